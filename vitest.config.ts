@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+// Two projects: `unit` (pure logic, beside the code) and `integration` (real Kafka and
+// InfluxDB started by deploy/local through the global setup). `npm test` runs both.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['{model,protocol,collector,estimator,dashboards,cli,deploy,bench,kernels}/**/*.test.ts'],
+          exclude: ['**/node_modules/**', '**/*.int.test.ts'],
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.int.test.ts'],
+          globalSetup: ['test/integration/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
+        },
+      },
+    ],
+  },
+});
