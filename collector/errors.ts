@@ -1,0 +1,95 @@
+/**
+ * Errors of the collector (issue 5). One base class with a stable `code`, a `retriable`
+ * flag and the underlying `cause`; every code is listed in {@link COLLECTOR_ERROR_CODES}
+ * and documented in docs/errors.md (a test keeps both in sync).
+ */
+
+/** Every error code the collector raises or records (DLQ headers, logs). */
+export const COLLECTOR_ERROR_CODES = [
+  'WW_ERR_COLLECTOR_CONFIG',
+  'WW_ERR_COLLECTOR_SOCKET_IN_USE',
+  'WW_ERR_COLLECTOR_SOURCE_IO',
+  'WW_ERR_COLLECTOR_TOO_MANY_ERRORS',
+  'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
+  'WW_ERR_KAFKA_PRODUCE',
+  'WW_ERR_KAFKA_TOPIC',
+  'WW_ERR_SPOOL_IO',
+  'WW_ERR_SPOOL_LOCKED',
+  'WW_ERR_SPOOL_CORRUPT',
+] as const;
+
+/** One of {@link COLLECTOR_ERROR_CODES}. */
+export type CollectorErrorCode = (typeof COLLECTOR_ERROR_CODES)[number];
+
+/**
+ * Base class of every collector error.
+ *
+ * @example
+ * throw new CollectorError('WW_ERR_SPOOL_IO', 'spool directory /x is not writable: EACCES', { retriable: false });
+ */
+export class CollectorError extends Error {
+  /** Stable machine-readable code, listed in docs/errors.md. */
+  readonly code: CollectorErrorCode;
+  /** True when the same operation may succeed if tried again later (e.g. broker down). */
+  readonly retriable: boolean;
+
+  constructor(code: CollectorErrorCode, message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CollectorError';
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+  }
+}
+
+/**
+ * The collector configuration (environment + flags) is invalid. `problems` lists every
+ * problem found, one sentence each; the message joins them.
+ *
+ * @example
+ * new CollectorConfigError(['--partitions must be an integer 1..1000, got "0"']);
+ */
+export class CollectorConfigError extends CollectorError {
+  /** One entry per invalid setting: what was checked, what arrived, what is allowed. */
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super('WW_ERR_COLLECTOR_CONFIG', problems.join('; '));
+    this.name = 'CollectorConfigError';
+    this.problems = Object.freeze([...problems]);
+  }
+}
+
+/**
+ * Producing to Kafka failed after the producer's own retries; the records involved are
+ * spooled to disk and replayed later, so this error is always retriable.
+ */
+export class KafkaProduceError extends CollectorError {
+  /** Number of records of the failed batch. */
+  readonly recordCount: number;
+
+  constructor(message: string, recordCount: number, cause?: unknown) {
+    super('WW_ERR_KAFKA_PRODUCE', message, { retriable: true, cause });
+    this.name = 'KafkaProduceError';
+    this.recordCount = recordCount;
+  }
+}
+
+/**
+ * A disk spool problem: I/O failure, a directory locked by another collector, or a
+ * corrupt record (detected by its CRC-32C; the rest of that segment is discarded and counted).
+ */
+export class SpoolError extends CollectorError {
+  /** The file or directory involved. */
+  readonly path: string;
+
+  constructor(
+    code: 'WW_ERR_SPOOL_IO' | 'WW_ERR_SPOOL_LOCKED' | 'WW_ERR_SPOOL_CORRUPT',
+    message: string,
+    path: string,
+    options: { retriable?: boolean; cause?: unknown } = {},
+  ) {
+    super(code, message, options);
+    this.name = 'SpoolError';
+    this.path = path;
+  }
+}

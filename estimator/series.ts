@@ -1,0 +1,142 @@
+/**
+ * InfluxDB series names written by the estimator: measurement, tag and field names are
+ * defined here once; dashboards and alert rules import them and never spell a string.
+ *
+ * Field names of `warpwatch_window` follow model.md §2c (`loss_predicted`, `loss_counts`,
+ * `loss_measured`, `workload_loss_*`, relative errors `eta_*`).
+ *
+ * @example
+ * import { MEASUREMENTS, FIELDS } from '../estimator/index.ts';
+ * const query = `SELECT mean("${FIELDS.window.lossPredicted}") FROM "${MEASUREMENTS.window}"`;
+ */
+export const MEASUREMENTS = {
+  window: 'warpwatch_window',
+  sweep: 'warpwatch_sweep',
+  histogram: 'warpwatch_histogram',
+  fit: 'warpwatch_fit',
+  alert: 'warpwatch_alert',
+  pipeline: 'warpwatch_pipeline',
+} as const;
+
+/** A measurement name written by the estimator. */
+export type MeasurementName = (typeof MEASUREMENTS)[keyof typeof MEASUREMENTS];
+
+/**
+ * Tag keys. `stream`, `job`, `kernel`, `device`, `n`, `source` are on every window-ish
+ * measurement (window, sweep, histogram, fit, alert); the others belong to one measurement.
+ *
+ * - `stream`: `<job>/<kernel>`; `device`: device name; `n`: group size (lanes per group, as string);
+ *   `source`: `cuda` | `cpu`.
+ * - `groupSize` (`group_size`, warpwatch_sweep): the what-if group size n' of the sweep row.
+ * - `binLow` (`bin_low`, warpwatch_histogram): lower bound of the histogram bin, as string.
+ * - `kind` (warpwatch_alert): `rising_imbalance` | `drift` | `stale`.
+ * - `service`, `instance` (warpwatch_pipeline): which process reports its own health.
+ *
+ * @example
+ * point.tag(TAGS.stream, 'matpow/matpow16');
+ */
+export const TAGS = {
+  stream: 'stream',
+  job: 'job',
+  kernel: 'kernel',
+  device: 'device',
+  n: 'n',
+  source: 'source',
+  groupSize: 'group_size',
+  binLow: 'bin_low',
+  kind: 'kind',
+  service: 'service',
+  instance: 'instance',
+} as const;
+
+/** The tags present on every window-ish measurement, in the order they are written. */
+export const STREAM_TAGS = [TAGS.stream, TAGS.job, TAGS.kernel, TAGS.device, TAGS.n, TAGS.source] as const;
+
+/**
+ * Field keys per measurement. Units: losses are dimensionless ratios ≥ 1 (C_SIMT/C_MIMD);
+ * `eta_*` are relative errors |(a − b)/a| (dimensionless); `groups`, `units`, `launches` are
+ * counts in the window; `binning_error_bound` is the absolute bound on loss_predicted caused
+ * by binning the support (0 while the distribution is exact); `window_latency_millis` is
+ * milliseconds; `aic`, `log_likelihood` are in nats.
+ *
+ * @example
+ * point.floatField(FIELDS.window.lossPredicted, 1.23);
+ */
+export const FIELDS = {
+  window: {
+    lossPredicted: 'loss_predicted',
+    lossPredictedLow: 'loss_predicted_low',
+    lossPredictedHigh: 'loss_predicted_high',
+    lossCounts: 'loss_counts',
+    lossMeasured: 'loss_measured',
+    workloadLossPredicted: 'workload_loss_predicted',
+    workloadLossMeasured: 'workload_loss_measured',
+    etaPredictedCounts: 'eta_predicted_counts',
+    etaCountsMeasured: 'eta_counts_measured',
+    etaPredictedMeasured: 'eta_predicted_measured',
+    lossQ50: 'loss_q50',
+    lossQ90: 'loss_q90',
+    lossQ99: 'loss_q99',
+    groups: 'groups',
+    units: 'units',
+    launches: 'launches',
+    binningErrorBound: 'binning_error_bound',
+  },
+  sweep: {
+    lossPredicted: 'loss_predicted',
+    workloadLossPredicted: 'workload_loss_predicted',
+  },
+  histogram: {
+    count: 'count',
+    probability: 'probability',
+  },
+  fit: {
+    family: 'family',
+    parameters: 'parameters',
+    aic: 'aic',
+    logLikelihood: 'log_likelihood',
+  },
+  alert: {
+    oldLevel: 'old_level',
+    newLevel: 'new_level',
+    statistic: 'statistic',
+    message: 'message',
+  },
+  pipeline: {
+    framesIn: 'frames_in',
+    framesOut: 'frames_out',
+    framesRejected: 'frames_rejected',
+    framesSpooled: 'frames_spooled',
+    framesDropped: 'frames_dropped',
+    consumerLag: 'consumer_lag',
+    windowLatencyMillis: 'window_latency_millis',
+    influxWriteErrors: 'influx_write_errors',
+  },
+} as const;
+
+/** Values of the `kind` tag of `warpwatch_alert`. */
+export const ALERT_KINDS = {
+  risingImbalance: 'rising_imbalance',
+  drift: 'drift',
+  stale: 'stale',
+} as const;
+
+/** One alert kind. */
+export type AlertKind = (typeof ALERT_KINDS)[keyof typeof ALERT_KINDS];
+
+/** Values of the `service` tag of `warpwatch_pipeline`. */
+export const PIPELINE_SERVICES = { collector: 'collector', estimator: 'estimator' } as const;
+
+/**
+ * Kafka topics the pipeline uses (architecture.md "Names that are shared contracts").
+ *
+ * @example
+ * consumer.subscribe({ topic: TOPICS.frames });
+ */
+export const TOPICS = {
+  frames: 'warpwatch.frames',
+  dlq: 'warpwatch.dlq',
+  distributions: 'warpwatch.distributions',
+  alerts: 'warpwatch.alerts',
+  estimatorCheckpoints: 'warpwatch.estimator.checkpoints',
+} as const;

@@ -1,0 +1,116 @@
+/**
+ * The decoded shapes of warpwatch frames (protocol/SPEC.md, version 1). Field names carry
+ * units; u64 identifiers and clocks are `bigint`, u64 counts are `number` (the format limits
+ * them to 2^53 − 1 so they are exact).
+ */
+
+/** Where the measurements came from: a CUDA kernel (clocks in SM cycles) or the CPU lockstep backend (clocks in ns). */
+export type FrameSource = 'cuda' | 'cpu';
+
+/** The two frame kinds; the discriminant of {@link Frame}. */
+export type FrameKind = 'launch-summary' | 'group-samples';
+
+/** How a GroupSamples frame chose its groups: `stride` = group index mod samplingStride is 0; `hash` = splitmix64(launchId ^ groupIndex) mod samplingStride is 0. */
+export type GroupSelection = 'stride' | 'hash';
+
+/** The device that ran the launch. */
+export interface DeviceInfo {
+  /** Device name, UTF-8, 0..255 bytes (e.g. "NVIDIA H100 80GB HBM3", or the CPU model). */
+  readonly name: string;
+  /** Device UUID as lowercase canonical text `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (16 bytes on the wire); all zeros when unknown. */
+  readonly uuid: string;
+  /** CUDA compute capability; `{ major: 0, minor: 0 }` for the CPU backend. Each 0..255. */
+  readonly computeCapability: { readonly major: number; readonly minor: number };
+  /** Tick rate of every clock value in the frame, in Hz: the SM clock for `cuda`, 1e9 (ns) for `cpu`. 1..2^53−1. */
+  readonly clockHz: number;
+}
+
+/** Fields every frame carries: which stream and launch it belongs to. Stream id = `${job}/${kernel}`. */
+export interface FrameIdentity {
+  /** Job name, UTF-8, 1..255 bytes, no '/'. */
+  readonly job: string;
+  /** Kernel name, UTF-8, 1..255 bytes. */
+  readonly kernel: string;
+  /** Launch id (u64), unique per launch within a job; a launch's summary and sample frames share it. */
+  readonly launchId: bigint;
+  /** Writer's frame counter (u32): 0, 1, 2, ... per recorder; a gap means frames were dropped. */
+  readonly frameSequence: number;
+  /** Measurement source. */
+  readonly source: FrameSource;
+  /** Lanes per group n, 1..32. */
+  readonly groupSize: number;
+  /** Whether the probe synchronised the group before taking its end clock (model.md §3). */
+  readonly sync: boolean;
+  /** The device. */
+  readonly device: DeviceInfo;
+  /** Launch start, Unix time in ns (u64), host clock. */
+  readonly startUnixNanos: bigint;
+  /** Launch end, Unix time in ns (u64), host clock. */
+  readonly endUnixNanos: bigint;
+}
+
+/** One sparse histogram entry: `count` lanes had an iteration count that falls in `bin` (see histogramBinRange). */
+export interface HistogramEntry {
+  /** Bin index 0..2431. */
+  readonly bin: number;
+  /** Number of lanes, 1..2^53−1. */
+  readonly count: number;
+}
+
+/**
+ * Always-on per-launch aggregate (frame type 1). Sums run over the `groupsCounted` groups;
+ * clock sums are in ticks of `device.clockHz`.
+ */
+export interface LaunchSummaryFrame extends FrameIdentity {
+  readonly type: 'launch-summary';
+  /** Groups in the launch (u64 ≤ 2^53−1). */
+  readonly groupCount: number;
+  /** Groups aggregated into the sums and histogram, ≤ groupCount. */
+  readonly groupsCounted: number;
+  /** Σ over groups of C_SIMT = n·(c_end − c0), clock ticks (u64). */
+  readonly sumSimtClocks: bigint;
+  /** Σ over groups of C_MIMD = Σ_i (c_i − c0), clock ticks (u64). */
+  readonly sumMimdClocks: bigint;
+  /** Σ over groups of measured H = C_SIMT / C_MIMD (f64, finite, ≥ 0; a group with C_MIMD = 0 contributes 1). */
+  readonly sumMeasuredLoss: number;
+  /** Σ over groups of H from counts = n·max(w)/Σw (f64, finite, ≥ 0; all-zero group contributes 1). */
+  readonly sumCountsLoss: number;
+  /** Σ over groups of max_i w_i, iterations. */
+  readonly sumMaxCounts: number;
+  /** Σ over groups of Σ_i w_i, iterations. */
+  readonly sumCounts: number;
+  /** Groups chosen for sampling that did not fit the sample buffer (overflow count). */
+  readonly droppedSamples: number;
+  /** Sparse histogram of per-lane iteration counts, bins strictly increasing, counts ≥ 1, Σ counts = groupsCounted·groupSize. */
+  readonly histogram: readonly HistogramEntry[];
+}
+
+/** One sampled group: per-lane counts and finish clocks. */
+export interface GroupSample {
+  /** Group index within the launch (< groupCount). */
+  readonly groupIndex: number;
+  /** Group start clock c0, ticks (u64). */
+  readonly startClock: bigint;
+  /** Group end clock c_end (after the group synchronisation when sync is on), ticks (u64). */
+  readonly endClock: bigint;
+  /** Iteration count w_i per lane (u32), exactly groupSize entries. */
+  readonly laneCounts: readonly number[];
+  /** Finish clock c_i per lane, ticks (u64), exactly groupSize entries. */
+  readonly laneFinishClocks: readonly bigint[];
+}
+
+/** A sampled subset of a launch's groups (frame type 2). A launch may emit several. */
+export interface GroupSamplesFrame extends FrameIdentity {
+  readonly type: 'group-samples';
+  /** Groups in the launch (u64 ≤ 2^53−1). */
+  readonly groupCount: number;
+  /** How groups were chosen. */
+  readonly selection: GroupSelection;
+  /** About one group in samplingStride is chosen (sampling rate = 1/samplingStride); 1..2^32−1. */
+  readonly samplingStride: number;
+  /** The sampled groups (0..4096 per frame). */
+  readonly groups: readonly GroupSample[];
+}
+
+/** Any decoded frame; discriminate on `type`. */
+export type Frame = LaunchSummaryFrame | GroupSamplesFrame;
