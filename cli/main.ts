@@ -1,5 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { UsageError } from './usage-error.ts';
+import { registerCollectCommand } from './commands/collect.ts';
+import { registerDivergenceCommand } from './commands/divergence.ts';
+import { registerBoundCommand } from './commands/bound.ts';
+import { registerTransitCommand } from './commands/transit.ts';
 // Subcommands: one import and one register call per file in cli/commands/.
 
 /**
@@ -13,6 +17,10 @@ export function createProgram(): Command {
     .exitOverride()
     .showHelpAfterError(false)
     .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
+  registerCollectCommand(program);
+  registerDivergenceCommand(program);
+  registerBoundCommand(program);
+  registerTransitCommand(program);
   return program;
 }
 

@@ -30,6 +30,8 @@ export type MeasurementName = (typeof MEASUREMENTS)[keyof typeof MEASUREMENTS];
  * - `groupSize` (`group_size`, warpwatch_sweep): the what-if group size n' of the sweep row.
  * - `binLow` (`bin_low`, warpwatch_histogram): lower bound of the histogram bin, as string.
  * - `kind` (warpwatch_alert): `rising_imbalance` | `drift` | `stale`.
+ * - `series` (warpwatch_alert): the series the alert is about (`loss_measured`, `loss_predicted`,
+ *   `measured_over_predicted`, `frames`), so two alerts of one kind in one window do not overwrite each other.
  * - `service`, `instance` (warpwatch_pipeline): which process reports its own health.
  *
  * @example
@@ -45,6 +47,7 @@ export const TAGS = {
   groupSize: 'group_size',
   binLow: 'bin_low',
   kind: 'kind',
+  series: 'series',
   service: 'service',
   instance: 'instance',
 } as const;

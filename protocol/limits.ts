@@ -5,7 +5,7 @@
  */
 
 /** The four magic bytes that start every frame: ASCII `WWFR` (0x57 0x57 0x46 0x52). */
-export const FRAME_MAGIC: Readonly<Uint8Array> = Object.freeze(new Uint8Array([0x57, 0x57, 0x46, 0x52]));
+export const FRAME_MAGIC: readonly [number, number, number, number] = Object.freeze([0x57, 0x57, 0x46, 0x52] as const);
 
 /** The only frame format version this codec reads and writes. */
 export const FRAME_VERSION = 1;

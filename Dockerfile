@@ -1,0 +1,28 @@
+# warpwatch collector / estimator image (deploy/compose.yaml, deploy/k8s/).
+#   docker build -t warpwatch:local .
+#   docker run --rm warpwatch:local collect --help
+# The CLI runs the TypeScript sources through tsx (a runtime dependency), so there is no build step.
+FROM node:20-bookworm-slim AS dependencies
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=dependencies /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY cli ./cli
+COPY model ./model
+COPY protocol ./protocol
+COPY collector ./collector
+COPY estimator ./estimator
+COPY dashboards ./dashboards
+# Collector socket and spool folders, writable by the unprivileged node user.
+RUN mkdir -p /run/warpwatch /var/lib/warpwatch/spool && chown -R node:node /run/warpwatch /var/lib/warpwatch
+USER node
+# collector /metrics + /healthz, estimator /metrics + /healthz
+EXPOSE 9464 9465
+ENTRYPOINT ["node", "bin/warpwatch.mjs"]
+CMD ["--help"]

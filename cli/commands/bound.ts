@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import {
+  PUBLISHED_FINISHING_TIME_MACHINE,
+  PUBLISHED_SUB_BLOCK_SHAPE,
+  finishingTimeBound,
+  simulateFinishingTime,
+  type FinishingTimeProblem,
+} from '../../model/index.ts';
+import { decodeFrames, histogramBinRange, streamIdOf } from '../../protocol/index.ts';
+import { UsageError } from '../usage-error.ts';
+import { parseNumberOption } from './numeric-options.ts';
+
+interface BoundFlags {
+  threads: string;
+  repCnt?: string;
+  frame?: string;
+  groupWidth?: string;
+  aluLanes?: string;
+  ldstUnits?: string;
+  preAlu?: string;
+  loads?: string;
+  aluPerSubBlock?: string;
+  stores?: string;
+  simulate?: boolean;
+  json?: boolean;
+}
+
+/** Largest iteration count per stream seen in a frame file (histogram bins give their upper end). */
+function maxCountsOfFrameFile(file: string): Map<string, { maxCount: number; fromHistogram: boolean }> {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
+  }
+  const result = new Map<string, { maxCount: number; fromHistogram: boolean }>();
+  for (const frame of decodeFrames(bytes)) {
+    const id = streamIdOf(frame);
+    const entry = result.get(id) ?? { maxCount: 0, fromHistogram: false };
+    if (frame.type === 'group-samples') {
+      for (const group of frame.groups) for (const c of group.laneCounts) entry.maxCount = Math.max(entry.maxCount, c);
+    } else {
+      for (const { bin } of frame.histogram) {
+        const high = histogramBinRange(bin).high;
+        if (high > entry.maxCount) {
+          entry.maxCount = high;
+          entry.fromHistogram = bin >= 1024;
+        }
+      }
+    }
+    result.set(id, entry);
+  }
+  if (result.size === 0) throw new UsageError(`frame file '${file}' holds no frames`);
+  return result;
+}
+
+function describe(problem: Required<Pick<FinishingTimeProblem, 'threads' | 'repCount'>> & FinishingTimeProblem, simulate: boolean) {
+  const bound = finishingTimeBound(problem);
+  const simulated = simulate
+    ? Math.max(...(['least-progress', 'round-robin', 'greedy'] as const).map((policy) => simulateFinishingTime(problem, { policy }).cycles))
+    : undefined;
+  return { threads: problem.threads, repCount: problem.repCount, ...bound, simulatedWorstCycles: simulated };
+}
+
+function runBound(flags: BoundFlags): void {
+  const threads = parseNumberOption('--threads', flags.threads, { min: 1, max: 1 << 20, integer: true });
+  const machine = {
+    groupWidthThreads: flags.groupWidth === undefined ? PUBLISHED_FINISHING_TIME_MACHINE.groupWidthThreads : parseNumberOption('--group-width', flags.groupWidth, { min: 1, max: 1024, integer: true }),
+    aluLanes: flags.aluLanes === undefined ? PUBLISHED_FINISHING_TIME_MACHINE.aluLanes : parseNumberOption('--alu-lanes', flags.aluLanes, { min: 1, max: 4096, integer: true }),
+    ldstUnits: flags.ldstUnits === undefined ? PUBLISHED_FINISHING_TIME_MACHINE.ldstUnits : parseNumberOption('--ldst-units', flags.ldstUnits, { min: 1, max: 4096, integer: true }),
+  };
+  const count = (flag: string, text: string | undefined, fallback: number) => (text === undefined ? fallback : parseNumberOption(flag, text, { min: 0, max: 64, integer: true }));
+  const shape = {
+    preAluInstructions: count('--pre-alu', flags.preAlu, PUBLISHED_SUB_BLOCK_SHAPE.preAluInstructions),
+    loadsPerSubBlock: count('--loads', flags.loads, PUBLISHED_SUB_BLOCK_SHAPE.loadsPerSubBlock),
+    aluPerSubBlock: count('--alu-per-sub-block', flags.aluPerSubBlock, PUBLISHED_SUB_BLOCK_SHAPE.aluPerSubBlock),
+    storeInstructions: count('--stores', flags.stores, PUBLISHED_SUB_BLOCK_SHAPE.storeInstructions),
+  };
+  if ((flags.repCnt === undefined) === (flags.frame === undefined)) throw new UsageError('bound needs exactly one of --rep-cnt N or --frame FILE');
+  const rows: { stream?: string; maxObservedCount?: number; fromHistogram?: boolean; result: ReturnType<typeof describe> }[] = [];
+  if (flags.repCnt !== undefined) {
+    const repCount = parseNumberOption('--rep-cnt', flags.repCnt, { min: 1, max: 1 << 20, integer: true });
+    rows.push({ result: describe({ threads, repCount, machine, shape }, flags.simulate === true) });
+  } else {
+    for (const [stream, { maxCount, fromHistogram }] of maxCountsOfFrameFile(flags.frame as string)) {
+      // rep_cnt = the maximum observed iteration count (at least one sub-block).
+      rows.push({ stream, maxObservedCount: maxCount, fromHistogram, result: describe({ threads, repCount: Math.max(1, maxCount), machine, shape }, flags.simulate === true) });
+    }
+  }
+  if (flags.json === true) {
+    process.stdout.write(`${JSON.stringify({ machine, shape, bounds: rows.map((r) => ({ ...(r.stream === undefined ? {} : { stream: r.stream, maxObservedCount: r.maxObservedCount, maxFromHistogramBin: r.fromHistogram }), ...r.result })) }, null, 2)}\n`);
+    return;
+  }
+  const lines = [
+    `finishing-time bound (groups of ${machine.groupWidthThreads} threads, ${machine.aluLanes} ALU lanes, ${machine.ldstUnits} LD/ST units; program ${shape.preAluInstructions} ALU, rep_cnt × {${shape.loadsPerSubBlock} LOAD, ${shape.aluPerSubBlock} ALU}, ${shape.storeInstructions} STORE)`,
+  ];
+  for (const row of rows) {
+    const r = row.result;
+    const head = row.stream === undefined ? '' : `${row.stream}: max observed count ${row.maxObservedCount}${row.fromHistogram ? ' (upper end of its histogram bin)' : ''} → `;
+    lines.push(`  ${head}n=${r.threads}, rep_cnt=${r.repCount}: FT ≤ ${r.cycles} cycles (${r.groups} group${r.groups === 1 ? "" : "s"})`);
+    if (r.publishedFormulaCycles !== undefined && r.publishedFormulaCycles !== r.cycles) {
+      lines.push(`    published form 3⌈n/16⌉+2+2⌈n/16⌉(rep_cnt−1) = ${r.publishedFormulaCycles} is below one group's in-order time ${r.criticalPathCycles}; the bound uses the latter`);
+    }
+    if (!r.withinCheckedDomain) lines.push('    note: machine/shape outside the domain checked against the simulation; the bound is an unchecked generalisation');
+    if (r.simulatedWorstCycles !== undefined) lines.push(`    simulated (worst of least-progress, round-robin, greedy): ${r.simulatedWorstCycles} cycles`);
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+/**
+ * Registers `warpwatch bound` (issue 9, model.md §5).
+ *
+ * @example registerBoundCommand(program)
+ */
+export function registerBoundCommand(program: Command): void {
+  program
+    .command('bound')
+    .description('Finishing-time upper bound of n threads on one SM (Raravi & Andersson, model.md §5); rep_cnt given or taken as the maximum observed count of a frame file.')
+    .requiredOption('--threads <n>', 'threads on the SM')
+    .option('--rep-cnt <n>', 'sub-block repetitions')
+    .option('--frame <file>', 'frame file: rep_cnt = maximum observed iteration count, per stream')
+    .option('--group-width <n>', 'threads per scheduling group (default 16)')
+    .option('--alu-lanes <n>', 'ALU lanes (default 32)')
+    .option('--ldst-units <n>', 'load/store units (default 16)')
+    .option('--pre-alu <n>', 'ALU instructions before the sub-blocks (default 1)')
+    .option('--loads <n>', 'LOAD instructions per sub-block (default 2)')
+    .option('--alu-per-sub-block <n>', 'ALU instructions per sub-block (default 1)')
+    .option('--stores <n>', 'STORE instructions after the sub-blocks (default 1)')
+    .option('--simulate', 'also run the cycle-level scheduler simulation')
+    .option('--json', 'print JSON')
+    .action((flags: BoundFlags) => runBound(flags));
+}

@@ -1,0 +1,160 @@
+import { existsSync, statSync } from 'node:fs';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import type { Command } from 'commander';
+import {
+  CollectorConfigError,
+  createKafkaProducer,
+  describeCollectorConfig,
+  loadCollectorConfig,
+  startCollector,
+  startHealthServer,
+  type CollectorConfig,
+  type HealthServer,
+  type LogFunction,
+} from '../../collector/index.ts';
+import { UsageError } from '../usage-error.ts';
+
+interface CollectOptions {
+  socket?: string;
+  socketMode?: string;
+  stdin?: boolean;
+  replay?: string[];
+  brokers?: string;
+  partitions?: string;
+  compression?: string;
+  spoolDir?: string;
+  spoolMaxBytes?: string;
+  spoolPolicy?: string;
+  label?: string[];
+  metricsPort?: string;
+  host?: string;
+}
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * Registers `warpwatch collect`: the per-host agent that reads frames from a unix socket,
+ * stdin or recorded files, validates them and forwards them to Kafka (issue 5).
+ *
+ * @example registerCollectCommand(program)
+ */
+export function registerCollectCommand(program: Command): void {
+  program
+    .command('collect')
+    .description(
+      'Run the collector: read frames from a unix socket (default), stdin or recorded files, validate them, and forward the raw bytes to Kafka ' +
+        '(topic warpwatch.frames, key <job>/<kernel>); invalid frames go to warpwatch.dlq. While Kafka is unreachable frames are spooled to disk ' +
+        'and replayed in order. Runs until SIGTERM/SIGINT when serving a socket, otherwise until the inputs end. ' +
+        'Every flag has a WARPWATCH_* environment variable (see docs/collector.md); flags win.',
+    )
+    .option('--socket <path>', 'serve this unix socket (default when no other source: $TMPDIR/warpwatch/collector.sock; env WARPWATCH_SOCKET)')
+    .option('--socket-mode <octal>', 'permission bits of the socket file (default 0660; env WARPWATCH_SOCKET_MODE)')
+    .option('--stdin', 'read frames from standard input (e.g. `job | warpwatch collect --stdin`)')
+    .option('--replay <file...>', 'replay recorded frame files, in order')
+    .option('--brokers <list>', 'Kafka bootstrap brokers host:port,... (default 127.0.0.1:19092; env WARPWATCH_KAFKA_BROKERS)')
+    .option('--partitions <n>', 'partitions of warpwatch.frames when the collector creates it (default 6; env WARPWATCH_KAFKA_PARTITIONS)')
+    .option('--compression <name>', 'Kafka compression none|gzip (default none; env WARPWATCH_KAFKA_COMPRESSION)')
+    .option('--spool-dir <dir>', 'disk spool directory (default ~/.local/state/warpwatch/spool; env WARPWATCH_SPOOL_DIR)')
+    .option('--spool-max-bytes <size>', 'spool bound, e.g. 512MiB (default 1GiB; env WARPWATCH_SPOOL_MAX_BYTES)')
+    .option('--spool-policy <policy>', 'when the spool is full: drop-oldest|drop-newest (default drop-oldest; env WARPWATCH_SPOOL_POLICY)')
+    .option('--label <name=value>', 'job label sent as Kafka header ww-label-<name> (repeatable; env WARPWATCH_LABELS=a=1,b=2)', collect)
+    .option('--metrics-port <n>', 'port of /metrics and /healthz; 0 = any free port, off = none (default 9464; env WARPWATCH_METRICS_PORT)')
+    .option('--host <name>', 'host name for the ww-host header (default: os.hostname(); env WARPWATCH_HOST)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  warpwatch collect --socket /run/warpwatch/collector.sock --label cluster=a100-east\n' +
+        '  ./my-gpu-job | warpwatch collect --stdin --brokers kafka-1:9092,kafka-2:9092\n' +
+        '  warpwatch collect --replay run1.wwf run2.wwf --metrics-port off\n' +
+        '\nExit: 0 after a clean stop (SIGTERM flushes within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, default 10 s; the rest stays spooled),\n' +
+        '      2 for invalid flags or environment, 1 for a runtime failure.',
+    )
+    .action(async (options: CollectOptions) => {
+      await runCollect(options);
+    });
+}
+
+async function runCollect(options: CollectOptions): Promise<void> {
+  let config: CollectorConfig;
+  try {
+    config = loadCollectorConfig({ env: process.env, flags: options });
+  } catch (error) {
+    if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  for (const file of config.sources.replayFiles) {
+    if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`--replay needs readable frame files, "${file}" is not a file`);
+  }
+
+  const log: LogFunction = (level, message) => {
+    process.stderr.write(`${new Date().toISOString()} warpwatch collect ${level}: ${message}\n`);
+  };
+
+  // Telemetry SDK: set up here, in the entry point; collector/ only uses @opentelemetry/api.
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const meterProvider = new MeterProvider({ readers: [exporter] });
+  const kafka = createKafkaProducer(config.kafka, log);
+  const collector = await startCollector({
+    config,
+    produce: kafka.send,
+    meter: meterProvider.getMeter('warpwatch-collector'),
+    log,
+    stdin: config.sources.stdin ? process.stdin : undefined,
+  });
+
+  let healthServer: HealthServer | undefined;
+  try {
+    if (config.metricsPort !== undefined) {
+      healthServer = await startHealthServer({
+        host: config.metricsHost,
+        port: config.metricsPort,
+        metricsHandler: (request, response) => exporter.getMetricsRequestHandler(request, response),
+        health: () => collector.health(),
+      });
+    }
+  } catch (error) {
+    await collector.stop();
+    await kafka.close();
+    throw error;
+  }
+  const metricsText = healthServer === undefined ? 'metrics off' : `metrics http://${config.metricsHost}:${healthServer.port}/metrics and /healthz`;
+  log('info', `started: ${describeCollectorConfig(config)} ${metricsText}`);
+
+  let signalled: string | undefined;
+  let onSignal: (name: string) => void = () => {};
+  const stopSignal = new Promise<void>((resolve) => {
+    onSignal = (name) => {
+      signalled = name;
+      resolve();
+    };
+  });
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  let inputError: unknown;
+  const inputs = collector.inputsDone.then(
+    () => undefined,
+    (error: unknown) => {
+      inputError = error;
+    },
+  );
+  // Serving a socket: run until a signal (or an input failure); otherwise until the inputs end.
+  await Promise.race([stopSignal, collector.servesSocket ? inputs.then(() => (inputError === undefined ? stopSignal : undefined)) : inputs]);
+  process.removeListener('SIGTERM', onSignal);
+  process.removeListener('SIGINT', onSignal);
+  if (config.sources.stdin) process.stdin.destroy();
+
+  const result = await collector.stop();
+  await kafka.close();
+  await healthServer?.close();
+  await meterProvider.shutdown();
+  const totals = collector.metrics.totals();
+  log(
+    'info',
+    `stopped${signalled === undefined ? '' : ` on ${signalled}`}: frames in ${totals.framesIn}, out ${totals.framesOut}, rejected ${totals.framesRejected}, ` +
+      `spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}; ${result.flushed ? 'everything delivered' : `${collector.spool.recordCount} record(s) left in the spool`}`,
+  );
+  if (inputError !== undefined) {
+    throw new Error(`reading input failed: ${(inputError as Error).message}`, { cause: inputError });
+  }
+}

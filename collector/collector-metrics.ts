@@ -1,0 +1,119 @@
+import type { Meter } from '@opentelemetry/api';
+import type { ProduceRecord } from './produce-record.ts';
+
+/** Where a frame entered the collector (also the ww-source header). */
+export type FrameSourceKind = 'socket' | 'stdin' | 'file';
+
+/** Totals since start, for /healthz, the shutdown summary and tests. */
+export interface CollectorTotals {
+  readonly framesIn: number;
+  readonly framesOut: number;
+  readonly framesRejected: number;
+  readonly dlqOut: number;
+  readonly framesSpooled: number;
+  readonly framesDropped: number;
+  readonly threadRecordsIn: number;
+  readonly connectionsClosedForErrors: number;
+}
+
+/**
+ * Self-telemetry of the collector through `@opentelemetry/api` (no SDK here: without one
+ * installed every instrument is a no-op; the CLI entry point installs the SDK with the
+ * Prometheus exporter). Instruments (Prometheus names in brackets):
+ *
+ * - `warpwatch.collector.frames.in` {frame} [warpwatch_collector_frames_in_total], attribute source
+ * - `warpwatch.collector.frames.out` {frame}: delivered to warpwatch.frames
+ * - `warpwatch.collector.frames.rejected` {frame}: invalid, sent to the DLQ; attributes source, code
+ * - `warpwatch.collector.dlq.out` {message}: delivered to warpwatch.dlq
+ * - `warpwatch.collector.frames.spooled` {frame}: written to the disk spool
+ * - `warpwatch.collector.frames.dropped` {frame}: lost on purpose (spool full); attribute reason
+ * - `warpwatch.collector.thread_records.in` {record}: lane records carried by frames in
+ * - `warpwatch.collector.produce.duration` (ms histogram): one batch send until acknowledged
+ * - `warpwatch.collector.spool.size` (By gauge), `warpwatch.collector.queue.size` (By gauge)
+ *
+ * Job and kernel never become attributes (unbounded cardinality).
+ */
+export class CollectorMetrics {
+  #totals = { framesIn: 0, framesOut: 0, framesRejected: 0, dlqOut: 0, framesSpooled: 0, framesDropped: 0, threadRecordsIn: 0, connectionsClosedForErrors: 0 };
+  readonly #framesIn;
+  readonly #framesOut;
+  readonly #framesRejected;
+  readonly #dlqOut;
+  readonly #framesSpooled;
+  readonly #framesDropped;
+  readonly #threadRecordsIn;
+  readonly #connectionsClosed;
+  readonly #produceDuration;
+
+  /**
+   * @param meter a Meter from `metrics.getMeter('warpwatch-collector')`.
+   * @param gauges callbacks read at each collection: bytes in the disk spool and the memory queue.
+   * @example new CollectorMetrics(metrics.getMeter('warpwatch-collector'), { spoolBytes: () => spool.sizeBytes, queueBytes: () => pipeline.queuedBytes })
+   */
+  constructor(meter: Meter, gauges: { spoolBytes: () => number; queueBytes: () => number }) {
+    this.#framesIn = meter.createCounter('warpwatch.collector.frames.in', { unit: '{frame}', description: 'Valid frames received' });
+    this.#framesOut = meter.createCounter('warpwatch.collector.frames.out', { unit: '{frame}', description: 'Frames acknowledged by Kafka' });
+    this.#framesRejected = meter.createCounter('warpwatch.collector.frames.rejected', { unit: '{frame}', description: 'Invalid frames routed to the DLQ' });
+    this.#dlqOut = meter.createCounter('warpwatch.collector.dlq.out', { unit: '{message}', description: 'DLQ messages acknowledged by Kafka' });
+    this.#framesSpooled = meter.createCounter('warpwatch.collector.frames.spooled', { unit: '{frame}', description: 'Messages written to the disk spool' });
+    this.#framesDropped = meter.createCounter('warpwatch.collector.frames.dropped', { unit: '{frame}', description: 'Messages dropped because the spool was full' });
+    this.#threadRecordsIn = meter.createCounter('warpwatch.collector.thread_records.in', { unit: '{record}', description: 'Per-lane records carried by valid frames' });
+    this.#connectionsClosed = meter.createCounter('warpwatch.collector.connections.closed_for_errors', { unit: '{connection}', description: 'Connections closed after too many invalid frames' });
+    this.#produceDuration = meter.createHistogram('warpwatch.collector.produce.duration', {
+      unit: 'ms',
+      description: 'Time from sending a batch to its acknowledgement',
+      advice: { explicitBucketBoundaries: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 30000] },
+    });
+    meter.createObservableGauge('warpwatch.collector.spool.size', { unit: 'By', description: 'Bytes in the disk spool' }).addCallback((result) => result.observe(gauges.spoolBytes()));
+    meter.createObservableGauge('warpwatch.collector.queue.size', { unit: 'By', description: 'Bytes in the in-memory queue' }).addCallback((result) => result.observe(gauges.queueBytes()));
+  }
+
+  /** A valid frame arrived; `threadRecords` = lanes it describes. */
+  frameIn(source: FrameSourceKind, threadRecords: number): void {
+    this.#totals.framesIn += 1;
+    this.#totals.threadRecordsIn += threadRecords;
+    this.#framesIn.add(1, { source });
+    if (threadRecords > 0) this.#threadRecordsIn.add(threadRecords, { source });
+  }
+
+  /** An invalid frame was routed to the DLQ. */
+  frameRejected(source: FrameSourceKind, code: string): void {
+    this.#totals.framesRejected += 1;
+    this.#framesRejected.add(1, { source, code });
+  }
+
+  /** A connection was closed because it sent too many invalid frames. */
+  connectionClosedForErrors(source: FrameSourceKind): void {
+    this.#totals.connectionsClosedForErrors += 1;
+    this.#connectionsClosed.add(1, { source });
+  }
+
+  /** A batch was acknowledged; DLQ messages (those with a ww-error-code header) are counted apart. */
+  delivered(records: readonly ProduceRecord[], durationMillis: number): void {
+    let dlq = 0;
+    for (const record of records) if (record.headers['ww-error-code'] !== undefined) dlq += 1;
+    const frames = records.length - dlq;
+    this.#totals.framesOut += frames;
+    this.#totals.dlqOut += dlq;
+    if (frames > 0) this.#framesOut.add(frames);
+    if (dlq > 0) this.#dlqOut.add(dlq);
+    this.#produceDuration.record(durationMillis);
+  }
+
+  /** Records were written to the disk spool. */
+  spooled(count: number): void {
+    this.#totals.framesSpooled += count;
+    this.#framesSpooled.add(count);
+  }
+
+  /** Records were dropped on purpose; `reason` is a small fixed vocabulary (e.g. spool-full, too-large). */
+  dropped(count: number, reason: string): void {
+    this.#totals.framesDropped += count;
+    this.#framesDropped.add(count, { reason });
+  }
+
+  /** Current totals (a copy). */
+  totals(): CollectorTotals {
+    return { ...this.#totals };
+  }
+}

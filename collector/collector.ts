@@ -1,0 +1,173 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import type { Meter } from '@opentelemetry/api';
+import { CollectorMetrics } from './collector-metrics.ts';
+import type { CollectorConfig } from './config.ts';
+import { CollectorError } from './errors.ts';
+import { createDeliveryPipeline, type DeliveryPipeline, type LogFunction } from './delivery-pipeline.ts';
+import { openDiskSpool, type DiskSpool } from './disk-spool.ts';
+import { createFrameIntake } from './frame-intake.ts';
+import type { HealthReport } from './health-server.ts';
+import type { ProduceFunction } from './produce-record.ts';
+import { startSocketSource, type SocketSource } from './socket-source.ts';
+import { readFrameStream } from './stream-source.ts';
+
+/** What {@link startCollector} needs from outside: the config, the Kafka send function and the I/O handles. */
+export interface CollectorDependencies {
+  readonly config: CollectorConfig;
+  /** Sends a batch to Kafka: kafka-producer.ts' `send` in production. */
+  readonly produce: ProduceFunction;
+  /** Meter for self-telemetry (a no-op meter when no SDK is installed). */
+  readonly meter: Meter;
+  readonly log: LogFunction;
+  /** Standard input, read when `config.sources.stdin`. */
+  readonly stdin?: Readable;
+  /** Opens a replay file (default fs.createReadStream). */
+  readonly openFile?: (path: string) => Readable;
+}
+
+/** A running collector; see {@link startCollector}. */
+export interface RunningCollector {
+  readonly metrics: CollectorMetrics;
+  readonly pipeline: DeliveryPipeline;
+  readonly spool: DiskSpool;
+  /** Resolves when stdin and every replay file have been read to the end (at once when there are none). */
+  readonly inputsDone: Promise<void>;
+  /** True when a socket is served (the collector runs until stopped). */
+  readonly servesSocket: boolean;
+  /** The /healthz body. */
+  health(): HealthReport;
+  /**
+   * SIGTERM path: stops accepting (socket closed, stdin no longer read), flushes to Kafka
+   * within `config.shutdownTimeoutMillis`, spools what is left, closes the spool.
+   */
+  stop(): Promise<{ flushed: boolean }>;
+}
+
+/**
+ * Wires sources → validation/enrichment → delivery pipeline (memory queue, batches,
+ * spool) → `produce`. Opens the spool first (records a previous run left are replayed
+ * before new ones), then starts the socket server, stdin and replay files.
+ *
+ * @throws SpoolError (spool locked or unwritable), CollectorError (socket in use or not bindable).
+ * @example
+ * const collector = await startCollector({ config, produce: kafka.send, meter: metrics.getMeter('warpwatch-collector'), log });
+ * process.once('SIGTERM', () => void collector.stop());
+ */
+export async function startCollector(deps: CollectorDependencies): Promise<RunningCollector> {
+  const { config, log } = deps;
+  // The gauges read spool and queue, which are created after the metrics that count into them.
+  const observed: { spool?: DiskSpool; pipeline?: DeliveryPipeline } = {};
+  const metrics = new CollectorMetrics(deps.meter, { spoolBytes: () => observed.spool?.sizeBytes ?? 0, queueBytes: () => observed.pipeline?.queuedBytes ?? 0 });
+  const spool = openDiskSpool({
+    directory: config.spool.directory,
+    maxBytes: config.spool.maxBytes,
+    segmentBytes: config.spool.segmentBytes,
+    policy: config.spool.policy,
+    fsyncIntervalMillis: config.spool.fsyncIntervalMillis,
+    onCorrupt: (error, lostBytes) => {
+      metrics.dropped(1, 'spool-corrupt');
+      log('warn', `${error.message} (${lostBytes} bytes)`);
+    },
+  });
+  observed.spool = spool;
+  if (spool.recordCount > 0) log('info', `spool holds ${spool.recordCount} record(s) from a previous run; replaying them first`);
+  const pipeline = createDeliveryPipeline({
+    produce: deps.produce,
+    spool,
+    metrics,
+    maxQueueBytes: config.maxQueueBytes,
+    maxBatchBytes: config.batch.maxBatchBytes,
+    maxBatchRecords: config.batch.maxBatchRecords,
+    lingerMillis: config.batch.lingerMillis,
+    retryBackoffMillis: config.retryBackoffMillis,
+    produceTimeoutMillis: config.produceTimeoutMillis,
+    log,
+  });
+  observed.pipeline = pipeline;
+  const intake = createFrameIntake({
+    pipeline,
+    metrics,
+    framesTopic: config.kafka.framesTopic,
+    dlqTopic: config.kafka.dlqTopic,
+    hostName: config.hostName,
+    labels: config.labels,
+  });
+
+  let socket: SocketSource | undefined;
+  try {
+    if (config.sources.socketPath !== undefined) {
+      socket = await startSocketSource({
+        path: config.sources.socketPath,
+        mode: config.sources.socketMode,
+        intake,
+        metrics,
+        maxConnectionErrors: config.sources.maxConnectionErrors,
+        log,
+      });
+    }
+  } catch (error) {
+    await pipeline.close(0);
+    throw error;
+  }
+
+  let stopping = false;
+  // File replay waits while the memory queue is half full or the spool is being used, so
+  // a large file never pushes live frames into the spool.
+  const waitForCapacity = async (): Promise<void> => {
+    while (!stopping && (pipeline.queuedBytes > config.maxQueueBytes / 2 || spool.recordCount > 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  const openFile = deps.openFile ?? ((path: string) => createReadStream(path, { highWaterMark: 256 * 1024 }));
+  const inputsDone = (async () => {
+    const reads: Promise<unknown>[] = [];
+    if (config.sources.stdin && deps.stdin !== undefined) reads.push(readFrameStream(deps.stdin, intake.openStream('stdin', Number.POSITIVE_INFINITY)));
+    reads.push(
+      (async () => {
+        for (const path of config.sources.replayFiles) {
+          if (stopping) return;
+          await readFrameStream(openFile(path), intake.openStream('file', Number.POSITIVE_INFINITY), waitForCapacity);
+        }
+      })(),
+    );
+    await Promise.all(reads);
+  })();
+
+  return {
+    metrics,
+    pipeline,
+    spool,
+    inputsDone,
+    servesSocket: socket !== undefined,
+    health() {
+      const state = pipeline.state;
+      return {
+        status: stopping || state === 'closed' ? 'stopping' : state === 'broker-unavailable' ? 'degraded' : 'ok',
+        delivery: state,
+        queuedBytes: pipeline.queuedBytes,
+        spoolBytes: spool.sizeBytes,
+        spoolRecords: spool.recordCount,
+        connections: socket?.connectionCount ?? 0,
+        ...metrics.totals(),
+      };
+    },
+    async stop() {
+      stopping = true;
+      const started = Date.now();
+      const graceMillis = Math.min(1_000, Math.floor(config.shutdownTimeoutMillis / 4));
+      await socket?.close(graceMillis);
+      deps.stdin?.pause();
+      const left = Math.max(0, config.shutdownTimeoutMillis - (Date.now() - started));
+      const result = await pipeline.close(left);
+      if (!result.flushed) {
+        const error = new CollectorError(
+          'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
+          `not everything reached Kafka within ${config.shutdownTimeoutMillis} ms (WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS); ${spool.recordCount} record(s) stay in the spool ${config.spool.directory} for the next start`,
+        );
+        log('warn', `${error.code}: ${error.message}`);
+      }
+      return result;
+    },
+  };
+}

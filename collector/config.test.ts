@@ -1,0 +1,127 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { COLLECTOR_DEFAULTS, describeCollectorConfig, loadCollectorConfig } from './config.ts';
+import { CollectorConfigError } from './errors.ts';
+
+describe('loadCollectorConfig', () => {
+  describe('defaults', () => {
+    it('serves the default socket and uses documented defaults when nothing is set', () => {
+      const config = loadCollectorConfig({ env: {} });
+      expect(config.sources.socketPath).toBe(COLLECTOR_DEFAULTS.socketPath);
+      expect(config.sources.socketMode).toBe(0o660);
+      expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
+      expect(config.kafka.framesTopic).toBe('warpwatch.frames');
+      expect(config.kafka.dlqTopic).toBe('warpwatch.dlq');
+      expect(config.kafka.partitions).toBe(6);
+      expect(config.spool.policy).toBe('drop-oldest');
+      expect(config.metricsPort).toBe(9464);
+      expect(config.kafka.sasl).toBeUndefined();
+      expect(config.kafka.tls).toBeUndefined();
+    });
+
+    it('serves no socket when only stdin or replay files are asked for', () => {
+      expect(loadCollectorConfig({ env: {}, flags: { stdin: true } }).sources.socketPath).toBeUndefined();
+      expect(loadCollectorConfig({ env: {}, flags: { replay: ['a.wwf'] } }).sources.replayFiles).toEqual(['a.wwf']);
+    });
+  });
+
+  describe('precedence', () => {
+    it('prefers flags over environment variables', () => {
+      const config = loadCollectorConfig({
+        env: { WARPWATCH_KAFKA_BROKERS: 'a:1', WARPWATCH_KAFKA_PARTITIONS: '3', WARPWATCH_SPOOL_POLICY: 'drop-newest', WARPWATCH_LABELS: 'team=x,zone=eu' },
+        flags: { brokers: 'b:2,c:3', partitions: '12', label: ['team=y'] },
+      });
+      expect(config.kafka.brokers).toEqual(['b:2', 'c:3']);
+      expect(config.kafka.partitions).toBe(12);
+      expect(config.spool.policy).toBe('drop-newest');
+      expect(config.labels).toEqual({ team: 'y', zone: 'eu' });
+    });
+
+    it('parses sizes with binary and decimal suffixes', () => {
+      const config = loadCollectorConfig({ env: { WARPWATCH_SPOOL_MAX_BYTES: '512MiB', WARPWATCH_QUEUE_MAX_BYTES: '2MB' } });
+      expect(config.spool.maxBytes).toBe(512 * 1024 * 1024);
+      expect(config.maxQueueBytes).toBe(2_000_000);
+      expect(config.spool.segmentBytes).toBe(16 * 1024 * 1024);
+    });
+
+    it('accepts "off" for the metrics port', () => {
+      expect(loadCollectorConfig({ env: { WARPWATCH_METRICS_PORT: 'off' } }).metricsPort).toBeUndefined();
+      expect(loadCollectorConfig({ env: {}, flags: { metricsPort: '0' } }).metricsPort).toBe(0);
+    });
+  });
+
+  describe('validation', () => {
+    it('reports every problem together', () => {
+      let caught: unknown;
+      try {
+        loadCollectorConfig({
+          env: { WARPWATCH_KAFKA_COMPRESSION: 'zstd', WARPWATCH_KAFKA_MAX_IN_FLIGHT: '6' },
+          flags: { partitions: '0', spoolPolicy: 'drop-middle', brokers: 'nohost', label: ['=x'], socketMode: '999' },
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CollectorConfigError);
+      const problems = (caught as CollectorConfigError).problems;
+      expect(problems).toHaveLength(7);
+      expect(problems).toContain('--partitions must be an integer 1..10000, got "0"');
+      expect(problems).toContain('--spool-policy must be one of drop-oldest|drop-newest, got "drop-middle"');
+      expect(problems).toContain('WARPWATCH_KAFKA_COMPRESSION must be one of none|gzip, got "zstd"');
+      expect(problems).toContain('WARPWATCH_KAFKA_MAX_IN_FLIGHT must be an integer 1..5, got "6"');
+      expect(problems).toContain('--brokers entries must be host:port, got "nohost"');
+      expect((caught as CollectorConfigError).code).toBe('WW_ERR_COLLECTOR_CONFIG');
+    });
+
+    it('requires a username and a password when SASL is on', () => {
+      expect(() => loadCollectorConfig({ env: { WARPWATCH_KAFKA_SASL_MECHANISM: 'scram-sha-256' } })).toThrow(/WARPWATCH_KAFKA_SASL_USERNAME must be set.*PASSWORD/);
+    });
+  });
+
+  describe('result', () => {
+    it('is deeply frozen', () => {
+      const config = loadCollectorConfig({ env: {}, flags: { label: ['a=b'] } });
+      expect(Object.isFrozen(config)).toBe(true);
+      expect(Object.isFrozen(config.kafka)).toBe(true);
+      expect(Object.isFrozen(config.kafka.brokers)).toBe(true);
+      expect(Object.isFrozen(config.labels)).toBe(true);
+      expect(Object.isFrozen(config.spool)).toBe(true);
+    });
+
+    it('reads credentials from files and never prints them', () => {
+      const files: Record<string, string> = { '/secrets/pw': 's3cret-pw\n', '/secrets/key.pem': 'PRIVATE-KEY', '/secrets/ca.pem': 'CA-CERT' };
+      const config = loadCollectorConfig({
+        env: {
+          WARPWATCH_KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
+          WARPWATCH_KAFKA_SASL_USERNAME: 'collector',
+          WARPWATCH_KAFKA_SASL_PASSWORD_FILE: '/secrets/pw',
+          WARPWATCH_KAFKA_TLS_CA_FILE: '/secrets/ca.pem',
+          WARPWATCH_KAFKA_TLS_KEY_FILE: '/secrets/key.pem',
+        },
+        readTextFile: (path) => {
+          const text = files[path];
+          if (text === undefined) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+          return text;
+        },
+      });
+      expect(config.kafka.sasl?.mechanism).toBe('scram-sha-512');
+      expect(config.kafka.sasl?.password.reveal()).toBe('s3cret-pw');
+      expect(config.kafka.tls?.ca).toBe('CA-CERT');
+      expect(config.kafka.tls?.key?.reveal()).toBe('PRIVATE-KEY');
+      const printed = [JSON.stringify(config), inspect(config, { depth: 10 }), describeCollectorConfig(config), String(config.kafka.sasl?.password)].join('\n');
+      expect(printed).not.toContain('s3cret-pw');
+      expect(printed).not.toContain('PRIVATE-KEY');
+      expect(printed).toContain('[redacted]');
+    });
+
+    it('names an unreadable credential file without showing content', () => {
+      expect(() =>
+        loadCollectorConfig({
+          env: { WARPWATCH_KAFKA_SASL_MECHANISM: 'plain', WARPWATCH_KAFKA_SASL_USERNAME: 'u', WARPWATCH_KAFKA_SASL_PASSWORD_FILE: '/nope' },
+          readTextFile: () => {
+            throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+          },
+        }),
+      ).toThrow('WARPWATCH_KAFKA_SASL_PASSWORD_FILE names a file that cannot be read (ENOENT): /nope');
+    });
+  });
+});

@@ -1,0 +1,405 @@
+import { readFileSync } from 'node:fs';
+import { hostname, tmpdir, homedir } from 'node:os';
+import { join } from 'node:path';
+import { CollectorConfigError } from './errors.ts';
+import { Secret } from './secret.ts';
+
+/** What to do when the disk spool is full: discard the oldest segment or the incoming record. */
+export type SpoolPolicy = 'drop-oldest' | 'drop-newest';
+
+/** Kafka message compression the collector can apply (gzip is built into kafkajs). */
+export type CompressionName = 'none' | 'gzip';
+
+/** SASL mechanisms supported by kafkajs without plugins. */
+export type SaslMechanism = 'scram-sha-256' | 'scram-sha-512' | 'plain';
+
+/** Validated, frozen settings of the collector; built once by {@link loadCollectorConfig}. */
+export interface CollectorConfig {
+  readonly sources: {
+    /** Unix domain socket path to serve, or undefined when no socket is served. */
+    readonly socketPath: string | undefined;
+    /** Permission bits of the socket file (default 0o660). */
+    readonly socketMode: number;
+    /** Read frames from standard input. */
+    readonly stdin: boolean;
+    /** Recorded frame files to replay, in order. */
+    readonly replayFiles: readonly string[];
+    /** A connection that sent this many invalid frames is closed. */
+    readonly maxConnectionErrors: number;
+  };
+  /** Host name put in the ww-host header. */
+  readonly hostName: string;
+  /** Job labels, sent as `ww-label-<name>` headers on every message. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly framesTopic: string;
+    readonly dlqTopic: string;
+    /** Partitions used when the collector creates a missing topic. */
+    readonly partitions: number;
+    /** Replication factor used when creating a missing topic (-1 = broker default). */
+    readonly replicationFactor: number;
+    readonly compression: CompressionName;
+    /** In-flight requests per broker connection, 1..5 (idempotence keeps order up to 5). */
+    readonly maxInFlightRequests: number;
+    /** Producer retries before a batch is declared failed and spooled. */
+    readonly retries: number;
+    readonly connectionTimeoutMillis: number;
+    readonly requestTimeoutMillis: number;
+    readonly sasl: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: Secret } | undefined;
+    readonly tls:
+      | { readonly ca: string | undefined; readonly cert: string | undefined; readonly key: Secret | undefined; readonly rejectUnauthorized: boolean }
+      | undefined;
+  };
+  readonly batch: {
+    /** A batch is sent when it holds this many bytes ... */
+    readonly maxBatchBytes: number;
+    /** ... or this many records ... */
+    readonly maxBatchRecords: number;
+    /** ... or when its first record has waited this long. */
+    readonly lingerMillis: number;
+  };
+  /** Bound of the in-memory queue in bytes; overflow goes to the spool. */
+  readonly maxQueueBytes: number;
+  readonly spool: {
+    readonly directory: string;
+    readonly maxBytes: number;
+    readonly segmentBytes: number;
+    readonly policy: SpoolPolicy;
+    /** Dirty segment data is fsync'ed at least this often. */
+    readonly fsyncIntervalMillis: number;
+  };
+  /** How often a failed broker is probed again (replaying the spool head). */
+  readonly retryBackoffMillis: number;
+  /** Longest wait for one batch; past it the batch counts as failed and is spooled. */
+  readonly produceTimeoutMillis: number;
+  /** SIGTERM: stop accepting and flush within this time; what is left is spooled. */
+  readonly shutdownTimeoutMillis: number;
+  /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
+  readonly metricsPort: number | undefined;
+  readonly metricsHost: string;
+}
+
+/**
+ * Command-line flags as strings, exactly as the CLI received them (undefined = not given).
+ * Flags take precedence over the environment.
+ */
+export interface CollectorFlags {
+  readonly socket?: string | undefined;
+  readonly socketMode?: string | undefined;
+  readonly stdin?: boolean | undefined;
+  readonly replay?: readonly string[] | undefined;
+  readonly brokers?: string | undefined;
+  readonly partitions?: string | undefined;
+  readonly compression?: string | undefined;
+  readonly spoolDir?: string | undefined;
+  readonly spoolMaxBytes?: string | undefined;
+  readonly spoolPolicy?: string | undefined;
+  readonly label?: readonly string[] | undefined;
+  readonly metricsPort?: string | undefined;
+  readonly host?: string | undefined;
+}
+
+/** Defaults, in one place. Sizes in bytes, times in milliseconds. */
+export const COLLECTOR_DEFAULTS = Object.freeze({
+  socketPath: join(tmpdir(), 'warpwatch', 'collector.sock'),
+  socketMode: 0o660,
+  maxConnectionErrors: 16,
+  brokers: '127.0.0.1:19092',
+  clientId: 'warpwatch-collector',
+  framesTopic: 'warpwatch.frames',
+  dlqTopic: 'warpwatch.dlq',
+  partitions: 6,
+  replicationFactor: -1,
+  compression: 'none' as CompressionName,
+  maxInFlightRequests: 5,
+  retries: 5,
+  connectionTimeoutMillis: 3_000,
+  requestTimeoutMillis: 30_000,
+  maxBatchBytes: 1024 * 1024,
+  maxBatchRecords: 10_000,
+  lingerMillis: 5,
+  maxQueueBytes: 64 * 1024 * 1024,
+  spoolDirectory: join(homedir(), '.local', 'state', 'warpwatch', 'spool'),
+  spoolMaxBytes: 1024 * 1024 * 1024,
+  spoolSegmentBytes: 16 * 1024 * 1024,
+  spoolPolicy: 'drop-oldest' as SpoolPolicy,
+  spoolFsyncIntervalMillis: 1_000,
+  retryBackoffMillis: 1_000,
+  produceTimeoutMillis: 60_000,
+  shutdownTimeoutMillis: 10_000,
+  metricsPort: 9464,
+  metricsHost: '127.0.0.1',
+});
+
+const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
+
+/** Reads a text file (credential, certificate); injectable for tests. */
+export type ReadTextFile = (path: string) => string;
+
+/**
+ * Builds the collector configuration from environment variables (`WARPWATCH_*`) and
+ * command-line flags, once at start-up. Every value is validated; all problems are
+ * reported together; the result is deeply frozen. Credential files are read here
+ * (`*_FILE` variables) and held as {@link Secret}s, never logged.
+ *
+ * Environment: WARPWATCH_SOCKET, WARPWATCH_SOCKET_MODE (octal), WARPWATCH_KAFKA_BROKERS
+ * (comma list), WARPWATCH_KAFKA_CLIENT_ID, WARPWATCH_FRAMES_TOPIC, WARPWATCH_DLQ_TOPIC,
+ * WARPWATCH_KAFKA_PARTITIONS, WARPWATCH_KAFKA_REPLICATION_FACTOR, WARPWATCH_KAFKA_COMPRESSION,
+ * WARPWATCH_KAFKA_MAX_IN_FLIGHT, WARPWATCH_KAFKA_RETRIES, WARPWATCH_KAFKA_SASL_MECHANISM,
+ * WARPWATCH_KAFKA_SASL_USERNAME, WARPWATCH_KAFKA_SASL_PASSWORD or WARPWATCH_KAFKA_SASL_PASSWORD_FILE,
+ * WARPWATCH_KAFKA_TLS (true|false), WARPWATCH_KAFKA_TLS_CA_FILE, WARPWATCH_KAFKA_TLS_CERT_FILE,
+ * WARPWATCH_KAFKA_TLS_KEY_FILE, WARPWATCH_KAFKA_TLS_REJECT_UNAUTHORIZED, WARPWATCH_BATCH_MAX_BYTES,
+ * WARPWATCH_BATCH_MAX_RECORDS, WARPWATCH_BATCH_LINGER_MILLIS, WARPWATCH_QUEUE_MAX_BYTES,
+ * WARPWATCH_SPOOL_DIR, WARPWATCH_SPOOL_MAX_BYTES, WARPWATCH_SPOOL_SEGMENT_BYTES,
+ * WARPWATCH_SPOOL_POLICY, WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS, WARPWATCH_RETRY_BACKOFF_MILLIS,
+ * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
+ * (or "off"), WARPWATCH_METRICS_HOST, WARPWATCH_HOST, WARPWATCH_LABELS ("k=v,k2=v2"),
+ * WARPWATCH_MAX_CONNECTION_ERRORS. Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
+ *
+ * @throws CollectorConfigError listing every invalid setting.
+ * @example
+ * const config = loadCollectorConfig({ env: process.env, flags: { socket: '/run/ww.sock', partitions: '12' } });
+ */
+export function loadCollectorConfig(input: {
+  env: Readonly<Record<string, string | undefined>>;
+  flags?: CollectorFlags;
+  readTextFile?: ReadTextFile;
+}): CollectorConfig {
+  const env = input.env;
+  const flags = input.flags ?? {};
+  const readTextFile: ReadTextFile = input.readTextFile ?? ((path) => readFileSync(path, 'utf8'));
+  const problems: string[] = [];
+  const d = COLLECTOR_DEFAULTS;
+
+  /** Picks the flag, else the env var, else undefined; returns the name used, for messages. */
+  const pick = (flag: string | undefined, flagName: string | undefined, envName: string): { text: string | undefined; name: string } => {
+    if (flag !== undefined && flagName !== undefined) return { text: flag, name: flagName };
+    const fromEnv = env[envName];
+    return { text: fromEnv === '' ? undefined : fromEnv, name: envName };
+  };
+
+  const integer = (flag: string | undefined, flagName: string | undefined, envName: string, fallback: number, min: number, max: number): number => {
+    const { text, name } = pick(flag, flagName, envName);
+    if (text === undefined) return fallback;
+    const value = Number(text.trim());
+    if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer ${min}..${max}, got "${text}"`);
+      return fallback;
+    }
+    return value;
+  };
+
+  const byteSize = (flag: string | undefined, flagName: string | undefined, envName: string, fallback: number, min: number, max: number): number => {
+    const { text, name } = pick(flag, flagName, envName);
+    if (text === undefined) return fallback;
+    const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
+    const unit = match ? BYTE_UNITS[(match[2] ?? '').toLowerCase()] : undefined;
+    const value = match && unit !== undefined ? Math.floor(Number(match[1]) * unit) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be a size ${min}..${max} bytes (suffixes KiB, MiB, GiB allowed), got "${text}"`);
+      return fallback;
+    }
+    return value;
+  };
+
+  const oneOf = <T extends string>(flag: string | undefined, flagName: string | undefined, envName: string, fallback: T, allowed: readonly T[]): T => {
+    const { text, name } = pick(flag, flagName, envName);
+    if (text === undefined) return fallback;
+    const value = text.trim().toLowerCase() as T;
+    if (!allowed.includes(value)) {
+      problems.push(`${name} must be one of ${allowed.join('|')}, got "${text}"`);
+      return fallback;
+    }
+    return value;
+  };
+
+  const boolean = (envName: string, fallback: boolean): boolean => {
+    const text = env[envName];
+    if (text === undefined || text === '') return fallback;
+    const lower = text.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+    if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+    problems.push(`${envName} must be true or false, got "${text}"`);
+    return fallback;
+  };
+
+  const secretFrom = (valueEnv: string, fileEnv: string): Secret | undefined => {
+    const direct = env[valueEnv];
+    const file = env[fileEnv];
+    if (direct !== undefined && direct !== '' && file !== undefined && file !== '') {
+      problems.push(`set only one of ${valueEnv} and ${fileEnv}, both are set`);
+      return undefined;
+    }
+    if (direct !== undefined && direct !== '') return new Secret(direct);
+    if (file !== undefined && file !== '') {
+      try {
+        return new Secret(readTextFile(file).replace(/\r?\n$/, ''));
+      } catch (error) {
+        problems.push(`${fileEnv} names a file that cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${file}`);
+      }
+    }
+    return undefined;
+  };
+
+  const textFile = (envName: string): string | undefined => {
+    const file = env[envName];
+    if (file === undefined || file === '') return undefined;
+    try {
+      return readTextFile(file);
+    } catch (error) {
+      problems.push(`${envName} names a file that cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${file}`);
+      return undefined;
+    }
+  };
+
+  // Sources. With no source at all the agent serves the default socket.
+  const replayFiles = [...(flags.replay ?? [])];
+  const stdin = flags.stdin === true;
+  const socketChoice = pick(flags.socket, '--socket', 'WARPWATCH_SOCKET').text;
+  const socketPath = socketChoice ?? (stdin || replayFiles.length > 0 ? undefined : d.socketPath);
+  const socketModeText = pick(flags.socketMode, '--socket-mode', 'WARPWATCH_SOCKET_MODE');
+  let socketMode: number = d.socketMode;
+  if (socketModeText.text !== undefined) {
+    if (/^0?[0-7]{3}$/.test(socketModeText.text.trim())) socketMode = parseInt(socketModeText.text.trim(), 8);
+    else problems.push(`${socketModeText.name} must be octal permission bits like 0660, got "${socketModeText.text}"`);
+  }
+
+  // Labels: env first, flags override per key.
+  const labels: Record<string, string> = {};
+  const addLabel = (text: string, origin: string): void => {
+    const eq = text.indexOf('=');
+    const name = eq > 0 ? text.slice(0, eq).trim() : '';
+    if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
+      problems.push(`${origin} label must be name=value with name matching [A-Za-z_][A-Za-z0-9_.-]{0,63}, got "${text}"`);
+      return;
+    }
+    labels[name] = text.slice(eq + 1).trim();
+  };
+  for (const part of (env.WARPWATCH_LABELS ?? '').split(',')) if (part.trim() !== '') addLabel(part.trim(), 'WARPWATCH_LABELS');
+  for (const part of flags.label ?? []) addLabel(part, '--label');
+
+  const brokersText = pick(flags.brokers, '--brokers', 'WARPWATCH_KAFKA_BROKERS');
+  const brokers = (brokersText.text ?? d.brokers).split(',').map((b) => b.trim()).filter((b) => b !== '');
+  for (const broker of brokers) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(broker) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(broker)) {
+      problems.push(`${brokersText.name} entries must be host:port, got "${broker}"`);
+    }
+  }
+  if (brokers.length === 0) problems.push(`${brokersText.name} must list at least one host:port`);
+
+  const topicName = (envName: string, fallback: string): string => {
+    const text = env[envName];
+    if (text === undefined || text === '') return fallback;
+    if (!/^[A-Za-z0-9._-]{1,249}$/.test(text)) problems.push(`${envName} must be a Kafka topic name ([A-Za-z0-9._-], 1..249 chars), got "${text}"`);
+    return text;
+  };
+
+  const saslMechanismText = env.WARPWATCH_KAFKA_SASL_MECHANISM;
+  let sasl: CollectorConfig['kafka']['sasl'];
+  if (saslMechanismText !== undefined && saslMechanismText !== '') {
+    const mechanism = oneOf<SaslMechanism>(undefined, undefined, 'WARPWATCH_KAFKA_SASL_MECHANISM', 'scram-sha-512', ['scram-sha-256', 'scram-sha-512', 'plain']);
+    const username = env.WARPWATCH_KAFKA_SASL_USERNAME ?? '';
+    const password = secretFrom('WARPWATCH_KAFKA_SASL_PASSWORD', 'WARPWATCH_KAFKA_SASL_PASSWORD_FILE');
+    if (username === '') problems.push('WARPWATCH_KAFKA_SASL_USERNAME must be set when WARPWATCH_KAFKA_SASL_MECHANISM is set');
+    if (password === undefined) problems.push('WARPWATCH_KAFKA_SASL_PASSWORD or WARPWATCH_KAFKA_SASL_PASSWORD_FILE must be set when WARPWATCH_KAFKA_SASL_MECHANISM is set');
+    sasl = password === undefined ? undefined : Object.freeze({ mechanism, username, password });
+  }
+
+  const tlsFilesGiven = ['WARPWATCH_KAFKA_TLS_CA_FILE', 'WARPWATCH_KAFKA_TLS_CERT_FILE', 'WARPWATCH_KAFKA_TLS_KEY_FILE'].some((n) => (env[n] ?? '') !== '');
+  const tlsEnabled = boolean('WARPWATCH_KAFKA_TLS', tlsFilesGiven);
+  const tls = tlsEnabled
+    ? Object.freeze({
+        ca: textFile('WARPWATCH_KAFKA_TLS_CA_FILE'),
+        cert: textFile('WARPWATCH_KAFKA_TLS_CERT_FILE'),
+        key: secretFrom('WARPWATCH_KAFKA_TLS_KEY', 'WARPWATCH_KAFKA_TLS_KEY_FILE'),
+        rejectUnauthorized: boolean('WARPWATCH_KAFKA_TLS_REJECT_UNAUTHORIZED', true),
+      })
+    : undefined;
+
+  let metricsPort: number | undefined;
+  const metricsText = pick(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT');
+  if (metricsText.text !== undefined && metricsText.text.trim().toLowerCase() === 'off') metricsPort = undefined;
+  else metricsPort = integer(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT', d.metricsPort, 0, 65_535);
+
+  const maxBatchBytes = byteSize(undefined, undefined, 'WARPWATCH_BATCH_MAX_BYTES', d.maxBatchBytes, 1024, 64 * 1024 * 1024);
+  const maxQueueBytes = byteSize(undefined, undefined, 'WARPWATCH_QUEUE_MAX_BYTES', d.maxQueueBytes, 64 * 1024, 16 * 1024 ** 3);
+  const spoolMaxBytes = byteSize(flags.spoolMaxBytes, '--spool-max-bytes', 'WARPWATCH_SPOOL_MAX_BYTES', d.spoolMaxBytes, 64 * 1024, 2 ** 50);
+  const segmentDefault = Math.max(16 * 1024, Math.min(d.spoolSegmentBytes, Math.floor(spoolMaxBytes / 8)));
+  const spoolSegmentBytes = byteSize(undefined, undefined, 'WARPWATCH_SPOOL_SEGMENT_BYTES', segmentDefault, 16 * 1024, 1024 ** 3);
+  if (spoolSegmentBytes > spoolMaxBytes) problems.push(`WARPWATCH_SPOOL_SEGMENT_BYTES (${spoolSegmentBytes}) must not exceed the spool bound (${spoolMaxBytes})`);
+  if (maxBatchBytes > maxQueueBytes) problems.push(`WARPWATCH_BATCH_MAX_BYTES (${maxBatchBytes}) must not exceed WARPWATCH_QUEUE_MAX_BYTES (${maxQueueBytes})`);
+
+  const hostName = pick(flags.host, '--host', 'WARPWATCH_HOST').text ?? hostname();
+
+  const config: CollectorConfig = {
+    sources: Object.freeze({
+      socketPath,
+      socketMode,
+      stdin,
+      replayFiles: Object.freeze(replayFiles),
+      maxConnectionErrors: integer(undefined, undefined, 'WARPWATCH_MAX_CONNECTION_ERRORS', d.maxConnectionErrors, 1, 1_000_000),
+    }),
+    hostName,
+    labels: Object.freeze(labels),
+    kafka: Object.freeze({
+      brokers: Object.freeze(brokers),
+      clientId: env.WARPWATCH_KAFKA_CLIENT_ID || d.clientId,
+      framesTopic: topicName('WARPWATCH_FRAMES_TOPIC', d.framesTopic),
+      dlqTopic: topicName('WARPWATCH_DLQ_TOPIC', d.dlqTopic),
+      partitions: integer(flags.partitions, '--partitions', 'WARPWATCH_KAFKA_PARTITIONS', d.partitions, 1, 10_000),
+      replicationFactor: integer(undefined, undefined, 'WARPWATCH_KAFKA_REPLICATION_FACTOR', d.replicationFactor, -1, 32),
+      compression: oneOf<CompressionName>(flags.compression, '--compression', 'WARPWATCH_KAFKA_COMPRESSION', d.compression, ['none', 'gzip']),
+      maxInFlightRequests: integer(undefined, undefined, 'WARPWATCH_KAFKA_MAX_IN_FLIGHT', d.maxInFlightRequests, 1, 5),
+      retries: integer(undefined, undefined, 'WARPWATCH_KAFKA_RETRIES', d.retries, 1, 100),
+      connectionTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS', d.connectionTimeoutMillis, 100, 600_000),
+      requestTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_REQUEST_TIMEOUT_MILLIS', d.requestTimeoutMillis, 100, 600_000),
+      sasl,
+      tls,
+    }),
+    batch: Object.freeze({
+      maxBatchBytes,
+      maxBatchRecords: integer(undefined, undefined, 'WARPWATCH_BATCH_MAX_RECORDS', d.maxBatchRecords, 1, 1_000_000),
+      lingerMillis: integer(undefined, undefined, 'WARPWATCH_BATCH_LINGER_MILLIS', d.lingerMillis, 0, 60_000),
+    }),
+    maxQueueBytes,
+    spool: Object.freeze({
+      directory: pick(flags.spoolDir, '--spool-dir', 'WARPWATCH_SPOOL_DIR').text ?? d.spoolDirectory,
+      maxBytes: spoolMaxBytes,
+      segmentBytes: spoolSegmentBytes,
+      policy: oneOf<SpoolPolicy>(flags.spoolPolicy, '--spool-policy', 'WARPWATCH_SPOOL_POLICY', d.spoolPolicy, ['drop-oldest', 'drop-newest']),
+      fsyncIntervalMillis: integer(undefined, undefined, 'WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS', d.spoolFsyncIntervalMillis, 0, 3_600_000),
+    }),
+    retryBackoffMillis: integer(undefined, undefined, 'WARPWATCH_RETRY_BACKOFF_MILLIS', d.retryBackoffMillis, 10, 600_000),
+    produceTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_PRODUCE_TIMEOUT_MILLIS', d.produceTimeoutMillis, 100, 3_600_000),
+    shutdownTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS', d.shutdownTimeoutMillis, 100, 3_600_000),
+    metricsPort,
+    metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,
+  };
+  if (problems.length > 0) throw new CollectorConfigError(problems);
+  return Object.freeze(config);
+}
+
+/**
+ * A log-safe summary of a configuration (credentials shown as `[redacted]`, file contents
+ * omitted), for the start-up line.
+ *
+ * @example describeCollectorConfig(config) // 'brokers=127.0.0.1:19092 topic=warpwatch.frames ...'
+ */
+export function describeCollectorConfig(config: CollectorConfig): string {
+  const parts = [
+    `brokers=${config.kafka.brokers.join(',')}`,
+    `topic=${config.kafka.framesTopic}`,
+    `dlq=${config.kafka.dlqTopic}`,
+    `partitions=${config.kafka.partitions}`,
+    `compression=${config.kafka.compression}`,
+    `sasl=${config.kafka.sasl ? `${config.kafka.sasl.mechanism}:${config.kafka.sasl.username}:[redacted]` : 'off'}`,
+    `tls=${config.kafka.tls ? 'on' : 'off'}`,
+    `spool=${config.spool.directory}(max ${config.spool.maxBytes} B, ${config.spool.policy})`,
+  ];
+  if (config.sources.socketPath !== undefined) parts.push(`socket=${config.sources.socketPath}`);
+  if (config.sources.stdin) parts.push('stdin');
+  if (config.sources.replayFiles.length > 0) parts.push(`replay=${config.sources.replayFiles.length} file(s)`);
+  return parts.join(' ');
+}

@@ -1,0 +1,28 @@
+// Public API of collector/: the agent that forwards frames from GPU jobs to Kafka (issue 5).
+export { COLLECTOR_ERROR_CODES, CollectorConfigError, CollectorError, KafkaProduceError, SpoolError } from './errors.ts';
+export type { CollectorErrorCode } from './errors.ts';
+export { COLLECTOR_DEFAULTS, describeCollectorConfig, loadCollectorConfig } from './config.ts';
+export type { CollectorConfig, CollectorFlags, CompressionName, ReadTextFile, SaslMechanism, SpoolPolicy } from './config.ts';
+export { Secret } from './secret.ts';
+export { recordSizeBytes } from './produce-record.ts';
+export type { ProduceFunction, ProduceRecord } from './produce-record.ts';
+export { encodeSpoolRecord, decodeSpoolRecords } from './spool-record.ts';
+export type { SpoolScan } from './spool-record.ts';
+export { openDiskSpool } from './disk-spool.ts';
+export type { DiskSpool, DiskSpoolOptions, SpoolAppendResult } from './disk-spool.ts';
+export { CollectorMetrics } from './collector-metrics.ts';
+export type { CollectorTotals, FrameSourceKind } from './collector-metrics.ts';
+export { createDeliveryPipeline } from './delivery-pipeline.ts';
+export type { DeliveryPipeline, DeliveryPipelineOptions, DeliveryState, LogFunction, LogLevel } from './delivery-pipeline.ts';
+export { createTraceparentGenerator } from './trace-context.ts';
+export { createFrameIntake, threadRecordsOf } from './frame-intake.ts';
+export type { FrameIntake, FrameIntakeOptions, FrameStream, FrameStreamVerdict } from './frame-intake.ts';
+export { startSocketSource } from './socket-source.ts';
+export type { SocketSource, SocketSourceOptions } from './socket-source.ts';
+export { readFrameStream } from './stream-source.ts';
+export { startHealthServer } from './health-server.ts';
+export type { HealthReport, HealthServer, HealthServerOptions } from './health-server.ts';
+export { createKafkaProducer } from './kafka-producer.ts';
+export type { KafkaProducerAdapter } from './kafka-producer.ts';
+export { startCollector } from './collector.ts';
+export type { CollectorDependencies, RunningCollector } from './collector.ts';

@@ -1,0 +1,193 @@
+import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer, type SASLOptions } from 'kafkajs';
+import type { CollectorConfig } from './config.ts';
+import type { LogFunction } from './delivery-pipeline.ts';
+import { CollectorError, KafkaProduceError } from './errors.ts';
+import type { ProduceFunction, ProduceRecord } from './produce-record.ts';
+
+/** The collector's only connection to Kafka; see {@link createKafkaProducer}. */
+export interface KafkaProducerAdapter {
+  /** Sends a batch (acks from all in-sync replicas); rejects with KafkaProduceError when it could not. */
+  readonly send: ProduceFunction;
+  /** Creates the frames and DLQ topics if missing (done lazily by the first send too). */
+  ensureTopics(): Promise<void>;
+  /** Disconnects, waiting at most `timeoutMillis`. */
+  close(timeoutMillis?: number): Promise<void>;
+}
+
+const KAFKA_LOG_REPEAT_MILLIS = 30_000;
+
+/**
+ * The kafkajs adapter of the collector: an idempotent producer (acks -1, the broker
+ * de-duplicates retried batches, per-partition order kept with up to 5 in-flight
+ * requests), the murmur2 default partitioner so key = stream id maps a stream to one
+ * partition, optional gzip, SASL/SCRAM and TLS. Topics are created if missing with the
+ * configured partitions. After a failed send the producer is discarded and a new one
+ * (new producer id) is created on the next send, so a broker restart never leaves a
+ * producer with stale sequence numbers. Credentials are passed to kafkajs only, never logged;
+ * kafkajs' own warnings and errors are forwarded to `log`, each distinct text at most every 30 s.
+ *
+ * @throws nothing at creation (no I/O); `send` rejects with KafkaProduceError (retriable),
+ *   `ensureTopics` with CollectorError WW_ERR_KAFKA_TOPIC.
+ * @example
+ * const kafka = createKafkaProducer(config.kafka, log);
+ * await kafka.send(records);
+ * await kafka.close();
+ */
+export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFunction = () => {}): KafkaProducerAdapter {
+  const lastLogged = new Map<string, number>();
+  const kafka = new Kafka({
+    clientId: config.clientId,
+    brokers: [...config.brokers],
+    connectionTimeout: config.connectionTimeoutMillis,
+    requestTimeout: config.requestTimeoutMillis,
+    retry: { retries: config.retries, initialRetryTime: 100, maxRetryTime: 2_000 },
+    ssl: config.tls === undefined ? undefined : tlsOptions(config.tls),
+    sasl: config.sasl === undefined ? undefined : saslOptions(config.sasl),
+    logLevel: logLevel.WARN,
+    logCreator: () => (entry: LogEntry) => {
+      const message = entry.log.message;
+      // Bounded retries are a deliberate choice here: a failed batch is spooled and re-sent by a new producer.
+      if (message.includes('Limiting retries for the idempotent producer')) return;
+      const now = Date.now();
+      const previous = lastLogged.get(message);
+      if (previous !== undefined && now - previous < KAFKA_LOG_REPEAT_MILLIS) return;
+      if (lastLogged.size > 1000) lastLogged.clear();
+      lastLogged.set(message, now);
+      log(entry.level === logLevel.ERROR ? 'error' : 'warn', `kafkajs ${entry.namespace}: ${message}`);
+    },
+  });
+  const compression = config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+  let producer: Producer | undefined;
+  let connecting: Promise<Producer> | undefined;
+  let topicsReady = false;
+
+  const connect = (): Promise<Producer> => {
+    if (producer !== undefined) return Promise.resolve(producer);
+    connecting ??= (async () => {
+      const created = kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: config.maxInFlightRequests,
+        allowAutoTopicCreation: false,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        retry: { retries: config.retries, initialRetryTime: 100, maxRetryTime: 2_000 },
+      });
+      try {
+        await created.connect();
+      } catch (error) {
+        await created.disconnect().catch(() => {});
+        throw error;
+      }
+      producer = created;
+      return created;
+    })().finally(() => {
+      connecting = undefined;
+    });
+    return connecting;
+  };
+
+  const discardProducer = async (): Promise<void> => {
+    const old = producer;
+    producer = undefined;
+    if (old !== undefined) await old.disconnect().catch(() => {});
+  };
+
+  const ensureTopics = async (): Promise<void> => {
+    if (topicsReady) return;
+    const admin = kafka.admin();
+    try {
+      await admin.connect();
+      const existing = new Set(await admin.listTopics());
+      const missing = [
+        { topic: config.framesTopic, numPartitions: config.partitions, replicationFactor: config.replicationFactor },
+        { topic: config.dlqTopic, numPartitions: 1, replicationFactor: config.replicationFactor },
+      ].filter((t) => !existing.has(t.topic));
+      if (missing.length > 0) {
+        await admin.createTopics({ topics: missing, waitForLeaders: true });
+        log('info', `created Kafka topic(s) ${missing.map((t) => `${t.topic} (${t.numPartitions} partition(s))`).join(', ')}`);
+      }
+      topicsReady = true;
+    } catch (error) {
+      // Created concurrently by another collector: fine.
+      if ((error as { type?: string }).type === 'TOPIC_ALREADY_EXISTS') {
+        topicsReady = true;
+        return;
+      }
+      throw new CollectorError('WW_ERR_KAFKA_TOPIC', `could not check/create topics ${config.framesTopic}, ${config.dlqTopic} on ${config.brokers.join(',')}: ${(error as Error).message}`, {
+        retriable: true,
+        cause: error,
+      });
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  };
+
+  const send: ProduceFunction = async (records) => {
+    if (records.length === 0) return;
+    try {
+      await ensureTopics();
+      const active = await connect();
+      await active.sendBatch({ acks: -1, compression, timeout: config.requestTimeoutMillis, topicMessages: groupByTopic(records) });
+    } catch (error) {
+      await discardProducer();
+      throw new KafkaProduceError(`could not deliver ${records.length} record(s) to ${config.brokers.join(',')}: ${(error as Error).message}`, records.length, error);
+    }
+  };
+
+  return {
+    send,
+    ensureTopics,
+    async close(timeoutMillis = 5_000) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        (async () => {
+          if (connecting !== undefined) await connecting.catch(() => {});
+          await discardProducer();
+        })(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, timeoutMillis);
+        }),
+      ]);
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
+
+/** Groups records per topic, keeping their order within each topic (kafkajs keeps it per partition). */
+function groupByTopic(records: readonly ProduceRecord[]): { topic: string; messages: Message[] }[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const record of records) {
+    let messages = byTopic.get(record.topic);
+    if (messages === undefined) {
+      messages = [];
+      byTopic.set(record.topic, messages);
+    }
+    messages.push({
+      key: record.key,
+      value: Buffer.from(record.value.buffer, record.value.byteOffset, record.value.byteLength),
+      headers: record.headers as Record<string, string>,
+      timestamp: String(Math.round(record.timestampMillis)),
+    });
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+function tlsOptions(tls: NonNullable<CollectorConfig['kafka']['tls']>): { ca?: string[]; cert?: string; key?: string; rejectUnauthorized: boolean } {
+  return {
+    ...(tls.ca === undefined ? {} : { ca: [tls.ca] }),
+    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
+    ...(tls.key === undefined ? {} : { key: tls.key.reveal() }),
+    rejectUnauthorized: tls.rejectUnauthorized,
+  };
+}
+
+function saslOptions(sasl: NonNullable<CollectorConfig['kafka']['sasl']>): SASLOptions {
+  const credentials = { username: sasl.username, password: sasl.password.reveal() };
+  switch (sasl.mechanism) {
+    case 'plain':
+      return { mechanism: 'plain', ...credentials };
+    case 'scram-sha-256':
+      return { mechanism: 'scram-sha-256', ...credentials };
+    case 'scram-sha-512':
+      return { mechanism: 'scram-sha-512', ...credentials };
+  }
+}

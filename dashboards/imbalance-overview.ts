@@ -1,0 +1,417 @@
+/**
+ * Dashboard "Imbalance overview": for the streams selected by job, kernel, device and group
+ * size, predicted vs counts vs measured lockstep loss over time, their relative errors,
+ * workload loss, the distribution of iteration counts (now, and over time), predicted loss
+ * vs group size (the granularity sweep), quantiles of the per-group loss, the best
+ * parametric fit, and the estimator's alerts as annotations and as a table.
+ * Panel semantics and what to do about them: docs/dashboards.md.
+ */
+import { AnnotationQueryBuilder, DashboardBuilder, DashboardCursorSync } from '@grafana/grafana-foundation-sdk/dashboard';
+import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
+import type * as cog from '@grafana/grafana-foundation-sdk/cog';
+import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
+import { PanelBuilder as HeatmapPanelBuilder, RowsHeatmapOptionsBuilder } from '@grafana/grafana-foundation-sdk/heatmap';
+import { PanelBuilder as BarchartPanelBuilder } from '@grafana/grafana-foundation-sdk/barchart';
+import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
+import { HeatmapCellLayout } from '@grafana/grafana-foundation-sdk/common';
+import { FIELDS, TAGS } from '../estimator/index.ts';
+import { builtInAnnotation, influxQlDatasourceRef } from './datasource.ts';
+import { influxQlAnnotationTarget, influxQlTarget, type QueryCatalog } from './influx-target.ts';
+import { selectFrom } from './influxql-query.ts';
+import { filterByStreamVariables, streamVariableBuilders } from './stream-variables.ts';
+
+/** uid of the "Imbalance overview" dashboard (stable: links and alert rules point at it). */
+export const IMBALANCE_OVERVIEW_UID = 'warpwatch-imbalance';
+
+/** Panel ids of the dashboard, referenced by alert rules (`__panelId__`). */
+export const IMBALANCE_PANEL_IDS = {
+  loss: 1,
+  relativeErrors: 2,
+  workloadLoss: 3,
+  lossQuantiles: 4,
+  sampleSize: 5,
+  currentDistribution: 6,
+  distributionOverTime: 7,
+  granularitySweep: 8,
+  bestFit: 9,
+  alerts: 10,
+  binningErrorBound: 11,
+} as const;
+
+// The estimator closes event-time windows of 10 s by default; a shorter panel interval only
+// produces empty buckets.
+const MIN_INTERVAL = '10s';
+const STREAM_ALIAS = `$tag_${TAGS.stream} · $tag_${TAGS.device} · n=$tag_${TAGS.n} · $col`;
+const STREAM_GROUP = [TAGS.stream, TAGS.device, TAGS.n] as const;
+
+function timeseriesPanel(id: number, title: string, description: string): TimeseriesPanelBuilder {
+  return new TimeseriesPanelBuilder()
+    .id(id)
+    .title(title)
+    .description(description)
+    .datasource(influxQlDatasourceRef())
+    .interval(MIN_INTERVAL);
+}
+
+/** Grafana's groupingToMatrix names the row column `<rowField>\<columnField>`. */
+function matrixRowColumn(rowField: string, columnField: string): string {
+  return `${rowField}\\${columnField}`;
+}
+
+/** Transformations that turn a (row tag, stream, value) table into a numeric-x matrix. */
+function numericMatrix(rowField: string, valueField: string): dashboard.DataTransformerConfig[] {
+  const rowColumn = matrixRowColumn(rowField, TAGS.stream);
+  return [
+    { id: 'groupingToMatrix', options: { columnField: TAGS.stream, rowField, valueField, emptyValue: 'null' } },
+    { id: 'convertFieldType', options: { conversions: [{ targetField: rowColumn, destinationType: 'number' }], fields: {} } },
+    { id: 'sortBy', options: { sort: [{ field: rowColumn, desc: false }], fields: {} } },
+  ];
+}
+
+function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
+  const doc = IMBALANCE_OVERVIEW_UID;
+  const w = FIELDS.window;
+  const windowQuery = () => filterByStreamVariables(selectFrom('window')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
+
+  const lossTitle = 'Loss: predicted vs counts vs measured';
+  const loss = timeseriesPanel(
+    IMBALANCE_PANEL_IDS.loss,
+    lossTitle,
+    'Lockstep loss C_SIMT/C_MIMD per stream: predicted from the window distribution (with its confidence band), computed from the observed per-group counts, and measured from lane finishing times. 1 = no imbalance.',
+  )
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        lossTitle,
+        windowQuery()
+          .field(w.lossPredicted, { aggregation: 'mean' })
+          .field(w.lossPredictedLow, { aggregation: 'mean' })
+          .field(w.lossPredictedHigh, { aggregation: 'mean' })
+          .field(w.lossCounts, { aggregation: 'mean' })
+          .field(w.lossMeasured, { aggregation: 'mean' })
+          .build(),
+        { refId: 'A', alias: STREAM_ALIAS },
+      ),
+    )
+    .unit('none')
+    .decimals(3)
+    .overrideByRegexp(`.*(${w.lossPredictedLow}|${w.lossPredictedHigh})$`, [
+      { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
+      { id: 'custom.lineWidth', value: 1 },
+    ])
+    .span(24)
+    .height(10);
+
+  const errorsTitle = 'Relative errors';
+  const relativeErrors = timeseriesPanel(
+    IMBALANCE_PANEL_IDS.relativeErrors,
+    errorsTitle,
+    'Relative errors between the three losses: predicted vs counts (sampling error of the model), counts vs measured (what iteration counts do not explain), predicted vs measured (end to end).',
+  )
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        errorsTitle,
+        windowQuery()
+          .field(w.etaPredictedCounts, { aggregation: 'mean' })
+          .field(w.etaCountsMeasured, { aggregation: 'mean' })
+          .field(w.etaPredictedMeasured, { aggregation: 'mean' })
+          .build(),
+        { refId: 'A', alias: STREAM_ALIAS },
+      ),
+    )
+    .unit('percentunit')
+    .min(0)
+    .span(12)
+    .height(8);
+
+  const workloadTitle = 'Workload loss';
+  const workloadLoss = timeseriesPanel(
+    IMBALANCE_PANEL_IDS.workloadLoss,
+    workloadTitle,
+    'Workload loss E[max]/E[W]: the lockstep cost relative to the mean work per lane, predicted and measured.',
+  )
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        workloadTitle,
+        windowQuery()
+          .field(w.workloadLossPredicted, { aggregation: 'mean' })
+          .field(w.workloadLossMeasured, { aggregation: 'mean' })
+          .build(),
+        { refId: 'A', alias: STREAM_ALIAS },
+      ),
+    )
+    .unit('none')
+    .decimals(3)
+    .span(12)
+    .height(8);
+
+  const quantilesTitle = 'Per-group loss quantiles (predicted)';
+  const lossQuantiles = timeseriesPanel(
+    IMBALANCE_PANEL_IDS.lossQuantiles,
+    quantilesTitle,
+    'Quantiles (50 %, 90 %, 99 %) of the predicted loss of a single group: how bad the unlucky groups are, not only the mean.',
+  )
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        quantilesTitle,
+        windowQuery()
+          .field(w.lossQ50, { aggregation: 'mean' })
+          .field(w.lossQ90, { aggregation: 'mean' })
+          .field(w.lossQ99, { aggregation: 'mean' })
+          .build(),
+        { refId: 'A', alias: STREAM_ALIAS },
+      ),
+    )
+    .unit('none')
+    .decimals(3)
+    .span(12)
+    .height(8);
+
+  const sampleTitle = 'Sample size per interval';
+  const sampleSize = timeseriesPanel(
+    IMBALANCE_PANEL_IDS.sampleSize,
+    sampleTitle,
+    'Groups, units (lanes) and launches observed per interval; small samples mean wide confidence bands.',
+  )
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        sampleTitle,
+        windowQuery()
+          .field(w.groups, { aggregation: 'sum' })
+          .field(w.units, { aggregation: 'sum' })
+          .field(w.launches, { aggregation: 'sum' })
+          .build(),
+        { refId: 'A', alias: STREAM_ALIAS },
+      ),
+    )
+    .unit('short')
+    .span(12)
+    .height(8);
+
+  const currentTitle = 'Iteration counts: current distribution';
+  const currentDistribution = new BarchartPanelBuilder()
+    .id(IMBALANCE_PANEL_IDS.currentDistribution)
+    .title(currentTitle)
+    .description('Latest probability of each iteration-count bin (x = lower bound of the bin), one colour per stream.')
+    .datasource(influxQlDatasourceRef())
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        currentTitle,
+        filterByStreamVariables(selectFrom('histogram'))
+          .field(FIELDS.histogram.probability, { aggregation: 'last' })
+          .timeFiltered()
+          .groupBy(TAGS.binLow, TAGS.stream)
+          .build(),
+        { refId: 'A', resultFormat: 'table' },
+      ),
+    )
+    .transformations(numericMatrix(TAGS.binLow, FIELDS.histogram.probability))
+    .xField(matrixRowColumn(TAGS.binLow, TAGS.stream))
+    .unit('percentunit')
+    .min(0)
+    .span(12)
+    .height(9);
+
+  const overTimeTitle = 'Iteration counts over time';
+  const distributionOverTime = new HeatmapPanelBuilder()
+    .id(IMBALANCE_PANEL_IDS.distributionOverTime)
+    .title(overTimeTitle)
+    .description('Probability of each iteration-count bin (rows, lower bound of the bin) per interval: shifts and new tails show as moving colour.')
+    .datasource(influxQlDatasourceRef())
+    .interval(MIN_INTERVAL)
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        overTimeTitle,
+        filterByStreamVariables(selectFrom('histogram'))
+          .field(FIELDS.histogram.probability, { aggregation: 'mean' })
+          .timeFiltered()
+          .groupByTime()
+          .groupBy(TAGS.binLow)
+          .fill('0')
+          .build(),
+        { refId: 'A', alias: `$tag_${TAGS.binLow}` },
+      ),
+    )
+    .calculate(false)
+    .rowsFrame(new RowsHeatmapOptionsBuilder().layout(HeatmapCellLayout.Ge))
+    .unit('percentunit')
+    .span(12)
+    .height(9);
+
+  const sweepTitle = 'Predicted loss vs group size';
+  const granularitySweep = new BarchartPanelBuilder()
+    .id(IMBALANCE_PANEL_IDS.granularitySweep)
+    .title(sweepTitle)
+    .description('Granularity sweep: the loss the current distribution would cause with lockstep groups of n = 1, 2, 4, ..., 32 lanes.')
+    .datasource(influxQlDatasourceRef())
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        sweepTitle,
+        filterByStreamVariables(selectFrom('sweep'))
+          .field(FIELDS.sweep.lossPredicted, { aggregation: 'last' })
+          .timeFiltered()
+          .groupBy(TAGS.groupSize, TAGS.stream)
+          .build(),
+        { refId: 'A', resultFormat: 'table' },
+      ),
+    )
+    .transformations(numericMatrix(TAGS.groupSize, FIELDS.sweep.lossPredicted))
+    .xField(matrixRowColumn(TAGS.groupSize, TAGS.stream))
+    .unit('none')
+    .decimals(3)
+    .min(1)
+    .span(12)
+    .height(9);
+
+  const fitTitle = 'Best parametric fit';
+  const bestFit = new TablePanelBuilder()
+    .id(IMBALANCE_PANEL_IDS.bestFit)
+    .title(fitTitle)
+    .description('The parametric family that fits the current distribution best (lowest AIC), with its parameters, per stream.')
+    .datasource(influxQlDatasourceRef())
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        fitTitle,
+        filterByStreamVariables(selectFrom('fit'))
+          .field(FIELDS.fit.family, { aggregation: 'last' })
+          .field(FIELDS.fit.parameters, { aggregation: 'last' })
+          .field(FIELDS.fit.aic, { aggregation: 'last' })
+          .field(FIELDS.fit.logLikelihood, { aggregation: 'last' })
+          .timeFiltered()
+          .groupBy(...STREAM_GROUP)
+          .build(),
+        { refId: 'A', resultFormat: 'table' },
+      ),
+    )
+    .transformations([{ id: 'organize', options: { excludeByName: { Time: true }, indexByName: {}, renameByName: {} } }])
+    .span(12)
+    .height(8);
+
+  const alertsTitle = 'Alerts';
+  const alerts = new TablePanelBuilder()
+    .id(IMBALANCE_PANEL_IDS.alerts)
+    .title(alertsTitle)
+    .description('Alert events of the estimator (rising imbalance, prediction/measurement drift, stale stream), newest first.')
+    .datasource(influxQlDatasourceRef())
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        alertsTitle,
+        filterByStreamVariables(selectFrom('alert'))
+          .tagColumn(TAGS.kind)
+          .tagColumn(TAGS.stream)
+          .field(FIELDS.alert.oldLevel)
+          .field(FIELDS.alert.newLevel)
+          .field(FIELDS.alert.statistic)
+          .field(FIELDS.alert.message)
+          .timeFiltered()
+          .newestFirst()
+          .limit(200)
+          .build(),
+        { refId: 'A', resultFormat: 'table' },
+      ),
+    )
+    .span(16)
+    .height(8);
+
+  const boundTitle = 'Binning error bound';
+  const binningErrorBound = timeseriesPanel(
+    IMBALANCE_PANEL_IDS.binningErrorBound,
+    boundTitle,
+    'Absolute bound on the error of the predicted loss caused by binning a wide support (0 while the distribution is kept exactly).',
+  )
+    .withTarget(
+      influxQlTarget(
+        catalog,
+        doc,
+        boundTitle,
+        windowQuery().field(w.binningErrorBound, { aggregation: 'max' }).build(),
+        { refId: 'A', alias: STREAM_ALIAS },
+      ),
+    )
+    .unit('none')
+    .min(0)
+    .span(8)
+    .height(8);
+
+  return [
+    loss,
+    relativeErrors,
+    workloadLoss,
+    lossQuantiles,
+    sampleSize,
+    currentDistribution,
+    distributionOverTime,
+    granularitySweep,
+    bestFit,
+    alerts,
+    binningErrorBound,
+  ];
+}
+
+/** Name of the annotation that shows the estimator's alerts on every time-series panel. */
+export const ALERT_ANNOTATION_NAME = 'warpwatch alerts';
+
+/**
+ * Builds the "Imbalance overview" dashboard; every InfluxQL query it contains is recorded in
+ * `catalog` (panels, the alert annotation, the variables).
+ *
+ * @throws DashboardsError `WW_ERR_DASHBOARD_QUERY_INVALID` if a query definition is invalid.
+ * @example
+ * const catalog = createQueryCatalog();
+ * const json = JSON.stringify(buildImbalanceOverview(catalog), null, 2);
+ */
+export function buildImbalanceOverview(catalog: QueryCatalog): dashboard.Dashboard {
+  const builder = new DashboardBuilder('warpwatch · Imbalance overview')
+    .uid(IMBALANCE_OVERVIEW_UID)
+    .description('Predicted vs measured SIMT lockstep loss per stream (warpwatch). See docs/dashboards.md.')
+    .tags(['warpwatch', 'imbalance'])
+    .editable()
+    .tooltip(DashboardCursorSync.Crosshair)
+    .time({ from: 'now-1h', to: 'now' })
+    .refresh('30s')
+    .timezone('browser');
+  for (const variable of streamVariableBuilders(catalog, IMBALANCE_OVERVIEW_UID)) builder.withVariable(variable);
+  builder.annotation(builtInAnnotation());
+  builder.annotation(
+    new AnnotationQueryBuilder()
+      .name(ALERT_ANNOTATION_NAME)
+      .datasource(influxQlDatasourceRef())
+      .enable(true)
+      .iconColor('red')
+      .target(
+        influxQlAnnotationTarget(
+          catalog,
+          IMBALANCE_OVERVIEW_UID,
+          ALERT_ANNOTATION_NAME,
+          filterByStreamVariables(selectFrom('alert'))
+            .field(FIELDS.alert.message)
+            .tagColumn(TAGS.kind)
+            .tagColumn(TAGS.stream)
+            .timeFiltered()
+            .build(),
+          { textColumn: FIELDS.alert.message, tagsColumns: [TAGS.kind, TAGS.stream] },
+        ),
+      ),
+  );
+  for (const panel of panels(catalog)) builder.withPanel(panel);
+  return builder.build();
+}

@@ -1,0 +1,268 @@
+// Contract checks of the deployment files that cannot run here (no container engine, no
+// cluster): compose.yaml, k8s/, grafana/ and the Dockerfile are parsed and compared with
+// the code they deploy — env names the config modules read, ports, topics, datasource uid,
+// commands — and every file they reference must exist.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, posix, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { COLLECTOR_DEFAULTS } from '../collector/index.ts';
+import { ESTIMATOR_DEFAULTS } from '../estimator/config.ts';
+import { TOPICS } from '../estimator/index.ts';
+import { INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
+import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_MODULES } from './contracts.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const deployDirectory = join(root, 'deploy');
+type Service = keyof typeof SERVICE_CONFIG_MODULES;
+const SERVICES: readonly Service[] = ['collector', 'estimator'];
+
+type Yaml = Record<string, unknown>;
+const asRecord = (value: unknown): Yaml => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Yaml) : {});
+const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** `WARPWATCH_*` names a service's config module mentions (it is the only reader of the environment). */
+function envNamesReadBy(service: Service): Set<string> {
+  const source = readFileSync(join(root, SERVICE_CONFIG_MODULES[service]), 'utf8');
+  return new Set(source.match(/WARPWATCH_[A-Z0-9_]+/g) ?? []);
+}
+
+const compose = asRecord(parse(readFileSync(join(deployDirectory, 'compose.yaml'), 'utf8')));
+const composeServices = asRecord(compose['services']);
+const composeService = (name: string): Yaml => asRecord(composeServices[name]);
+const composeEnv = (name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(asRecord(composeService(name)['environment'])).map(([k, v]) => [k, String(v)]));
+/** `${VAR:-default}` → default, as compose interpolates with the variable unset. */
+const withDefaults = (text: string): string => text.replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1');
+
+const k8sDirectory = join(deployDirectory, 'k8s');
+const kustomization = asRecord(parse(readFileSync(join(k8sDirectory, 'kustomization.yaml'), 'utf8')));
+const k8sObjects: Yaml[] = asArray(kustomization['resources']).flatMap((file) =>
+  parseAllDocuments(readFileSync(join(k8sDirectory, String(file)), 'utf8')).map((document) => asRecord(document.toJS())),
+);
+const k8sObject = (kind: string, name: string): Yaml => {
+  const found = k8sObjects.find((o) => o['kind'] === kind && asRecord(o['metadata'])['name'] === name);
+  if (found === undefined) throw new Error(`deploy/k8s has no ${kind} ${name}`);
+  return found;
+};
+const podSpec = (workload: Yaml): Yaml => asRecord(asRecord(asRecord(workload['spec'])['template'])['spec']);
+const firstContainer = (workload: Yaml): Yaml => asRecord(asArray(podSpec(workload)['containers'])[0]);
+const configMapData = (): Record<string, string> => asRecord(k8sObject('ConfigMap', 'warpwatch-config')['data']) as Record<string, string>;
+const K8S_WORKLOADS: Record<Service, { kind: string; name: string }> = {
+  collector: { kind: 'DaemonSet', name: 'warpwatch-collector' },
+  estimator: { kind: 'Deployment', name: 'warpwatch-estimator' },
+};
+/** Env of a k8s container: explicit `env` entries (value or reference) plus ConfigMap keys from envFrom. */
+function k8sEnv(workload: Yaml): Map<string, Yaml> {
+  const container = firstContainer(workload);
+  const env = new Map<string, Yaml>();
+  for (const source of asArray(container['envFrom'])) {
+    const name = asRecord(asRecord(source)['configMapRef'])['name'];
+    const map = k8sObjects.find((o) => o['kind'] === 'ConfigMap' && asRecord(o['metadata'])['name'] === name);
+    for (const [key, value] of Object.entries(asRecord(map?.['data']))) env.set(key, { value });
+  }
+  for (const entry of asArray(container['env'])) env.set(String(asRecord(entry)['name']), asRecord(entry));
+  return env;
+}
+
+describe('deploy contracts', () => {
+  describe('contracts.ts', () => {
+    it('matches the ports, datasource uid and dashboards path the code uses', () => {
+      expect(CONTAINER_PORTS.collectorMetrics).toBe(COLLECTOR_DEFAULTS.metricsPort);
+      expect(CONTAINER_PORTS.estimatorMetrics).toBe(ESTIMATOR_DEFAULTS.metricsPort);
+      expect(GRAFANA_DATASOURCE_UID).toBe(INFLUXQL_DATASOURCE_UID);
+      const provider = asRecord(parse(readFileSync(join(deployDirectory, 'grafana', 'dashboards', 'warpwatch-dashboards.yaml'), 'utf8')));
+      expect(asRecord(asRecord(asArray(provider['providers'])[0])['options'])['path']).toBe(GRAFANA_DASHBOARDS_PATH);
+    });
+
+    it('names commands that the CLI registers', () => {
+      const main = readFileSync(join(root, 'cli', 'main.ts'), 'utf8');
+      for (const command of Object.values(SERVICE_COMMANDS)) {
+        expect(existsSync(join(root, 'cli', 'commands', `${command}.ts`)), `cli/commands/${command}.ts`).toBe(true);
+        expect(main).toContain(`./commands/${command}.ts`);
+      }
+    });
+  });
+
+  describe('compose.yaml', () => {
+    it('runs Kafka 3.9, InfluxDB 2.x, Grafana, collector and estimator, each with a health check', () => {
+      expect(Object.keys(composeServices).sort()).toEqual(['collector', 'estimator', 'grafana', 'influxdb', 'kafka']);
+      expect(composeService('kafka')['image']).toMatch(/^apache\/kafka:3\.9\.\d+$/);
+      expect(composeService('influxdb')['image']).toMatch(/^influxdb:2\.\d+/);
+      for (const name of Object.keys(composeServices)) expect(asRecord(composeService(name)['healthcheck'])['test'], name).toBeDefined();
+    });
+
+    it('keeps state in declared named volumes and bind-mounts only files that exist', () => {
+      const declared = Object.keys(asRecord(compose['volumes']));
+      for (const [name, service] of Object.entries(composeServices)) {
+        for (const volume of asArray(asRecord(service)['volumes']).map(String)) {
+          const source = withDefaults(volume.split(':')[0] ?? '');
+          if (source.startsWith('.')) expect(existsSync(resolve(deployDirectory, source)), `${name}: ${source}`).toBe(true);
+          else if (!source.startsWith('/')) expect(declared, `${name}: volume ${source}`).toContain(source);
+        }
+      }
+      for (const name of ['kafka', 'influxdb', 'grafana']) {
+        expect(asArray(composeService(name)['volumes']).some((v) => declared.includes(String(v).split(':')[0] ?? '')), name).toBe(true);
+      }
+    });
+
+    it('builds collector and estimator from the Dockerfile, whose COPY sources exist', () => {
+      for (const service of SERVICES) {
+        const build = asRecord(composeService(service)['build']);
+        const context = resolve(deployDirectory, String(build['context']));
+        const dockerfile = join(context, String(build['dockerfile']));
+        expect(existsSync(dockerfile), dockerfile).toBe(true);
+        expect(composeService(service)['command']).toEqual([SERVICE_COMMANDS[service]]);
+        for (const line of readFileSync(dockerfile, 'utf8').split('\n')) {
+          const copy = /^COPY (?!--from)(.+) \S+$/.exec(line.trim());
+          for (const source of copy?.[1]?.split(/\s+/) ?? []) expect(existsSync(join(context, source)), `Dockerfile COPY ${source}`).toBe(true);
+        }
+      }
+    });
+
+    it('gives the services only environment variables their config module reads', () => {
+      for (const service of SERVICES) {
+        const known = envNamesReadBy(service);
+        for (const name of Object.keys(composeEnv(service))) expect(known, `${service}: ${name}`).toContain(name);
+      }
+    });
+
+    it('wires brokers, InfluxDB URL, bucket and metrics ports consistently', () => {
+      const kafkaEnv = composeEnv('kafka');
+      expect(kafkaEnv['KAFKA_ADVERTISED_LISTENERS']).toContain(`INTERNAL://kafka:${CONTAINER_PORTS.kafka}`);
+      expect(String(kafkaEnv['KAFKA_CONTROLLER_QUORUM_VOTERS'])).toMatch(/^1@kafka:\d+$/);
+      // KRaft cluster ids are 16 bytes in base64url: 22 characters.
+      expect(Buffer.from(String(kafkaEnv['CLUSTER_ID']), 'base64url')).toHaveLength(16);
+      const influxEnv = composeEnv('influxdb');
+      const grafanaEnv = composeEnv('grafana');
+      for (const service of SERVICES) {
+        const env = composeEnv(service);
+        expect(env['WARPWATCH_KAFKA_BROKERS']).toBe(`kafka:${CONTAINER_PORTS.kafka}`);
+        const port = service === 'collector' ? CONTAINER_PORTS.collectorMetrics : CONTAINER_PORTS.estimatorMetrics;
+        expect(Number(env['WARPWATCH_METRICS_PORT'])).toBe(port);
+        expect(env['WARPWATCH_METRICS_HOST']).toBe('0.0.0.0');
+        expect(JSON.stringify(asRecord(composeService(service)['healthcheck'])['test'])).toContain(`:${port}/healthz`);
+      }
+      const estimator = composeEnv('estimator');
+      expect(estimator['WARPWATCH_INFLUX_URL']).toBe(`http://influxdb:${CONTAINER_PORTS.influxdb}`);
+      expect(grafanaEnv['WARPWATCH_INFLUX_URL']).toBe(estimator['WARPWATCH_INFLUX_URL']);
+      // The estimator writes to bucket "<database>/<retention policy>" (estimator/config.ts).
+      expect(influxEnv['DOCKER_INFLUXDB_INIT_BUCKET']).toBe(`${estimator['WARPWATCH_INFLUX_DATABASE']}/${estimator['WARPWATCH_INFLUX_RETENTION_POLICY']}`);
+      expect(influxEnv['DOCKER_INFLUXDB_INIT_ORG']).toBe(estimator['WARPWATCH_INFLUX_ORG']);
+      expect(withDefaults(influxEnv['DOCKER_INFLUXDB_INIT_ADMIN_TOKEN'] ?? '')).toBe(withDefaults(estimator['WARPWATCH_INFLUX_TOKEN'] ?? ''));
+      expect(withDefaults(grafanaEnv['WARPWATCH_INFLUX_TOKEN'] ?? '')).toBe(withDefaults(estimator['WARPWATCH_INFLUX_TOKEN'] ?? ''));
+    });
+
+    it('mounts the collector socket folder where WARPWATCH_SOCKET points', () => {
+      const socket = composeEnv('collector')['WARPWATCH_SOCKET'] ?? '';
+      expect(posix.dirname(socket)).toBe(COLLECTOR_SOCKET_DIRECTORY);
+      expect(asArray(composeService('collector')['volumes']).map((v) => String(v).split(':')[1])).toContain(COLLECTOR_SOCKET_DIRECTORY);
+    });
+
+    it('provisions Grafana with the datasource, dashboards and alert rules from deploy/grafana and dashboards/generated', () => {
+      const mounts = new Map(asArray(composeService('grafana')['volumes']).map((v) => [String(v).split(':')[1], String(v).split(':')[0]]));
+      expect(mounts.get('/etc/grafana/provisioning/datasources')).toBe('./grafana/datasources');
+      expect(mounts.get('/etc/grafana/provisioning/dashboards')).toBe('./grafana/dashboards');
+      expect(mounts.get('/etc/grafana/provisioning/alerting')).toBe('./grafana/alerting');
+      const dashboardsSource = mounts.get(GRAFANA_DASHBOARDS_PATH);
+      expect(dashboardsSource).toBeDefined();
+      const dashboardFiles = readdirSync(resolve(deployDirectory, dashboardsSource ?? '')).filter((f) => f.endsWith('.json'));
+      expect(dashboardFiles.length).toBeGreaterThan(0);
+      // Every variable the datasource file interpolates is set in Grafana's environment.
+      const datasourceText = readFileSync(join(deployDirectory, 'grafana', 'datasources', 'warpwatch-influxql.yaml'), 'utf8');
+      for (const [, name] of datasourceText.matchAll(/\$\{([A-Z0-9_]+)\}/g)) expect(Object.keys(composeEnv('grafana')), String(name)).toContain(name);
+    });
+  });
+
+  describe('grafana datasource', () => {
+    it('is the InfluxQL datasource every generated dashboard and alert rule references', () => {
+      const provisioning = asRecord(parse(readFileSync(join(deployDirectory, 'grafana', 'datasources', 'warpwatch-influxql.yaml'), 'utf8')));
+      const datasources = asArray(provisioning['datasources']).map(asRecord);
+      expect(datasources.map((d) => [d['uid'], d['type']])).toEqual([[GRAFANA_DATASOURCE_UID, 'influxdb']]);
+      const generated = join(root, 'dashboards', 'generated', 'dashboards');
+      const referenced = new Set<string>();
+      for (const file of readdirSync(generated).filter((f) => f.endsWith('.json'))) {
+        for (const [, uid] of readFileSync(join(generated, file), 'utf8').matchAll(/"type":\s*"influxdb",\s*"uid":\s*"([^"]+)"/g)) referenced.add(String(uid));
+      }
+      for (const [, uid] of readFileSync(join(deployDirectory, 'grafana', 'alerting', 'warpwatch-alert-rules.yaml'), 'utf8').matchAll(/datasourceUid:\s*(\S+)/g)) {
+        if (uid !== '__expr__') referenced.add(String(uid));
+      }
+      expect([...referenced]).toEqual([GRAFANA_DATASOURCE_UID]);
+    });
+  });
+
+  describe('k8s', () => {
+    it('lists only manifests that exist, one namespace for all', () => {
+      for (const file of asArray(kustomization['resources'])) expect(existsSync(join(k8sDirectory, String(file))), String(file)).toBe(true);
+      expect(kustomization['namespace']).toBe(asRecord(k8sObject('Namespace', 'warpwatch')['metadata'])['name']);
+    });
+
+    it('runs the collector as a DaemonSet with the host socket folder mounted where WARPWATCH_SOCKET points', () => {
+      const daemonSet = k8sObject('DaemonSet', 'warpwatch-collector');
+      const container = firstContainer(daemonSet);
+      expect(container['args']).toEqual([SERVICE_COMMANDS.collector]);
+      const socket = String(k8sEnv(daemonSet).get('WARPWATCH_SOCKET')?.['value']);
+      const mount = asArray(container['volumeMounts']).map(asRecord).find((m) => m['mountPath'] === posix.dirname(socket));
+      expect(mount, 'volumeMount of the socket folder').toBeDefined();
+      const volume = asArray(podSpec(daemonSet)['volumes']).map(asRecord).find((v) => v['name'] === mount?.['name']);
+      expect(asRecord(volume?.['hostPath'])['path']).toBe(COLLECTOR_SOCKET_DIRECTORY);
+    });
+
+    it('runs estimators as a Deployment with replicas <= the frames topic partitions', () => {
+      const deployment = k8sObject('Deployment', 'warpwatch-estimator');
+      expect(firstContainer(deployment)['args']).toEqual([SERVICE_COMMANDS.estimator]);
+      const replicas = Number(asRecord(deployment['spec'])['replicas']);
+      const partitions = Number(k8sEnv(deployment).get('WARPWATCH_KAFKA_PARTITIONS')?.['value'] ?? ESTIMATOR_DEFAULTS.partitions);
+      expect(replicas).toBeGreaterThanOrEqual(1);
+      expect(replicas).toBeLessThanOrEqual(partitions);
+    });
+
+    it('passes each service only env variables its config module reads, and the ConfigMap only keys some service reads', () => {
+      const readByAny = new Set<string>();
+      for (const service of SERVICES) {
+        const known = envNamesReadBy(service);
+        for (const name of known) readByAny.add(name);
+        const explicit = asArray(firstContainer(k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name))['env']).map((e) => String(asRecord(e)['name']));
+        for (const name of explicit) expect(known, `${service}: ${name}`).toContain(name);
+      }
+      for (const key of Object.keys(configMapData())) expect(readByAny, `ConfigMap key ${key}`).toContain(key);
+    });
+
+    it('uses the topic names of the code', () => {
+      const topicKeys = Object.entries(configMapData()).filter(([key]) => key.endsWith('_TOPIC'));
+      expect(topicKeys.length).toBeGreaterThan(0);
+      for (const [key, value] of topicKeys) expect(Object.values(TOPICS), key).toContain(value);
+      expect(configMapData()['WARPWATCH_FRAMES_TOPIC']).toBe(TOPICS.frames);
+    });
+
+    it('exposes metrics ports that match WARPWATCH_METRICS_PORT and probes /healthz there', () => {
+      for (const service of SERVICES) {
+        const workload = k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name);
+        const container = firstContainer(workload);
+        const port = Number(k8sEnv(workload).get('WARPWATCH_METRICS_PORT')?.['value']);
+        expect(port).toBe(service === 'collector' ? CONTAINER_PORTS.collectorMetrics : CONTAINER_PORTS.estimatorMetrics);
+        const named = asArray(container['ports']).map(asRecord).find((p) => p['containerPort'] === port);
+        expect(named, `${service} containerPort ${port}`).toBeDefined();
+        for (const probe of ['readinessProbe', 'livenessProbe']) {
+          const httpGet = asRecord(asRecord(container[probe])['httpGet']);
+          expect(httpGet['path']).toBe('/healthz');
+          expect(httpGet['port']).toBe(named?.['name']);
+        }
+      }
+    });
+
+    it('takes credentials from Secrets by reference, never as literal values', () => {
+      for (const service of SERVICES) {
+        const env = k8sEnv(k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name));
+        for (const [name, entry] of env) {
+          if (/TOKEN|PASSWORD|SASL_USERNAME/.test(name) && !name.endsWith('_FILE')) {
+            expect(asRecord(asRecord(entry['valueFrom'])['secretKeyRef'])['name'], `${service}: ${name}`).toBe('warpwatch-secrets');
+          }
+        }
+      }
+      expect(k8sObjects.filter((o) => o['kind'] === 'Secret')).toEqual([]);
+      expect(dirname(k8sDirectory)).toBe(deployDirectory);
+    });
+  });
+});

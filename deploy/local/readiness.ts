@@ -1,0 +1,115 @@
+import { Kafka, logLevel } from 'kafkajs';
+import { DeployError } from '../errors.ts';
+import { isProcessRunning, sleep, tailFile } from './process-control.ts';
+
+/** Result of one readiness probe: ready with a short description, or not with the reason. */
+export type ProbeResult = { readonly ready: true; readonly detail: string } | { readonly ready: false; readonly reason: string };
+
+/**
+ * Asks a Kafka cluster for its metadata (kafkajs admin `describeCluster`), once, without retries.
+ *
+ * @param brokers - bootstrap list, e.g. ['127.0.0.1:19092'].
+ * @param timeoutMillis - connection and request timeout.
+ * @returns ready with 'cluster <id>, <k> broker(s)', or the reason it is not.
+ * @example await probeKafka(['127.0.0.1:19092'], 2_000);
+ */
+export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_000): Promise<ProbeResult> {
+  const kafka = new Kafka({
+    clientId: 'warpwatch-stack-probe',
+    brokers: [...brokers],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: timeoutMillis,
+    requestTimeout: timeoutMillis,
+    retry: { retries: 0 },
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return { ready: true, detail: `cluster ${cluster.clusterId}, ${cluster.brokers.length} broker(s), controller ${cluster.controller}` };
+  } catch (error) {
+    return { ready: false, reason: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * Waits until the cluster's group coordinator answers (the first FindCoordinator request
+ * creates `__consumer_offsets`), so the first consumer group of a test does not log
+ * "group coordinator is not available" and retry.
+ *
+ * @throws the kafkajs error when the coordinator is still unavailable after its retries (~10 s).
+ * @example await warmUpKafkaGroupCoordinator(['127.0.0.1:19092']);
+ */
+export async function warmUpKafkaGroupCoordinator(brokers: readonly string[]): Promise<void> {
+  const kafka = new Kafka({ clientId: 'warpwatch-stack-probe', brokers: [...brokers], logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    await admin.describeGroups(['warpwatch-stack-warm-up']);
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * Asks an InfluxDB for `/ping` (1.x and 2.x answer 204), once.
+ *
+ * @param url - base URL, e.g. 'http://127.0.0.1:18086'.
+ * @returns ready with 'InfluxDB <version>', or the reason it is not.
+ * @example await probeInflux('http://127.0.0.1:18086');
+ */
+export async function probeInflux(url: string, timeoutMillis = 2_000): Promise<ProbeResult> {
+  try {
+    const response = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(timeoutMillis) });
+    await response.arrayBuffer();
+    if (response.status !== 204 && response.status !== 200) return { ready: false, reason: `GET /ping answered HTTP ${response.status}, expected 204` };
+    return { ready: true, detail: `InfluxDB ${response.headers.get('x-influxdb-version') ?? 'unknown version'}` };
+  } catch (error) {
+    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+    return { ready: false, reason: `${error instanceof Error ? error.message : String(error)}${cause}` };
+  }
+}
+
+/** What {@link waitUntilReady} watches. */
+export interface ReadinessWait {
+  /** Name for messages, e.g. 'kafka'. */
+  readonly name: string;
+  readonly probe: () => Promise<ProbeResult>;
+  /** The server process; when it exits, waiting stops at once. */
+  readonly pid?: number;
+  readonly commandLineMarker?: string;
+  /** Log shown (last lines) when the server dies or never answers. */
+  readonly logFile: string;
+  readonly timeoutMillis: number;
+  /** Pause between probes. */
+  readonly intervalMillis?: number;
+}
+
+/**
+ * Probes until the server answers, its process exits, or the time is up.
+ *
+ * @returns the detail of the successful probe.
+ * @throws DeployError WW_ERR_STACK_START when the process exits first,
+ *   WW_ERR_STACK_NOT_READY when it does not answer within `timeoutMillis` (both quote the log tail).
+ * @example await waitUntilReady({ name: 'influxdb', probe: () => probeInflux(url), logFile, timeoutMillis: 60_000 });
+ */
+export async function waitUntilReady(wait: ReadinessWait): Promise<string> {
+  const deadline = Date.now() + wait.timeoutMillis;
+  let last: ProbeResult = { ready: false, reason: 'not probed yet' };
+  for (;;) {
+    last = await wait.probe();
+    if (last.ready) return last.detail;
+    if (wait.pid !== undefined && !isProcessRunning(wait.pid, wait.commandLineMarker)) {
+      throw new DeployError('WW_ERR_STACK_START', `${wait.name} (pid ${wait.pid}) exited during start-up; log ${wait.logFile}, last lines:\n${tailFile(wait.logFile, 25)}`, { retriable: true });
+    }
+    if (Date.now() >= deadline) break;
+    await sleep(wait.intervalMillis ?? 250);
+  }
+  throw new DeployError(
+    'WW_ERR_STACK_NOT_READY',
+    `${wait.name} did not answer within ${wait.timeoutMillis} ms (last probe: ${last.ready ? 'ready' : last.reason}); log ${wait.logFile}, last lines:\n${tailFile(wait.logFile, 25)}`,
+    { retriable: true },
+  );
+}

@@ -1,0 +1,186 @@
+import { createCusumState, updateCusum, type CusumOptions, type CusumState } from './change-detector.ts';
+import type { StreamIdentity } from './launch-observation.ts';
+import { ALERT_KINDS, FIELDS, type AlertKind } from './series.ts';
+import type { WindowResult } from './window-result.ts';
+
+/**
+ * Per-stream alerting on closed windows: CUSUM change detectors on loss_measured and
+ * loss_predicted (rising imbalance), a two-sided CUSUM on log(loss_measured/loss_predicted)
+ * (drift: the model stops explaining the job), and fixed thresholds. Pure: state in, events out.
+ */
+
+/** Alerting parameters (a slice of the estimator config). */
+export interface AlertOptions {
+  /** Detector for loss_measured and loss_predicted (rising imbalance). */
+  readonly rising: CusumOptions;
+  /** Detector for the log ratio measured/predicted (drift), used two-sided. */
+  readonly drift: CusumOptions;
+  /** Alert when loss_measured exceeds this (undefined: no threshold). Hysteresis: re-arms below 0.98·threshold. */
+  readonly lossMeasuredThreshold: number | undefined;
+  /** Alert when η(loss_predicted, loss_measured) exceeds this (undefined: none). Re-arms below 0.9·threshold. */
+  readonly driftThreshold: number | undefined;
+}
+
+/** The series an alert is about. */
+export type AlertSeries = 'loss_measured' | 'loss_predicted' | 'measured_over_predicted';
+
+/** One alert event (also the JSON value on warpwatch.alerts, see docs/estimator.md). */
+export interface AlertEvent {
+  readonly kind: AlertKind;
+  readonly identity: StreamIdentity;
+  /** Time of the evidence: end of the window that triggered the alert (ms since epoch). */
+  readonly timeMillis: number;
+  readonly series: AlertSeries;
+  readonly oldLevel: number;
+  readonly newLevel: number;
+  /** CUSUM statistic in σ units, or the value that crossed a threshold. */
+  readonly statistic: number;
+  readonly evidence: {
+    readonly detector: 'cusum' | 'threshold';
+    /** Windows since the estimated change point (CUSUM) or 1 (threshold). */
+    readonly windowsSinceChange: number;
+    /** Start of the estimated change (ms since epoch). */
+    readonly changeStartMillis: number;
+    readonly baselineSigma: number | undefined;
+    readonly threshold: number;
+    readonly windowMillis: number;
+  };
+  readonly message: string;
+}
+
+/** Alert state of one stream. */
+export interface AlertState {
+  readonly lossMeasured: CusumState;
+  readonly lossPredicted: CusumState;
+  readonly drift: CusumState;
+  lossThresholdArmed: boolean;
+  driftThresholdArmed: boolean;
+}
+
+/** A fresh alert state. */
+export function createAlertState(): AlertState {
+  return {
+    lossMeasured: createCusumState(),
+    lossPredicted: createCusumState(),
+    drift: createCusumState(),
+    lossThresholdArmed: true,
+    driftThresholdArmed: true,
+  };
+}
+
+function format(value: number): string {
+  return value.toPrecision(4);
+}
+
+/**
+ * Feeds one closed window (mutates `state`) and returns the alerts it raises.
+ *
+ * @example
+ * for (const alert of evaluateAlerts(state, result, options)) publish(alert);
+ */
+export function evaluateAlerts(state: AlertState, result: WindowResult, options: AlertOptions): AlertEvent[] {
+  const alerts: AlertEvent[] = [];
+  const windowMillis = result.endMillis - result.startMillis;
+  const base = { identity: result.identity, timeMillis: result.endMillis };
+  const stream = result.identity.stream;
+
+  const rising = (series: 'loss_measured' | 'loss_predicted', cusum: CusumState, value: number | undefined): void => {
+    if (value === undefined) return;
+    const { alarm } = updateCusum(cusum, value, options.rising);
+    if (alarm === undefined || alarm.direction !== 'up') return;
+    alerts.push({
+      ...base,
+      kind: ALERT_KINDS.risingImbalance,
+      series,
+      oldLevel: alarm.oldLevel,
+      newLevel: alarm.newLevel,
+      statistic: alarm.statistic,
+      evidence: {
+        detector: 'cusum',
+        windowsSinceChange: alarm.windowsSinceChange,
+        changeStartMillis: result.endMillis - alarm.windowsSinceChange * windowMillis,
+        baselineSigma: alarm.baselineSigma,
+        threshold: options.rising.thresholdSigmas,
+        windowMillis,
+      },
+      message: `${stream}: ${series} rose from ${format(alarm.oldLevel)} to ${format(alarm.newLevel)} over the last ${alarm.windowsSinceChange} window(s) (CUSUM ${format(alarm.statistic)}σ > ${options.rising.thresholdSigmas}σ)`,
+    });
+  };
+  rising(FIELDS.window.lossMeasured, state.lossMeasured, result.lossMeasured);
+  rising(FIELDS.window.lossPredicted, state.lossPredicted, result.lossPredicted);
+
+  if (result.lossMeasured !== undefined && result.lossPredicted !== undefined && result.lossMeasured > 0) {
+    const logRatio = Math.log(result.lossMeasured / result.lossPredicted);
+    const { alarm } = updateCusum(state.drift, logRatio, options.drift);
+    if (alarm !== undefined) {
+      alerts.push({
+        ...base,
+        kind: ALERT_KINDS.drift,
+        series: 'measured_over_predicted',
+        oldLevel: Math.exp(alarm.oldLevel),
+        newLevel: Math.exp(alarm.newLevel),
+        statistic: alarm.statistic,
+        evidence: {
+          detector: 'cusum',
+          windowsSinceChange: alarm.windowsSinceChange,
+          changeStartMillis: result.endMillis - alarm.windowsSinceChange * windowMillis,
+          baselineSigma: alarm.baselineSigma,
+          threshold: options.drift.thresholdSigmas,
+          windowMillis,
+        },
+        message: `${stream}: loss_measured/loss_predicted moved from ${format(Math.exp(alarm.oldLevel))} to ${format(Math.exp(alarm.newLevel))} (CUSUM ${format(alarm.statistic)}σ > ${options.drift.thresholdSigmas}σ): prediction and measurement drift apart`,
+      });
+    }
+  }
+
+  if (options.lossMeasuredThreshold !== undefined && result.lossMeasured !== undefined) {
+    const threshold = options.lossMeasuredThreshold;
+    if (state.lossThresholdArmed && result.lossMeasured > threshold) {
+      state.lossThresholdArmed = false;
+      alerts.push(thresholdAlert(base, ALERT_KINDS.risingImbalance, 'loss_measured', threshold, result.lossMeasured, windowMillis,
+        `${stream}: loss_measured ${format(result.lossMeasured)} exceeds the threshold ${format(threshold)}`));
+    } else if (result.lossMeasured < 0.98 * threshold) {
+      state.lossThresholdArmed = true;
+    }
+  }
+  if (options.driftThreshold !== undefined) {
+    const eta = result.etaPredictedMeasured;
+    const threshold = options.driftThreshold;
+    if (eta !== undefined && state.driftThresholdArmed && eta > threshold) {
+      state.driftThresholdArmed = false;
+      alerts.push(thresholdAlert(base, ALERT_KINDS.drift, 'measured_over_predicted', threshold, eta, windowMillis,
+        `${stream}: relative error between loss_predicted and loss_measured is ${format(eta)}, above ${format(threshold)}`));
+    } else if (eta !== undefined && eta < 0.9 * threshold) {
+      state.driftThresholdArmed = true;
+    }
+  }
+  return alerts;
+}
+
+function thresholdAlert(
+  base: { identity: StreamIdentity; timeMillis: number },
+  kind: AlertKind,
+  series: AlertSeries,
+  threshold: number,
+  value: number,
+  windowMillis: number,
+  message: string,
+): AlertEvent {
+  return {
+    ...base,
+    kind,
+    series,
+    oldLevel: threshold,
+    newLevel: value,
+    statistic: value,
+    evidence: {
+      detector: 'threshold',
+      windowsSinceChange: 1,
+      changeStartMillis: base.timeMillis - windowMillis,
+      baselineSigma: undefined,
+      threshold,
+      windowMillis,
+    },
+    message,
+  };
+}

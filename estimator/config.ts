@@ -1,0 +1,394 @@
+import { hostname } from 'node:os';
+import { EstimatorConfigError } from './errors.ts';
+import { TOPICS } from './series.ts';
+
+/** Which histogram loss_predicted is computed from at window close. */
+export type PredictionBasis = 'window' | 'current' | 'cumulative';
+
+/** Validated, frozen settings of the estimator; built once by {@link loadEstimatorConfig}. */
+export interface EstimatorConfig {
+  /** Instance name (tag `instance` of warpwatch_pipeline; Kafka client id suffix). */
+  readonly instanceId: string;
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly groupId: string;
+    readonly framesTopic: string;
+    readonly distributionsTopic: string;
+    readonly alertsTopic: string;
+    readonly checkpointTopic: string;
+    /** Partitions used when the estimator creates a missing topic. */
+    readonly partitions: number;
+    /** Replication factor for created topics (-1 = broker default). */
+    readonly replicationFactor: number;
+    /** Where a group without committed offsets or checkpoints starts: earliest (true) or latest. */
+    readonly fromBeginning: boolean;
+    readonly sessionTimeoutMillis: number;
+    readonly heartbeatIntervalMillis: number;
+    readonly connectionTimeoutMillis: number;
+  };
+  /** InfluxDB sink, or undefined when disabled (`--influx-url off`). */
+  readonly influx:
+    | {
+        readonly url: string;
+        /** InfluxDB 1.8 database; the v2 API bucket is `<database>/<retentionPolicy>`. */
+        readonly database: string;
+        readonly retentionPolicy: string;
+        /** v2 API token ('' for an open 1.8 server, or 'user:password'). */
+        readonly token: string;
+        readonly org: string;
+        readonly batchSize: number;
+        readonly flushIntervalMillis: number;
+        /** Bound of the in-memory line buffer while InfluxDB is away; overflow is dropped and counted. */
+        readonly maxBufferLines: number;
+        readonly minRetryDelayMillis: number;
+        readonly maxRetryDelayMillis: number;
+        readonly requestTimeoutMillis: number;
+      }
+    | undefined;
+  readonly window: {
+    readonly windowMillis: number;
+    readonly allowedLatenessMillis: number;
+    /** A stream that recorded nothing for this long (processing time) has its open windows closed. */
+    readonly idleCloseMillis: number;
+    /** A stream idle this long (processing time) is forgotten (state tombstoned in the checkpoint). */
+    readonly streamRetentionMillis: number;
+    readonly current: { readonly mode: 'decay'; readonly halfLifeLaunches: number } | { readonly mode: 'last-n'; readonly launches: number };
+    readonly predictionBasis: PredictionBasis;
+    readonly dedupeCapacity: number;
+    readonly maxExactSupport: number;
+    readonly subBinsPerOctave: number;
+  };
+  readonly compute: {
+    readonly bootstrapReplicates: number;
+    readonly confidenceLevel: number;
+    readonly sweepGroupSizes: readonly number[];
+    readonly quantiles: boolean;
+    readonly quantileExactWorkLimit: number;
+    readonly quantileSamples: number;
+    readonly fit: boolean;
+    /** Write warpwatch_histogram points (one per bin per window). */
+    readonly histogramPoints: boolean;
+  };
+  readonly alerts: {
+    readonly warmupWindows: number;
+    readonly referenceSigmas: number;
+    readonly thresholdSigmas: number;
+    readonly minRelativeSigma: number;
+    /** Absolute σ floor of the drift detector's log ratio. */
+    readonly driftMinSigma: number;
+    readonly lossMeasuredThreshold: number | undefined;
+    readonly driftThreshold: number | undefined;
+  };
+  /** How often state is checkpointed and offsets committed (processing time). */
+  readonly checkpointIntervalMillis: number;
+  /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
+  readonly metricsPort: number | undefined;
+  readonly metricsHost: string;
+  readonly shutdownTimeoutMillis: number;
+}
+
+/** Command-line flags as strings (undefined = not given); flags take precedence over the environment. */
+export interface EstimatorFlags {
+  readonly brokers?: string | undefined;
+  readonly groupId?: string | undefined;
+  readonly windowMillis?: string | undefined;
+  readonly influxUrl?: string | undefined;
+  readonly influxDatabase?: string | undefined;
+  readonly metricsPort?: string | undefined;
+  readonly current?: string | undefined;
+  readonly halfLifeLaunches?: string | undefined;
+  readonly lastLaunches?: string | undefined;
+  readonly predictionBasis?: string | undefined;
+  readonly bootstrapReplicates?: string | undefined;
+  readonly fromBeginning?: boolean | undefined;
+  readonly instance?: string | undefined;
+}
+
+/** Defaults, in one place. Times in milliseconds. */
+export const ESTIMATOR_DEFAULTS = Object.freeze({
+  brokers: '127.0.0.1:19092',
+  clientId: 'warpwatch-estimator',
+  groupId: 'warpwatch-estimator',
+  partitions: 6,
+  replicationFactor: -1,
+  fromBeginning: true,
+  sessionTimeoutMillis: 30_000,
+  heartbeatIntervalMillis: 3_000,
+  connectionTimeoutMillis: 3_000,
+  influxUrl: 'http://127.0.0.1:18086',
+  influxDatabase: 'warpwatch',
+  influxRetentionPolicy: 'autogen',
+  influxToken: '',
+  influxOrg: '-',
+  influxBatchSize: 5_000,
+  influxFlushIntervalMillis: 200,
+  influxMaxBufferLines: 200_000,
+  influxMinRetryDelayMillis: 500,
+  influxMaxRetryDelayMillis: 30_000,
+  influxRequestTimeoutMillis: 10_000,
+  windowMillis: 10_000,
+  allowedLatenessMillis: 0,
+  streamRetentionMillis: 3_600_000,
+  currentMode: 'decay' as 'decay' | 'last-n',
+  halfLifeLaunches: 32,
+  lastLaunches: 64,
+  predictionBasis: 'window' as PredictionBasis,
+  dedupeCapacity: 1_024,
+  maxExactSupport: 4_096,
+  subBinsPerOctave: 128,
+  bootstrapReplicates: 32,
+  confidenceLevel: 0.95,
+  sweepGroupSizes: [1, 2, 4, 8, 16, 32],
+  quantileExactWorkLimit: 2_000_000,
+  quantileSamples: 10_000,
+  warmupWindows: 16,
+  referenceSigmas: 0.5,
+  thresholdSigmas: 8,
+  minRelativeSigma: 0.01,
+  driftMinSigma: 0.01,
+  checkpointIntervalMillis: 2_000,
+  metricsPort: 9465,
+  metricsHost: '127.0.0.1',
+  shutdownTimeoutMillis: 10_000,
+});
+
+/**
+ * Builds the estimator configuration from environment variables (`WARPWATCH_*`) and
+ * command-line flags, once at start-up: every value validated, all problems reported
+ * together, the result deeply frozen.
+ *
+ * Environment (flag in brackets): WARPWATCH_KAFKA_BROKERS [--brokers], WARPWATCH_ESTIMATOR_GROUP_ID
+ * [--group-id], WARPWATCH_KAFKA_CLIENT_ID, WARPWATCH_FRAMES_TOPIC, WARPWATCH_DISTRIBUTIONS_TOPIC,
+ * WARPWATCH_ALERTS_TOPIC, WARPWATCH_CHECKPOINT_TOPIC, WARPWATCH_KAFKA_PARTITIONS,
+ * WARPWATCH_KAFKA_REPLICATION_FACTOR, WARPWATCH_ESTIMATOR_FROM_BEGINNING [--from-beginning],
+ * WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS, WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS,
+ * WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS, WARPWATCH_INFLUX_URL [--influx-url, "off" disables],
+ * WARPWATCH_INFLUX_DATABASE [--influx-database], WARPWATCH_INFLUX_RETENTION_POLICY,
+ * WARPWATCH_INFLUX_TOKEN, WARPWATCH_INFLUX_ORG, WARPWATCH_INFLUX_BATCH_SIZE,
+ * WARPWATCH_INFLUX_FLUSH_INTERVAL_MILLIS, WARPWATCH_INFLUX_MAX_BUFFER_LINES,
+ * WARPWATCH_INFLUX_MAX_RETRY_DELAY_MILLIS, WARPWATCH_WINDOW_MILLIS [--window-millis],
+ * WARPWATCH_ALLOWED_LATENESS_MILLIS, WARPWATCH_IDLE_CLOSE_MILLIS (default = window),
+ * WARPWATCH_STREAM_RETENTION_MILLIS, WARPWATCH_CURRENT (decay|last-n) [--current],
+ * WARPWATCH_HALF_LIFE_LAUNCHES [--half-life-launches], WARPWATCH_LAST_LAUNCHES [--last-launches],
+ * WARPWATCH_PREDICTION_BASIS (window|current|cumulative) [--prediction-basis],
+ * WARPWATCH_DEDUPE_CAPACITY, WARPWATCH_MAX_EXACT_SUPPORT, WARPWATCH_SUB_BINS_PER_OCTAVE,
+ * WARPWATCH_BOOTSTRAP_REPLICATES [--bootstrap-replicates], WARPWATCH_CONFIDENCE_LEVEL,
+ * WARPWATCH_SWEEP_GROUP_SIZES (comma list), WARPWATCH_QUANTILES, WARPWATCH_QUANTILE_EXACT_WORK_LIMIT,
+ * WARPWATCH_QUANTILE_SAMPLES, WARPWATCH_FIT,
+ * WARPWATCH_HISTOGRAM_POINTS (true|false), WARPWATCH_ALERT_WARMUP_WINDOWS,
+ * WARPWATCH_ALERT_REFERENCE_SIGMAS, WARPWATCH_ALERT_THRESHOLD_SIGMAS,
+ * WARPWATCH_ALERT_MIN_RELATIVE_SIGMA, WARPWATCH_ALERT_DRIFT_MIN_SIGMA,
+ * WARPWATCH_ALERT_LOSS_THRESHOLD, WARPWATCH_ALERT_DRIFT_THRESHOLD,
+ * WARPWATCH_CHECKPOINT_INTERVAL_MILLIS, WARPWATCH_METRICS_PORT (or "off") [--metrics-port],
+ * WARPWATCH_METRICS_HOST, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_INSTANCE [--instance].
+ *
+ * @throws EstimatorConfigError listing every invalid setting.
+ * @example
+ * const config = loadEstimatorConfig({ env: process.env, flags: { windowMillis: '5000' } });
+ */
+export function loadEstimatorConfig(input: {
+  env: Readonly<Record<string, string | undefined>>;
+  flags?: EstimatorFlags;
+}): EstimatorConfig {
+  const env = input.env;
+  const flags = input.flags ?? {};
+  const problems: string[] = [];
+  const d = ESTIMATOR_DEFAULTS;
+
+  const pick = (flag: string | undefined, flagName: string | undefined, envName: string): { text: string | undefined; name: string } => {
+    if (flag !== undefined && flagName !== undefined) return { text: flag, name: flagName };
+    const fromEnv = env[envName];
+    return { text: fromEnv === '' ? undefined : fromEnv, name: envName };
+  };
+  const integer = (flag: string | undefined, flagName: string | undefined, envName: string, fallback: number, min: number, max: number): number => {
+    const { text, name } = pick(flag, flagName, envName);
+    if (text === undefined) return fallback;
+    const value = Number(text.trim());
+    if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer ${min}..${max}, got "${text}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const real = (envName: string, fallback: number, min: number, max: number, flag?: string, flagName?: string): number => {
+    const { text, name } = pick(flag, flagName, envName);
+    if (text === undefined) return fallback;
+    const value = Number(text.trim());
+    if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+      problems.push(`${name} must be a number ${min}..${max}, got "${text}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const optionalReal = (envName: string, min: number, max: number): number | undefined => {
+    const text = env[envName];
+    if (text === undefined || text === '' || text.trim().toLowerCase() === 'off') return undefined;
+    return real(envName, min, min, max);
+  };
+  const oneOf = <T extends string>(flag: string | undefined, flagName: string | undefined, envName: string, fallback: T, allowed: readonly T[]): T => {
+    const { text, name } = pick(flag, flagName, envName);
+    if (text === undefined) return fallback;
+    const value = text.trim().toLowerCase() as T;
+    if (!allowed.includes(value)) {
+      problems.push(`${name} must be one of ${allowed.join('|')}, got "${text}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const boolean = (envName: string, fallback: boolean, flag?: boolean): boolean => {
+    if (flag !== undefined) return flag;
+    const text = env[envName];
+    if (text === undefined || text === '') return fallback;
+    const lower = text.trim().toLowerCase();
+    if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
+    if (['0', 'false', 'no', 'off'].includes(lower)) return false;
+    problems.push(`${envName} must be true or false, got "${text}"`);
+    return fallback;
+  };
+  const topicName = (envName: string, fallback: string): string => {
+    const text = env[envName];
+    if (text === undefined || text === '') return fallback;
+    if (!/^[A-Za-z0-9._-]{1,249}$/.test(text)) problems.push(`${envName} must be a Kafka topic name ([A-Za-z0-9._-], 1..249 chars), got "${text}"`);
+    return text;
+  };
+
+  const brokersText = pick(flags.brokers, '--brokers', 'WARPWATCH_KAFKA_BROKERS');
+  const brokers = (brokersText.text ?? d.brokers).split(',').map((b) => b.trim()).filter((b) => b !== '');
+  for (const broker of brokers) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(broker) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(broker)) {
+      problems.push(`${brokersText.name} entries must be host:port, got "${broker}"`);
+    }
+  }
+  if (brokers.length === 0) problems.push(`${brokersText.name} must list at least one host:port`);
+
+  const groupIdText = pick(flags.groupId, '--group-id', 'WARPWATCH_ESTIMATOR_GROUP_ID');
+  const groupId = groupIdText.text ?? d.groupId;
+  if (!/^[A-Za-z0-9._-]{1,200}$/.test(groupId)) problems.push(`${groupIdText.name} must match [A-Za-z0-9._-]{1,200}, got "${groupId}"`);
+
+  const sessionTimeoutMillis = integer(undefined, undefined, 'WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS', d.sessionTimeoutMillis, 6_000, 300_000);
+  const heartbeatIntervalMillis = integer(undefined, undefined, 'WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS', d.heartbeatIntervalMillis, 100, 60_000);
+  if (heartbeatIntervalMillis * 3 > sessionTimeoutMillis) {
+    problems.push(
+      `WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS (${heartbeatIntervalMillis}) must be at most a third of WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS (${sessionTimeoutMillis})`,
+    );
+  }
+
+  const influxUrlText = pick(flags.influxUrl, '--influx-url', 'WARPWATCH_INFLUX_URL');
+  const influxUrl = influxUrlText.text ?? d.influxUrl;
+  const influxEnabled = influxUrl.trim().toLowerCase() !== 'off';
+  if (influxEnabled) {
+    try {
+      const parsed = new URL(influxUrl);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      problems.push(`${influxUrlText.name} must be an http(s) URL or "off", got "${influxUrl}"`);
+    }
+  }
+  const influxDatabaseText = pick(flags.influxDatabase, '--influx-database', 'WARPWATCH_INFLUX_DATABASE');
+  const influxDatabase = influxDatabaseText.text ?? d.influxDatabase;
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(influxDatabase)) problems.push(`${influxDatabaseText.name} must match [A-Za-z0-9._-]{1,128}, got "${influxDatabase}"`);
+
+  const windowMillis = integer(flags.windowMillis, '--window-millis', 'WARPWATCH_WINDOW_MILLIS', d.windowMillis, 10, 86_400_000);
+  const currentMode = oneOf<'decay' | 'last-n'>(flags.current, '--current', 'WARPWATCH_CURRENT', d.currentMode, ['decay', 'last-n']);
+  const halfLifeLaunches = real('WARPWATCH_HALF_LIFE_LAUNCHES', d.halfLifeLaunches, 0.01, 1e9, flags.halfLifeLaunches, '--half-life-launches');
+  const lastLaunches = integer(flags.lastLaunches, '--last-launches', 'WARPWATCH_LAST_LAUNCHES', d.lastLaunches, 1, 100_000);
+
+  const sweepText = env.WARPWATCH_SWEEP_GROUP_SIZES;
+  let sweepGroupSizes: number[] = [...d.sweepGroupSizes];
+  if (sweepText !== undefined && sweepText !== '') {
+    const parts = sweepText.trim().toLowerCase() === 'off' ? [] : sweepText.split(',').map((p) => p.trim());
+    const parsed = parts.map(Number);
+    if (parsed.some((v) => !Number.isInteger(v) || v < 1 || v > 32)) {
+      problems.push(`WARPWATCH_SWEEP_GROUP_SIZES must be a comma list of integers 1..32 or "off", got "${sweepText}"`);
+    } else sweepGroupSizes = parsed;
+  }
+
+  let metricsPort: number | undefined;
+  const metricsText = pick(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT');
+  if (metricsText.text !== undefined && metricsText.text.trim().toLowerCase() === 'off') metricsPort = undefined;
+  else metricsPort = integer(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT', d.metricsPort, 0, 65_535);
+
+  const subBinsPerOctave = Number(
+    oneOf<string>(undefined, undefined, 'WARPWATCH_SUB_BINS_PER_OCTAVE', String(d.subBinsPerOctave), ['16', '32', '64', '128', '256', '512', '1024']),
+  );
+  const instanceId = pick(flags.instance, '--instance', 'WARPWATCH_INSTANCE').text ?? `${hostname()}-${process.pid}`;
+  const minRetryDelayMillis = d.influxMinRetryDelayMillis;
+  const maxRetryDelayMillis = integer(undefined, undefined, 'WARPWATCH_INFLUX_MAX_RETRY_DELAY_MILLIS', d.influxMaxRetryDelayMillis, minRetryDelayMillis, 3_600_000);
+
+  const config: EstimatorConfig = {
+    instanceId,
+    kafka: Object.freeze({
+      brokers: Object.freeze(brokers),
+      clientId: env.WARPWATCH_KAFKA_CLIENT_ID || d.clientId,
+      groupId,
+      framesTopic: topicName('WARPWATCH_FRAMES_TOPIC', TOPICS.frames),
+      distributionsTopic: topicName('WARPWATCH_DISTRIBUTIONS_TOPIC', TOPICS.distributions),
+      alertsTopic: topicName('WARPWATCH_ALERTS_TOPIC', TOPICS.alerts),
+      checkpointTopic: topicName('WARPWATCH_CHECKPOINT_TOPIC', TOPICS.estimatorCheckpoints),
+      partitions: integer(undefined, undefined, 'WARPWATCH_KAFKA_PARTITIONS', d.partitions, 1, 10_000),
+      replicationFactor: integer(undefined, undefined, 'WARPWATCH_KAFKA_REPLICATION_FACTOR', d.replicationFactor, -1, 32),
+      fromBeginning: boolean('WARPWATCH_ESTIMATOR_FROM_BEGINNING', d.fromBeginning, flags.fromBeginning),
+      sessionTimeoutMillis,
+      heartbeatIntervalMillis,
+      connectionTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS', d.connectionTimeoutMillis, 100, 600_000),
+    }),
+    influx: influxEnabled
+      ? Object.freeze({
+          url: influxUrl,
+          database: influxDatabase,
+          retentionPolicy: env.WARPWATCH_INFLUX_RETENTION_POLICY || d.influxRetentionPolicy,
+          token: env.WARPWATCH_INFLUX_TOKEN ?? d.influxToken,
+          org: env.WARPWATCH_INFLUX_ORG || d.influxOrg,
+          batchSize: integer(undefined, undefined, 'WARPWATCH_INFLUX_BATCH_SIZE', d.influxBatchSize, 1, 1_000_000),
+          flushIntervalMillis: integer(undefined, undefined, 'WARPWATCH_INFLUX_FLUSH_INTERVAL_MILLIS', d.influxFlushIntervalMillis, 1, 600_000),
+          maxBufferLines: integer(undefined, undefined, 'WARPWATCH_INFLUX_MAX_BUFFER_LINES', d.influxMaxBufferLines, 1, 100_000_000),
+          minRetryDelayMillis,
+          maxRetryDelayMillis,
+          requestTimeoutMillis: d.influxRequestTimeoutMillis,
+        })
+      : undefined,
+    window: Object.freeze({
+      windowMillis,
+      allowedLatenessMillis: integer(undefined, undefined, 'WARPWATCH_ALLOWED_LATENESS_MILLIS', d.allowedLatenessMillis, 0, 86_400_000),
+      idleCloseMillis: integer(undefined, undefined, 'WARPWATCH_IDLE_CLOSE_MILLIS', windowMillis, 10, 86_400_000),
+      streamRetentionMillis: integer(undefined, undefined, 'WARPWATCH_STREAM_RETENTION_MILLIS', d.streamRetentionMillis, 1_000, 30 * 86_400_000),
+      current: Object.freeze(
+        currentMode === 'decay' ? { mode: 'decay' as const, halfLifeLaunches } : { mode: 'last-n' as const, launches: lastLaunches },
+      ),
+      predictionBasis: oneOf<PredictionBasis>(flags.predictionBasis, '--prediction-basis', 'WARPWATCH_PREDICTION_BASIS', d.predictionBasis, [
+        'window',
+        'current',
+        'cumulative',
+      ]),
+      dedupeCapacity: integer(undefined, undefined, 'WARPWATCH_DEDUPE_CAPACITY', d.dedupeCapacity, 1, 1_000_000),
+      maxExactSupport: integer(undefined, undefined, 'WARPWATCH_MAX_EXACT_SUPPORT', d.maxExactSupport, 16, 1_000_000),
+      subBinsPerOctave,
+    }),
+    compute: Object.freeze({
+      bootstrapReplicates: integer(flags.bootstrapReplicates, '--bootstrap-replicates', 'WARPWATCH_BOOTSTRAP_REPLICATES', d.bootstrapReplicates, 0, 10_000),
+      confidenceLevel: real('WARPWATCH_CONFIDENCE_LEVEL', d.confidenceLevel, 0.5, 0.9999),
+      sweepGroupSizes: Object.freeze(sweepGroupSizes),
+      quantiles: boolean('WARPWATCH_QUANTILES', true),
+      quantileExactWorkLimit: integer(undefined, undefined, 'WARPWATCH_QUANTILE_EXACT_WORK_LIMIT', d.quantileExactWorkLimit, 0, 1e12),
+      quantileSamples: integer(undefined, undefined, 'WARPWATCH_QUANTILE_SAMPLES', d.quantileSamples, 100, 10_000_000),
+      fit: boolean('WARPWATCH_FIT', true),
+      histogramPoints: boolean('WARPWATCH_HISTOGRAM_POINTS', true),
+    }),
+    alerts: Object.freeze({
+      warmupWindows: integer(undefined, undefined, 'WARPWATCH_ALERT_WARMUP_WINDOWS', d.warmupWindows, 2, 10_000),
+      referenceSigmas: real('WARPWATCH_ALERT_REFERENCE_SIGMAS', d.referenceSigmas, 0, 100),
+      thresholdSigmas: real('WARPWATCH_ALERT_THRESHOLD_SIGMAS', d.thresholdSigmas, 0.1, 1000),
+      minRelativeSigma: real('WARPWATCH_ALERT_MIN_RELATIVE_SIGMA', d.minRelativeSigma, 0, 10),
+      driftMinSigma: real('WARPWATCH_ALERT_DRIFT_MIN_SIGMA', d.driftMinSigma, 0, 10),
+      lossMeasuredThreshold: optionalReal('WARPWATCH_ALERT_LOSS_THRESHOLD', 1, 1e6),
+      driftThreshold: optionalReal('WARPWATCH_ALERT_DRIFT_THRESHOLD', 0, 1e6),
+    }),
+    checkpointIntervalMillis: integer(undefined, undefined, 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', d.checkpointIntervalMillis, 10, 3_600_000),
+    metricsPort,
+    metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,
+    shutdownTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS', d.shutdownTimeoutMillis, 100, 3_600_000),
+  };
+  if (problems.length > 0) throw new EstimatorConfigError(problems);
+  return Object.freeze(config);
+}

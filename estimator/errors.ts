@@ -1,0 +1,58 @@
+/**
+ * Errors of the estimator (issue 6). One base class with a stable `code`, a `retriable`
+ * flag and the underlying `cause`; every code is listed in {@link ESTIMATOR_ERROR_CODES}
+ * and documented in docs/errors.md (a test keeps both in sync).
+ */
+
+/** Every error code the estimator raises or records. */
+export const ESTIMATOR_ERROR_CODES = [
+  'WW_ERR_ESTIMATOR_CONFIG',
+  'WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT',
+  'WW_ERR_ESTIMATOR_CHECKPOINT_WRITE',
+  'WW_ERR_ESTIMATOR_FRAME_REJECTED',
+  'WW_ERR_ESTIMATOR_MODEL',
+  'WW_ERR_ESTIMATOR_INFLUX_WRITE',
+  'WW_ERR_ESTIMATOR_INFLUX_BUFFER_FULL',
+  'WW_ERR_ESTIMATOR_KAFKA',
+  'WW_ERR_ESTIMATOR_METRICS_PORT',
+] as const;
+
+/** One of {@link ESTIMATOR_ERROR_CODES}. */
+export type EstimatorErrorCode = (typeof ESTIMATOR_ERROR_CODES)[number];
+
+/**
+ * Base class of every estimator error.
+ *
+ * @example
+ * throw new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', 'cannot reach brokers 127.0.0.1:19092', { retriable: true });
+ */
+export class EstimatorError extends Error {
+  /** Stable machine-readable code, listed in docs/errors.md. */
+  readonly code: EstimatorErrorCode;
+  /** True when the same operation may succeed if tried again later (e.g. a server is down). */
+  readonly retriable: boolean;
+
+  constructor(code: EstimatorErrorCode, message: string, options: { retriable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'EstimatorError';
+    this.code = code;
+    this.retriable = options.retriable ?? false;
+  }
+}
+
+/**
+ * Invalid estimator configuration: `problems` lists every problem found (flags and
+ * environment are validated together, once, at start-up).
+ *
+ * @example
+ * try { loadEstimatorConfig(...) } catch (e) { if (e instanceof EstimatorConfigError) console.error(e.problems) }
+ */
+export class EstimatorConfigError extends EstimatorError {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super('WW_ERR_ESTIMATOR_CONFIG', `invalid estimator configuration: ${problems.join('; ')}`);
+    this.name = 'EstimatorConfigError';
+    this.problems = Object.freeze([...problems]);
+  }
+}

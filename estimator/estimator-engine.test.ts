@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { CategoricalDistribution, expectedLoss, workloadLoss } from '../model/index.ts';
+import { encodeFrame } from '../protocol/index.ts';
+import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
+import { MEASUREMENTS } from './series.ts';
+import { toLineProtocol, type SeriesPoint } from './series-points.ts';
+import { generateLaunches, testEngineOptions } from './test-support.ts';
+
+const quietTelemetry: EngineTelemetry = { frame: () => {}, windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} };
+
+function collector() {
+  const points: SeriesPoint[] = [];
+  const distributions = new Map<string, string>();
+  return {
+    points,
+    distributions,
+    outputs: {
+      writePoints: (p: readonly SeriesPoint[]) => points.push(...p),
+      publishDistribution: (key: string, value: string) => distributions.set(key, value),
+      publishAlert: () => {},
+    },
+  };
+}
+
+/** The final value per (measurement, tags, time): what InfluxDB would hold after overwrites. */
+function lastWriteWins(points: readonly SeriesPoint[]): Map<string, string> {
+  const table = new Map<string, string>();
+  for (const point of points) {
+    const line = toLineProtocol(point);
+    const [head = '', , time = ''] = line.split(' ');
+    table.set(`${head} ${time}`, line);
+  }
+  return table;
+}
+
+const launches = generateLaunches({ streams: 6, launchesPerStream: 40, launchIntervalMillis: 300, startMillis: 1_700_000_000_000, groups: 32, groupSize: 8, seed: 9 });
+const messages = launches.map((l, i) => ({ partition: i % 3 === 0 ? 0 : 1, key: l.key, value: encodeFrame(l.frame) }));
+// Kafka keeps one stream in one partition: derive the partition from the stream.
+for (const m of messages) m.partition = Number(m.key.slice(3, 4)) % 2;
+const offsets = new Map<number, number>();
+const withOffsets = messages.map((m) => {
+  const offset = offsets.get(m.partition) ?? 0;
+  offsets.set(m.partition, offset + 1);
+  return { ...m, offset: String(offset) };
+});
+
+describe('estimator-engine', () => {
+  describe('handleMessage', () => {
+    it('computes loss_predicted from the window distribution and loss_counts / loss_measured from the sums', () => {
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions(), out.outputs, quietTelemetry);
+      const oneStream = launches.filter((l) => l.key === 'job0/k');
+      oneStream.forEach((l, i) => engine.handleMessage(0, String(i), encodeFrame(l.frame), 0));
+      engine.closeAll();
+      const windows = out.points.filter((p) => p.measurement === MEASUREMENTS.window);
+      expect(windows.length).toBe(Math.ceil((39 * 300 + 1) / 1000));
+      const first = windows[0]!;
+      // Independent recomputation from the frames of that window.
+      const inWindow = oneStream.filter((l) => Number(l.frame.endUnixNanos / 1_000_000n) < first.timestampMillis + 1000);
+      const counts = new Map<number, number>();
+      let groups = 0;
+      let sumCounts = 0;
+      let sumMeasured = 0;
+      for (const l of inWindow) {
+        for (const e of l.frame.histogram) counts.set(e.bin, (counts.get(e.bin) ?? 0) + e.count); // bins < 1024 are the values
+        groups += l.frame.groupsCounted;
+        sumCounts += l.frame.sumCountsLoss;
+        sumMeasured += l.frame.sumMeasuredLoss;
+      }
+      const dist = CategoricalDistribution.fromCounts(counts);
+      expect(first.fields.loss_predicted).toBeCloseTo(expectedLoss(dist, 8), 10);
+      expect(first.fields.workload_loss_predicted).toBeCloseTo(workloadLoss(dist, 8), 10);
+      expect(first.fields.loss_counts).toBeCloseTo(sumCounts / groups, 12);
+      expect(first.fields.loss_measured).toBeCloseTo(sumMeasured / groups, 12);
+      expect(first.fields.groups).toBe(groups);
+      expect(first.fields.launches).toBe(inWindow.length);
+      expect(first.fields.binning_error_bound).toBe(0);
+      const low = first.fields.loss_predicted_low as number;
+      const high = first.fields.loss_predicted_high as number;
+      expect(low).toBeLessThan(first.fields.loss_predicted as number);
+      expect(high).toBeGreaterThan(first.fields.loss_predicted as number);
+      // loss_counts agrees with loss_predicted within sampling error (lanes are i.i.d. here).
+      expect(Math.abs((first.fields.loss_counts as number) - (first.fields.loss_predicted as number))).toBeLessThan(0.15);
+      const sweep = out.points.filter((p) => p.measurement === MEASUREMENTS.sweep && p.timestampMillis === first.timestampMillis);
+      expect(sweep.map((p) => p.tags.group_size)).toEqual(['1', '2', '4', '8', '16', '32']);
+      expect(sweep[0]!.fields.loss_predicted).toBeCloseTo(1, 12);
+      const distribution = JSON.parse(out.distributions.get('job0/k') ?? '{}') as { schema: string; cumulative: { launches: number } };
+      expect(distribution.schema).toBe('warpwatch.distribution/v1');
+      expect(distribution.cumulative.launches).toBe(40);
+    });
+
+    it('counts duplicated and malformed messages without changing the windows', () => {
+      const outcomes: FrameOutcome[] = [];
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions(), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const frame = encodeFrame(launches[0]!.frame);
+      engine.handleMessage(0, '0', frame, 0);
+      engine.handleMessage(0, '1', frame, 0);
+      engine.handleMessage(0, '2', new Uint8Array([1, 2, 3]), 0);
+      expect(outcomes).toEqual(['recorded', 'duplicate', 'rejected']);
+    });
+  });
+
+  describe('checkpoint and restorePartition', () => {
+    it('a run killed after a checkpoint and resumed from an older committed offset writes the same windows as an uninterrupted run', () => {
+      const reference = collector();
+      const uninterrupted = createEstimatorEngine(testEngineOptions(), reference.outputs, quietTelemetry);
+      for (const m of withOffsets) uninterrupted.handleMessage(m.partition, m.offset, m.value, 0);
+      uninterrupted.closeAll();
+
+      const crashed = collector();
+      const first = createEstimatorEngine(testEngineOptions(), crashed.outputs, quietTelemetry);
+      const store = new Map<string, string | null>();
+      const committed = new Map<number, string>();
+      const checkpointAll = (engine: typeof first): void => {
+        for (const partition of engine.partitions()) {
+          const result = engine.checkpoint(partition);
+          if (result === undefined) continue;
+          for (const record of result.records) store.set(`${partition}|${record.streamKey ?? ''}`, record.value);
+          committed.set(partition, result.nextOffset);
+        }
+      };
+      const cut = Math.floor(withOffsets.length * 0.45);
+      const checkpointAt = Math.floor(withOffsets.length * 0.3);
+      withOffsets.slice(0, cut).forEach((m, i) => {
+        first.handleMessage(m.partition, m.offset, m.value, 0);
+        if (i === checkpointAt) checkpointAll(first);
+      });
+      // A checkpoint written, then the commit "lost" for partition 1 (crash between the two): resume earlier there.
+      const resumeFrom = new Map(committed);
+      resumeFrom.set(1, '0');
+      const second = createEstimatorEngine(testEngineOptions(), crashed.outputs, quietTelemetry);
+      for (const partition of [0, 1]) {
+        const records = new Map<string, string>();
+        let marker: string | undefined;
+        for (const [key, value] of store) {
+          const [p, streamKey] = [Number(key.slice(0, key.indexOf('|'))), key.slice(key.indexOf('|') + 1)];
+          if (p !== partition || value === null) continue;
+          if (streamKey === '') marker = value;
+          else records.set(streamKey, value);
+        }
+        second.restorePartition(partition, records, marker, 0);
+      }
+      for (const m of withOffsets) {
+        if (BigInt(m.offset) < BigInt(resumeFrom.get(m.partition) ?? '0')) continue;
+        second.handleMessage(m.partition, m.offset, m.value, 0);
+      }
+      second.closeAll();
+      expect(lastWriteWins(crashed.points)).toEqual(lastWriteWins(reference.points));
+    });
+  });
+});

@@ -1,0 +1,297 @@
+import { decodeFrame, FrameError } from '../protocol/index.ts';
+import { createAlertState, evaluateAlerts, type AlertOptions, type AlertState } from './alert-detector.ts';
+import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
+import { createCountHistogram } from './count-histogram.ts';
+import { observationFromFrame } from './frame-observation.ts';
+import { alertRecord, distributionRecord } from './kafka-records.ts';
+import { streamIdentityOf, streamKeyOf, type LaunchObservation } from './launch-observation.ts';
+import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
+import {
+  closeIdleWindows,
+  closeWindowsThrough,
+  createStreamState,
+  recordObservation,
+  type StreamState,
+  type WindowAccumulation,
+  type WindowOptions,
+} from './stream-state.ts';
+import { computeWindowResult, type WindowComputeOptions, type WindowResult } from './window-result.ts';
+
+/**
+ * The estimator's core, without I/O: takes frames-topic messages per partition, keeps the
+ * per-stream state, closes windows, computes results, raises alerts, and hands points and
+ * records to the injected outputs. Checkpoints are produced and restored here; the Kafka
+ * adapter (kafka.ts) and the service (estimator-service.ts) move them.
+ */
+
+/** Where results go (the service wires Influx and Kafka; tests collect them). */
+export interface EngineOutputs {
+  writePoints(points: readonly SeriesPoint[]): void;
+  publishDistribution(key: string, value: string): void;
+  publishAlert(key: string, value: string): void;
+}
+
+/** Observations of the engine's work (the service maps them to OpenTelemetry metrics). */
+export interface EngineTelemetry {
+  frame(outcome: FrameOutcome): void;
+  windowClosed(modelMillis: number, eventLagMillis: number): void;
+  modelError(error: unknown, streamKey: string): void;
+  alertRaised(kind: string): void;
+}
+
+/** What happened to one message. */
+export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'ignored' | 'replayed';
+
+/** Engine options (slices of the config). */
+export interface EngineOptions {
+  readonly window: WindowOptions;
+  readonly compute: WindowComputeOptions;
+  readonly alerts: AlertOptions;
+  readonly predictionBasis: 'window' | 'current' | 'cumulative';
+  readonly histogramPoints: boolean;
+  readonly idleCloseMillis: number;
+  readonly streamRetentionMillis: number;
+  /** A monotonic clock in milliseconds used only to time the model (telemetry). */
+  readonly monotonicMillis: () => number;
+}
+
+interface StreamEntry {
+  readonly state: StreamState;
+  readonly alerts: AlertState;
+  /** Offset after the last message of this stream applied (BigInt for comparison). */
+  appliedOffset: bigint;
+}
+
+interface PartitionState {
+  readonly streams: Map<string, StreamEntry>;
+  /** Streams changed since the last checkpoint. */
+  readonly dirty: Set<string>;
+  /** Streams forgotten since the last checkpoint (tombstones to write). */
+  readonly forgotten: Set<string>;
+  /** Skip threshold for streams without their own checkpoint (the restored partition marker). */
+  markerOffset: bigint;
+  /** Offset after the last message handled. */
+  nextOffset: bigint;
+}
+
+/** One record to write to the checkpoint topic: stream key → JSON (null = tombstone). */
+export interface CheckpointRecord {
+  /** Stream key, or undefined for the partition marker. */
+  readonly streamKey: string | undefined;
+  readonly value: string | null;
+}
+
+/** The engine API. */
+export interface EstimatorEngine {
+  /**
+   * Handles one frames-topic message (raw frame bytes) of `partition` at `offset`.
+   * Returns what happened to it; never throws for bad frames (they are counted as rejected).
+   */
+  handleMessage(partition: number, offset: string, value: Uint8Array, wallMillis: number): FrameOutcome;
+  /** Handles an already decoded observation (tests, benchmarks, the in-process demo path). */
+  handleObservation(partition: number, offset: string, observation: LaunchObservation, wallMillis: number): FrameOutcome;
+  /**
+   * Closes windows of streams idle for idleCloseMillis in partitions that are caught up, and
+   * forgets streams idle beyond the retention. Returns the number of windows closed.
+   */
+  tick(wallMillis: number, isCaughtUp: (partition: number) => boolean): number;
+  /** Closes every open window of every stream (end of input). */
+  closeAll(): number;
+  /** Records to write so that `partition` can be restored at its current position; clears dirty marks. */
+  checkpoint(partition: number): { records: CheckpointRecord[]; nextOffset: string } | undefined;
+  /** Restores a partition from checkpoint records (stream key → JSON; the marker holds `{ nextOffset }`). */
+  restorePartition(partition: number, records: ReadonlyMap<string, string>, marker: string | undefined, wallMillis: number): void;
+  /** Forgets a partition (revoked): its state lives on in the checkpoint topic. */
+  releasePartition(partition: number): void;
+  hasPartition(partition: number): boolean;
+  partitions(): number[];
+  liveStreams(): number;
+}
+
+/**
+ * Creates an engine.
+ *
+ * @example
+ * const engine = createEstimatorEngine(options, outputs, telemetry);
+ * engine.handleMessage(0, '17', frameBytes, Date.now());
+ */
+export function createEstimatorEngine(options: EngineOptions, outputs: EngineOutputs, telemetry: EngineTelemetry): EstimatorEngine {
+  const partitions = new Map<number, PartitionState>();
+
+  const partitionState = (partition: number): PartitionState => {
+    let state = partitions.get(partition);
+    if (state === undefined) {
+      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      partitions.set(partition, state);
+    }
+    return state;
+  };
+
+  const emitClosed = (entry: StreamEntry, closed: readonly WindowAccumulation[], wallMillis: number): void => {
+    for (const window of closed) {
+      const basis =
+        options.predictionBasis === 'window'
+          ? window.histogram
+          : options.predictionBasis === 'current'
+            ? entry.state.current.histogram
+            : entry.state.cumulative;
+      const started = options.monotonicMillis();
+      let result: WindowResult;
+      try {
+        result = computeWindowResult(entry.state.identity, window, basis, options.compute);
+      } catch (error) {
+        telemetry.modelError(error, entry.state.key);
+        result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
+      }
+      telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
+      const points = windowPoints(result, { includeHistogram: options.histogramPoints });
+      const alerts = evaluateAlerts(entry.alerts, result, options.alerts);
+      for (const alert of alerts) {
+        points.push(alertPoint(alert));
+        outputs.publishAlert(alert.identity.stream, JSON.stringify(alertRecord(alert)));
+        telemetry.alertRaised(alert.kind);
+      }
+      outputs.writePoints(points);
+      outputs.publishDistribution(
+        entry.state.identity.stream,
+        JSON.stringify(
+          distributionRecord(entry.state, window.histogram, result, {
+            current: options.window.current,
+            basis: options.predictionBasis,
+          }),
+        ),
+      );
+    }
+  };
+
+  const handleObservation = (partition: number, offset: string, observation: LaunchObservation, wallMillis: number): FrameOutcome => {
+    const part = partitionState(partition);
+    const offsetValue = BigInt(offset);
+    if (offsetValue + 1n > part.nextOffset) part.nextOffset = offsetValue + 1n;
+    const identity = streamIdentityOf(observation);
+    const key = streamKeyOf(identity);
+    let entry = part.streams.get(key);
+    if (entry === undefined) {
+      // A stream without its own checkpoint: everything below the partition marker is already accounted for.
+      if (offsetValue < part.markerOffset) return 'replayed';
+      entry = { state: createStreamState(identity), alerts: createAlertState(), appliedOffset: -1n };
+      part.streams.set(key, entry);
+      part.forgotten.delete(key);
+    } else if (offsetValue < entry.appliedOffset) {
+      return 'replayed';
+    }
+    entry.appliedOffset = offsetValue + 1n;
+    part.dirty.add(key);
+    const outcome = recordObservation(entry.state, observation, options.window, wallMillis);
+    emitClosed(entry, outcome.closed, wallMillis);
+    return outcome.status;
+  };
+
+  const engine: EstimatorEngine = {
+    handleObservation(partition, offset, observation, wallMillis) {
+      const outcome = handleObservation(partition, offset, observation, wallMillis);
+      telemetry.frame(outcome);
+      return outcome;
+    },
+    handleMessage(partition, offset, value, wallMillis) {
+      let outcome: FrameOutcome;
+      try {
+        const frame = decodeFrame(value);
+        outcome =
+          frame.type === 'launch-summary'
+            ? handleObservation(partition, offset, observationFromFrame(frame), wallMillis)
+            : 'ignored';
+      } catch (error) {
+        if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
+        outcome = 'rejected';
+      }
+      const part = partitionState(partition);
+      const next = BigInt(offset) + 1n;
+      if (next > part.nextOffset) part.nextOffset = next;
+      telemetry.frame(outcome);
+      return outcome;
+    },
+    tick(wallMillis, isCaughtUp) {
+      let closedCount = 0;
+      for (const [partition, part] of partitions) {
+        if (!isCaughtUp(partition)) continue;
+        for (const [key, entry] of part.streams) {
+          const closed = closeIdleWindows(entry.state, wallMillis, options.idleCloseMillis);
+          if (closed.length > 0) {
+            part.dirty.add(key);
+            emitClosed(entry, closed, wallMillis);
+            closedCount += closed.length;
+          }
+          if (entry.state.windows.size === 0 && wallMillis - entry.state.lastRecordWallMillis >= options.streamRetentionMillis) {
+            part.streams.delete(key);
+            part.dirty.delete(key);
+            part.forgotten.add(key);
+          }
+        }
+      }
+      return closedCount;
+    },
+    closeAll() {
+      let closedCount = 0;
+      for (const part of partitions.values()) {
+        for (const [key, entry] of part.streams) {
+          const closed = closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY);
+          if (closed.length === 0) continue;
+          part.dirty.add(key);
+          emitClosed(entry, closed, entry.state.lastRecordWallMillis);
+          closedCount += closed.length;
+        }
+      }
+      return closedCount;
+    },
+    checkpoint(partition) {
+      const part = partitions.get(partition);
+      if (part === undefined) return undefined;
+      const records: CheckpointRecord[] = [];
+      for (const key of part.dirty) {
+        const entry = part.streams.get(key);
+        if (entry === undefined) continue;
+        records.push({
+          streamKey: key,
+          value: encodeStreamCheckpoint({ state: entry.state, alerts: entry.alerts, appliedOffset: entry.appliedOffset.toString() }),
+        });
+      }
+      for (const key of part.forgotten) records.push({ streamKey: key, value: null });
+      const nextOffset = part.nextOffset.toString();
+      records.push({ streamKey: undefined, value: JSON.stringify({ v: 1, nextOffset }) });
+      part.dirty.clear();
+      part.forgotten.clear();
+      return { records, nextOffset };
+    },
+    restorePartition(partition, records, marker, wallMillis) {
+      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      if (marker !== undefined) {
+        const parsed = JSON.parse(marker) as { nextOffset?: unknown };
+        if (typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
+          part.markerOffset = BigInt(parsed.nextOffset);
+          part.nextOffset = part.markerOffset;
+        }
+      }
+      for (const [key, text] of records) {
+        const checkpoint = decodeStreamCheckpoint(text, key, wallMillis);
+        part.streams.set(key, { state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
+      }
+      partitions.set(partition, part);
+    },
+    releasePartition(partition) {
+      partitions.delete(partition);
+    },
+    hasPartition(partition) {
+      return partitions.has(partition);
+    },
+    partitions() {
+      return [...partitions.keys()];
+    },
+    liveStreams() {
+      let count = 0;
+      for (const part of partitions.values()) count += part.streams.size;
+      return count;
+    },
+  };
+  return engine;
+}

@@ -1,0 +1,34 @@
+import { histogramBinRange, type LaunchSummaryFrame } from '../protocol/index.ts';
+import type { LaunchObservation } from './launch-observation.ts';
+
+/**
+ * Maps a decoded LaunchSummary frame to what the window state records. The event time is
+ * the launch end (host clock), in milliseconds; clock sums become numbers (exact below
+ * 2^53 ticks, far beyond any window's sum at GHz rates for hours, and only used in ratios).
+ * Histogram bins become [low, high] ranges so that device-side binning feeds the
+ * binning error bound.
+ *
+ * @example
+ * const observation = observationFromFrame(frame as LaunchSummaryFrame);
+ */
+export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservation {
+  return {
+    job: frame.job,
+    kernel: frame.kernel,
+    device: frame.device.name,
+    groupSize: frame.groupSize,
+    source: frame.source,
+    launchId: frame.launchId,
+    frameSequence: frame.frameSequence,
+    eventTimeMillis: Number(frame.endUnixNanos / 1_000_000n),
+    bins: frame.histogram.map((entry) => {
+      const range = histogramBinRange(entry.bin);
+      return { low: range.low, high: range.high, count: entry.count };
+    }),
+    groups: frame.groupsCounted,
+    sumLossCounts: frame.sumCountsLoss,
+    sumLossMeasured: frame.sumMeasuredLoss,
+    sumSimtCycles: Number(frame.sumSimtClocks),
+    sumMimdCycles: Number(frame.sumMimdClocks),
+  };
+}

@@ -1,0 +1,171 @@
+import type { AlertEvent } from './alert-detector.ts';
+import { histogramEntries, type CountHistogram } from './count-histogram.ts';
+import type { CurrentDistributionOptions, StreamState } from './stream-state.ts';
+import type { WindowResult } from './window-result.ts';
+
+/**
+ * JSON values the estimator publishes on Kafka: the latest distribution and predictions per
+ * stream (compacted topic warpwatch.distributions) and alert events (warpwatch.alerts).
+ * The schemas are documented in docs/estimator.md; `schema` names the version.
+ */
+
+/** Histogram entries as [low, high, weight] triples, ascending. */
+export type DistributionEntries = [low: number, high: number, weight: number][];
+
+/** Value of a warpwatch.distributions record (key = stream id `<job>/<kernel>`). */
+export interface DistributionRecord {
+  readonly schema: 'warpwatch.distribution/v1';
+  readonly stream: string;
+  readonly job: string;
+  readonly kernel: string;
+  readonly device: string;
+  readonly groupSize: number;
+  readonly source: 'cuda' | 'cpu';
+  /** Event time of the window close that produced this record (end of the window, ms). */
+  readonly updatedAtMillis: number;
+  readonly window: {
+    readonly startMillis: number;
+    readonly endMillis: number;
+    readonly launches: number;
+    readonly groups: number;
+    readonly units: number;
+    readonly entries: DistributionEntries;
+  };
+  readonly current: {
+    readonly mode: CurrentDistributionOptions['mode'];
+    readonly halfLifeLaunches: number | null;
+    readonly launches: number | null;
+    readonly totalWeight: number;
+    readonly entries: DistributionEntries;
+  };
+  readonly cumulative: {
+    readonly launches: number;
+    readonly groups: number;
+    readonly totalWeight: number;
+    readonly entries: DistributionEntries;
+  };
+  readonly predictions: {
+    /** Which histogram the predictions below were computed from. */
+    readonly basis: 'window' | 'current' | 'cumulative';
+    readonly lossPredicted: number | null;
+    readonly lossPredictedLow: number | null;
+    readonly lossPredictedHigh: number | null;
+    readonly lossCounts: number | null;
+    readonly lossMeasured: number | null;
+    readonly workloadLossPredicted: number | null;
+    readonly workloadLossMeasured: number | null;
+    readonly lossQuantiles: { readonly '0.5': number; readonly '0.9': number; readonly '0.99': number } | null;
+    readonly binningErrorBound: number;
+    readonly sweep: readonly { readonly groupSize: number; readonly lossPredicted: number; readonly workloadLossPredicted: number }[];
+    readonly fit: { readonly family: string; readonly parameters: Readonly<Record<string, number>>; readonly aic: number; readonly logLikelihood: number } | null;
+  };
+}
+
+function entriesOf(histogram: CountHistogram): DistributionEntries {
+  return histogramEntries(histogram).map((entry) => [entry.low, entry.high, entry.count]);
+}
+
+const orNull = (value: number | undefined): number | null => (value === undefined ? null : value);
+
+/**
+ * Builds the warpwatch.distributions value after a window close.
+ *
+ * @example
+ * producer.send(state.identity.stream, JSON.stringify(distributionRecord(state, window, result, options)));
+ */
+export function distributionRecord(
+  state: StreamState,
+  windowHistogram: CountHistogram,
+  result: WindowResult,
+  options: { current: CurrentDistributionOptions; basis: 'window' | 'current' | 'cumulative' },
+): DistributionRecord {
+  const identity = state.identity;
+  return {
+    schema: 'warpwatch.distribution/v1',
+    stream: identity.stream,
+    job: identity.job,
+    kernel: identity.kernel,
+    device: identity.device,
+    groupSize: identity.groupSize,
+    source: identity.source,
+    updatedAtMillis: result.endMillis,
+    window: {
+      startMillis: result.startMillis,
+      endMillis: result.endMillis,
+      launches: result.launches,
+      groups: result.groups,
+      units: result.units,
+      entries: entriesOf(windowHistogram),
+    },
+    current: {
+      mode: options.current.mode,
+      halfLifeLaunches: options.current.mode === 'decay' ? options.current.halfLifeLaunches : null,
+      launches: options.current.mode === 'last-n' ? options.current.launches : null,
+      totalWeight: state.current.histogram.total,
+      entries: entriesOf(state.current.histogram),
+    },
+    cumulative: {
+      launches: state.cumulativeLaunches,
+      groups: state.cumulativeGroups,
+      totalWeight: state.cumulative.total,
+      entries: entriesOf(state.cumulative),
+    },
+    predictions: {
+      basis: options.basis,
+      lossPredicted: orNull(result.lossPredicted),
+      lossPredictedLow: orNull(result.lossPredictedLow),
+      lossPredictedHigh: orNull(result.lossPredictedHigh),
+      lossCounts: orNull(result.lossCounts),
+      lossMeasured: orNull(result.lossMeasured),
+      workloadLossPredicted: orNull(result.workloadLossPredicted),
+      workloadLossMeasured: orNull(result.workloadLossMeasured),
+      lossQuantiles:
+        result.lossQ50 === undefined || result.lossQ90 === undefined || result.lossQ99 === undefined
+          ? null
+          : { '0.5': result.lossQ50, '0.9': result.lossQ90, '0.99': result.lossQ99 },
+      binningErrorBound: result.binningErrorBound,
+      sweep: result.sweep,
+      fit: result.fit ?? null,
+    },
+  };
+}
+
+/** Value of a warpwatch.alerts record (key = stream id). */
+export interface AlertRecord {
+  readonly schema: 'warpwatch.alert/v1';
+  readonly kind: AlertEvent['kind'];
+  readonly stream: string;
+  readonly job: string;
+  readonly kernel: string;
+  readonly device: string;
+  readonly groupSize: number;
+  readonly source: 'cuda' | 'cpu';
+  readonly timeMillis: number;
+  readonly series: AlertEvent['series'];
+  readonly oldLevel: number;
+  readonly newLevel: number;
+  readonly statistic: number;
+  readonly evidence: AlertEvent['evidence'];
+  readonly message: string;
+}
+
+/** The warpwatch.alerts value of an alert. */
+export function alertRecord(alert: AlertEvent): AlertRecord {
+  return {
+    schema: 'warpwatch.alert/v1',
+    kind: alert.kind,
+    stream: alert.identity.stream,
+    job: alert.identity.job,
+    kernel: alert.identity.kernel,
+    device: alert.identity.device,
+    groupSize: alert.identity.groupSize,
+    source: alert.identity.source,
+    timeMillis: alert.timeMillis,
+    series: alert.series,
+    oldLevel: alert.oldLevel,
+    newLevel: alert.newLevel,
+    statistic: alert.statistic,
+    evidence: alert.evidence,
+    message: alert.message,
+  };
+}

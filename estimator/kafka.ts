@@ -1,0 +1,290 @@
+import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
+import { EstimatorError } from './errors.ts';
+
+/**
+ * The one adapter to Kafka (kafkajs) for the estimator: topic creation, the consumer group
+ * on the frames topic (manual commits), a producer for distributions, alerts and
+ * checkpoints, and a mirror that tails the compacted checkpoint topic so a newly assigned
+ * partition can be restored. Everything else gets plain functions from here.
+ */
+
+/** Settings (the kafka slice of EstimatorConfig). */
+export interface EstimatorKafkaOptions {
+  readonly brokers: readonly string[];
+  readonly clientId: string;
+  readonly groupId: string;
+  readonly instanceId: string;
+  readonly framesTopic: string;
+  readonly distributionsTopic: string;
+  readonly alertsTopic: string;
+  readonly checkpointTopic: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly fromBeginning: boolean;
+  readonly sessionTimeoutMillis: number;
+  readonly heartbeatIntervalMillis: number;
+  readonly connectionTimeoutMillis: number;
+}
+
+/** One consumed message as the service sees it. */
+export interface ConsumedMessage {
+  readonly offset: string;
+  readonly key: string | undefined;
+  readonly value: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Broker/producer timestamp, ms since epoch. */
+  readonly timestampMillis: number;
+}
+
+/** What the consumer loop calls. */
+export interface FramesHandlers {
+  /** The group assigned these partitions of the frames topic (after every rebalance). */
+  onAssignment(partitions: readonly number[]): void;
+  /** A batch of one partition, in offset order. */
+  onBatch(batch: {
+    partition: number;
+    messages: readonly ConsumedMessage[];
+    highWatermark: string;
+    heartbeat: () => Promise<void>;
+    isStale: () => boolean;
+  }): Promise<void>;
+  /** The consumer crashed (kafkajs restarts it when `restart` is true). */
+  onCrash(error: Error, restart: boolean): void;
+}
+
+/** A record to produce; value null = tombstone (compacted topics). */
+export interface OutgoingRecord {
+  readonly key: string;
+  readonly value: string | null;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A tail of the compacted checkpoint topic: key → latest value. */
+export interface CheckpointMirror {
+  /** Latest values whose key starts with `prefix`. */
+  entries(prefix: string): Map<string, string>;
+  /** Waits until the mirror has read everything written to the checkpoint topic before this call. */
+  catchUp(timeoutMillis: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The adapter. */
+export interface EstimatorKafka {
+  /** Creates missing topics (distributions and checkpoints compacted). */
+  ensureTopics(): Promise<void>;
+  startCheckpointMirror(): Promise<CheckpointMirror>;
+  /** Joins the group and runs the frames consumer until stop(). */
+  runFramesConsumer(handlers: FramesHandlers): Promise<void>;
+  commit(partition: number, nextOffset: string): Promise<void>;
+  produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
+  /** Highest offsets of the frames topic per partition (for lag). */
+  framesHighWatermarks(): Promise<Map<number, bigint>>;
+  stop(): Promise<void>;
+}
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (headers === undefined) return result;
+  for (const [name, value] of Object.entries(headers)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first === undefined) continue;
+    result[name] = typeof first === 'string' ? first : first.toString('utf8');
+  }
+  return result;
+}
+
+function kafkaError(action: string, error: unknown): EstimatorError {
+  const retriable = typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
+  return new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `${action}: ${error instanceof Error ? error.message : String(error)}`, { retriable, cause: error });
+}
+
+/**
+ * Creates the adapter (connects lazily).
+ *
+ * @example
+ * const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
+ * await kafka.ensureTopics();
+ */
+export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorKafka {
+  const kafka = new Kafka({
+    clientId: `${options.clientId}-${options.instanceId}`,
+    brokers: [...options.brokers],
+    connectionTimeout: options.connectionTimeoutMillis,
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 8, initialRetryTime: 200 },
+  });
+  let admin: Admin | undefined;
+  let producer: Producer | undefined;
+  let consumer: Consumer | undefined;
+  const mirrors: CheckpointMirror[] = [];
+
+  const getAdmin = async (): Promise<Admin> => {
+    if (admin === undefined) {
+      admin = kafka.admin();
+      await admin.connect();
+    }
+    return admin;
+  };
+  const getProducer = async (): Promise<Producer> => {
+    if (producer === undefined) {
+      const created = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await created.connect();
+      producer = created;
+    }
+    return producer;
+  };
+
+  return {
+    async ensureTopics() {
+      try {
+        const client = await getAdmin();
+        const existing = new Set(await client.listTopics());
+        const compact = [{ name: 'cleanup.policy', value: 'compact' }];
+        const wanted = [
+          { topic: options.framesTopic, numPartitions: options.partitions, configEntries: [] as { name: string; value: string }[] },
+          { topic: options.distributionsTopic, numPartitions: options.partitions, configEntries: compact },
+          { topic: options.alertsTopic, numPartitions: options.partitions, configEntries: [] },
+          // One partition: the mirror reads it in order and "caught up" is one offset.
+          { topic: options.checkpointTopic, numPartitions: 1, configEntries: compact },
+        ].filter((t) => !existing.has(t.topic));
+        if (wanted.length > 0) {
+          await client.createTopics({
+            waitForLeaders: true,
+            topics: wanted.map((t) => ({ ...t, replicationFactor: options.replicationFactor })),
+          });
+        }
+      } catch (error) {
+        // Another instance may have created the topics concurrently.
+        if (error instanceof Error && /already exists/i.test(error.message)) return;
+        throw kafkaError(`creating topics on ${options.brokers.join(',')}`, error);
+      }
+    },
+
+    async startCheckpointMirror() {
+      const values = new Map<string, string>();
+      let position = -1n;
+      const mirrorConsumer = kafka.consumer({
+        groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}`,
+        sessionTimeout: options.sessionTimeoutMillis,
+        heartbeatInterval: options.heartbeatIntervalMillis,
+      });
+      await mirrorConsumer.connect();
+      await mirrorConsumer.subscribe({ topic: options.checkpointTopic, fromBeginning: true });
+      await mirrorConsumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch }: EachBatchPayload) => {
+          for (const message of batch.messages) {
+            const key = message.key?.toString('utf8');
+            if (key !== undefined) {
+              if (message.value === null) values.delete(key);
+              else values.set(key, message.value.toString('utf8'));
+            }
+            position = BigInt(message.offset);
+          }
+          await Promise.resolve();
+        },
+      });
+      const mirror: CheckpointMirror = {
+        entries(prefix) {
+          const result = new Map<string, string>();
+          for (const [key, value] of values) if (key.startsWith(prefix)) result.set(key, value);
+          return result;
+        },
+        async catchUp(timeoutMillis) {
+          const client = await getAdmin();
+          const offsets = await client.fetchTopicOffsets(options.checkpointTopic);
+          const high = BigInt(offsets[0]?.high ?? '0');
+          const deadline = Date.now() + timeoutMillis;
+          while (position + 1n < high) {
+            if (Date.now() > deadline) {
+              throw new EstimatorError(
+                'WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT',
+                `checkpoint topic ${options.checkpointTopic} not read up to offset ${high} within ${timeoutMillis} ms (at ${position + 1n})`,
+                { retriable: true },
+              );
+            }
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        },
+        async stop() {
+          await mirrorConsumer.disconnect();
+        },
+      };
+      mirrors.push(mirror);
+      return mirror;
+    },
+
+    async runFramesConsumer(handlers) {
+      consumer = kafka.consumer({
+        groupId: options.groupId,
+        sessionTimeout: options.sessionTimeoutMillis,
+        heartbeatInterval: options.heartbeatIntervalMillis,
+        allowAutoTopicCreation: false,
+      });
+      consumer.on(consumer.events.GROUP_JOIN, (event) => {
+        handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? []);
+      });
+      consumer.on(consumer.events.CRASH, (event) => {
+        handlers.onCrash(event.payload.error, event.payload.restart);
+      });
+      await consumer.connect();
+      await consumer.subscribe({ topic: options.framesTopic, fromBeginning: options.fromBeginning });
+      await consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: 1,
+        eachBatch: async ({ batch, heartbeat, isStale }: EachBatchPayload) => {
+          await handlers.onBatch({
+            partition: batch.partition,
+            highWatermark: batch.highWatermark,
+            heartbeat,
+            isStale,
+            messages: batch.messages.map((message) => ({
+              offset: message.offset,
+              key: message.key?.toString('utf8'),
+              value: message.value ?? new Uint8Array(0),
+              headers: headersToStrings(message.headers),
+              timestampMillis: Number(message.timestamp),
+            })),
+          });
+        },
+      });
+    },
+
+    async commit(partition, nextOffset) {
+      if (consumer === undefined) return;
+      try {
+        await consumer.commitOffsets([{ topic: options.framesTopic, partition, offset: nextOffset }]);
+      } catch (error) {
+        throw kafkaError(`committing offset ${nextOffset} of ${options.framesTopic}[${partition}]`, error);
+      }
+    },
+
+    async produce(topic, records) {
+      if (records.length === 0) return;
+      try {
+        const client = await getProducer();
+        await client.send({
+          topic,
+          acks: -1,
+          messages: records.map((record) => ({ key: record.key, value: record.value, headers: record.headers ? { ...record.headers } : undefined })),
+        });
+      } catch (error) {
+        throw kafkaError(`producing ${records.length} records to ${topic}`, error);
+      }
+    },
+
+    async framesHighWatermarks() {
+      const client = await getAdmin();
+      const offsets = await client.fetchTopicOffsets(options.framesTopic);
+      return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
+    },
+
+    async stop() {
+      const tasks: Promise<unknown>[] = [];
+      if (consumer !== undefined) tasks.push(consumer.disconnect());
+      for (const mirror of mirrors) tasks.push(mirror.stop());
+      await Promise.allSettled(tasks);
+      await Promise.allSettled([producer?.disconnect(), admin?.disconnect()]);
+    },
+  };
+}

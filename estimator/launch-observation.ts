@@ -1,0 +1,70 @@
+/**
+ * What the estimator takes from one LaunchSummary frame: the stream it belongs to, its
+ * identity for de-duplication, its event time, the per-lane iteration-count histogram and
+ * the per-launch sums of measured and count-based loss. Decoupled from the wire format so
+ * the window logic is tested without frames (frame-observation.ts maps a decoded frame).
+ */
+export interface LaunchObservation {
+  readonly job: string;
+  readonly kernel: string;
+  /** Device name (e.g. "NVIDIA H100 80GB HBM3" or the CPU model). */
+  readonly device: string;
+  /** n: lanes per group (1..32 for warps/tiles; larger for CPU lockstep groups). */
+  readonly groupSize: number;
+  readonly source: 'cuda' | 'cpu';
+  /** Launch identity; with frameSequence it makes a frame unique within its stream. */
+  readonly launchId: bigint;
+  readonly frameSequence: number;
+  /** Event time of the launch (milliseconds since the Unix epoch), used for windowing. */
+  readonly eventTimeMillis: number;
+  /** Lanes per iteration-count bin, [low, high] inclusive (low = high: exact value). */
+  readonly bins: readonly { readonly low: number; readonly high: number; readonly count: number }[];
+  /** Number of groups (warps/tiles) of the launch. */
+  readonly groups: number;
+  /** Σ over groups of H computed from the group's counts (n·max/Σ). */
+  readonly sumLossCounts: number;
+  /** Σ over groups of measured H = C_SIMT/C_MIMD from clocks. */
+  readonly sumLossMeasured: number;
+  /** Σ over groups of C_SIMT = n·(c_end − c0), in clock cycles (or ns on the CPU backend). */
+  readonly sumSimtCycles: number;
+  /** Σ over groups of C_MIMD = Σ_i (c_i − c0), same unit as sumSimtCycles. */
+  readonly sumMimdCycles: number;
+}
+
+/** The parts of a stream that identify it (stream = `<job>/<kernel>` plus device, n, source). */
+export interface StreamIdentity {
+  /** `<job>/<kernel>`: also the Kafka message key. */
+  readonly stream: string;
+  readonly job: string;
+  readonly kernel: string;
+  readonly device: string;
+  readonly groupSize: number;
+  readonly source: 'cuda' | 'cpu';
+}
+
+/**
+ * The identity of the stream an observation belongs to.
+ *
+ * @example
+ * streamIdentityOf(observation).stream; // 'matpow/matpow16'
+ */
+export function streamIdentityOf(observation: LaunchObservation): StreamIdentity {
+  return {
+    stream: `${observation.job}/${observation.kernel}`,
+    job: observation.job,
+    kernel: observation.kernel,
+    device: observation.device,
+    groupSize: observation.groupSize,
+    source: observation.source,
+  };
+}
+
+/**
+ * The map key of a stream's state: `<job>/<kernel>|<device>|<n>|<source>`.
+ *
+ * @example
+ * streamKeyOf(identity); // 'matpow/matpow16|cpu-avx2|32|cpu'
+ */
+export function streamKeyOf(identity: StreamIdentity): string {
+  return `${identity.stream}|${identity.device}|${identity.groupSize}|${identity.source}`;
+}

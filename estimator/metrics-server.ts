@@ -1,0 +1,68 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Meter } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { EstimatorError } from './errors.ts';
+
+/** Body of /healthz: 'ok', 'starting' (restoring or not yet assigned) or 'stopping'. */
+export interface EstimatorHealth {
+  readonly status: 'ok' | 'starting' | 'stopping';
+  readonly [detail: string]: unknown;
+}
+
+/** A running /metrics + /healthz endpoint with its meter. */
+export interface MetricsServer {
+  readonly port: number;
+  readonly meter: Meter;
+  close(): Promise<void>;
+}
+
+/**
+ * Sets up the OpenTelemetry metrics SDK with a Prometheus exporter (no server of its own)
+ * and serves `/metrics` and `/healthz` (JSON; 503 while stopping) on host:port.
+ *
+ * @throws EstimatorError WW_ERR_ESTIMATOR_METRICS_PORT when the port cannot be bound.
+ * @example
+ * const server = await startMetricsServer({ host: '127.0.0.1', port: 9465, health: () => ({ status: 'ok' }) });
+ */
+export async function startMetricsServer(options: { host: string; port: number; health: () => EstimatorHealth }): Promise<MetricsServer> {
+  const exporter = new PrometheusExporter({ preventServerStart: true });
+  const provider = new MeterProvider({ readers: [exporter] });
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const url = (request.url ?? '/').split('?')[0];
+    if (url === '/metrics') {
+      exporter.getMetricsRequestHandler(request, response);
+      return;
+    }
+    if (url === '/healthz') {
+      const report = options.health();
+      response.writeHead(report.status === 'stopping' ? 503 : 200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(report));
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/plain' });
+    response.end('not found: use /metrics or /healthz\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) =>
+      reject(
+        new EstimatorError('WW_ERR_ESTIMATOR_METRICS_PORT', `cannot serve /metrics on ${options.host}:${options.port}: ${error.message}; choose another --metrics-port (or "off")`, {
+          cause: error,
+        }),
+      ),
+    );
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    meter: provider.getMeter('warpwatch-estimator'),
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await provider.shutdown();
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import type { AlertEvent } from './alert-detector.ts';
+import type { StreamIdentity } from './launch-observation.ts';
+import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from './series.ts';
+import type { WindowResult } from './window-result.ts';
+
+/**
+ * A point to write, independent of the InfluxDB client (influx-writer.ts turns it into line
+ * protocol). Numeric fields are written as floats so a field never changes type.
+ */
+export interface SeriesPoint {
+  readonly measurement: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly fields: Readonly<Record<string, number | string>>;
+  /** Milliseconds since the Unix epoch. */
+  readonly timestampMillis: number;
+}
+
+/** The tags every window-ish measurement carries. */
+export function streamTags(identity: StreamIdentity): Record<string, string> {
+  return {
+    [TAGS.stream]: identity.stream,
+    [TAGS.job]: identity.job,
+    [TAGS.kernel]: identity.kernel,
+    [TAGS.device]: identity.device,
+    [TAGS.n]: String(identity.groupSize),
+    [TAGS.source]: identity.source,
+  };
+}
+
+function definedFields(entries: Record<string, number | string | undefined>): Record<string, number | string> {
+  const fields: Record<string, number | string> = {};
+  for (const [key, value] of Object.entries(entries)) {
+    if (value === undefined) continue;
+    if (typeof value === 'number' && !Number.isFinite(value)) continue;
+    fields[key] = value;
+  }
+  return fields;
+}
+
+/**
+ * The points of one closed window: warpwatch_window (timestamp = window start), one
+ * warpwatch_sweep point per what-if group size, one warpwatch_histogram point per bin (when
+ * `includeHistogram`), and warpwatch_fit when a fit exists.
+ *
+ * @example
+ * writer.write(windowPoints(result, { includeHistogram: true }));
+ */
+export function windowPoints(result: WindowResult, options: { includeHistogram: boolean }): SeriesPoint[] {
+  const tags = streamTags(result.identity);
+  const time = result.startMillis;
+  const f = FIELDS.window;
+  const points: SeriesPoint[] = [
+    {
+      measurement: MEASUREMENTS.window,
+      tags,
+      timestampMillis: time,
+      fields: definedFields({
+        [f.lossPredicted]: result.lossPredicted,
+        [f.lossPredictedLow]: result.lossPredictedLow,
+        [f.lossPredictedHigh]: result.lossPredictedHigh,
+        [f.lossCounts]: result.lossCounts,
+        [f.lossMeasured]: result.lossMeasured,
+        [f.workloadLossPredicted]: result.workloadLossPredicted,
+        [f.workloadLossMeasured]: result.workloadLossMeasured,
+        [f.etaPredictedCounts]: result.etaPredictedCounts,
+        [f.etaCountsMeasured]: result.etaCountsMeasured,
+        [f.etaPredictedMeasured]: result.etaPredictedMeasured,
+        [f.lossQ50]: result.lossQ50,
+        [f.lossQ90]: result.lossQ90,
+        [f.lossQ99]: result.lossQ99,
+        [f.groups]: result.groups,
+        [f.units]: result.units,
+        [f.launches]: result.launches,
+        [f.binningErrorBound]: result.binningErrorBound,
+      }),
+    },
+  ];
+  for (const row of result.sweep) {
+    points.push({
+      measurement: MEASUREMENTS.sweep,
+      tags: { ...tags, [TAGS.groupSize]: String(row.groupSize) },
+      timestampMillis: time,
+      fields: definedFields({
+        [FIELDS.sweep.lossPredicted]: row.lossPredicted,
+        [FIELDS.sweep.workloadLossPredicted]: row.workloadLossPredicted,
+      }),
+    });
+  }
+  if (options.includeHistogram) {
+    for (const bin of result.histogram) {
+      points.push({
+        measurement: MEASUREMENTS.histogram,
+        tags: { ...tags, [TAGS.binLow]: String(bin.low) },
+        timestampMillis: time,
+        fields: { [FIELDS.histogram.count]: bin.count, [FIELDS.histogram.probability]: bin.probability },
+      });
+    }
+  }
+  if (result.fit !== undefined) {
+    points.push({
+      measurement: MEASUREMENTS.fit,
+      tags,
+      timestampMillis: time,
+      fields: definedFields({
+        [FIELDS.fit.family]: result.fit.family,
+        [FIELDS.fit.parameters]: JSON.stringify(result.fit.parameters),
+        [FIELDS.fit.aic]: result.fit.aic,
+        [FIELDS.fit.logLikelihood]: result.fit.logLikelihood,
+      }),
+    });
+  }
+  return points.filter((point) => Object.keys(point.fields).length > 0);
+}
+
+/** The warpwatch_alert point of an alert (timestamp = alert time). */
+export function alertPoint(alert: AlertEvent): SeriesPoint {
+  return {
+    measurement: MEASUREMENTS.alert,
+    tags: { ...streamTags(alert.identity), [TAGS.kind]: alert.kind, [TAGS.series]: alert.series },
+    timestampMillis: alert.timeMillis,
+    fields: definedFields({
+      [FIELDS.alert.oldLevel]: alert.oldLevel,
+      [FIELDS.alert.newLevel]: alert.newLevel,
+      [FIELDS.alert.statistic]: alert.statistic,
+      [FIELDS.alert.message]: alert.message,
+    }),
+  };
+}
+
+/** Counters of the estimator process reported as warpwatch_pipeline. */
+export interface PipelineCounters {
+  readonly framesIn: number;
+  readonly framesOut: number;
+  readonly framesRejected: number;
+  readonly framesDropped: number;
+  readonly consumerLag: number;
+  readonly windowLatencyMillis: number | undefined;
+  readonly influxWriteErrors: number;
+}
+
+/** The warpwatch_pipeline point of this estimator instance. */
+export function pipelinePoint(instance: string, counters: PipelineCounters, timestampMillis: number): SeriesPoint {
+  const f = FIELDS.pipeline;
+  return {
+    measurement: MEASUREMENTS.pipeline,
+    tags: { [TAGS.service]: PIPELINE_SERVICES.estimator, [TAGS.instance]: instance },
+    timestampMillis,
+    fields: definedFields({
+      [f.framesIn]: counters.framesIn,
+      [f.framesOut]: counters.framesOut,
+      [f.framesRejected]: counters.framesRejected,
+      [f.framesDropped]: counters.framesDropped,
+      [f.consumerLag]: counters.consumerLag,
+      [f.windowLatencyMillis]: counters.windowLatencyMillis,
+      [f.influxWriteErrors]: counters.influxWriteErrors,
+    }),
+  };
+}
+
+/**
+ * InfluxDB line protocol of a point, timestamp in milliseconds (write precision `ms`).
+ * Escaping per the line-protocol reference: measurement `,` and space; tag keys/values and
+ * field keys `,` `=` space; string field values `"` and `\`.
+ *
+ * @example
+ * toLineProtocol(point); // 'warpwatch_window,stream=a/b,... loss_predicted=1.2 1700000000000'
+ */
+export function toLineProtocol(point: SeriesPoint): string {
+  const escapeMeasurement = (text: string): string => text.replace(/[, ]/g, (c) => `\\${c}`);
+  const escapeKey = (text: string): string => text.replace(/[,= ]/g, (c) => `\\${c}`);
+  const tagParts = Object.keys(point.tags)
+    .sort()
+    .filter((key) => point.tags[key] !== '')
+    .map((key) => `${escapeKey(key)}=${escapeKey(point.tags[key] ?? '')}`);
+  const fieldParts = Object.entries(point.fields).map(([key, value]) =>
+    typeof value === 'number'
+      ? `${escapeKey(key)}=${formatFloat(value)}`
+      : `${escapeKey(key)}="${value.replace(/["\\]/g, (c) => `\\${c}`)}"`,
+  );
+  const head = [escapeMeasurement(point.measurement), ...tagParts].join(',');
+  return `${head} ${fieldParts.join(',')} ${Math.round(point.timestampMillis)}`;
+}
+
+function formatFloat(value: number): string {
+  // Integers are written with a decimal point so InfluxDB types the field as float, never int.
+  const text = String(value);
+  return /^-?\d+$/.test(text) ? `${text}.0` : text;
+}

@@ -1,0 +1,309 @@
+import {
+  addCount,
+  addHistogram,
+  cloneCountHistogram,
+  createCountHistogram,
+  mergeCountHistograms,
+  scaleCountHistogram,
+  type CountHistogram,
+  type CountHistogramOptions,
+} from './count-histogram.ts';
+import { streamIdentityOf, streamKeyOf, type LaunchObservation, type StreamIdentity } from './launch-observation.ts';
+import { hashString } from './random-deviates.ts';
+
+/**
+ * Per-stream window state: event-time tumbling windows, a "current" distribution
+ * (exponentially decayed or the last N launches) and a cumulative one, and a bounded memory
+ * of recently seen frames for de-duplication. Plain objects; time is always passed in, so
+ * the same input yields the same windows (which makes restarts reproducible).
+ */
+
+/** How the "current" distribution forgets. */
+export type CurrentDistributionOptions =
+  | { readonly mode: 'decay'; /** launches after which an old launch weighs half */ readonly halfLifeLaunches: number }
+  | { readonly mode: 'last-n'; /** the current distribution is the sum of the last N launches */ readonly launches: number };
+
+/** Options of the window state (a slice of the estimator config). */
+export interface WindowOptions {
+  /** Tumbling window length in event time, milliseconds. */
+  readonly windowMillis: number;
+  /** A window [s, s + W) closes once the stream's event time reaches s + W + allowedLatenessMillis. */
+  readonly allowedLatenessMillis: number;
+  readonly current: CurrentDistributionOptions;
+  /** Frames remembered per stream for de-duplication (launchId, frameSequence). */
+  readonly dedupeCapacity: number;
+  readonly histogram: CountHistogramOptions;
+}
+
+/** The accumulation of one window of one stream. */
+export interface WindowAccumulation {
+  /** Window start, inclusive (ms since epoch, a multiple of windowMillis). */
+  readonly startMillis: number;
+  /** Window end, exclusive. */
+  readonly endMillis: number;
+  readonly histogram: CountHistogram;
+  launches: number;
+  groups: number;
+  /** Lanes observed (Σ of histogram counts). */
+  units: number;
+  sumLossCounts: number;
+  sumLossMeasured: number;
+  sumSimtCycles: number;
+  sumMimdCycles: number;
+  /** Earliest and latest launch event time seen in the window. */
+  firstEventMillis: number;
+  lastEventMillis: number;
+}
+
+/** The "current" distribution. In last-n mode `recent` holds one histogram per launch (oldest first). */
+export interface CurrentDistribution {
+  readonly histogram: CountHistogram;
+  readonly recent: CountHistogram[];
+}
+
+/** Bounded FIFO memory of frame identities (53-bit hashes, see frameIdentityOf). */
+export interface DedupeMemory {
+  readonly order: number[];
+  readonly seen: Set<number>;
+}
+
+/** Everything the estimator keeps per stream. */
+export interface StreamState {
+  readonly key: string;
+  readonly identity: StreamIdentity;
+  /** Open windows by start. */
+  readonly windows: Map<number, WindowAccumulation>;
+  readonly current: CurrentDistribution;
+  readonly cumulative: CountHistogram;
+  cumulativeLaunches: number;
+  cumulativeGroups: number;
+  readonly dedupe: DedupeMemory;
+  /** Largest event time seen (ms); −∞ before the first launch. */
+  watermarkMillis: number;
+  /** Windows ending at or before this are closed: later frames for them are late. */
+  closedThroughMillis: number;
+  /** Processing time of the last recorded launch (ms), for idle flushing. */
+  lastRecordWallMillis: number;
+}
+
+/** What happened to one observation. */
+export interface RecordOutcome {
+  readonly status: 'recorded' | 'duplicate' | 'late';
+  /** Windows closed by the watermark advance, oldest first. */
+  readonly closed: WindowAccumulation[];
+}
+
+/**
+ * Creates the state of a stream.
+ *
+ * @example
+ * const state = createStreamState(streamIdentityOf(observation));
+ */
+export function createStreamState(identity: StreamIdentity): StreamState {
+  return {
+    key: streamKeyOf(identity),
+    identity,
+    windows: new Map(),
+    current: { histogram: createCountHistogram(), recent: [] },
+    cumulative: createCountHistogram(),
+    cumulativeLaunches: 0,
+    cumulativeGroups: 0,
+    dedupe: { order: [], seen: new Set() },
+    watermarkMillis: Number.NEGATIVE_INFINITY,
+    closedThroughMillis: Number.NEGATIVE_INFINITY,
+    lastRecordWallMillis: 0,
+  };
+}
+
+/**
+ * Creates an empty window [startMillis, startMillis + windowMillis).
+ */
+export function createWindowAccumulation(startMillis: number, windowMillis: number): WindowAccumulation {
+  return {
+    startMillis,
+    endMillis: startMillis + windowMillis,
+    histogram: createCountHistogram(),
+    launches: 0,
+    groups: 0,
+    units: 0,
+    sumLossCounts: 0,
+    sumLossMeasured: 0,
+    sumSimtCycles: 0,
+    sumMimdCycles: 0,
+    firstEventMillis: Number.POSITIVE_INFINITY,
+    lastEventMillis: Number.NEGATIVE_INFINITY,
+  };
+}
+
+/** Start of the tumbling window holding `eventTimeMillis`. */
+export function windowStartOf(eventTimeMillis: number, windowMillis: number): number {
+  return Math.floor(eventTimeMillis / windowMillis) * windowMillis;
+}
+
+/**
+ * Adds one launch to a window (mutates `window`).
+ *
+ * @throws RangeError when a bin is malformed (see addCount).
+ */
+export function recordLaunchInWindow(
+  window: WindowAccumulation,
+  observation: LaunchObservation,
+  options: CountHistogramOptions,
+): void {
+  for (const bin of observation.bins) {
+    addCount(window.histogram, bin.low, bin.high, bin.count, options);
+    window.units += bin.count;
+  }
+  window.launches += 1;
+  window.groups += observation.groups;
+  window.sumLossCounts += observation.sumLossCounts;
+  window.sumLossMeasured += observation.sumLossMeasured;
+  window.sumSimtCycles += observation.sumSimtCycles;
+  window.sumMimdCycles += observation.sumMimdCycles;
+  window.firstEventMillis = Math.min(window.firstEventMillis, observation.eventTimeMillis);
+  window.lastEventMillis = Math.max(window.lastEventMillis, observation.eventTimeMillis);
+}
+
+/**
+ * A new window holding both accumulations (same window of the same stream). Associative and
+ * commutative: merging partial windows equals recording all their launches into one.
+ *
+ * @throws RangeError when the windows differ.
+ */
+export function mergeWindowAccumulations(
+  a: WindowAccumulation,
+  b: WindowAccumulation,
+  options: CountHistogramOptions,
+): WindowAccumulation {
+  if (a.startMillis !== b.startMillis || a.endMillis !== b.endMillis) {
+    throw new RangeError(
+      `can only merge the same window, got [${a.startMillis}, ${a.endMillis}) and [${b.startMillis}, ${b.endMillis})`,
+    );
+  }
+  return {
+    startMillis: a.startMillis,
+    endMillis: a.endMillis,
+    histogram: mergeCountHistograms(a.histogram, b.histogram, options),
+    launches: a.launches + b.launches,
+    groups: a.groups + b.groups,
+    units: a.units + b.units,
+    sumLossCounts: a.sumLossCounts + b.sumLossCounts,
+    sumLossMeasured: a.sumLossMeasured + b.sumLossMeasured,
+    sumSimtCycles: a.sumSimtCycles + b.sumSimtCycles,
+    sumMimdCycles: a.sumMimdCycles + b.sumMimdCycles,
+    firstEventMillis: Math.min(a.firstEventMillis, b.firstEventMillis),
+    lastEventMillis: Math.max(a.lastEventMillis, b.lastEventMillis),
+  };
+}
+
+/** A deep, independent copy of a window (what is handed to the model and the sinks). */
+export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
+  return { ...window, histogram: cloneCountHistogram(window.histogram) };
+}
+
+/**
+ * Identity of a frame for de-duplication: a 53-bit hash of (launchId, frameSequence), two
+ * FNV-1a hashes combined. A number costs a fraction of a string in memory and checkpoints;
+ * with 1,024 remembered frames per stream the chance that a new frame collides with one of
+ * them is about 1024/2^53 ≈ 1e-13.
+ */
+export function frameIdentityOf(observation: LaunchObservation): number {
+  const text = `${observation.launchId.toString()}:${observation.frameSequence}`;
+  return (hashString(text) % 2 ** 21) * 2 ** 32 + hashString(`${text}#`);
+}
+
+function remember(memory: DedupeMemory, identity: number, capacity: number): void {
+  memory.order.push(identity);
+  memory.seen.add(identity);
+  while (memory.order.length > capacity) {
+    const oldest = memory.order.shift();
+    if (oldest !== undefined) memory.seen.delete(oldest);
+  }
+}
+
+function updateCurrent(current: CurrentDistribution, observation: LaunchObservation, options: WindowOptions): void {
+  const launch = createCountHistogram();
+  for (const bin of observation.bins) addCount(launch, bin.low, bin.high, bin.count, options.histogram);
+  if (options.current.mode === 'decay') {
+    scaleCountHistogram(current.histogram, 2 ** (-1 / options.current.halfLifeLaunches));
+    addHistogram(current.histogram, launch, options.histogram);
+    return;
+  }
+  current.recent.push(launch);
+  while (current.recent.length > options.current.launches) current.recent.shift();
+  // Rebuild rather than subtract: subtraction of floating weights drifts, rebuilding is O(N·|supp|).
+  const rebuilt = createCountHistogram();
+  for (const histogram of current.recent) addHistogram(rebuilt, histogram, options.histogram);
+  current.histogram.counts.clear();
+  current.histogram.highs.clear();
+  for (const [low, count] of rebuilt.counts) current.histogram.counts.set(low, count);
+  for (const [low, high] of rebuilt.highs) current.histogram.highs.set(low, high);
+  current.histogram.binned = rebuilt.binned;
+  current.histogram.total = rebuilt.total;
+}
+
+/**
+ * Records one launch: drops it if this frame was already seen (same launchId and
+ * frameSequence) or its window is already closed (late), else adds it to its window, the
+ * current and the cumulative distribution, advances the stream's watermark and returns the
+ * windows the watermark closed. Mutates `state`.
+ *
+ * @param wallMillis processing time now (ms), remembered for idle flushing only.
+ * @throws RangeError when the observation belongs to another stream or is malformed.
+ * @example
+ * const { status, closed } = recordObservation(state, observation, options, Date.now());
+ */
+export function recordObservation(
+  state: StreamState,
+  observation: LaunchObservation,
+  options: WindowOptions,
+  wallMillis: number,
+): RecordOutcome {
+  const key = streamKeyOf(streamIdentityOf(observation));
+  if (key !== state.key) throw new RangeError(`observation of stream '${key}' recorded into state of '${state.key}'`);
+  if (!Number.isFinite(observation.eventTimeMillis)) {
+    throw new RangeError(`launch event time must be a finite number of milliseconds, got ${observation.eventTimeMillis}`);
+  }
+  const identity = frameIdentityOf(observation);
+  if (state.dedupe.seen.has(identity)) return { status: 'duplicate', closed: [] };
+  const startMillis = windowStartOf(observation.eventTimeMillis, options.windowMillis);
+  if (startMillis + options.windowMillis <= state.closedThroughMillis) return { status: 'late', closed: [] };
+
+  let window = state.windows.get(startMillis);
+  if (window === undefined) {
+    window = createWindowAccumulation(startMillis, options.windowMillis);
+    state.windows.set(startMillis, window);
+  }
+  recordLaunchInWindow(window, observation, options.histogram);
+  updateCurrent(state.current, observation, options);
+  for (const bin of observation.bins) addCount(state.cumulative, bin.low, bin.high, bin.count, options.histogram);
+  state.cumulativeLaunches += 1;
+  state.cumulativeGroups += observation.groups;
+  remember(state.dedupe, identity, options.dedupeCapacity);
+  state.lastRecordWallMillis = wallMillis;
+  state.watermarkMillis = Math.max(state.watermarkMillis, observation.eventTimeMillis);
+  return { status: 'recorded', closed: closeWindowsThrough(state, state.watermarkMillis - options.allowedLatenessMillis) };
+}
+
+/**
+ * Closes (removes and returns, oldest first) every open window whose end is ≤ `throughMillis`.
+ */
+export function closeWindowsThrough(state: StreamState, throughMillis: number): WindowAccumulation[] {
+  const closed: WindowAccumulation[] = [];
+  for (const window of state.windows.values()) if (window.endMillis <= throughMillis) closed.push(window);
+  closed.sort((a, b) => a.startMillis - b.startMillis);
+  for (const window of closed) {
+    state.windows.delete(window.startMillis);
+    state.closedThroughMillis = Math.max(state.closedThroughMillis, window.endMillis);
+  }
+  return closed;
+}
+
+/**
+ * Closes every open window of a stream that has recorded nothing for `idleMillis` of
+ * processing time (end of input, a paused job). Returns them oldest first.
+ */
+export function closeIdleWindows(state: StreamState, wallMillis: number, idleMillis: number): WindowAccumulation[] {
+  if (state.windows.size === 0 || wallMillis - state.lastRecordWallMillis < idleMillis) return [];
+  return closeWindowsThrough(state, Number.POSITIVE_INFINITY);
+}

@@ -1,0 +1,258 @@
+import {
+  CategoricalDistribution,
+  createSeededRandom,
+  exactCost,
+  expectedLoss,
+  granularitySweep,
+  lossQuantiles,
+  workloadLoss,
+} from '../model/index.ts';
+import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
+import type { StreamIdentity } from './launch-observation.ts';
+import { hashString, poissonDeviate } from './random-deviates.ts';
+import type { WindowAccumulation } from './stream-state.ts';
+
+/** A parametric fit as the model reports it (best first). */
+export interface ParametricFit {
+  readonly family: string;
+  readonly parameters: Readonly<Record<string, number>>;
+  readonly logLikelihood: number;
+  readonly aic: number;
+}
+
+/** The fitting function, injected so the estimator runs (and reports the gap) without it. */
+export type ParametricFitter = (distribution: CategoricalDistribution) => readonly ParametricFit[];
+
+/** What to compute at window close. */
+export interface WindowComputeOptions {
+  /** Poisson-bootstrap replicates for the interval of loss_predicted; 0 disables it (interval = binning bound only). */
+  readonly bootstrapReplicates: number;
+  /** Two-sided confidence level of the interval, e.g. 0.95. */
+  readonly confidenceLevel: number;
+  /** Group sizes n' of the granularity sweep (model.md §2d). Empty disables the sweep. */
+  readonly sweepGroupSizes: readonly number[];
+  /** Whether to compute quantiles 0.5/0.9/0.99 of the predicted per-group loss. */
+  readonly quantiles: boolean;
+  /** Quantiles are exact (model.md §2a) when its estimated work is at most this many operations ... */
+  readonly quantileExactWorkLimit: number;
+  /** ... else Monte Carlo over this many simulated groups (seeded per stream and window). */
+  readonly quantileSamples: number;
+  /** Parametric fitter, or undefined when none is available (fit fields are then absent). */
+  readonly fitter: ParametricFitter | undefined;
+}
+
+/** The quantities of model.md §2c for one closed window of one stream. */
+export interface WindowResult {
+  readonly identity: StreamIdentity;
+  readonly startMillis: number;
+  readonly endMillis: number;
+  readonly launches: number;
+  readonly groups: number;
+  readonly units: number;
+  /** μ_A = E[X_W(n)] from the basis distribution; undefined when no lane was observed. */
+  readonly lossPredicted: number | undefined;
+  /** Interval of μ_A: bootstrap sampling interval widened by the binning error bound. */
+  readonly lossPredictedLow: number | undefined;
+  readonly lossPredictedHigh: number | undefined;
+  /** Bootstrap standard error of μ_A (0 when the bootstrap is off). */
+  readonly lossPredictedStandardError: number | undefined;
+  /** μ_S: mean over the window's groups of H from counts. */
+  readonly lossCounts: number | undefined;
+  /** μ_M: mean over the window's groups of measured C_SIMT/C_MIMD. */
+  readonly lossMeasured: number | undefined;
+  /** E[max]/E[W] of the basis distribution. */
+  readonly workloadLossPredicted: number | undefined;
+  /** ΣC_SIMT / ΣC_MIMD over the window. */
+  readonly workloadLossMeasured: number | undefined;
+  /** η(a, b) = |(a − b)/a| (model.md §2c), named after (a, b). */
+  readonly etaPredictedCounts: number | undefined;
+  readonly etaCountsMeasured: number | undefined;
+  readonly etaPredictedMeasured: number | undefined;
+  readonly lossQ50: number | undefined;
+  readonly lossQ90: number | undefined;
+  readonly lossQ99: number | undefined;
+  /** How the quantiles were computed (the model's method string). */
+  readonly quantileMethod: string | undefined;
+  /** Absolute bound on |μ_A(true counts) − μ_A(representatives)| from binning; 0 when exact. */
+  readonly binningErrorBound: number;
+  /** Predicted loss and workload loss for other group sizes. */
+  readonly sweep: readonly { readonly groupSize: number; readonly lossPredicted: number; readonly workloadLossPredicted: number }[];
+  /** Best parametric fit, or undefined (no fitter, or fitting failed). */
+  readonly fit: ParametricFit | undefined;
+  /** The window's own histogram (for warpwatch_histogram): bin low, count, probability. */
+  readonly histogram: readonly { readonly low: number; readonly high: number; readonly count: number; readonly probability: number }[];
+}
+
+/** Two-sided standard normal quantile z with P(|Z| ≤ z) = level, by bisection on the normal cdf. */
+function normalQuantileTwoSided(level: number): number {
+  // Bisection on the standard normal cdf via erf; 60 steps give full double precision.
+  const target = 0.5 + level / 2;
+  let low = 0;
+  let high = 10;
+  for (let i = 0; i < 60; i += 1) {
+    const mid = (low + high) / 2;
+    if (normalCdf(mid) < target) low = mid;
+    else high = mid;
+  }
+  return (low + high) / 2;
+}
+
+function normalCdf(x: number): number {
+  // Abramowitz & Stegun 7.1.26 erf approximation (|error| < 1.5e-7), ample for interval widths.
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * z);
+  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const erf = 1 - poly * Math.exp(-z * z);
+  return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
+}
+
+/** η(a, b) = |(a − b)/a|, undefined when either is missing or a = 0. */
+export function relativeError(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined || b === undefined || a === 0) return undefined;
+  return Math.abs((a - b) / a);
+}
+
+function distributionOf(counts: ReadonlyMap<number, number>): CategoricalDistribution {
+  return CategoricalDistribution.fromPmf(counts);
+}
+
+/**
+ * Poisson bootstrap of E[X_W(n)]: each replicate redraws every entry's weight as
+ * Poisson(weight) (the large-sample equivalent of a multinomial resample of the lanes, at
+ * O(|support|) instead of O(lanes) per replicate) and recomputes the expected loss. The
+ * seed is derived from the stream key and window start, so results are reproducible.
+ * Lanes are treated as independent draws, which is the model's own assumption.
+ */
+function bootstrapStandardError(
+  counts: ReadonlyMap<number, number>,
+  groupSize: number,
+  replicates: number,
+  seed: number,
+): number {
+  const random = createSeededRandom(seed);
+  const entries = [...counts];
+  const values: number[] = [];
+  for (let r = 0; r < replicates; r += 1) {
+    const resampled = new Map<number, number>();
+    for (const [value, weight] of entries) {
+      const drawn = poissonDeviate(random, weight);
+      if (drawn > 0) resampled.set(value, drawn);
+    }
+    if (resampled.size === 0) continue;
+    values.push(expectedLoss(distributionOf(resampled), groupSize));
+  }
+  if (values.length < 2) return 0;
+  const mean = values.reduce((sum, v) => sum + v, 0) / values.length;
+  const variance = values.reduce((sum, v) => sum + (v - mean) ** 2, 0) / (values.length - 1);
+  return Math.sqrt(variance);
+}
+
+/**
+ * Computes everything model.md §2c asks for at the close of one window.
+ *
+ * @param window the closed window (its sums give loss_counts, loss_measured, workload_loss_measured).
+ * @param basis the histogram the prediction is made from (the window's own, or the stream's
+ *   current or cumulative distribution, per config).
+ * @throws ModelError/RangeError only on malformed input (the model validates it).
+ * @example
+ * const result = computeWindowResult(identity, window, window.histogram, options);
+ */
+export function computeWindowResult(
+  identity: StreamIdentity,
+  window: WindowAccumulation,
+  basis: CountHistogram,
+  options: WindowComputeOptions,
+): WindowResult {
+  const n = identity.groupSize;
+  const lossCounts = window.groups > 0 ? window.sumLossCounts / window.groups : undefined;
+  const lossMeasured = window.groups > 0 ? window.sumLossMeasured / window.groups : undefined;
+  const workloadLossMeasured = window.sumMimdCycles > 0 ? window.sumSimtCycles / window.sumMimdCycles : undefined;
+  const windowTotal = window.histogram.total;
+  const histogram = histogramEntries(window.histogram).map((entry) => ({
+    low: entry.low,
+    high: entry.high,
+    count: entry.count,
+    probability: windowTotal > 0 ? entry.count / windowTotal : 0,
+  }));
+
+  let lossPredicted: number | undefined;
+  let lossPredictedLow: number | undefined;
+  let lossPredictedHigh: number | undefined;
+  let standardError: number | undefined;
+  let workloadLossPredicted: number | undefined;
+  let quantileValues: { q50: number; q90: number; q99: number; method: string } | undefined;
+  let bound = 0;
+  let sweep: WindowResult['sweep'] = [];
+  let fit: ParametricFit | undefined;
+
+  const counts = representativeCounts(basis);
+  if (basis.total > 0 && counts.size > 0) {
+    const distribution = distributionOf(counts);
+    const predicted = expectedLoss(distribution, n);
+    lossPredicted = predicted;
+    workloadLossPredicted = workloadLoss(distribution, n);
+    bound = binningErrorBound(basis, n, predicted);
+    const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
+    standardError =
+      options.bootstrapReplicates > 0 ? bootstrapStandardError(counts, n, options.bootstrapReplicates, seed) : 0;
+    const halfWidth = normalQuantileTwoSided(options.confidenceLevel) * standardError + bound;
+    lossPredictedLow = Math.max(1, predicted - halfWidth);
+    lossPredictedHigh = Math.min(n, predicted + halfWidth);
+    if (options.quantiles) {
+      const exact = exactCost(distribution, n).operations <= options.quantileExactWorkLimit;
+      const result = lossQuantiles(distribution, n, [0.5, 0.9, 0.99], {
+        method: exact ? 'exact' : 'monte-carlo',
+        random: createSeededRandom(seed ^ 0x5bd1e995),
+        samples: options.quantileSamples,
+      });
+      quantileValues = {
+        q50: quantileOf(result.quantiles, 0.5),
+        q90: quantileOf(result.quantiles, 0.9),
+        q99: quantileOf(result.quantiles, 0.99),
+        method: result.method,
+      };
+    }
+    if (options.sweepGroupSizes.length > 0) {
+      sweep = granularitySweep(distribution, options.sweepGroupSizes).map((row) => ({
+        groupSize: row.n,
+        lossPredicted: row.expectedLoss,
+        workloadLossPredicted: row.workloadLoss,
+      }));
+    }
+    if (options.fitter !== undefined) fit = options.fitter(distribution)[0];
+  }
+
+  return {
+    identity,
+    startMillis: window.startMillis,
+    endMillis: window.endMillis,
+    launches: window.launches,
+    groups: window.groups,
+    units: window.units,
+    lossPredicted,
+    lossPredictedLow,
+    lossPredictedHigh,
+    lossPredictedStandardError: standardError,
+    lossCounts,
+    lossMeasured,
+    workloadLossPredicted,
+    workloadLossMeasured,
+    etaPredictedCounts: relativeError(lossPredicted, lossCounts),
+    etaCountsMeasured: relativeError(lossCounts, lossMeasured),
+    etaPredictedMeasured: relativeError(lossPredicted, lossMeasured),
+    lossQ50: quantileValues?.q50,
+    lossQ90: quantileValues?.q90,
+    lossQ99: quantileValues?.q99,
+    quantileMethod: quantileValues?.method,
+    binningErrorBound: bound,
+    sweep,
+    fit,
+    histogram,
+  };
+}
+
+function quantileOf(quantiles: Readonly<Record<string, number>>, probability: number): number {
+  const value = quantiles[String(probability)];
+  if (value === undefined) throw new RangeError(`model returned no quantile for p = ${probability}`);
+  return value;
+}

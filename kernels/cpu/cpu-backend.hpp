@@ -1,0 +1,175 @@
+// CPU lockstep backend: shared pieces of the CPU workload programs.
+//
+// A "group" here is n lanes held in arrays of length N (a template constant = n), and every
+// loop body is written as `for (lane = 0; lane < N; ++lane)` over all lanes, active or not,
+// followed by a masked select. The compiler vectorises the lane loop (SSE at
+// -march=x86-64-v2), so the lanes really run in lockstep: a group-iteration costs the same
+// whatever the mask, and the group runs until its deepest lane ends. Clocks are
+// std::chrono::steady_clock nanoseconds (frames say clockHz = 1e9, source = cpu).
+//
+// These are CPU SIMD lanes, not GPU threads: the numbers measure lockstep loss on this CPU
+// and are never to be reported as GPU measurements.
+#pragma once
+
+#include <sys/resource.h>
+#include <xmmintrin.h>
+
+#include <chrono>
+#include <ctime>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "warpwatch/frame.hpp"
+#include "warpwatch/launch-accumulator.hpp"
+#include "warpwatch/launch-frames.hpp"
+#include "warpwatch/workload-options.hpp"
+
+namespace warpwatch::cpu {
+
+/// std::chrono::steady_clock in ns (the default clock of CPU frames).
+inline std::uint64_t steadyClockNanos() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+/// CPU time of the calling thread in ns (--clock thread): stops while the thread is descheduled,
+/// so preemption cannot enter C_SIMT or C_MIMD; each read is a system call (~0.2 µs).
+inline std::uint64_t threadCpuNanos() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+namespace detail {
+inline std::uint64_t (*groupClock)() = steadyClockNanos;
+}  // namespace detail
+
+/// Selects the clock of the group measurements: "steady" (default) or "thread".
+inline void selectGroupClock(const std::string& name) {
+  if (name == "steady") detail::groupClock = steadyClockNanos;
+  else if (name == "thread") detail::groupClock = threadCpuNanos;
+  else throw std::invalid_argument("--clock must be steady or thread, got '" + name + "'");
+}
+
+/// The group clock in ns: the clock of every CPU frame (differences within a group only).
+inline std::uint64_t steadyNanos() { return detail::groupClock(); }
+
+/// The CPU as a frame device: model name from /proc/cpuinfo, clockHz = 1e9 (ns ticks), cc 0.0.
+inline DeviceInfo cpuDeviceInfo() {
+  DeviceInfo device;
+  device.name = "cpu";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) device.name = "cpu: " + line.substr(line.find_first_not_of(' ', colon + 1));
+      break;
+    }
+  }
+  if (device.name.size() > 255) device.name.resize(255);
+  device.clockHz = 1000000000ull;
+  return device;
+}
+
+/// Flush denormals to zero: keeps every lane-iteration the same cost (denormal arithmetic is
+/// up to 100x slower on x86 and would make cost depend on the data, not on the lockstep).
+inline void enableFlushToZero() { _mm_setcsr(_mm_getcsr() | 0x8040); }
+
+namespace detail {
+template <typename F, unsigned... I>
+void dispatchGroupSizeImpl(unsigned n, F& f, std::integer_sequence<unsigned, I...>) {
+  ((n == I + 1 ? (f(std::integral_constant<unsigned, I + 1>{}), 0) : 0), ...);
+}
+}  // namespace detail
+
+/// Calls f(std::integral_constant<unsigned, N>{}) for the runtime group size n (1..32), so each
+/// workload is compiled once per n with a constant lane count the compiler can vectorise.
+template <typename F>
+void dispatchGroupSize(unsigned n, F&& f) {
+  detail::dispatchGroupSizeImpl(n, f, std::make_integer_sequence<unsigned, 32>{});
+}
+
+/// Running sums for the one-line JSON report a workload prints on stderr at exit.
+struct RunReport {
+  std::uint64_t launches = 0;
+  std::uint64_t groups = 0;
+  double sumCountsLoss = 0;
+  double sumMeasuredLoss = 0;
+  double seconds = 0;
+  std::uint64_t groupsRemeasured = 0;  ///< measurements repeated because the thread was descheduled
+  std::uint64_t groupsDisturbed = 0;   ///< groups still descheduled after every attempt (kept as measured)
+
+  void add(const LaunchTotals& totals) {
+    launches += 1;
+    groups += totals.groupsCounted;
+    sumCountsLoss += totals.sumCountsLoss;
+    sumMeasuredLoss += totals.sumMeasuredLoss;
+  }
+  void print(const char* workload, const WorkloadOptions& options, const WriterStats& stats, double checksum) const {
+    std::fprintf(stderr,
+                 "{\"workload\":\"%s\",\"backend\":\"cpu\",\"n\":%u,\"launches\":%llu,\"groups\":%llu,"
+                 "\"lossCounts\":%.6f,\"lossMeasured\":%.6f,\"framesWritten\":%llu,\"framesDropped\":%llu,"
+                 "\"groupsRemeasured\":%llu,\"groupsDisturbed\":%llu,\"seconds\":%.3f,\"checksum\":%.6g}\n",
+                 workload, options.groupSize, static_cast<unsigned long long>(launches), static_cast<unsigned long long>(groups),
+                 groups ? sumCountsLoss / static_cast<double>(groups) : 0.0, groups ? sumMeasuredLoss / static_cast<double>(groups) : 0.0,
+                 static_cast<unsigned long long>(stats.written),
+                 static_cast<unsigned long long>(stats.droppedQueueFull + stats.droppedSink), static_cast<unsigned long long>(groupsRemeasured),
+                 static_cast<unsigned long long>(groupsDisturbed), seconds, checksum);
+  }
+};
+
+/// Voluntary + involuntary context switches of the calling thread so far.
+inline long threadContextSwitches() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_nvcsw + usage.ru_nivcsw;
+}
+
+/// Runs `measureGroup()` (which must run the group from the same initial state every time)
+/// until one run was not descheduled, at most `maxAttempts` times.
+///
+/// Why: a wall clock keeps running while the OS runs another thread. A pause of d at time τ
+/// adds n·d to C_SIMT but only d per lane finishing after τ to C_MIMD, so preemption biases
+/// measured H upwards, badly on a loaded machine (a time slice is ms, a group 10 µs..1 ms).
+/// Preemption is independent of the workload, so measuring the group again is unbiased.
+template <typename MeasureGroup>
+GroupMeasurement measureUndisturbed(MeasureGroup&& measureGroup, unsigned maxAttempts, RunReport& report) {
+  for (unsigned attempt = 1;; ++attempt) {
+    const long before = threadContextSwitches();
+    GroupMeasurement m = measureGroup();
+    if (threadContextSwitches() == before || maxAttempts == 0) return m;
+    if (attempt >= maxAttempts) {
+      report.groupsDisturbed += 1;
+      return m;
+    }
+    report.groupsRemeasured += 1;
+  }
+}
+
+/// A launch id that is unique per run and launch: splitmix64 of the wall clock and the index.
+inline std::uint64_t makeLaunchId(std::uint64_t launchIndex) { return splitmix64(unixNanosNow() ^ (launchIndex * 0x9E3779B97F4A7C15ull)); }
+
+/// Common main() wrapper: parses flags, reports problems on stderr (exit 2) or runtime errors (exit 1).
+template <typename Body>
+int runMain(int argc, char** argv, Body&& body) {
+  try {
+    const WorkloadOptions options = parseWorkloadOptions(argc - 1, argv + 1);
+    selectGroupClock(options.clock);
+    enableFlushToZero();
+    return body(options);
+  } catch (const std::invalid_argument& error) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], error.what());
+    return 2;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], error.what());
+    return 1;
+  }
+}
+
+}  // namespace warpwatch::cpu

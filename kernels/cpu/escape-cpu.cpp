@@ -1,0 +1,109 @@
+// escape on the CPU lockstep backend: an escape-time fractal (Mandelbrot) whose per-unit
+// iteration counts come from the data, not from a chosen distribution. n pixels form a
+// lockstep group; the group iterates until its last pixel escapes (or hits --max-iter).
+// --sorted groups pixels by a low-resolution estimate of their work first.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cpu-backend.hpp"
+#include "warpwatch/escape-geometry.hpp"
+
+namespace warpwatch::cpu {
+namespace {
+
+constexpr std::uint32_t kDefaultCpuSide = 512;
+
+template <unsigned N>
+double runEscape(const WorkloadOptions& options, LaunchRecorder& recorder, RunReport& report) {
+  const EscapeImage image = escapeImageFor(options, kDefaultCpuSide);
+  const std::vector<std::uint64_t> order = escapeUnitOrder(image, N, options.sorted);
+  const DeviceInfo device = cpuDeviceInfo();
+  double checksum = 0;
+  for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
+    LaunchInfo info;
+    info.job = options.job;
+    info.kernel = options.kernel.empty() ? (options.sorted ? "escape-sorted" : "escape") : options.kernel;
+    info.source = Source::Cpu;
+    info.groupSize = N;
+    info.sync = options.sync;
+    info.device = device;
+    info.launchId = makeLaunchId(launch);
+    info.groupCount = image.groups;
+    info.selection = options.selection;
+    info.samplingStride = options.samplingStride();
+    info.startUnixNanos = unixNanosNow();
+    LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, options.sampleCapacity);
+    for (std::uint64_t g = 0; g < image.groups; ++g) {
+      alignas(64) std::uint32_t count[N];
+      const GroupMeasurement m = measureUndisturbed([&] {
+        alignas(64) float cr[N], ci[N], zr[N], zi[N];
+        bool active[N];
+        for (unsigned lane = 0; lane < N; ++lane) {
+          const std::uint64_t unit = order[g * N + lane];
+          cr[lane] = image.realOf(unit);
+          ci[lane] = image.imagOf(unit);
+          zr[lane] = zi[lane] = 0;
+          count[lane] = 0;
+          active[lane] = true;
+        }
+        GroupMeasurement run;
+        run.groupIndex = g;
+        run.startClock = steadyNanos();
+        bool anyActive = true;
+        std::uint64_t now = run.startClock;
+        while (anyActive) {
+          // Every lane computes; inactive lanes discard the result (lockstep).
+          for (unsigned lane = 0; lane < N; ++lane) {
+            const float nr = zr[lane] * zr[lane] - zi[lane] * zi[lane] + cr[lane];
+            const float ni = 2.0f * zr[lane] * zi[lane] + ci[lane];
+            zr[lane] = active[lane] ? nr : zr[lane];
+            zi[lane] = active[lane] ? ni : zi[lane];
+            count[lane] += active[lane] ? 1u : 0u;
+          }
+          bool finished[N];
+          anyActive = false;
+          for (unsigned lane = 0; lane < N; ++lane) {
+            const bool stillActive = active[lane] && zr[lane] * zr[lane] + zi[lane] * zi[lane] <= 4.0f && count[lane] < image.maxIterations;
+            finished[lane] = active[lane] && !stillActive;
+            active[lane] = stillActive;
+            anyActive |= stillActive;
+          }
+          now = steadyNanos();
+          for (unsigned lane = 0; lane < N; ++lane) {
+            if (finished[lane]) run.laneFinishClocks[lane] = now;
+          }
+        }
+        run.endClock = now;  // the last group-iteration's clock (see matpow-cpu.cpp)
+        for (unsigned lane = 0; lane < N; ++lane) run.laneCounts[lane] = count[lane];
+        return run;
+      }, options.remeasure, report);
+      accumulator.addGroup(m);
+      checksum += count[0];
+    }
+    info.endUnixNanos = unixNanosNow();
+    report.add(accumulator.totals());
+    recorder.recordLaunch(info, accumulator.totals(), accumulator.samples().data(), accumulator.samples().size());
+  }
+  return checksum;
+}
+
+}  // namespace
+}  // namespace warpwatch::cpu
+
+int main(int argc, char** argv) {
+  using namespace warpwatch;
+  using namespace warpwatch::cpu;
+  return runMain(argc, argv, [](const WorkloadOptions& options) {
+    LaunchRecorder recorder(openSink(options.sink), options.queueCapacity);
+    RunReport report;
+    double checksum = 0;
+    const auto started = std::chrono::steady_clock::now();
+    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runEscape<decltype(n)::value>(options, recorder, report); });
+    recorder.close();
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) report.print(options.sorted ? "escape-sorted" : "escape", options, recorder.stats(), checksum);
+    return 0;
+  });
+}

@@ -1,0 +1,63 @@
+// Launch totals and group samples: the per-launch aggregate that the probe (GPU) or the CPU
+// lockstep backend fills, and that the recorder turns into frames (protocol/SPEC.md).
+//
+// Plain C++17 and CUDA-compatible (every function is __host__ __device__ under nvcc), so the
+// device probe and the CPU backend compute bins, hashes and per-group losses with the same code.
+#pragma once
+
+#include "frame.hpp"  // constants, histogramBinOf, splitmix64, Selection (protocol helper's header)
+
+#if defined(__CUDACC__)
+#define WW_HD __host__ __device__
+#else
+#define WW_HD
+#endif
+
+namespace warpwatch {
+
+/// Whether group `groupIndex` of launch `launchId` is sampled at one in `stride` groups
+/// (SPEC.md GroupSamples `selection`); stride 0 = sampling off.
+WW_HD inline bool isGroupSampled(Selection selection, std::uint64_t launchId, std::uint64_t groupIndex, std::uint32_t stride) {
+  if (stride == 0) return false;
+  if (selection == Selection::Stride) return groupIndex % stride == 0;
+  return splitmix64(launchId ^ groupIndex) % stride == 0;
+}
+
+/// H(w) = n*max(w)/sum(w) of one group (model.md §1); an all-zero group has H = 1.
+WW_HD inline double groupLossFromCounts(std::uint64_t maxCount, std::uint64_t sumCounts, unsigned groupSize) {
+  if (sumCounts == 0) return 1.0;
+  return static_cast<double>(groupSize) * static_cast<double>(maxCount) / static_cast<double>(sumCounts);
+}
+
+/// Measured H = C_SIMT/C_MIMD = n*(c_end - c0) / sum_i (c_i - c0) (model.md §3); C_MIMD = 0 counts 1.
+WW_HD inline double measuredGroupLoss(std::uint64_t simtClocks, std::uint64_t mimdClocks) {
+  if (mimdClocks == 0) return 1.0;
+  return static_cast<double>(simtClocks) / static_cast<double>(mimdClocks);
+}
+
+/// Per-launch aggregate. `unsigned long long` so CUDA atomicAdd applies directly. Zero it
+/// before a launch (all-zero bytes is the empty state).
+struct LaunchTotals {
+  unsigned long long histogram[kHistogramBinCount];  ///< lanes per count bin
+  unsigned long long groupsCounted;                  ///< groups aggregated below
+  unsigned long long sumSimtClocks;                  ///< sum of n*(c_end - c0), ticks
+  unsigned long long sumMimdClocks;                  ///< sum of sum_i (c_i - c0), ticks
+  unsigned long long sumMaxCounts;                   ///< sum of max_i w_i
+  unsigned long long sumCounts;                      ///< sum of sum_i w_i
+  unsigned long long droppedSamples;                 ///< sampled groups that did not fit the sample buffer
+  double sumMeasuredLoss;                            ///< sum of measured H
+  double sumCountsLoss;                              ///< sum of H from counts
+  unsigned int sampleSlotsClaimed;                   ///< slots claimed (may exceed capacity; min(capacity, this) are valid)
+  unsigned int reserved;
+};
+
+/// One sampled group (SPEC.md GroupSamples sample). Lanes >= groupSize are unused.
+struct GroupSampleSlot {
+  unsigned long long groupIndex;
+  unsigned long long startClock;                          ///< c0, ticks
+  unsigned long long endClock;                            ///< c_end, ticks
+  unsigned int laneCounts[kMaxGroupSize];                 ///< w_i
+  unsigned long long laneFinishClocks[kMaxGroupSize];     ///< c_i, ticks
+};
+
+}  // namespace warpwatch

@@ -1,0 +1,12 @@
+// Public API of kernels/ (TS side): build the C++/CUDA workload programs and run them.
+export { DEFAULT_CUDA_TOOLKIT_DIR, DEFAULT_KERNELS_BUILD_DIR, ensureKernelsBuilt, type KernelsBuild, type KernelsBuildOptions } from './build.ts';
+export {
+  BACKEND_NAMES,
+  WORKLOAD_NAMES,
+  runWorkload,
+  workloadBinaryName,
+  type BackendName,
+  type WorkloadName,
+  type WorkloadReport,
+} from './run-workload.ts';
+export { KERNELS_ERROR_CODES, KernelsError, type KernelsErrorCode } from './errors.ts';

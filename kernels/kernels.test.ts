@@ -1,0 +1,138 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeFrames, histogramToCounts, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import { CategoricalDistribution, expectedLoss, groupLoss } from '../model/index.ts';
+import { ensureKernelsBuilt, runWorkload } from './index.ts';
+
+// Builds kernels/ with CMake (incremental; the first build takes about a minute) and runs the
+// C++ tests and short CPU workloads, so `npm test` covers the C++ side too.
+let binDir = '';
+let scratch = '';
+
+beforeAll(async () => {
+  ({ binDir } = await ensureKernelsBuilt());
+  scratch = mkdtempSync(join(tmpdir(), 'ww-kernels-'));
+}, 900_000);
+
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+function summaries(frames: readonly Frame[]): LaunchSummaryFrame[] {
+  return frames.filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
+}
+function sampleFrames(frames: readonly Frame[]): GroupSamplesFrame[] {
+  return frames.filter((f): f is GroupSamplesFrame => f.type === 'group-samples');
+}
+
+describe('kernels', () => {
+  describe('ctest', () => {
+    it('passes every C++ test (GoogleTest and the CPU smoke run)', () => {
+      const result = spawnSync('ctest', ['--test-dir', binDir, '--output-on-failure', '--timeout', '120'], { encoding: 'utf8' });
+      expect(result.status, result.stdout + result.stderr).toBe(0);
+    }, 300_000);
+  });
+
+  describe('matpow on the CPU backend', () => {
+    const args = ['--dist', 'pois(30)', '--n', '8', '--groups', '2000', '--seed', '7', '--sample-rate', '0.01', '--job', 'test'];
+
+    it('writes a summary whose histogram, sums and samples agree with each other and with the model', async () => {
+      const out = join(scratch, 'matpow.bin');
+      const report = await runWorkload({ binDir, workload: 'matpow', backend: 'cpu', args: [...args, '--out', out] });
+      const frames = decodeFrames(new Uint8Array(readFileSync(out)));
+      const [summary, ...others] = summaries(frames);
+      expect(others).toHaveLength(0);
+      expect(summary).toBeDefined();
+      if (summary === undefined) return;
+      expect(summary).toMatchObject({ job: 'test', kernel: 'matpow', source: 'cpu', groupSize: 8, groupCount: 2000, groupsCounted: 2000, droppedSamples: 0 });
+      expect(summary.device.clockHz).toBe(1e9);
+      // Histogram: every lane once; pois(30) counts are < 1024, so bins are exact values.
+      const counts = histogramToCounts(summary.histogram);
+      let lanes = 0;
+      let iterations = 0;
+      for (const [value, count] of counts) {
+        lanes += count;
+        iterations += value * count;
+      }
+      expect(lanes).toBe(2000 * 8);
+      expect(iterations).toBe(summary.sumCounts);
+      // Stride 100 selects groups 0, 100, ..., 1900; their counts are in the histogram.
+      const samples = sampleFrames(frames).flatMap((f) => f.groups);
+      expect(samples.map((g) => g.groupIndex)).toEqual(Array.from({ length: 20 }, (_, i) => i * 100));
+      for (const g of samples) {
+        expect(g.laneCounts).toHaveLength(8);
+        for (const c of g.laneCounts) expect(counts.get(c) ?? 0).toBeGreaterThan(0);
+        expect(groupLoss(g.laneCounts)).toBeGreaterThanOrEqual(1);
+      }
+      // Model vs counts: i.i.d. draws, so E[X_W(8)] on the observed distribution matches the
+      // mean group loss within sampling error (sd of H ~0.08 here, SE ~0.002; tolerance 0.01).
+      const lossCounts = summary.sumCountsLoss / summary.groupsCounted;
+      const lossPredicted = expectedLoss(CategoricalDistribution.fromCounts(counts), 8);
+      expect(Math.abs(lossPredicted - lossCounts)).toBeLessThan(0.01);
+      expect(report.lossCounts).toBeCloseTo(lossCounts, 5);
+      // Measured H is a timing; only its range is a property (agreement belongs in bench/).
+      const lossMeasured = summary.sumMeasuredLoss / summary.groupsCounted;
+      expect(lossMeasured).toBeGreaterThanOrEqual(1);
+      expect(lossMeasured).toBeLessThanOrEqual(8);
+    });
+
+    it('draws the same counts for the same seed', async () => {
+      const histograms = [];
+      for (const name of ['a.bin', 'b.bin']) {
+        const out = join(scratch, name);
+        await runWorkload({ binDir, workload: 'matpow', backend: 'cpu', args: [...args, '--groups', '200', '--out', out] });
+        histograms.push(summaries(decodeFrames(new Uint8Array(readFileSync(out))))[0]?.histogram);
+      }
+      expect(histograms[0]).toEqual(histograms[1]);
+    });
+
+    it('rejects a bad distribution spec as a usage error', async () => {
+      await expect(runWorkload({ binDir, workload: 'matpow', backend: 'cpu', args: ['--dist', 'zipf(2)'] })).rejects.toMatchObject({
+        code: 'WW_ERR_KERNELS_WORKLOAD_USAGE',
+      });
+    });
+  });
+
+  describe('escape on the CPU backend', () => {
+    it('sorting regroups the same units: identical histogram, lower loss from counts', async () => {
+      const results = [];
+      for (const sorted of [false, true]) {
+        const out = join(scratch, `escape-${sorted}.bin`);
+        const args = ['--n', '16', '--width', '128', '--height', '128', '--max-iter', '128', '--out', out];
+        await runWorkload({ binDir, workload: 'escape', backend: 'cpu', args: sorted ? [...args, '--sorted'] : args });
+        const [summary] = summaries(decodeFrames(new Uint8Array(readFileSync(out))));
+        expect(summary?.groupsCounted).toBe((128 * 128) / 16);
+        results.push(summary);
+      }
+      const [plain, sorted] = results;
+      expect(plain?.kernel).toBe('escape');
+      expect(sorted?.kernel).toBe('escape-sorted');
+      expect(sorted?.histogram).toEqual(plain?.histogram);
+      const keys = [...histogramToCounts(plain?.histogram ?? []).keys()];
+      expect(Math.min(...keys)).toBeGreaterThanOrEqual(1);
+      expect(Math.max(...keys)).toBe(128); // points inside the set hit the cap
+      expect((sorted?.sumCountsLoss ?? 0) / (sorted?.groupsCounted ?? 1)).toBeLessThan((plain?.sumCountsLoss ?? 0) / (plain?.groupsCounted ?? 1));
+    });
+  });
+
+  describe('divergence on the CPU backend', () => {
+    it('writes one launch per pattern and a CSV row per repetition', async () => {
+      const out = join(scratch, 'divergence.bin');
+      const csv = join(scratch, 'divergence.csv');
+      await runWorkload({ binDir, workload: 'divergence', backend: 'cpu', args: ['--repetitions', '2', '--out', out, '--csv', csv] });
+      const launches = summaries(decodeFrames(new Uint8Array(readFileSync(out))));
+      expect(launches).toHaveLength(64);
+      expect(launches.filter((l) => l.kernel === 'divergence-nested')).toHaveLength(32);
+      // Pattern k = 3, single loop: bounds 32 x29, 31, 30, 29.
+      const k3 = launches[3];
+      expect([...histogramToCounts(k3?.histogram ?? [])]).toEqual([[29, 2], [30, 2], [31, 2], [32, 58]]);
+      const rows = readFileSync(csv, 'utf8').trim().split('\n');
+      expect(rows[0]).toBe('pattern,loop,k,bounds,cycles,clock_hz,source,repetition');
+      expect(rows).toHaveLength(1 + 64 * 2);
+      expect(rows[1]).toMatch(/^single-k0,single,0,,\d+,1000000000,cpu,0$/);
+    });
+  });
+});

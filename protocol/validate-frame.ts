@@ -1,0 +1,166 @@
+/**
+ * The checks the format requires of a frame's fields (SPEC.md limits). The encoder runs them
+ * before writing and the decoder after parsing, so both sides accept exactly the same frames.
+ */
+import { FrameError } from './errors.ts';
+import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES, MAX_STRING_BYTES } from './limits.ts';
+import type { Frame, FrameIdentity, GroupSamplesFrame, LaunchSummaryFrame } from './types.ts';
+
+const U64_MAX = (1n << 64n) - 1n;
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const encoder = new TextEncoder();
+
+function invalid(message: string): FrameError {
+  return new FrameError('WW_ERR_FRAME_INVALID', message);
+}
+
+function overLimit(message: string): FrameError {
+  return new FrameError('WW_ERR_FRAME_OVER_LIMIT', message);
+}
+
+/** UTF-8 bytes of a frame string after checking it; shared with the encoder. */
+export function utf8BytesOf(value: unknown, field: string, minBytes: number): Uint8Array {
+  if (typeof value !== 'string') throw invalid(`${field} must be a string, got ${typeof value}`);
+  if (LONE_SURROGATE.test(value)) throw invalid(`${field} must be well-formed Unicode (it has a lone surrogate)`);
+  const bytes = encoder.encode(value);
+  if (bytes.length > MAX_STRING_BYTES) throw overLimit(`${field} must be at most ${MAX_STRING_BYTES} UTF-8 bytes, got ${bytes.length}`);
+  if (bytes.length < minBytes) throw invalid(`${field} must not be empty`);
+  return bytes;
+}
+
+function checkUint(value: unknown, field: string, max: number): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw invalid(`${field} must be an integer >= 0, got ${String(value)}`);
+  }
+  if (value > max) {
+    throw (max === MAX_COUNT ? overLimit : invalid)(`${field} must be at most ${max}, got ${value}`);
+  }
+}
+
+function checkU64(value: unknown, field: string): void {
+  if (typeof value !== 'bigint' || value < 0n || value > U64_MAX) {
+    throw invalid(`${field} must be a bigint 0..2^64-1, got ${String(value)}`);
+  }
+}
+
+function checkLossSum(value: unknown, field: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw invalid(`${field} must be a finite number >= 0, got ${String(value)}`);
+  }
+}
+
+/**
+ * Checks the identity fields every frame carries (job, kernel, ids, source, groupSize, device).
+ * The decoder runs it before the body so that groupSize is known to be 1..32 when sizes are computed.
+ *
+ * @throws FrameError WW_ERR_FRAME_OVER_LIMIT or WW_ERR_FRAME_INVALID
+ * @example validateFrameIdentity(frame);
+ */
+export function validateFrameIdentity(frame: FrameIdentity): void {
+  const job = utf8BytesOf(frame.job, 'job', 1);
+  if (job.includes(0x2f)) throw invalid(`job must not contain '/', got '${frame.job}'`);
+  utf8BytesOf(frame.kernel, 'kernel', 1);
+  checkU64(frame.launchId, 'launchId');
+  checkUint(frame.frameSequence, 'frameSequence', 0xffffffff);
+  if (frame.source !== 'cuda' && frame.source !== 'cpu') throw invalid(`source must be 'cuda' or 'cpu', got '${String(frame.source)}'`);
+  const n = frame.groupSize;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw invalid(`groupSize must be 1..${MAX_GROUP_SIZE}, got ${String(n)}`);
+  if (n > MAX_GROUP_SIZE) throw overLimit(`groupSize must be 1..${MAX_GROUP_SIZE}, got ${n}`);
+  if (typeof frame.sync !== 'boolean') throw invalid(`sync must be a boolean, got ${String(frame.sync)}`);
+  checkU64(frame.startUnixNanos, 'startUnixNanos');
+  checkU64(frame.endUnixNanos, 'endUnixNanos');
+  const device = frame.device;
+  if (typeof device !== 'object' || device === null) throw invalid('device must be an object');
+  utf8BytesOf(device.name, 'device name', 0);
+  if (typeof device.uuid !== 'string' || !UUID_PATTERN.test(device.uuid)) {
+    throw invalid(`device uuid must be lowercase xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '${String(device.uuid)}'`);
+  }
+  const cc = device.computeCapability;
+  if (typeof cc !== 'object' || cc === null) throw invalid('device computeCapability must be { major, minor }');
+  checkUint(cc.major, 'computeCapability major', 255);
+  checkUint(cc.minor, 'computeCapability minor', 255);
+  if (device.clockHz === 0) throw invalid('clockHz must be >= 1, got 0');
+  checkUint(device.clockHz, 'clockHz', MAX_COUNT);
+}
+
+function checkLaunchSummary(frame: LaunchSummaryFrame): void {
+  checkUint(frame.groupCount, 'groupCount', MAX_COUNT);
+  checkUint(frame.groupsCounted, 'groupsCounted', MAX_COUNT);
+  if (frame.groupsCounted > frame.groupCount) {
+    throw invalid(`groupsCounted (${frame.groupsCounted}) must be <= groupCount (${frame.groupCount})`);
+  }
+  checkU64(frame.sumSimtClocks, 'sumSimtClocks');
+  checkU64(frame.sumMimdClocks, 'sumMimdClocks');
+  checkLossSum(frame.sumMeasuredLoss, 'sumMeasuredLoss');
+  checkLossSum(frame.sumCountsLoss, 'sumCountsLoss');
+  checkUint(frame.sumMaxCounts, 'sumMaxCounts', MAX_COUNT);
+  checkUint(frame.sumCounts, 'sumCounts', MAX_COUNT);
+  checkUint(frame.droppedSamples, 'droppedSamples', MAX_COUNT);
+  const histogram = frame.histogram;
+  if (!Array.isArray(histogram)) throw invalid('histogram must be an array of { bin, count }');
+  if (histogram.length > MAX_HISTOGRAM_ENTRIES) {
+    throw overLimit(`histogram entries must be at most ${MAX_HISTOGRAM_ENTRIES}, got ${histogram.length}`);
+  }
+  let previousBin = -1;
+  let total = 0n;
+  for (const entry of histogram as LaunchSummaryFrame['histogram']) {
+    const { bin, count } = entry;
+    if (typeof bin !== 'number' || !Number.isInteger(bin) || bin < 0 || bin >= HISTOGRAM_BIN_COUNT) {
+      throw invalid(`histogram bin must be < ${HISTOGRAM_BIN_COUNT}, got ${String(bin)}`);
+    }
+    if (bin <= previousBin) throw invalid(`histogram bins must be strictly increasing, got ${bin} after ${previousBin}`);
+    if (count === 0) throw invalid(`histogram counts must be >= 1, got 0 for bin ${bin}`);
+    checkUint(count, 'histogram count', MAX_COUNT);
+    total += BigInt(count);
+    if (total > BigInt(MAX_COUNT)) throw overLimit(`histogram total must be at most ${MAX_COUNT}, got ${total}`);
+    previousBin = bin;
+  }
+  const lanes = BigInt(frame.groupsCounted) * BigInt(frame.groupSize);
+  if (total !== lanes) {
+    throw invalid(`histogram counts must sum to groupsCounted*groupSize (${lanes}), got ${total}`);
+  }
+}
+
+function checkGroupSamples(frame: GroupSamplesFrame): void {
+  checkUint(frame.groupCount, 'groupCount', MAX_COUNT);
+  if (frame.selection !== 'stride' && frame.selection !== 'hash') {
+    throw invalid(`selection must be 'stride' or 'hash', got '${String(frame.selection)}'`);
+  }
+  if (frame.samplingStride === 0) throw invalid('samplingStride must be >= 1, got 0');
+  checkUint(frame.samplingStride, 'samplingStride', 0xffffffff);
+  const groups = frame.groups;
+  if (!Array.isArray(groups)) throw invalid('groups must be an array');
+  if (groups.length > MAX_GROUP_SAMPLES) throw overLimit(`sampled groups per frame must be at most ${MAX_GROUP_SAMPLES}, got ${groups.length}`);
+  const n = frame.groupSize;
+  for (const group of groups as GroupSamplesFrame['groups']) {
+    const index = group.groupIndex;
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= frame.groupCount) {
+      throw invalid(`groupIndex must be an integer < groupCount (${frame.groupCount}), got ${String(index)}`);
+    }
+    checkU64(group.startClock, 'startClock');
+    checkU64(group.endClock, 'endClock');
+    if (!Array.isArray(group.laneCounts) || group.laneCounts.length !== n || !Array.isArray(group.laneFinishClocks) || group.laneFinishClocks.length !== n) {
+      throw invalid(`each sample needs groupSize (${n}) laneCounts and laneFinishClocks (group ${index})`);
+    }
+    for (const count of group.laneCounts) checkUint(count, 'laneCounts', 0xffffffff);
+    for (const clock of group.laneFinishClocks) checkU64(clock, 'laneFinishClocks');
+  }
+}
+
+/**
+ * Checks that a frame satisfies every rule of SPEC.md (field types, ranges, limits, histogram
+ * invariants). Returns nothing; throws on the first problem.
+ *
+ * @throws FrameError WW_ERR_FRAME_OVER_LIMIT (a length or count above its limit) or WW_ERR_FRAME_INVALID
+ * @example validateFrame(frame); // throws FrameError('WW_ERR_FRAME_OVER_LIMIT') for groupSize 48
+ */
+export function validateFrame(frame: Frame): void {
+  if (typeof frame !== 'object' || frame === null) throw invalid('frame must be an object');
+  if (frame.type !== 'launch-summary' && frame.type !== 'group-samples') {
+    throw invalid(`frame type must be 'launch-summary' or 'group-samples', got '${String((frame as { type: unknown }).type)}'`);
+  }
+  validateFrameIdentity(frame);
+  if (frame.type === 'launch-summary') checkLaunchSummary(frame);
+  else checkGroupSamples(frame);
+}

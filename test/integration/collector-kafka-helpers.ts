@@ -1,0 +1,110 @@
+// Helpers of the collector integration tests: read a topic back from the real broker, and
+// run a private Kafka node (own ports and data directory) that a test may stop and start
+// without disturbing the shared stack other tests use.
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { Kafka, logLevel, type IHeaders } from 'kafkajs';
+import { createKafkaServer, resolveLocalStackConfig, silentReporter, stopProcess, waitUntilReady } from '../../deploy/local/index.ts';
+
+/** A message read back from Kafka, headers decoded as UTF-8. */
+export interface ConsumedMessage {
+  readonly key: string | null;
+  readonly value: Buffer;
+  readonly headers: Record<string, string>;
+  readonly partition: number;
+  readonly offset: bigint;
+}
+
+function decodeHeaders(headers: IHeaders | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) out[name] = Array.isArray(value) ? String(value[0]) : String(value);
+  return out;
+}
+
+/**
+ * Reads `topic` from the beginning until `count` messages arrived (or `timeoutMillis`
+ * passed), in partition order. Returns what it got; the test compares.
+ */
+export async function consumeTopic(brokers: string, topic: string, count: number, timeoutMillis = 60_000): Promise<ConsumedMessage[]> {
+  const kafka = new Kafka({ clientId: 'warpwatch-collector-it', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const consumer = kafka.consumer({ groupId: `warpwatch-collector-it-${randomUUID()}`, maxBytes: 64 << 20 });
+  const messages: ConsumedMessage[] = [];
+  let done: () => void = () => {};
+  const enough = new Promise<void>((resolve) => (done = resolve));
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      eachBatch: async ({ batch }) => {
+        for (const m of batch.messages) {
+          messages.push({ key: m.key === null ? null : m.key.toString(), value: m.value ?? Buffer.alloc(0), headers: decodeHeaders(m.headers), partition: batch.partition, offset: BigInt(m.offset) });
+        }
+        if (messages.length >= count) done();
+      },
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([enough, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMillis)))]);
+    clearTimeout(timer);
+    // A short grace to catch duplicates or extra messages that would make the count wrong.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  } finally {
+    await consumer.disconnect();
+  }
+  return messages;
+}
+
+/** Partition count of a topic as the broker reports it. */
+export async function topicPartitionCount(brokers: string, topic: string): Promise<number> {
+  const kafka = new Kafka({ clientId: 'warpwatch-collector-it', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    return metadata.topics[0]?.partitions.length ?? 0;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** A Kafka node private to one test: start, stop (for an outage), start again, destroy. */
+export interface PrivateKafka {
+  readonly brokers: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops it and deletes its data directory. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * A second single-node Kafka from deploy/local (same jars as the shared one, its own
+ * ports `port` and `port + 1` and its own instance directory), so stopping it disturbs no
+ * other test.
+ */
+export function createPrivateKafka(port: number): PrivateKafka {
+  const config = resolveLocalStackConfig({
+    ...process.env,
+    WARPWATCH_KAFKA_BROKERS: `127.0.0.1:${port}`,
+    WARPWATCH_KAFKA_CONTROLLER_PORT: String(port + 1),
+    WARPWATCH_KAFKA_HEAP_MB: '384',
+  });
+  const server = createKafkaServer(config);
+  let pid: number | undefined;
+  const stop = async (): Promise<void> => {
+    if (pid === undefined) return;
+    await stopProcess(pid, { timeoutMillis: 30_000, commandLineMarker: server.commandLineMarker });
+    pid = undefined;
+  };
+  return {
+    brokers: server.address,
+    async start() {
+      if (!server.isInstalled()) await server.install(silentReporter);
+      pid = await server.spawn(silentReporter);
+      await waitUntilReady({ name: 'private kafka', probe: () => server.probe(), pid, commandLineMarker: server.commandLineMarker, logFile: server.logFile, timeoutMillis: 120_000 });
+    },
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(server.instanceDirectory, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,326 @@
+// Every query of the generated dashboards and alert rules, with Grafana's macros and
+// template variables substituted the way Grafana's InfluxQL datasource does
+// (dashboards/grafana-macros.ts), runs against the real InfluxDB 1.8 of deploy/local and
+// returns the series its panel expects. The data is written with @influxdata/influxdb-client
+// using only the names of estimator/series.ts, shaped like the estimator's output.
+import { randomUUID } from 'node:crypto';
+import { InfluxDB, Point } from '@influxdata/influxdb-client';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ALERT_KINDS, FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../estimator/index.ts';
+import {
+  ALL_VALUE_MARKER,
+  DRIFT_RELATIVE_ERROR_THRESHOLD,
+  generateArtifacts,
+  interpolateInfluxQl,
+  type CatalogedQuery,
+  type TemplateVariableState,
+} from '../../dashboards/index.ts';
+
+function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set; test/integration/global-setup.ts sets it`);
+  return value;
+}
+
+interface InfluxSeries {
+  name: string;
+  tags?: Record<string, string>;
+  columns: string[];
+  values: unknown[][];
+}
+interface InfluxResult {
+  statement_id: number;
+  series?: InfluxSeries[];
+  error?: string;
+}
+
+const run = randomUUID().slice(0, 8);
+const job = `ww-dash-${run}`;
+// A dot and a slash (in the stream id) exercise the regex escaping of template variables.
+const kernels = ['matpow', 'escape.time'] as const;
+const staleKernel = 'stale';
+const device = 'Test GPU';
+const groupSize = '32';
+const instanceLive = `ww-dash-${run}-live`;
+const instanceStalled = `ww-dash-${run}-stalled`;
+const windowMillis = 10_000;
+const nowMillis = Date.now();
+const dataStartMillis = nowMillis - 10 * 60_000;
+
+let influxUrl = '';
+let database = '';
+
+async function influxQuery(text: string): Promise<InfluxResult> {
+  const url = `${influxUrl}/query?${new URLSearchParams({ db: database, q: text, epoch: 'ms' }).toString()}`;
+  const response = await fetch(url);
+  expect(response.status, `InfluxDB answered ${response.status} to ${text}`).toBe(200);
+  const body = (await response.json()) as { results: InfluxResult[] };
+  expect(body.results).toHaveLength(1);
+  return body.results[0] as InfluxResult;
+}
+
+function streamPoint(measurement: string, kernel: string, timeMillis: number): Point {
+  return new Point(measurement)
+    .tag(TAGS.stream, `${job}/${kernel}`)
+    .tag(TAGS.job, job)
+    .tag(TAGS.kernel, kernel)
+    .tag(TAGS.device, device)
+    .tag(TAGS.n, groupSize)
+    .tag(TAGS.source, 'cpu')
+    .timestamp(new Date(timeMillis));
+}
+
+function windowPoints(kernel: string, timeMillis: number, index: number): Point[] {
+  const w = FIELDS.window;
+  // The escape.time stream drifts: measured loss far above the prediction (eta ≈ 0.5).
+  const predicted = kernel === 'matpow' ? 1.4 + 0.001 * index : 2.0;
+  const measured = kernel === 'matpow' ? predicted * 1.02 : predicted * 1.5;
+  const points = [
+    streamPoint(MEASUREMENTS.window, kernel, timeMillis)
+      .floatField(w.lossPredicted, predicted)
+      .floatField(w.lossPredictedLow, predicted - 0.05)
+      .floatField(w.lossPredictedHigh, predicted + 0.05)
+      .floatField(w.lossCounts, predicted * 1.01)
+      .floatField(w.lossMeasured, measured)
+      .floatField(w.workloadLossPredicted, predicted * 0.9)
+      .floatField(w.workloadLossMeasured, measured * 0.9)
+      .floatField(w.etaPredictedCounts, 0.01)
+      .floatField(w.etaCountsMeasured, Math.abs(measured - predicted * 1.01) / (predicted * 1.01))
+      .floatField(w.etaPredictedMeasured, Math.abs(measured - predicted) / predicted)
+      .floatField(w.lossQ50, predicted)
+      .floatField(w.lossQ90, predicted + 0.3)
+      .floatField(w.lossQ99, predicted + 0.6)
+      .intField(w.groups, 128)
+      .intField(w.units, 4096)
+      .intField(w.launches, 4)
+      .floatField(w.binningErrorBound, 0),
+  ];
+  for (const [bin, probability] of [[0, 0.1], [4, 0.2], [8, 0.4], [16, 0.2], [32, 0.1]] as const) {
+    points.push(
+      streamPoint(MEASUREMENTS.histogram, kernel, timeMillis)
+        .tag(TAGS.binLow, String(bin))
+        .floatField(FIELDS.histogram.probability, probability)
+        .intField(FIELDS.histogram.count, Math.round(probability * 4096)),
+    );
+  }
+  for (const size of [1, 2, 4, 8, 16, 32]) {
+    points.push(
+      streamPoint(MEASUREMENTS.sweep, kernel, timeMillis)
+        .tag(TAGS.groupSize, String(size))
+        .floatField(FIELDS.sweep.lossPredicted, 1 + Math.log2(size) * 0.1)
+        .floatField(FIELDS.sweep.workloadLossPredicted, 1 + Math.log2(size) * 0.09),
+    );
+  }
+  points.push(
+    streamPoint(MEASUREMENTS.fit, kernel, timeMillis)
+      .stringField(FIELDS.fit.family, 'nbinom')
+      .stringField(FIELDS.fit.parameters, '{"r":5,"p":0.3}')
+      .floatField(FIELDS.fit.aic, 1234.5)
+      .floatField(FIELDS.fit.logLikelihood, -615.25),
+  );
+  return points;
+}
+
+function pipelinePoints(timeMillis: number, index: number): Point[] {
+  const p = FIELDS.pipeline;
+  const counters = (instance: string, service: string, framesOut: number) =>
+    new Point(MEASUREMENTS.pipeline)
+      .tag(TAGS.service, service)
+      .tag(TAGS.instance, instance)
+      .intField(p.framesIn, 100 * index)
+      .intField(p.framesOut, framesOut)
+      .intField(p.framesRejected, index)
+      .intField(p.framesSpooled, 0)
+      .intField(p.framesDropped, Math.floor(index / 10))
+      .intField(p.consumerLag, 5 + (index % 3))
+      .floatField(p.windowLatencyMillis, 150 + index)
+      .intField(p.influxWriteErrors, Math.floor(index / 20))
+      .timestamp(new Date(timeMillis));
+  // The stalled instance takes frames in but emits none (frames_out stays 0).
+  return [counters(instanceLive, PIPELINE_SERVICES.estimator, 100 * index), counters(instanceStalled, PIPELINE_SERVICES.collector, 0)];
+}
+
+async function writeFixture(): Promise<void> {
+  const writeApi = new InfluxDB({ url: influxUrl, token: '' }).getWriteApi('-', `${database}/autogen`, 'ms');
+  for (let time = dataStartMillis, index = 0; time <= nowMillis; time += windowMillis, index += 1) {
+    for (const kernel of kernels) writeApi.writePoints(windowPoints(kernel, time, index));
+    writeApi.writePoints(pipelinePoints(time, index));
+  }
+  // A stream that was live from 20 min to 6 min ago and then went silent.
+  for (let time = nowMillis - 20 * 60_000, index = 0; time <= nowMillis - 6 * 60_000; time += windowMillis, index += 1) {
+    writeApi.writePoints(windowPoints(staleKernel, time, index));
+  }
+  const alert = (kind: string, kernel: string, timeMillis: number) =>
+    streamPoint(MEASUREMENTS.alert, kernel, timeMillis)
+      .tag(TAGS.kind, kind)
+      .floatField(FIELDS.alert.oldLevel, 1.4)
+      .floatField(FIELDS.alert.newLevel, 1.7)
+      .floatField(FIELDS.alert.statistic, 12.5)
+      .stringField(FIELDS.alert.message, `${kind} on ${job}/${kernel}`);
+  writeApi.writePoints([
+    alert(ALERT_KINDS.risingImbalance, 'matpow', nowMillis - 3 * 60_000),
+    alert(ALERT_KINDS.drift, 'escape.time', nowMillis - 2 * 60_000),
+  ]);
+  await writeApi.close();
+}
+
+const generated = generateArtifacts();
+const byPlacement = (placement: CatalogedQuery['placement']) => generated.catalog.entries.filter((e) => e.placement === placement);
+
+/** Dashboard variables as a user would set them: one job, two kernels (multi), a device, All group sizes. */
+const variables: Record<string, TemplateVariableState> = {
+  [TAGS.job]: { value: job },
+  [TAGS.kernel]: { value: ['nope'] },
+  [TAGS.device]: { value: [device] },
+  [TAGS.n]: { value: ALL_VALUE_MARKER, allValue: '.*' },
+  [TAGS.service]: { value: ALL_VALUE_MARKER, allValue: '.*' },
+  [TAGS.instance]: { value: [instanceLive, instanceStalled] },
+};
+const dashboardContext = { fromMillis: dataStartMillis - 60_000, toMillis: nowMillis + 60_000, intervalMillis: 30_000, variables };
+
+function expectedColumns(entry: CatalogedQuery): string[] {
+  if (entry.statement.statement !== 'select') return ['value'];
+  return ['time', ...entry.statement.fields.map((f) => f.alias)];
+}
+
+describe('dashboards against the real InfluxDB', () => {
+  beforeAll(async () => {
+    influxUrl = requiredEnv('WARPWATCH_INFLUX_URL');
+    database = requiredEnv('WARPWATCH_INFLUX_DATABASE');
+    await writeFixture();
+  });
+
+  describe('panel and annotation queries', () => {
+    const entries = [...byPlacement('panel'), ...byPlacement('annotation')];
+    it.each(entries.map((e) => [`${e.document} / ${e.owner} / ${e.refId}`, e] as const))('%s returns the series the panel expects', async (_name, entry) => {
+      const text = interpolateInfluxQl(entry.text, dashboardContext);
+      expect(text).not.toMatch(/\$\w/); // nothing left for Grafana to substitute
+      const result = await influxQuery(text);
+      expect(result.error, text).toBeUndefined();
+      expect(result.series?.length ?? 0, `no series for ${text}`).toBeGreaterThan(0);
+      const statement = entry.statement;
+      if (statement.statement !== 'select') throw new Error('panels only hold SELECT statements');
+      for (const series of result.series ?? []) {
+        expect(series.name).toBe(statement.measurement);
+        expect(series.columns).toEqual(expectedColumns(entry));
+        expect(Object.keys(series.tags ?? {}).sort()).toEqual([...statement.groupByTags].sort());
+        expect(series.values.length).toBeGreaterThan(0);
+        // Every column has at least one real value (fill(none) and our data leave no all-null column).
+        for (let column = 1; column < series.columns.length; column += 1) {
+          expect(series.values.some((row) => row[column] !== null), `column ${series.columns[column]} all null`).toBe(true);
+        }
+      }
+      // Only the selected streams come back, and both of them.
+      if (statement.groupByTags.includes(TAGS.stream)) {
+        const streams = new Set(result.series?.map((s) => s.tags?.[TAGS.stream]));
+        expect(streams).toEqual(new Set(kernels.map((k) => `${job}/${k}`)));
+      }
+      if (statement.seriesKey === 'pipeline') {
+        const instances = new Set(result.series?.map((s) => s.tags?.[TAGS.instance]));
+        expect(instances).toEqual(new Set([instanceLive, instanceStalled]));
+      }
+    });
+
+    it('the kernel filter really filters: one kernel selected, one stream returned', async () => {
+      const entry = byPlacement('panel').find((e) => e.owner.startsWith('Loss:'));
+      if (entry === undefined) throw new Error('loss panel query missing from the catalog');
+      const text = interpolateInfluxQl(entry.text, { ...dashboardContext, variables: { ...variables, [TAGS.kernel]: { value: 'escape.time' } } });
+      const result = await influxQuery(text);
+      expect(result.series?.map((s) => s.tags?.[TAGS.stream])).toEqual([`${job}/escape.time`]);
+    });
+  });
+
+  describe('template variable queries', () => {
+    const expected: Record<string, string[]> = {
+      [TAGS.job]: [job],
+      [TAGS.kernel]: [...kernels, staleKernel],
+      [TAGS.device]: [device],
+      [TAGS.n]: [groupSize],
+      [TAGS.service]: [PIPELINE_SERVICES.collector, PIPELINE_SERVICES.estimator],
+      [TAGS.instance]: [instanceLive, instanceStalled],
+    };
+    it.each(byPlacement('variable').map((e) => [`${e.document} / $${e.owner}`, e] as const))('%s lists the values written', async (_name, entry) => {
+      const text = interpolateInfluxQl(entry.text, dashboardContext);
+      const result = await influxQuery(text);
+      expect(result.error, text).toBeUndefined();
+      const values = (result.series ?? []).flatMap((s) => {
+        expect(s.columns).toEqual(['key', 'value']);
+        return s.values.map((row) => row[1] as string);
+      });
+      for (const value of expected[entry.owner] ?? ['<no expectation>']) expect(values).toContain(value);
+    });
+  });
+
+  describe('alert rule queries', () => {
+    const rules = generated.alertRules.groups.flatMap((g) => g.rules);
+
+    /** Label set as Grafana alerting shows it: `k=v` pairs sorted by key. */
+    function labelKey(labels: Record<string, string>): string {
+      return Object.keys(labels)
+        .sort()
+        .map((k) => `${k}=${labels[k]}`)
+        .join(',');
+    }
+    const streamKey = (kernel: string) => labelKey({ [TAGS.stream]: `${job}/${kernel}` });
+
+    async function runRuleQuery(uid: string, refId: string): Promise<Map<string, number | null>> {
+      const rule = rules.find((r) => r.uid === uid);
+      const query = rule?.data.find((d) => d.refId === refId);
+      const range = query?.relativeTimeRange;
+      if (rule === undefined || query === undefined || range === undefined) throw new Error(`rule ${uid} has no data query ${refId}`);
+      const entry = byPlacement('alert-rule').find((e) => e.owner === rule.title && e.refId === refId);
+      expect(entry?.text).toBe(query.model['query']);
+      const now = Date.now();
+      const text = interpolateInfluxQl(String(query.model['query']), {
+        fromMillis: now - range.from * 1000,
+        toMillis: now - range.to * 1000,
+        intervalMillis: Number(query.model['intervalMs']),
+      });
+      const result = await influxQuery(text);
+      expect(result.error, text).toBeUndefined();
+      // One value per label set: the rule's reduce step would see exactly these.
+      const values = new Map<string, number | null>();
+      for (const series of result.series ?? []) {
+        expect(series.values).toHaveLength(1);
+        values.set(labelKey(series.tags ?? {}), (series.values[0] as unknown[])[1] as number | null);
+      }
+      return values;
+    }
+
+    it('rising imbalance counts the estimator event of the stream', async () => {
+      const counts = await runRuleQuery('warpwatch-rising-imbalance', 'A');
+      expect(counts.get(streamKey('matpow'))).toBe(1);
+      expect(counts.has(streamKey('escape.time'))).toBe(false);
+    });
+
+    it('drift sees the drifting stream above the threshold and the healthy one below', async () => {
+      const eta = await runRuleQuery('warpwatch-drift', 'A');
+      expect(eta.get(streamKey('escape.time'))).toBeGreaterThan(DRIFT_RELATIVE_ERROR_THRESHOLD);
+      expect(eta.get(streamKey('matpow'))).toBeLessThan(DRIFT_RELATIVE_ERROR_THRESHOLD);
+    });
+
+    it('stale stream: A − B is 0 only for the stream that went silent', async () => {
+      const lastHour = await runRuleQuery('warpwatch-stream-stale', 'A');
+      const untilFiveMinutesAgo = await runRuleQuery('warpwatch-stream-stale', 'B');
+      const difference = (kernel: string) => (lastHour.get(streamKey(kernel)) ?? NaN) - (untilFiveMinutesAgo.get(streamKey(kernel)) ?? NaN);
+      expect(difference(staleKernel)).toBe(0);
+      for (const kernel of kernels) expect(difference(kernel)).toBeGreaterThanOrEqual(29); // ≥ 5 min of 10 s windows
+    });
+
+    it('pipeline stalled: frames in grow on both instances, frames out only on the live one', async () => {
+      const framesIn = await runRuleQuery('warpwatch-pipeline-stalled', 'A');
+      const framesOut = await runRuleQuery('warpwatch-pipeline-stalled', 'B');
+      const key = (service: string, instance: string) => labelKey({ [TAGS.service]: service, [TAGS.instance]: instance });
+      expect(framesIn.get(key(PIPELINE_SERVICES.collector, instanceStalled))).toBeGreaterThan(0);
+      expect(framesOut.get(key(PIPELINE_SERVICES.collector, instanceStalled))).toBe(0);
+      expect(framesIn.get(key(PIPELINE_SERVICES.estimator, instanceLive))).toBeGreaterThan(0);
+      expect(framesOut.get(key(PIPELINE_SERVICES.estimator, instanceLive))).toBeGreaterThan(0);
+    });
+
+    it('every rule data query is covered above', () => {
+      const covered = new Set(['warpwatch-rising-imbalance/A', 'warpwatch-drift/A', 'warpwatch-stream-stale/A', 'warpwatch-stream-stale/B', 'warpwatch-pipeline-stalled/A', 'warpwatch-pipeline-stalled/B']);
+      const all = rules.flatMap((r) => r.data.filter((d) => d.datasourceUid !== '__expr__').map((d) => `${r.uid}/${d.refId}`));
+      expect(new Set(all)).toEqual(covered);
+    });
+  });
+});
