@@ -1,9 +1,11 @@
 import { Command, CommanderError } from 'commander';
 import { UsageError } from './usage-error.ts';
 import { registerCollectCommand } from './commands/collect.ts';
+import { registerEstimateCommand } from './commands/estimate.ts';
 import { registerDivergenceCommand } from './commands/divergence.ts';
 import { registerBoundCommand } from './commands/bound.ts';
 import { registerTransitCommand } from './commands/transit.ts';
+import { registerModelCommand } from './commands/model.ts';
 // Subcommands: one import and one register call per file in cli/commands/.
 
 /**
@@ -18,9 +20,11 @@ export function createProgram(): Command {
     .showHelpAfterError(false)
     .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
   registerCollectCommand(program);
+  registerEstimateCommand(program);
   registerDivergenceCommand(program);
   registerBoundCommand(program);
   registerTransitCommand(program);
+  registerModelCommand(program);
   return program;
 }
 

@@ -28,13 +28,20 @@ function envNamesReadBy(service: Service): Set<string> {
   return new Set(source.match(/WARPWATCH_[A-Z0-9_]+/g) ?? []);
 }
 
-const compose = asRecord(parse(readFileSync(join(deployDirectory, 'compose.yaml'), 'utf8')));
+// Compose applies YAML merge keys (`<<: *warpwatch-service`); YAML 1.2 parsers need them switched on.
+const compose = asRecord(parse(readFileSync(join(deployDirectory, 'compose.yaml'), 'utf8'), { merge: true }));
 const composeServices = asRecord(compose['services']);
 const composeService = (name: string): Yaml => asRecord(composeServices[name]);
 const composeEnv = (name: string): Record<string, string> =>
   Object.fromEntries(Object.entries(asRecord(composeService(name)['environment'])).map(([k, v]) => [k, String(v)]));
 /** `${VAR:-default}` → default, as compose interpolates with the variable unset. */
 const withDefaults = (text: string): string => text.replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1');
+/** Short volume syntax `source:target[:mode]` of a compose service, interpolated with defaults. */
+const composeVolumes = (name: string): { source: string; target: string }[] =>
+  asArray(composeService(name)['volumes']).map((volume) => {
+    const [source = '', target = ''] = withDefaults(String(volume)).split(':');
+    return { source, target };
+  });
 
 const k8sDirectory = join(deployDirectory, 'k8s');
 const kustomization = asRecord(parse(readFileSync(join(k8sDirectory, 'kustomization.yaml'), 'utf8')));
@@ -95,15 +102,14 @@ describe('deploy contracts', () => {
 
     it('keeps state in declared named volumes and bind-mounts only files that exist', () => {
       const declared = Object.keys(asRecord(compose['volumes']));
-      for (const [name, service] of Object.entries(composeServices)) {
-        for (const volume of asArray(asRecord(service)['volumes']).map(String)) {
-          const source = withDefaults(volume.split(':')[0] ?? '');
+      for (const name of Object.keys(composeServices)) {
+        for (const { source } of composeVolumes(name)) {
           if (source.startsWith('.')) expect(existsSync(resolve(deployDirectory, source)), `${name}: ${source}`).toBe(true);
           else if (!source.startsWith('/')) expect(declared, `${name}: volume ${source}`).toContain(source);
         }
       }
       for (const name of ['kafka', 'influxdb', 'grafana']) {
-        expect(asArray(composeService(name)['volumes']).some((v) => declared.includes(String(v).split(':')[0] ?? '')), name).toBe(true);
+        expect(composeVolumes(name).some((v) => declared.includes(v.source)), name).toBe(true);
       }
     });
 
@@ -157,11 +163,11 @@ describe('deploy contracts', () => {
     it('mounts the collector socket folder where WARPWATCH_SOCKET points', () => {
       const socket = composeEnv('collector')['WARPWATCH_SOCKET'] ?? '';
       expect(posix.dirname(socket)).toBe(COLLECTOR_SOCKET_DIRECTORY);
-      expect(asArray(composeService('collector')['volumes']).map((v) => String(v).split(':')[1])).toContain(COLLECTOR_SOCKET_DIRECTORY);
+      expect(composeVolumes('collector').map((v) => v.target)).toContain(COLLECTOR_SOCKET_DIRECTORY);
     });
 
     it('provisions Grafana with the datasource, dashboards and alert rules from deploy/grafana and dashboards/generated', () => {
-      const mounts = new Map(asArray(composeService('grafana')['volumes']).map((v) => [String(v).split(':')[1], String(v).split(':')[0]]));
+      const mounts = new Map(composeVolumes('grafana').map((v) => [v.target, v.source]));
       expect(mounts.get('/etc/grafana/provisioning/datasources')).toBe('./grafana/datasources');
       expect(mounts.get('/etc/grafana/provisioning/dashboards')).toBe('./grafana/dashboards');
       expect(mounts.get('/etc/grafana/provisioning/alerting')).toBe('./grafana/alerting');

@@ -131,7 +131,7 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
 export function exactLossDistribution(dist: CategoricalDistribution, n: number): ExactLossDistribution {
   const { scaled } = reducedSupport(dist);
   const maxValue = scaled[scaled.length - 1]!;
-  const keyBase = n * maxValue + 1; // numerator and denominator are both below keyBase
+  const keyBase = n * maxValue + 2; // numerator and denominator (≤ n·max, or 1/1) are both below keyBase
   const groups = new Map<number, number>();
   let mean = 0;
   runExact(dist, n, (a, joint, high) => {

@@ -11,13 +11,11 @@ const smallDistribution = fc
   .array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.double({ min: 0.001, max: 1, noNaN: true })), { minLength: 1, maxLength: 8 })
   .map((pairs) => CategoricalDistribution.fromPmf(pairs));
 
-const familySpec: fc.Arbitrary<FamilySpec> = fc.oneof(
-  fc.record({ family: fc.constant('binom' as const), trials: fc.integer({ min: 1, max: 60 }), p: fc.double({ min: 0.02, max: 0.98, noNaN: true }) }),
+// Monotonicity holds for the families with unbounded support. With a bounded support E[X]
+// tends to v_max/E[W] and can overshoot it: see the counterexample test below.
+const unboundedFamilySpec: fc.Arbitrary<FamilySpec> = fc.oneof(
   fc.record({ family: fc.constant('geo' as const), p: fc.double({ min: 0.05, max: 0.95, noNaN: true }) }),
   fc.record({ family: fc.constant('pois' as const), lambda: fc.double({ min: 0.05, max: 40, noNaN: true }) }),
-  fc
-    .tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 30 }))
-    .map(([a, b]) => ({ family: 'unif' as const, low: Math.min(a, b), high: Math.max(a, b) })),
   fc.record({ family: fc.constant('nbinom' as const), r: fc.double({ min: 0.3, max: 20, noNaN: true }), p: fc.double({ min: 0.1, max: 0.95, noNaN: true }) }),
 );
 
@@ -50,9 +48,9 @@ describe('model invariants (fast-check)', () => {
     );
   });
 
-  it('E[X_W(n)] is non-decreasing in n for the parametric families', () => {
+  it('E[X_W(n)] is non-decreasing in n for the unbounded families (geo, pois, nbinom)', () => {
     fc.assert(
-      fc.property(familySpec, (spec) => {
+      fc.property(unboundedFamilySpec, (spec) => {
         const dist = CategoricalDistribution.fromFamily(spec);
         let previous = 1;
         for (const n of [1, 2, 3, 4, 6, 8, 12, 16, 24, 32]) {
@@ -63,6 +61,15 @@ describe('model invariants (fast-check)', () => {
       }),
       { numRuns: 60, seed: 13 },
     );
+  });
+
+  it('is not monotone for every bounded family: Bernoulli(1/2) = unif(0,1) drops from n = 6 to 7', () => {
+    // Exact rationals (Python fractions): E[X] = 2^-n·(1 + Σ_s C(n,s)·n/s) = 2.3859375 (n = 6),
+    // 2.382682291666667 (n = 7): E[X] approaches v_max/E[W] = 2 from above.
+    const bernoulli = CategoricalDistribution.fromFamily({ family: 'unif', low: 0, high: 1 });
+    expect(exactExpectedLoss(bernoulli, 6)).toBeCloseTo(2.3859375, 13);
+    expect(exactExpectedLoss(bernoulli, 7)).toBeCloseTo(2.382682291666667, 13);
+    expect(fastExpectedLoss(bernoulli, 7).expectedLoss).toBeLessThan(fastExpectedLoss(bernoulli, 6).expectedLoss);
   });
 
   it('scaling every value by k changes neither method', () => {

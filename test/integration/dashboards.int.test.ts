@@ -1,12 +1,27 @@
 // Every query of the generated dashboards and alert rules, with Grafana's macros and
 // template variables substituted the way Grafana's InfluxQL datasource does
 // (dashboards/grafana-macros.ts), runs against the real InfluxDB 1.8 of deploy/local and
-// returns the series its panel expects. The data is written with @influxdata/influxdb-client
-// using only the names of estimator/series.ts, shaped like the estimator's output.
+// returns the series its panel expects. The data is written by the estimator's own code:
+// windowPoints / alertPoint / pipelinePoint (estimator/series-points.ts) through its InfluxDB
+// writer (estimator/influx-writer.ts), so the dashboards are checked against what it writes.
 import { randomUUID } from 'node:crypto';
-import { InfluxDB, Point } from '@influxdata/influxdb-client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ALERT_KINDS, FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../estimator/index.ts';
+import {
+  ALERT_KINDS,
+  FIELDS,
+  MEASUREMENTS,
+  PIPELINE_SERVICES,
+  TAGS,
+  alertPoint,
+  createInfluxWriter,
+  pipelinePoint,
+  windowPoints,
+  type AlertEvent,
+  type AlertKind,
+  type SeriesPoint,
+  type StreamIdentity,
+  type WindowResult,
+} from '../../estimator/index.ts';
 import {
   ALL_VALUE_MARKER,
   DRIFT_RELATIVE_ERROR_THRESHOLD,
@@ -59,109 +74,138 @@ async function influxQuery(text: string): Promise<InfluxResult> {
   return body.results[0] as InfluxResult;
 }
 
-function streamPoint(measurement: string, kernel: string, timeMillis: number): Point {
-  return new Point(measurement)
-    .tag(TAGS.stream, `${job}/${kernel}`)
-    .tag(TAGS.job, job)
-    .tag(TAGS.kernel, kernel)
-    .tag(TAGS.device, device)
-    .tag(TAGS.n, groupSize)
-    .tag(TAGS.source, 'cpu')
-    .timestamp(new Date(timeMillis));
+function identity(kernel: string): StreamIdentity {
+  return { stream: `${job}/${kernel}`, job, kernel, device, groupSize: Number(groupSize), source: 'cpu' };
 }
 
-function windowPoints(kernel: string, timeMillis: number, index: number): Point[] {
-  const w = FIELDS.window;
-  // The escape.time stream drifts: measured loss far above the prediction (eta ≈ 0.5).
+/** A closed window as the estimator computes it (shape of WindowResult, values made up). */
+function windowResult(kernel: string, startMillis: number, index: number): WindowResult {
+  // The escape.time stream drifts: measured loss far above the prediction (eta = 0.5).
   const predicted = kernel === 'matpow' ? 1.4 + 0.001 * index : 2.0;
+  const counts = predicted * 1.01;
   const measured = kernel === 'matpow' ? predicted * 1.02 : predicted * 1.5;
-  const points = [
-    streamPoint(MEASUREMENTS.window, kernel, timeMillis)
-      .floatField(w.lossPredicted, predicted)
-      .floatField(w.lossPredictedLow, predicted - 0.05)
-      .floatField(w.lossPredictedHigh, predicted + 0.05)
-      .floatField(w.lossCounts, predicted * 1.01)
-      .floatField(w.lossMeasured, measured)
-      .floatField(w.workloadLossPredicted, predicted * 0.9)
-      .floatField(w.workloadLossMeasured, measured * 0.9)
-      .floatField(w.etaPredictedCounts, 0.01)
-      .floatField(w.etaCountsMeasured, Math.abs(measured - predicted * 1.01) / (predicted * 1.01))
-      .floatField(w.etaPredictedMeasured, Math.abs(measured - predicted) / predicted)
-      .floatField(w.lossQ50, predicted)
-      .floatField(w.lossQ90, predicted + 0.3)
-      .floatField(w.lossQ99, predicted + 0.6)
-      .intField(w.groups, 128)
-      .intField(w.units, 4096)
-      .intField(w.launches, 4)
-      .floatField(w.binningErrorBound, 0),
-  ];
-  for (const [bin, probability] of [[0, 0.1], [4, 0.2], [8, 0.4], [16, 0.2], [32, 0.1]] as const) {
-    points.push(
-      streamPoint(MEASUREMENTS.histogram, kernel, timeMillis)
-        .tag(TAGS.binLow, String(bin))
-        .floatField(FIELDS.histogram.probability, probability)
-        .intField(FIELDS.histogram.count, Math.round(probability * 4096)),
-    );
-  }
-  for (const size of [1, 2, 4, 8, 16, 32]) {
-    points.push(
-      streamPoint(MEASUREMENTS.sweep, kernel, timeMillis)
-        .tag(TAGS.groupSize, String(size))
-        .floatField(FIELDS.sweep.lossPredicted, 1 + Math.log2(size) * 0.1)
-        .floatField(FIELDS.sweep.workloadLossPredicted, 1 + Math.log2(size) * 0.09),
-    );
-  }
-  points.push(
-    streamPoint(MEASUREMENTS.fit, kernel, timeMillis)
-      .stringField(FIELDS.fit.family, 'nbinom')
-      .stringField(FIELDS.fit.parameters, '{"r":5,"p":0.3}')
-      .floatField(FIELDS.fit.aic, 1234.5)
-      .floatField(FIELDS.fit.logLikelihood, -615.25),
-  );
-  return points;
+  return {
+    identity: identity(kernel),
+    startMillis,
+    endMillis: startMillis + windowMillis,
+    launches: 4,
+    groups: 128,
+    units: 4096,
+    lossPredicted: predicted,
+    lossPredictedLow: predicted - 0.05,
+    lossPredictedHigh: predicted + 0.05,
+    lossPredictedStandardError: 0.025,
+    lossCounts: counts,
+    lossMeasured: measured,
+    workloadLossPredicted: predicted * 0.9,
+    workloadLossMeasured: measured * 0.9,
+    etaPredictedCounts: Math.abs((predicted - counts) / predicted),
+    etaCountsMeasured: Math.abs((counts - measured) / counts),
+    etaPredictedMeasured: Math.abs((predicted - measured) / predicted),
+    lossQ50: predicted,
+    lossQ90: predicted + 0.3,
+    lossQ99: predicted + 0.6,
+    quantileMethod: 'exact',
+    binningErrorBound: 0,
+    sweep: [1, 2, 4, 8, 16, 32].map((size) => ({
+      groupSize: size,
+      lossPredicted: 1 + Math.log2(size) * 0.1,
+      workloadLossPredicted: 1 + Math.log2(size) * 0.09,
+    })),
+    fit: { family: 'nbinom', parameters: { r: 5, p: 0.3 }, logLikelihood: -615.25, aic: 1234.5 },
+    histogram: ([[0, 0.1], [4, 0.2], [8, 0.4], [16, 0.2], [32, 0.1]] as const).map(([low, probability]) => ({
+      low,
+      high: low + 3,
+      count: Math.round(probability * 4096),
+      probability,
+    })),
+  };
 }
 
-function pipelinePoints(timeMillis: number, index: number): Point[] {
-  const p = FIELDS.pipeline;
-  const counters = (instance: string, service: string, framesOut: number) =>
-    new Point(MEASUREMENTS.pipeline)
-      .tag(TAGS.service, service)
-      .tag(TAGS.instance, instance)
-      .intField(p.framesIn, 100 * index)
-      .intField(p.framesOut, framesOut)
-      .intField(p.framesRejected, index)
-      .intField(p.framesSpooled, 0)
-      .intField(p.framesDropped, Math.floor(index / 10))
-      .intField(p.consumerLag, 5 + (index % 3))
-      .floatField(p.windowLatencyMillis, 150 + index)
-      .intField(p.influxWriteErrors, Math.floor(index / 20))
-      .timestamp(new Date(timeMillis));
-  // The stalled instance takes frames in but emits none (frames_out stays 0).
-  return [counters(instanceLive, PIPELINE_SERVICES.estimator, 100 * index), counters(instanceStalled, PIPELINE_SERVICES.collector, 0)];
+function alertEvent(kind: AlertKind, kernel: string, timeMillis: number): AlertEvent {
+  return {
+    kind,
+    identity: identity(kernel),
+    timeMillis,
+    series: 'loss_measured',
+    oldLevel: 1.4,
+    newLevel: 1.7,
+    statistic: 12.5,
+    evidence: { detector: 'cusum', windowsSinceChange: 3, changeStartMillis: timeMillis - 30_000, baselineSigma: 0.02, threshold: 8, windowMillis },
+    message: `${kind} on ${job}/${kernel}`,
+  };
+}
+
+/**
+ * The collector's warpwatch_pipeline point as CONTRACTS.md defines it (the estimator helper
+ * exports only its own pipelinePoint); it is the only writer of frames_spooled.
+ */
+function collectorPipelinePoint(instance: string, index: number, timestampMillis: number): SeriesPoint {
+  const f = FIELDS.pipeline;
+  return {
+    measurement: MEASUREMENTS.pipeline,
+    tags: { [TAGS.service]: PIPELINE_SERVICES.collector, [TAGS.instance]: instance },
+    timestampMillis,
+    fields: {
+      [f.framesIn]: 100 * index,
+      // The stalled collector takes frames in but produces none.
+      [f.framesOut]: 0,
+      [f.framesRejected]: index,
+      [f.framesSpooled]: 3 * index,
+      [f.framesDropped]: Math.floor(index / 10),
+    },
+  };
 }
 
 async function writeFixture(): Promise<void> {
-  const writeApi = new InfluxDB({ url: influxUrl, token: '' }).getWriteApi('-', `${database}/autogen`, 'ms');
+  const errors: Error[] = [];
+  const writer = createInfluxWriter(
+    {
+      url: influxUrl,
+      database,
+      retentionPolicy: 'autogen',
+      token: '',
+      org: '-',
+      batchSize: 5_000,
+      flushIntervalMillis: 60_000,
+      maxBufferLines: 1_000_000,
+      minRetryDelayMillis: 100,
+      maxRetryDelayMillis: 1_000,
+      requestTimeoutMillis: 30_000,
+    },
+    (error) => errors.push(error),
+  );
   for (let time = dataStartMillis, index = 0; time <= nowMillis; time += windowMillis, index += 1) {
-    for (const kernel of kernels) writeApi.writePoints(windowPoints(kernel, time, index));
-    writeApi.writePoints(pipelinePoints(time, index));
+    for (const kernel of kernels) writer.write(windowPoints(windowResult(kernel, time, index), { includeHistogram: true }));
+    writer.write([
+      pipelinePoint(
+        instanceLive,
+        {
+          framesIn: 100 * index,
+          framesOut: 100 * index,
+          framesRejected: index,
+          framesDropped: Math.floor(index / 10),
+          consumerLag: 5 + (index % 3),
+          windowLatencyMillis: 150 + index,
+          influxWriteErrors: Math.floor(index / 20),
+        },
+        time,
+      ),
+      collectorPipelinePoint(instanceStalled, index, time),
+    ]);
   }
   // A stream that was live from 20 min to 6 min ago and then went silent.
   for (let time = nowMillis - 20 * 60_000, index = 0; time <= nowMillis - 6 * 60_000; time += windowMillis, index += 1) {
-    writeApi.writePoints(windowPoints(staleKernel, time, index));
+    writer.write(windowPoints(windowResult(staleKernel, time, index), { includeHistogram: true }));
   }
-  const alert = (kind: string, kernel: string, timeMillis: number) =>
-    streamPoint(MEASUREMENTS.alert, kernel, timeMillis)
-      .tag(TAGS.kind, kind)
-      .floatField(FIELDS.alert.oldLevel, 1.4)
-      .floatField(FIELDS.alert.newLevel, 1.7)
-      .floatField(FIELDS.alert.statistic, 12.5)
-      .stringField(FIELDS.alert.message, `${kind} on ${job}/${kernel}`);
-  writeApi.writePoints([
-    alert(ALERT_KINDS.risingImbalance, 'matpow', nowMillis - 3 * 60_000),
-    alert(ALERT_KINDS.drift, 'escape.time', nowMillis - 2 * 60_000),
+  writer.write([
+    alertPoint(alertEvent(ALERT_KINDS.risingImbalance, 'matpow', nowMillis - 3 * 60_000)),
+    alertPoint(alertEvent(ALERT_KINDS.drift, 'escape.time', nowMillis - 2 * 60_000)),
   ]);
-  await writeApi.close();
+  await writer.flush();
+  const unwritten = await writer.close(10_000);
+  expect(errors).toEqual([]);
+  expect(unwritten).toBe(0);
 }
 
 const generated = generateArtifacts();
@@ -170,7 +214,7 @@ const byPlacement = (placement: CatalogedQuery['placement']) => generated.catalo
 /** Dashboard variables as a user would set them: one job, two kernels (multi), a device, All group sizes. */
 const variables: Record<string, TemplateVariableState> = {
   [TAGS.job]: { value: job },
-  [TAGS.kernel]: { value: ['nope'] },
+  [TAGS.kernel]: { value: [...kernels] },
   [TAGS.device]: { value: [device] },
   [TAGS.n]: { value: ALL_VALUE_MARKER, allValue: '.*' },
   [TAGS.service]: { value: ALL_VALUE_MARKER, allValue: '.*' },

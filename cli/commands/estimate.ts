@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
+import { UsageError } from '../usage-error.ts';
+
+interface EstimateOptions {
+  brokers?: string;
+  groupId?: string;
+  windowMillis?: string;
+  influxUrl?: string;
+  influxDatabase?: string;
+  metricsPort?: string;
+  current?: string;
+  halfLifeLaunches?: string;
+  lastLaunches?: string;
+  predictionBasis?: string;
+  bootstrapReplicates?: string;
+  fromBeginning?: boolean;
+  instance?: string;
+}
+
+/**
+ * Registers `warpwatch estimate`: the estimator service (issue 6) — Kafka consumer group on
+ * warpwatch.frames → windowed distributions, predictions vs measurements, alerts →
+ * InfluxDB, warpwatch.distributions, warpwatch.alerts.
+ *
+ * @example registerEstimateCommand(program)
+ */
+export function registerEstimateCommand(program: Command): void {
+  program
+    .command('estimate')
+    .description(
+      'Run the estimator: consume frames from Kafka (topic warpwatch.frames, consumer group), keep per-stream event-time windows and ' +
+        'distributions, compute loss_predicted / loss_counts / loss_measured and the what-ifs per window, write them to InfluxDB, publish the ' +
+        'latest distribution per stream to warpwatch.distributions (compacted) and alerts to warpwatch.alerts. Scale out by running more ' +
+        'instances with the same --group-id. Runs until SIGTERM/SIGINT. Every flag has a WARPWATCH_* variable (docs/estimator.md); flags win.',
+    )
+    .option('--brokers <list>', 'Kafka bootstrap brokers host:port,... (default 127.0.0.1:19092; env WARPWATCH_KAFKA_BROKERS)')
+    .option('--group-id <id>', 'Kafka consumer group (default warpwatch-estimator; env WARPWATCH_ESTIMATOR_GROUP_ID)')
+    .option('--window-millis <ms>', 'event-time tumbling window length (default 10000; env WARPWATCH_WINDOW_MILLIS)')
+    .option('--influx-url <url>', 'InfluxDB URL, or "off" (default http://127.0.0.1:18086; env WARPWATCH_INFLUX_URL)')
+    .option('--influx-database <name>', 'InfluxDB 1.8 database / v2 bucket prefix (default warpwatch; env WARPWATCH_INFLUX_DATABASE)')
+    .option('--metrics-port <n>', 'port of /metrics and /healthz; 0 = any free port, off = none (default 9465; env WARPWATCH_METRICS_PORT)')
+    .option('--current <mode>', '"current" distribution: decay|last-n (default decay; env WARPWATCH_CURRENT)')
+    .option('--half-life-launches <n>', 'decay half-life in launches (default 32; env WARPWATCH_HALF_LIFE_LAUNCHES)')
+    .option('--last-launches <n>', 'launches kept in last-n mode (default 64; env WARPWATCH_LAST_LAUNCHES)')
+    .option('--prediction-basis <basis>', 'loss_predicted from the window|current|cumulative distribution (default window; env WARPWATCH_PREDICTION_BASIS)')
+    .option('--bootstrap-replicates <n>', 'Poisson-bootstrap replicates for the loss_predicted interval, 0 = off (default 32; env WARPWATCH_BOOTSTRAP_REPLICATES)')
+    .option('--from-beginning', 'a new group starts at the earliest frames (default true; env WARPWATCH_ESTIMATOR_FROM_BEGINNING)')
+    .option('--instance <name>', 'instance name for telemetry (default <hostname>-<pid>; env WARPWATCH_INSTANCE)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  warpwatch estimate\n' +
+        '  warpwatch estimate --brokers kafka-1:9092 --influx-url http://influx:8086 --window-millis 5000\n' +
+        '  WARPWATCH_ALERT_LOSS_THRESHOLD=1.8 warpwatch estimate --metrics-port 0\n' +
+        '\nExit: 0 after a clean stop (SIGTERM: last checkpoint and commit within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS),\n' +
+        '      2 for invalid flags or environment, 1 for a runtime failure.',
+    )
+    .action(async (options: EstimateOptions) => {
+      await runEstimate(options);
+    });
+}
+
+async function runEstimate(options: EstimateOptions): Promise<void> {
+  let config: EstimatorConfig;
+  try {
+    config = loadEstimatorConfig({ env: process.env, flags: options });
+  } catch (error) {
+    if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  const log = (line: string): void => {
+    process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  };
+  const estimator = await startEstimator(config, log);
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  log(`warpwatch estimate: ${signal}: checkpointing and stopping`);
+  await estimator.stop();
+  log('warpwatch estimate: stopped');
+}

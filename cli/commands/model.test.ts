@@ -1,0 +1,122 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, vi } from 'vitest';
+import { main } from '../main.ts';
+import { CategoricalDistribution, expectedLoss, lossQuantiles, workloadLoss } from '../../model/index.ts';
+import type { ModelOutput } from './model.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function warpwatch(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['bin/warpwatch.mjs', 'model', ...args], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the CLI in this process (same main() as the binary), capturing output; much faster than spawning. */
+async function warpwatchInProcess(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const status = await main(['node', 'warpwatch', 'model', ...args]);
+    return { status, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+const directory = mkdtempSync(join(tmpdir(), 'warpwatch-model-'));
+function file(name: string, text: string): string {
+  const path = join(directory, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe('warpwatch model', () => {
+  it('--json prints the contract shape with the model values', () => {
+    const run = warpwatch('--dist', 'nbinom(5,0.3)', '--n', '2,32', '--quantiles', '0.5,0.95', '--json');
+    expect(run.status).toBe(0);
+    const output = JSON.parse(run.stdout) as ModelOutput;
+    const dist = CategoricalDistribution.fromFamily({ family: 'nbinom', r: 5, p: 0.3 });
+    expect(output.distribution.spec).toEqual({ family: 'nbinom', r: 5, p: 0.3 });
+    expect(output.distribution.truncation).toEqual({ ...dist.truncation });
+    expect(output.distribution.support).toBe(dist.size);
+    expect(output.results.map((row) => row.n)).toEqual([2, 32]);
+    for (const row of output.results) {
+      expect(Object.keys(row).sort()).toEqual(['expectedLoss', 'method', 'n', 'quantileMethod', 'quantiles', 'workloadLoss']);
+      expect(row.method).toBe('fast');
+      expect(row.expectedLoss).toBe(expectedLoss(dist, row.n));
+      expect(row.workloadLoss).toBe(workloadLoss(dist, row.n));
+      expect(row.quantiles).toEqual(lossQuantiles(dist, row.n, [0.5, 0.95]).quantiles);
+    }
+  });
+
+  it('prints an aligned table with the truncation point and the exact method on request', async () => {
+    const run = await warpwatchInProcess('--dist', 'geo(0.5)', '--n', '4,8', '--method', 'exact');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^distribution: geo\(0\.5\): 20 values in \[1, 20\]/);
+    expect(lines[1]).toMatch(/^\s*n\s+expected loss\s+workload loss\s+method\s+truncation$/);
+    expect(lines).toHaveLength(4);
+    const exact = expectedLoss(CategoricalDistribution.fromFamily({ family: 'geo', p: 0.5 }), 8, { method: 'exact' });
+    expect(lines[3]).toMatch(new RegExp(`^\\s*8\\s+${exact.toFixed(6).replace('.', '\\.')}\\s+\\S+\\s+exact\\s+20$`));
+  });
+
+  it('reads --counts as JSON or CSV (with a header) to the same distribution', async () => {
+    const json = await warpwatchInProcess('--counts', file('c.json', '{"1": 30, "4": 10, "0": 5}'), '--n', '32', '--json');
+    const csv = await warpwatchInProcess('--counts', file('c.csv', 'value,count\n1,30\n# comment\n4,10\n0,5\n'), '--n', '32', '--json');
+    expect(json.status).toBe(0);
+    expect(csv.status).toBe(0);
+    const a = JSON.parse(json.stdout) as ModelOutput;
+    const b = JSON.parse(csv.stdout) as ModelOutput;
+    expect(a.results).toEqual(b.results);
+    expect(a.distribution.totalWeight).toBe(45);
+    const dist = CategoricalDistribution.fromCounts({ 0: 5, 1: 30, 4: 10 });
+    expect(a.results[0]!.expectedLoss).toBe(expectedLoss(dist, 32));
+  });
+
+  const bad: [string, string[], RegExp][] = [
+    ['no distribution', ['--n', '4'], /give exactly one of --dist SPEC .* or --counts FILE/],
+    ['both sources', ['--dist', 'geo(0.5)', '--counts', 'x.json'], /give exactly one of --dist/],
+    ['bad spec', ['--dist', 'geo(1.5)'], /--dist: geo\(p\): p must be a number in \(0, 1\], got 1\.5/],
+    ['unknown family', ['--dist', 'normal(0,1)'], /--dist: unknown distribution family 'normal'; expected binom\(N,p\)/],
+    ['n out of range', ['--dist', 'geo(0.5)', '--n', '2,2048'], /--n must be a comma-separated list of integers 1\.\.1024, got '2,2048'/],
+    ['n not a list', ['--dist', 'geo(0.5)', '--n', 'a'], /--n must be a comma-separated list of integers 1\.\.1024/],
+    ['bad method', ['--dist', 'geo(0.5)', '--method', 'slow'], /argument 'slow' is invalid\. Allowed choices are fast, exact/],
+    ['bad quantile', ['--dist', 'geo(0.5)', '--quantiles', '0.5,1'], /--quantiles must be a comma-separated list of probabilities in \(0, 1\), got '0\.5,1'/],
+    ['bad epsilon', ['--dist', 'geo(0.5)', '--epsilon', '2'], /--epsilon must be a number in \(0, 0\.5\), got '2'/],
+    ['missing file', ['--counts', join(directory, 'none.json')], /cannot read --counts file '.*none\.json'/],
+    ['bad CSV line', ['--counts', file('bad.csv', '1,2\n3;4\n')], /line 2: expected 'value,count', got '3;4'/],
+    ['negative value', ['--counts', file('neg.json', '{"-2": 3}')], /--counts file '.*neg\.json': values must be non-negative integers \(iteration counts\), got -2/],
+    ['all zero', ['--counts', file('zero.csv', '1,0\n2,0\n')], /all weights are zero/],
+    ['exact too large', ['--dist', 'unif(0,20000)', '--method', 'exact'], /exact method for n=32 .* use the fast method/],
+    ['unknown flag', ['--dist', 'geo(0.5)', '--bogus'], /unknown option '--bogus'/],
+  ];
+  it('the binary exits 2 with one line on stderr for a bad spec', () => {
+    const run = warpwatch('--dist', 'geo(1.5)');
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('warpwatch: --dist: geo(p): p must be a number in (0, 1], got 1.5\n');
+  });
+
+  for (const [name, args, message] of bad) {
+    it(`exits 2 with one line for ${name}`, async () => {
+      const run = await warpwatchInProcess(...args);
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(message);
+    });
+  }
+});

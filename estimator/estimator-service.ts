@@ -1,0 +1,345 @@
+import { performance } from 'node:perf_hooks';
+import { metrics, SpanKind, trace } from '@opentelemetry/api';
+import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
+import type { EstimatorConfig } from './config.ts';
+import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
+import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
+import { EstimatorError } from './errors.ts';
+import { createInfluxWriter, type InfluxWriter } from './influx-writer.ts';
+import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
+import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
+import { pipelinePoint } from './series-points.ts';
+import type { ParametricFitter } from './window-result.ts';
+
+/**
+ * The estimator process (`warpwatch estimate`): Kafka consumer group on the frames topic →
+ * engine → InfluxDB, warpwatch.distributions, warpwatch.alerts; periodic checkpoints to the
+ * compacted checkpoint topic, and offsets committed only after the checkpoint (and the
+ * outputs it depends on) are durable.
+ */
+
+/** A running estimator. */
+export interface RunningEstimator {
+  /** Port of /metrics and /healthz, when enabled. */
+  readonly metricsPort: number | undefined;
+  health(): EstimatorHealth;
+  /** Final checkpoint and commit (bounded by shutdownTimeoutMillis), then disconnect. */
+  stop(): Promise<void>;
+}
+
+/** Engine options from the config. */
+export function engineOptionsFromConfig(config: EstimatorConfig, fitter: ParametricFitter | undefined): EngineOptions {
+  return {
+    window: {
+      windowMillis: config.window.windowMillis,
+      allowedLatenessMillis: config.window.allowedLatenessMillis,
+      current: config.window.current,
+      dedupeCapacity: config.window.dedupeCapacity,
+      histogram: { maxExactSupport: config.window.maxExactSupport, subBinsPerOctave: config.window.subBinsPerOctave },
+    },
+    compute: {
+      bootstrapReplicates: config.compute.bootstrapReplicates,
+      confidenceLevel: config.compute.confidenceLevel,
+      sweepGroupSizes: config.compute.sweepGroupSizes,
+      quantiles: config.compute.quantiles,
+      quantileExactWorkLimit: config.compute.quantileExactWorkLimit,
+      quantileSamples: config.compute.quantileSamples,
+      fitter: config.compute.fit ? fitter : undefined,
+    },
+    alerts: {
+      rising: {
+        ...DEFAULT_CUSUM_OPTIONS,
+        warmupWindows: config.alerts.warmupWindows,
+        referenceSigmas: config.alerts.referenceSigmas,
+        thresholdSigmas: config.alerts.thresholdSigmas,
+        minRelativeSigma: config.alerts.minRelativeSigma,
+      },
+      drift: {
+        ...DEFAULT_CUSUM_OPTIONS,
+        direction: 'both',
+        warmupWindows: config.alerts.warmupWindows,
+        referenceSigmas: config.alerts.referenceSigmas,
+        thresholdSigmas: config.alerts.thresholdSigmas,
+        minRelativeSigma: 0,
+        minAbsoluteSigma: config.alerts.driftMinSigma,
+      },
+      lossMeasuredThreshold: config.alerts.lossMeasuredThreshold,
+      driftThreshold: config.alerts.driftThreshold,
+    },
+    predictionBasis: config.window.predictionBasis,
+    histogramPoints: config.compute.histogramPoints,
+    idleCloseMillis: config.window.idleCloseMillis,
+    streamRetentionMillis: config.window.streamRetentionMillis,
+    monotonicMillis: () => performance.now(),
+  };
+}
+
+const MAX_OUTGOING_RECORDS = 100_000;
+
+/**
+ * Starts the estimator and returns once it has joined the consumer group (processing runs
+ * in the background until stop()).
+ *
+ * @param log one line per notable event (start-up, sink errors), without secrets.
+ * @throws EstimatorError when Kafka cannot be reached or the metrics port cannot be bound.
+ * @example
+ * const estimator = await startEstimator(loadEstimatorConfig({ env: process.env }), (line) => process.stderr.write(line + '\n'));
+ */
+export async function startEstimator(
+  config: EstimatorConfig,
+  log: (line: string) => void,
+  options: { fitter?: ParametricFitter } = {},
+): Promise<RunningEstimator> {
+  let stopping = false;
+  const assigned = new Set<number>();
+  const restored = new Set<number>();
+  const lag = new Map<number, bigint>();
+  const lastCommitted = new Map<number, string>();
+  const pending = new Map<number, { records: Map<string, string | null>; nextOffset: string }>();
+  let outgoing: { topic: string; record: OutgoingRecord }[] = [];
+  let outgoingDropped = 0;
+  let influx: InfluxWriter | undefined;
+  let metricsServer: MetricsServer | undefined;
+  const timers: NodeJS.Timeout[] = [];
+
+  const health = (): EstimatorHealth => ({
+    status: stopping ? 'stopping' : assigned.size === 0 || [...assigned].some((p) => !restored.has(p)) ? 'starting' : 'ok',
+    instance: config.instanceId,
+    partitions: [...assigned].sort((a, b) => a - b),
+    streams: engine.liveStreams(),
+    influx: influx?.stats(),
+    kafkaRecordsDropped: outgoingDropped,
+    counters: telemetry.counters,
+  });
+
+  if (config.metricsPort !== undefined) {
+    metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, health: () => health() });
+  }
+  const meter = metricsServer?.meter ?? metrics.getMeter('warpwatch-estimator');
+  const tracer = trace.getTracer('warpwatch-estimator');
+  const telemetry = createEstimatorTelemetry(meter, tracer, () => ({
+    streams: engine.liveStreams(),
+    influxBuffered: influx?.stats().buffered ?? 0,
+    influxDropped: influx?.stats().linesDropped ?? 0,
+  }));
+
+  if (config.influx !== undefined) {
+    influx = createInfluxWriter(config.influx, (error) => {
+      telemetry.sinkError('influx');
+      log(`warpwatch estimate: ${error.code}: ${error.message}`);
+    });
+  }
+
+  const queueOutgoing = (topic: string, record: OutgoingRecord): void => {
+    outgoing.push({ topic, record });
+    if (outgoing.length > MAX_OUTGOING_RECORDS) {
+      const excess = outgoing.length - MAX_OUTGOING_RECORDS;
+      outgoing = outgoing.slice(excess);
+      outgoingDropped += excess;
+    }
+  };
+
+  const engine = createEstimatorEngine(
+    engineOptionsFromConfig(config, options.fitter),
+    {
+      writePoints: (points) => influx?.write(points),
+      publishDistribution: (key, value) => queueOutgoing(config.kafka.distributionsTopic, { key, value }),
+      publishAlert: (key, value) => queueOutgoing(config.kafka.alertsTopic, { key, value }),
+    },
+    telemetry.engine,
+  );
+
+  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
+  await kafka.ensureTopics();
+  const mirror: CheckpointMirror = await kafka.startCheckpointMirror();
+  const checkpointPrefix = (partition: number): string => `${config.kafka.groupId}|${config.kafka.framesTopic}|${partition}`;
+
+  let sendingOutgoing: Promise<void> | undefined;
+  const sendOutgoing = async (): Promise<void> => {
+    while (sendingOutgoing !== undefined) await sendingOutgoing.catch(() => undefined);
+    if (outgoing.length === 0) return;
+    const batch = outgoing;
+    outgoing = [];
+    const byTopic = new Map<string, OutgoingRecord[]>();
+    for (const item of batch) {
+      const list = byTopic.get(item.topic) ?? [];
+      list.push(item.record);
+      byTopic.set(item.topic, list);
+    }
+    const run = (async () => {
+      for (const [topic, records] of byTopic) await kafka.produce(topic, records);
+    })();
+    sendingOutgoing = run;
+    try {
+      await run;
+    } catch (error) {
+      // Put the batch back (bounded) for the next attempt.
+      outgoing = [...batch, ...outgoing].slice(-MAX_OUTGOING_RECORDS);
+      telemetry.sinkError('kafka');
+      throw error;
+    } finally {
+      sendingOutgoing = undefined;
+    }
+  };
+
+  const restorePartition = async (partition: number): Promise<void> => {
+    await mirror.catchUp(60_000);
+    const prefix = checkpointPrefix(partition);
+    const records = new Map<string, string>();
+    let marker: string | undefined;
+    for (const [key, value] of mirror.entries(prefix)) {
+      if (key === prefix) marker = value;
+      else if (key.startsWith(`${prefix}|`)) records.set(key.slice(prefix.length + 1), value);
+    }
+    engine.restorePartition(partition, records, marker, Date.now());
+    restored.add(partition);
+    log(`warpwatch estimate: partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
+  };
+
+  let checkpointing: Promise<void> | undefined;
+  const checkpointOnce = async (): Promise<void> => {
+    for (const partition of restored) {
+      if (!assigned.has(partition)) continue;
+      const snapshot = engine.checkpoint(partition);
+      if (snapshot === undefined) continue;
+      const entry = pending.get(partition) ?? { records: new Map<string, string | null>(), nextOffset: snapshot.nextOffset };
+      for (const record of snapshot.records) {
+        const key = record.streamKey === undefined ? checkpointPrefix(partition) : `${checkpointPrefix(partition)}|${record.streamKey}`;
+        entry.records.delete(key); // keep insertion order: the marker stays last
+        entry.records.set(key, record.value);
+      }
+      entry.nextOffset = snapshot.nextOffset;
+      pending.set(partition, entry);
+    }
+    if (pending.size === 0) return;
+    // Outputs first: a committed offset must never stand for a window that was not written.
+    if (influx !== undefined) await influx.flush();
+    await sendOutgoing();
+    for (const [partition, entry] of pending) {
+      if (!assigned.has(partition)) {
+        pending.delete(partition);
+        continue;
+      }
+      const unchanged = lastCommitted.get(partition) === entry.nextOffset && entry.records.size <= 1;
+      if (!unchanged) {
+        await kafka.produce(
+          config.kafka.checkpointTopic,
+          [...entry.records].map(([key, value]) => ({ key, value })),
+        );
+        await kafka.commit(partition, entry.nextOffset);
+        lastCommitted.set(partition, entry.nextOffset);
+      }
+      pending.delete(partition);
+    }
+  };
+  const checkpoint = (): Promise<void> => {
+    if (checkpointing !== undefined) return checkpointing;
+    checkpointing = checkpointOnce()
+      .catch((error: unknown) => {
+        telemetry.sinkError('checkpoint');
+        log(`warpwatch estimate: checkpoint postponed: ${error instanceof Error ? error.message : String(error)}`);
+      })
+      .finally(() => {
+        checkpointing = undefined;
+      });
+    return checkpointing;
+  };
+
+  await kafka.runFramesConsumer({
+    onAssignment(partitions) {
+      for (const partition of [...assigned]) {
+        if (!partitions.includes(partition)) {
+          assigned.delete(partition);
+          restored.delete(partition);
+          pending.delete(partition);
+          lag.delete(partition);
+          lastCommitted.delete(partition);
+          engine.releasePartition(partition);
+        }
+      }
+      for (const partition of partitions) assigned.add(partition);
+      log(`warpwatch estimate: assigned partitions [${[...assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
+    },
+    async onBatch(batch) {
+      if (!assigned.has(batch.partition)) assigned.add(batch.partition);
+      if (!restored.has(batch.partition)) await restorePartition(batch.partition);
+      let last: string | undefined;
+      for (const message of batch.messages) {
+        if (batch.isStale() || stopping) break;
+        const parent = contextFromTraceparent(message.headers.traceparent);
+        const span = tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
+        const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now());
+        span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
+        span.end();
+        last = message.offset;
+      }
+      if (last !== undefined) {
+        const remaining = BigInt(batch.highWatermark) - (BigInt(last) + 1n);
+        lag.set(batch.partition, remaining > 0n ? remaining : 0n);
+        let total = 0n;
+        for (const value of lag.values()) total += value;
+        telemetry.counters.consumerLag = Number(total);
+      }
+      await batch.heartbeat();
+    },
+    onCrash(error, restart) {
+      log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
+    },
+  });
+
+  const tickEveryMillis = Math.max(50, Math.min(1_000, Math.floor(config.window.idleCloseMillis / 4)));
+  timers.push(
+    setInterval(() => {
+      if (!stopping) engine.tick(Date.now(), (partition) => restored.has(partition) && (lag.get(partition) ?? 0n) === 0n);
+    }, tickEveryMillis),
+  );
+  timers.push(
+    setInterval(() => {
+      sendOutgoing().catch((error: unknown) => log(`warpwatch estimate: ${error instanceof Error ? error.message : String(error)}`));
+    }, 100),
+  );
+  timers.push(setInterval(() => void checkpoint(), config.checkpointIntervalMillis));
+  timers.push(
+    setInterval(() => {
+      const stats = influx?.stats();
+      influx?.write([
+        pipelinePoint(
+          config.instanceId,
+          {
+            framesIn: telemetry.counters.framesIn,
+            framesOut: telemetry.counters.framesOut,
+            framesRejected: telemetry.counters.framesRejected,
+            framesDropped: telemetry.counters.framesDropped,
+            consumerLag: telemetry.counters.consumerLag,
+            windowLatencyMillis: telemetry.counters.lastWindowLatencyMillis,
+            influxWriteErrors: stats?.writeErrors ?? 0,
+          },
+          Date.now(),
+        ),
+      ]);
+    }, 10_000),
+  );
+
+  log(
+    `warpwatch estimate: group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
+      config.influx === undefined ? 'off' : `${config.influx.url} db ${config.influx.database}`
+    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}`,
+  );
+
+  return {
+    metricsPort: metricsServer?.port,
+    health,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      for (const timer of timers) clearInterval(timer);
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
+      await Promise.race([checkpoint(), deadline]);
+      await kafka.stop();
+      const left = influx === undefined ? 0 : await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2));
+      if (left > 0) log(`warpwatch estimate: ${left} lines could not be written to InfluxDB before shutdown`);
+      await metricsServer?.close();
+    },
+  };
+}
+
