@@ -5,7 +5,10 @@ import { registerEstimateCommand } from './commands/estimate.ts';
 import { registerDivergenceCommand } from './commands/divergence.ts';
 import { registerBoundCommand } from './commands/bound.ts';
 import { registerTransitCommand } from './commands/transit.ts';
+import { registerDemoCommand } from './commands/demo.ts';
 import { registerModelCommand } from './commands/model.ts';
+import { registerRunCommand } from './commands/run.ts';
+import { registerAnalyzeCommand } from './commands/analyze.ts';
 // Subcommands: one import and one register call per file in cli/commands/.
 
 /**
@@ -24,7 +27,10 @@ export function createProgram(): Command {
   registerDivergenceCommand(program);
   registerBoundCommand(program);
   registerTransitCommand(program);
+  registerDemoCommand(program);
   registerModelCommand(program);
+  registerRunCommand(program);
+  registerAnalyzeCommand(program);
   return program;
 }
 

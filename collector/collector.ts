@@ -92,6 +92,9 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     dlqTopic: config.kafka.dlqTopic,
     hostName: config.hostName,
     labels: config.labels,
+    useWorker: config.sources.validationWorker,
+    maxBacklogBytes: config.maxQueueBytes,
+    log,
   });
 
   let socket: SocketSource | undefined;
@@ -107,6 +110,7 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
       });
     }
   } catch (error) {
+    await intake.close();
     await pipeline.close(0);
     throw error;
   }
@@ -115,7 +119,7 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
   // File replay waits while the memory queue is half full or the spool is being used, so
   // a large file never pushes live frames into the spool.
   const waitForCapacity = async (): Promise<void> => {
-    while (!stopping && (pipeline.queuedBytes > config.maxQueueBytes / 2 || spool.recordCount > 0)) {
+    while (!stopping && (pipeline.queuedBytes + intake.backlogBytes > config.maxQueueBytes / 2 || spool.recordCount > 0)) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };
@@ -157,7 +161,10 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
       const started = Date.now();
       const graceMillis = Math.min(1_000, Math.floor(config.shutdownTimeoutMillis / 4));
       await socket?.close(graceMillis);
-      deps.stdin?.pause();
+      deps.stdin?.destroy();
+      // Bytes already read are still validated and submitted, then flushed.
+      await intake.drain(Math.max(0, config.shutdownTimeoutMillis / 2 - (Date.now() - started)));
+      await intake.close();
       const left = Math.max(0, config.shutdownTimeoutMillis - (Date.now() - started));
       const result = await pipeline.close(left);
       if (!result.flushed) {

@@ -26,6 +26,8 @@ export interface CollectorConfig {
     readonly replayFiles: readonly string[];
     /** A connection that sent this many invalid frames is closed. */
     readonly maxConnectionErrors: number;
+    /** Split and decode frames in a worker thread instead of on the event loop. */
+    readonly validationWorker: boolean;
   };
   /** Host name put in the ww-host header. */
   readonly hostName: string;
@@ -106,6 +108,7 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   socketPath: join(tmpdir(), 'warpwatch', 'collector.sock'),
   socketMode: 0o660,
   maxConnectionErrors: 16,
+  validationWorker: true,
   brokers: '127.0.0.1:19092',
   clientId: 'warpwatch-collector',
   framesTopic: 'warpwatch.frames',
@@ -156,7 +159,7 @@ export type ReadTextFile = (path: string) => string;
  * WARPWATCH_SPOOL_POLICY, WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS, WARPWATCH_RETRY_BACKOFF_MILLIS,
  * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
  * (or "off"), WARPWATCH_METRICS_HOST, WARPWATCH_HOST, WARPWATCH_LABELS ("k=v,k2=v2"),
- * WARPWATCH_MAX_CONNECTION_ERRORS. Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
+ * WARPWATCH_MAX_CONNECTION_ERRORS, WARPWATCH_VALIDATION_WORKER (true|false). Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
  *
  * @throws CollectorConfigError listing every invalid setting.
  * @example
@@ -340,6 +343,7 @@ export function loadCollectorConfig(input: {
       stdin,
       replayFiles: Object.freeze(replayFiles),
       maxConnectionErrors: integer(undefined, undefined, 'WARPWATCH_MAX_CONNECTION_ERRORS', d.maxConnectionErrors, 1, 1_000_000),
+      validationWorker: boolean('WARPWATCH_VALIDATION_WORKER', d.validationWorker),
     }),
     hostName,
     labels: Object.freeze(labels),

@@ -1,25 +1,11 @@
 import { metrics as otelMetrics } from '@opentelemetry/api';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { decodeFrame } from '../protocol/index.ts';
 import { CollectorMetrics } from './collector-metrics.ts';
-import { createFrameIntake, threadRecordsOf } from './frame-intake.ts';
+import { createFrameIntake, type FrameIntake } from './frame-intake.ts';
 import { fixtureFrameBytes } from './frame-fixtures.ts';
 import type { ProduceRecord } from './produce-record.ts';
-
-function setup(labels: Record<string, string> = {}) {
-  const submitted: ProduceRecord[] = [];
-  const metrics = new CollectorMetrics(otelMetrics.getMeter('test'), { spoolBytes: () => 0, queueBytes: () => 0 });
-  const intake = createFrameIntake({
-    pipeline: { submit: (r) => submitted.push(r) },
-    metrics,
-    framesTopic: 'warpwatch.frames',
-    dlqTopic: 'warpwatch.dlq',
-    hostName: 'gpu-host-7',
-    labels,
-    wallClockMillis: () => 1234,
-  });
-  return { submitted, metrics, intake };
-}
+import { threadRecordsOf } from './stream-validator.ts';
 
 const concat = (parts: Uint8Array[]): Uint8Array => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -31,15 +17,39 @@ const concat = (parts: Uint8Array[]): Uint8Array => {
   return out;
 };
 
-describe('createFrameIntake', () => {
+describe.each([
+  { mode: 'on the event loop', useWorker: false },
+  { mode: 'in the validation worker', useWorker: true },
+])('createFrameIntake ($mode)', ({ useWorker }) => {
+  let intake: FrameIntake | undefined;
+  const setup = (labels: Record<string, string> = {}) => {
+    const submitted: ProduceRecord[] = [];
+    const metrics = new CollectorMetrics(otelMetrics.getMeter('test'), { spoolBytes: () => 0, queueBytes: () => 0 });
+    intake = createFrameIntake({
+      pipeline: { submit: (r) => submitted.push(r) },
+      metrics,
+      framesTopic: 'warpwatch.frames',
+      dlqTopic: 'warpwatch.dlq',
+      hostName: 'gpu-host-7',
+      labels,
+      useWorker,
+      wallClockMillis: () => 1234,
+    });
+    return { submitted, metrics, intake };
+  };
+  afterEach(async () => {
+    await intake?.close();
+    intake = undefined;
+  });
+
   describe('openStream', () => {
-    it('forwards the exact frame bytes with stream key and enrichment headers, whatever the chunking', () => {
+    it('forwards the exact frame bytes with stream key and enrichment headers, whatever the chunking', async () => {
       const { submitted, intake, metrics } = setup({ cluster: 'east', team: 'ml' });
       const frames = Array.from({ length: 6 }, (_, i) => fixtureFrameBytes({ job: 'train', kernel: `k${i % 2}`, sequence: i }));
       const stream = intake.openStream('socket', 16);
       const all = concat(frames);
       for (let at = 0; at < all.length; at += 333) stream.push(all.subarray(at, Math.min(all.length, at + 333)));
-      stream.end();
+      await stream.end();
       expect(submitted).toHaveLength(6);
       submitted.forEach((r, i) => {
         expect(r.topic).toBe('warpwatch.frames');
@@ -55,9 +65,20 @@ describe('createFrameIntake', () => {
       expect(new Set(submitted.map((r) => r.headers.traceparent)).size).toBe(6);
       const expectedThreadRecords = frames.reduce((n, f) => n + threadRecordsOf(decodeFrame(f)), 0);
       expect(metrics.totals()).toMatchObject({ framesIn: 6, framesRejected: 0, threadRecordsIn: expectedThreadRecords });
+      expect(intake.backlogBytes).toBe(0);
     });
 
-    it('sends garbage and corrupted frames to the DLQ with their error code and keeps the valid ones', () => {
+    it('keeps each stream in order when many streams interleave', async () => {
+      const { submitted, intake } = setup();
+      const streams = Array.from({ length: 5 }, () => intake.openStream('socket', 16));
+      for (let s = 0; s < 40; s++) streams.forEach((stream, w) => stream.push(fixtureFrameBytes({ job: `w${w}`, kernel: 'k', sequence: s })));
+      await Promise.all(streams.map((stream) => stream.end()));
+      for (let w = 0; w < 5; w++) {
+        expect(submitted.filter((r) => r.key === `w${w}/k`).map((r) => decodeFrame(r.value).frameSequence)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+      }
+    });
+
+    it('sends garbage and corrupted frames to the DLQ with their error code and keeps the valid ones', async () => {
       const { submitted, intake, metrics } = setup();
       const good1 = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
       const corrupt = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 1 });
@@ -66,25 +87,28 @@ describe('createFrameIntake', () => {
       const stream = intake.openStream('stdin', Number.POSITIVE_INFINITY);
       stream.push(concat([good1, new TextEncoder().encode('hello, not a frame'), corrupt, good2]));
       stream.push(good1.subarray(0, 20));
-      stream.end();
-      const summary = submitted.map((r) => (r.topic === 'warpwatch.dlq' ? r.headers['ww-error-code'] : `frame:${r.key}`));
-      expect(summary).toEqual(['frame:j/k', 'WW_ERR_FRAME_BAD_MAGIC', 'WW_ERR_FRAME_CRC_MISMATCH', 'frame:j/k', 'WW_ERR_FRAME_TRUNCATED']);
+      await stream.end();
+      const frames = submitted.filter((r) => r.topic === 'warpwatch.frames');
       const dlq = submitted.filter((r) => r.topic === 'warpwatch.dlq');
+      expect(frames.map((r) => decodeFrame(r.value).frameSequence)).toEqual([0, 2]);
+      expect(dlq.map((r) => r.headers['ww-error-code'])).toEqual(['WW_ERR_FRAME_BAD_MAGIC', 'WW_ERR_FRAME_CRC_MISMATCH', 'WW_ERR_FRAME_TRUNCATED']);
       expect(new TextDecoder().decode(dlq[0]?.value)).toBe('hello, not a frame');
       expect(Buffer.from(dlq[1]?.value ?? []).equals(Buffer.from(corrupt))).toBe(true);
       expect(dlq.every((r) => r.headers['ww-source'] === 'stdin' && r.headers['ww-host'] === 'gpu-host-7' && r.key === null)).toBe(true);
       expect(metrics.totals()).toMatchObject({ framesIn: 2, framesRejected: 3 });
     });
 
-    it('asks to close a stream once its error budget is spent', () => {
-      const { intake } = setup();
-      const stream = intake.openStream('socket', 3);
+    it('stops a stream once its error budget is spent and calls back once', async () => {
+      const { intake, submitted } = setup();
+      let closed = 0;
+      const stream = intake.openStream('socket', 3, () => closed++);
       const garbage = (i: number): Uint8Array => new TextEncoder().encode(`junk-${i}-`);
       const good = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
-      // Each garbage run is only rejected once the next magic shows where it ends.
-      expect(stream.push(concat([garbage(1), good, garbage(2), good])).close).toBe(false);
-      expect(stream.push(concat([garbage(3), good])).close).toBe(true);
+      stream.push(concat([garbage(1), good, garbage(2), good, garbage(3), good, garbage(4), good]));
+      await stream.end();
+      expect(closed).toBe(1);
       expect(stream.errorCount).toBe(3);
+      expect(submitted.filter((r) => r.topic === 'warpwatch.dlq')).toHaveLength(3);
     });
   });
 });

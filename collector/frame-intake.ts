@@ -1,8 +1,10 @@
-import { createFrameSplitter, decodeFrame, streamIdOf, type Frame, type FrameError } from '../protocol/index.ts';
+import { Worker } from 'node:worker_threads';
 import type { CollectorMetrics, FrameSourceKind } from './collector-metrics.ts';
-import type { DeliveryPipeline } from './delivery-pipeline.ts';
+import type { DeliveryPipeline, LogFunction } from './delivery-pipeline.ts';
 import type { ProduceRecord } from './produce-record.ts';
+import { createStreamValidator, type StreamValidator, type ValidatedItem } from './stream-validator.ts';
 import { createTraceparentGenerator } from './trace-context.ts';
+import type { ValidationRequest, ValidationResponse } from './validation-worker.ts';
 
 /** Settings of {@link createFrameIntake}. */
 export interface FrameIntakeOptions {
@@ -15,133 +17,240 @@ export interface FrameIntakeOptions {
   readonly hostName: string;
   /** Sent as `ww-label-<name>` headers. */
   readonly labels: Readonly<Record<string, string>>;
+  /**
+   * Validate in a worker thread (default false: on the event loop). The worker takes the
+   * splitting and decoding off the thread that reads sockets and runs the Kafka client.
+   */
+  readonly useWorker?: boolean;
+  /** Bound on bytes handed to the worker and not yet validated; a chunk past it is dropped, counted (default 64 MiB). */
+  readonly maxBacklogBytes?: number;
+  readonly log?: LogFunction;
   /** Wall clock in ms since the epoch (default Date.now), for record timestamps. */
   readonly wallClockMillis?: () => number;
 }
 
-/** What the caller of {@link FrameStream.push} must do next. */
-export interface FrameStreamVerdict {
-  /** True when the stream passed its error budget: close the connection. */
-  readonly close: boolean;
-}
-
 /** One byte stream (a socket connection, stdin, a file) being split into frames. */
 export interface FrameStream {
-  /** Feeds bytes; valid frames are submitted, invalid stretches go to the DLQ. */
-  push(chunk: Uint8Array): FrameStreamVerdict;
-  /** The stream ended: leftover bytes are a truncated frame (DLQ). */
-  end(): void;
-  /** Invalid frames seen on this stream. */
+  /** Feeds bytes (never blocks); valid frames are submitted, invalid stretches go to the DLQ. */
+  push(chunk: Uint8Array): void;
+  /** The stream ended: resolves once all its bytes are validated and submitted (leftover bytes are a truncated frame). */
+  end(): Promise<void>;
+  /** Invalid frames seen on this stream so far. */
   readonly errorCount: number;
 }
 
-/** Opens frame streams that share the enrichment and the pipeline. */
+/** Opens frame streams that share the enrichment, the validation (thread) and the pipeline. */
 export interface FrameIntake {
   /**
    * @param source where the bytes come from (ww-source header).
-   * @param maxErrors after this many invalid frames `push` answers `close: true` (sockets); Infinity for files/stdin.
+   * @param maxErrors after this many invalid frames the stream stops and `onTooManyErrors` is called once (sockets); Infinity for files/stdin.
+   * @param onTooManyErrors close the connection here.
    */
-  openStream(source: FrameSourceKind, maxErrors: number): FrameStream;
+  openStream(source: FrameSourceKind, maxErrors: number, onTooManyErrors?: () => void): FrameStream;
+  /** Bytes handed to the validation worker and not yet answered (0 without a worker). */
+  readonly backlogBytes: number;
+  /** Resolves true once nothing waits for validation, or false after `timeoutMillis`. */
+  drain(timeoutMillis: number): Promise<boolean>;
+  /** Stops the validation worker (after {@link FrameIntake.drain}). */
+  close(): Promise<void>;
 }
 
 const MAX_ERROR_MESSAGE_CHARS = 300;
 
-/**
- * Validation and enrichment: splits each byte stream with the protocol splitter, decodes
- * every frame with the protocol codec (full validation), and submits the raw bytes
- * unchanged with key = stream id `<job>/<kernel>` and headers ww-source, ww-host,
- * traceparent and ww-label-*. Anything invalid goes to the DLQ topic with ww-error-code
- * and ww-error-message headers; the stream keeps going (resynchronised by the splitter).
- *
- * @example
- * const intake = createFrameIntake({ pipeline, metrics, framesTopic: 'warpwatch.frames', dlqTopic: 'warpwatch.dlq', hostName: 'gpu-7', labels: {} });
- * const stream = intake.openStream('socket', 16);
- * socket.on('data', (chunk) => { if (stream.push(chunk).close) socket.destroy(); });
- */
-export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
-  const wallClockMillis = options.wallClockMillis ?? Date.now;
-  const nextTraceparent = createTraceparentGenerator();
-  const labelHeaders: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.labels)) labelHeaders[`ww-label-${name}`] = value;
-
-  return {
-    openStream(source, maxErrors) {
-      const splitter = createFrameSplitter();
-      const baseHeaders = Object.freeze({ 'ww-source': source, 'ww-host': options.hostName, ...labelHeaders });
-      let errorCount = 0;
-
-      const reject = (code: string, message: string, bytes: Uint8Array, key: string | null): void => {
-        errorCount += 1;
-        options.metrics.frameRejected(source, code);
-        const record: ProduceRecord = {
-          topic: options.dlqTopic,
-          key,
-          value: bytes.slice(),
-          headers: {
-            ...baseHeaders,
-            'ww-error-code': code,
-            'ww-error-message': message.slice(0, MAX_ERROR_MESSAGE_CHARS),
-            traceparent: nextTraceparent(),
-          },
-          timestampMillis: wallClockMillis(),
-        };
-        options.pipeline.submit(record);
-      };
-
-      const accept = (raw: Uint8Array): void => {
-        let frame: Frame;
-        try {
-          frame = decodeFrame(raw);
-        } catch (error) {
-          const e = error as FrameError;
-          reject(typeof e.code === 'string' ? e.code : 'WW_ERR_FRAME_INVALID', e.message, raw, null);
-          return;
-        }
-        options.metrics.frameIn(source, threadRecordsOf(frame));
-        options.pipeline.submit({
-          topic: options.framesTopic,
-          key: streamIdOf(frame),
-          value: raw,
-          headers: { ...baseHeaders, traceparent: nextTraceparent() },
-          timestampMillis: wallClockMillis(),
-        });
-      };
-
-      const handle = (items: ReturnType<typeof splitter.push>): void => {
-        for (let i = 0; i < items.length; i++) {
-          if (errorCount >= maxErrors) {
-            // Error budget spent: the stream is being closed; the rest of this chunk is dropped, counted.
-            options.metrics.dropped(items.length - i, 'connection-closed');
-            return;
-          }
-          const item = items[i] as (typeof items)[number];
-          if ('raw' in item) accept(item.raw);
-          else reject(item.error.code, item.error.message, item.discarded, null);
-        }
-      };
-
-      return {
-        push(chunk) {
-          handle(splitter.push(chunk));
-          return { close: errorCount >= maxErrors };
-        },
-        end() {
-          handle(splitter.end());
-        },
-        get errorCount() {
-          return errorCount;
-        },
-      };
-    },
-  };
+interface StreamState {
+  readonly source: FrameSourceKind;
+  readonly maxErrors: number;
+  readonly onTooManyErrors: (() => void) | undefined;
+  readonly baseHeaders: Readonly<Record<string, string>>;
+  errorCount: number;
+  stopped: boolean;
+  inline: StreamValidator | undefined;
+  resolveEnd: (() => void) | undefined;
 }
 
 /**
- * Per-lane records a frame describes: every lane of every counted group for a launch
- * summary, every lane of every sampled group for group samples.
+ * Validation and enrichment: each byte stream is split and decoded with the protocol codec
+ * (stream-validator.ts), on the event loop or in one worker thread; valid frames are
+ * submitted unchanged with key = stream id `<job>/<kernel>` and headers ww-source,
+ * ww-host, traceparent and ww-label-*; anything invalid goes to the DLQ topic with
+ * ww-error-code and ww-error-message headers, and the stream keeps going (the splitter
+ * resynchronises). Per-stream order is kept in both modes.
  *
- * @example threadRecordsOf(groupSamplesFrameWith3Groups) // 3 × groupSize
+ * @example
+ * const intake = createFrameIntake({ pipeline, metrics, framesTopic: 'warpwatch.frames', dlqTopic: 'warpwatch.dlq', hostName: 'gpu-7', labels: {} });
+ * const stream = intake.openStream('socket', 16, () => socket.destroy());
+ * socket.on('data', (chunk) => stream.push(chunk));
  */
-export function threadRecordsOf(frame: Frame): number {
-  return frame.type === 'launch-summary' ? frame.groupsCounted * frame.groupSize : frame.groups.length * frame.groupSize;
+export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
+  const wallClockMillis = options.wallClockMillis ?? Date.now;
+  const log = options.log ?? (() => {});
+  const maxBacklogBytes = options.maxBacklogBytes ?? 64 * 1024 * 1024;
+  const nextTraceparent = createTraceparentGenerator();
+  const labelHeaders: Record<string, string> = {};
+  for (const [name, value] of Object.entries(options.labels)) labelHeaders[`ww-label-${name}`] = value;
+  const streams = new Map<number, StreamState>();
+  let nextStreamId = 1;
+  let backlogBytes = 0;
+  const drainWaiters = new Set<() => void>();
+
+  const reject = (state: StreamState, code: string, message: string, bytes: Uint8Array): void => {
+    state.errorCount += 1;
+    options.metrics.frameRejected(state.source, code);
+    options.pipeline.submit({
+      topic: options.dlqTopic,
+      key: null,
+      value: bytes,
+      headers: { ...state.baseHeaders, 'ww-error-code': code, 'ww-error-message': message.slice(0, MAX_ERROR_MESSAGE_CHARS), traceparent: nextTraceparent() },
+      timestampMillis: wallClockMillis(),
+    });
+    if (state.errorCount >= state.maxErrors && !state.stopped) {
+      state.stopped = true;
+      state.onTooManyErrors?.();
+    }
+  };
+
+  const accept = (state: StreamState, raw: Uint8Array, key: string, threadRecords: number): void => {
+    options.metrics.frameIn(state.source, threadRecords);
+    const record: ProduceRecord = { topic: options.framesTopic, key, value: raw, headers: { ...state.baseHeaders, traceparent: nextTraceparent() }, timestampMillis: wallClockMillis() };
+    options.pipeline.submit(record);
+  };
+
+  const handleInline = (state: StreamState, items: readonly ValidatedItem[]): void => {
+    for (let i = 0; i < items.length; i++) {
+      if (state.stopped) {
+        // Error budget spent: the connection is being closed; the rest is dropped, counted.
+        options.metrics.dropped(items.length - i, 'connection-closed');
+        return;
+      }
+      const item = items[i] as ValidatedItem;
+      if (item.kind === 'frame') accept(state, item.raw, item.key, item.threadRecords);
+      else reject(state, item.code, item.message, item.bytes);
+    }
+  };
+
+  const handleResponse = (response: ValidationResponse): void => {
+    backlogBytes -= response.consumedBytes;
+    const state = streams.get(response.id);
+    if (state !== undefined) {
+      for (const item of response.rejects) {
+        if (!state.stopped) reject(state, item.code, item.message, item.bytes);
+      }
+      let at = 0;
+      for (let i = 0; i < response.lengths.length; i++) {
+        const length = response.lengths[i] as number;
+        if (state.stopped) {
+          options.metrics.dropped(response.lengths.length - i, 'connection-closed');
+          break;
+        }
+        accept(state, response.frames.subarray(at, at + length), response.keys[i] as string, response.threadRecords[i] as number);
+        at += length;
+      }
+      if (response.ended) {
+        streams.delete(response.id);
+        state.resolveEnd?.();
+      }
+    }
+    if (backlogBytes === 0) for (const waiter of drainWaiters) waiter();
+  };
+
+  // --- the optional worker ----------------------------------------------------------------
+  let worker: Worker | undefined;
+  let closing = false;
+  if (options.useWorker === true) {
+    worker = new Worker(new URL('./validation-worker-entry.mjs', import.meta.url), {
+      workerData: { module: new URL('./validation-worker.ts', import.meta.url).href },
+    });
+    worker.on('message', handleResponse);
+    const fail = (reason: string): void => {
+      if (worker === undefined || closing) return;
+      worker = undefined;
+      log('error', `validation worker stopped (${reason}); validating on the main thread from now on; bytes it held were lost`);
+      backlogBytes = 0;
+      for (const [id, state] of streams) {
+        if (state.resolveEnd !== undefined) {
+          streams.delete(id);
+          state.resolveEnd();
+        }
+      }
+      for (const waiter of drainWaiters) waiter();
+    };
+    worker.on('error', (error) => fail(error.message));
+    worker.on('exit', (code) => fail(`exit code ${code}`));
+  }
+
+  const send = (request: ValidationRequest, transfer: ArrayBuffer[]): void => {
+    (worker as Worker).postMessage(request, transfer);
+  };
+
+  return {
+    openStream(source, maxErrors, onTooManyErrors) {
+      const id = nextStreamId++;
+      const state: StreamState = {
+        source,
+        maxErrors,
+        onTooManyErrors,
+        baseHeaders: Object.freeze({ 'ww-source': source, 'ww-host': options.hostName, ...labelHeaders }),
+        errorCount: 0,
+        stopped: false,
+        inline: undefined,
+        resolveEnd: undefined,
+      };
+      streams.set(id, state);
+      return {
+        push(chunk) {
+          if (state.stopped || chunk.byteLength === 0) return;
+          if (worker === undefined) {
+            state.inline ??= createStreamValidator();
+            handleInline(state, state.inline.push(chunk));
+            return;
+          }
+          if (backlogBytes + chunk.byteLength > maxBacklogBytes) {
+            // Validation cannot keep up: drop this chunk (the splitter resynchronises on the next magic), counted.
+            options.metrics.dropped(1, 'validation-backlog');
+            return;
+          }
+          // Copy exactly the chunk's bytes into a buffer we can transfer (a socket Buffer may share its memory).
+          const copy = new Uint8Array(chunk);
+          backlogBytes += copy.byteLength;
+          send({ op: 'push', id, chunk: copy }, [copy.buffer as ArrayBuffer]);
+        },
+        end() {
+          if (worker === undefined) {
+            state.inline ??= createStreamValidator();
+            if (!state.stopped) handleInline(state, state.inline.end());
+            streams.delete(id);
+            return Promise.resolve();
+          }
+          return new Promise<void>((resolve) => {
+            state.resolveEnd = resolve;
+            send({ op: 'end', id }, []);
+          });
+        },
+        get errorCount() {
+          return state.errorCount;
+        },
+      };
+    },
+    get backlogBytes() {
+      return backlogBytes;
+    },
+    drain(timeoutMillis) {
+      if (backlogBytes === 0) return Promise.resolve(true);
+      return new Promise<boolean>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          drainWaiters.delete(done);
+          resolve(backlogBytes === 0);
+        };
+        const timer = setTimeout(done, timeoutMillis);
+        drainWaiters.add(done);
+      });
+    },
+    async close() {
+      closing = true;
+      const stopping = worker;
+      worker = undefined;
+      if (stopping !== undefined) await stopping.terminate();
+    },
+  };
 }

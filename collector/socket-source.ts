@@ -53,24 +53,17 @@ export async function startSocketSource(options: SocketSourceOptions): Promise<S
   const connections = new Set<Socket>();
   const server = createServer((socket) => {
     connections.add(socket);
-    const stream = options.intake.openStream('socket', options.maxConnectionErrors);
-    let closedForErrors = false;
-    socket.on('data', (chunk: Buffer) => {
-      if (closedForErrors) return;
-      if (stream.push(chunk).close) {
-        closedForErrors = true;
-        options.metrics.connectionClosedForErrors('socket');
-        const error = new CollectorError(
-          'WW_ERR_COLLECTOR_TOO_MANY_ERRORS',
-          `closed a socket connection after ${stream.errorCount} invalid frame(s) (limit ${options.maxConnectionErrors}, WARPWATCH_MAX_CONNECTION_ERRORS); they went to the DLQ`,
-        );
-        log('warn', `${error.code}: ${error.message}`);
-        socket.destroy();
-      }
+    const stream = options.intake.openStream('socket', options.maxConnectionErrors, () => {
+      options.metrics.connectionClosedForErrors('socket');
+      const error = new CollectorError(
+        'WW_ERR_COLLECTOR_TOO_MANY_ERRORS',
+        `closed a socket connection after ${options.maxConnectionErrors} invalid frame(s) (limit WARPWATCH_MAX_CONNECTION_ERRORS); they went to the DLQ`,
+      );
+      log('warn', `${error.code}: ${error.message}`);
+      socket.destroy();
     });
-    socket.on('end', () => {
-      if (!closedForErrors) stream.end();
-    });
+    socket.on('data', (chunk: Buffer) => stream.push(chunk));
+    socket.on('end', () => void stream.end());
     socket.on('error', () => {
       // A writer that vanished (EPIPE/ECONNRESET): what it sent so far was handled; nothing to do.
     });

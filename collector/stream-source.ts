@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import type { FrameStream } from './frame-intake.ts';
 
 /**
- * Reads a byte stream (stdin, a recorded frame file) to its end into a frame stream.
+ * Reads a byte stream (stdin, a recorded frame file) to its end into a frame stream, and
+ * resolves once every byte has been validated and submitted.
  * `waitForCapacity`, when given, is awaited between chunks: file replay waits for the
  * pipeline instead of filling the spool, while stdin (a live job's pipe) passes none and
  * is read as fast as it arrives.
@@ -19,6 +20,6 @@ export async function readFrameStream(readable: Readable, stream: FrameStream, w
     stream.push(data);
     if (waitForCapacity !== undefined) await waitForCapacity();
   }
-  stream.end();
+  await stream.end();
   return bytes;
 }

@@ -13,6 +13,9 @@
  * 2. Backend, pkg/tsdb/influxdb/models/query.go `Build`: `$timeFilter` →
  *    `time >= <from>ms and time <= <to>ms`, `$interval` and `$__interval` →
  *    gtime.FormatInterval(interval) (e.g. `10s`), `$__interval_ms` → milliseconds.
+ *
+ * Grafana's older frontend query path (before the backend migration) differs only in writing
+ * a one-element multi-value selection as `(a)` instead of `a`, which matches the same rows.
  */
 import { DashboardsError } from './errors.ts';
 

@@ -17,6 +17,7 @@ import { HeatmapCellLayout } from '@grafana/grafana-foundation-sdk/common';
 import { FIELDS, TAGS } from '../estimator/index.ts';
 import { builtInAnnotation, influxQlDatasourceRef } from './datasource.ts';
 import { influxQlAnnotationTarget, influxQlTarget, type QueryCatalog } from './influx-target.ts';
+import { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
 import { selectFrom } from './influxql-query.ts';
 import { filterByStreamVariables, streamVariableBuilders } from './stream-variables.ts';
 
@@ -50,7 +51,9 @@ function timeseriesPanel(id: number, title: string, description: string): Timese
     .title(title)
     .description(description)
     .datasource(influxQlDatasourceRef())
-    .interval(MIN_INTERVAL);
+    .interval(MIN_INTERVAL)
+    .legend(visibleLegend())
+    .tooltip(allSeriesTooltip());
 }
 
 /** Grafana's groupingToMatrix names the row column `<rowField>\<columnField>`. */
@@ -217,6 +220,8 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
       ),
     )
     .transformations(numericMatrix(TAGS.binLow, FIELDS.histogram.probability))
+    .legend(visibleLegend())
+    .tooltip(allSeriesTooltip())
     .xField(matrixRowColumn(TAGS.binLow, TAGS.stream))
     .unit('percentunit')
     .min(0)
@@ -271,6 +276,8 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
       ),
     )
     .transformations(numericMatrix(TAGS.groupSize, FIELDS.sweep.lossPredicted))
+    .legend(visibleLegend())
+    .tooltip(allSeriesTooltip())
     .xField(matrixRowColumn(TAGS.groupSize, TAGS.stream))
     .unit('none')
     .decimals(3)
@@ -308,7 +315,7 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
   const alerts = new TablePanelBuilder()
     .id(IMBALANCE_PANEL_IDS.alerts)
     .title(alertsTitle)
-    .description('Alert events of the estimator (rising imbalance, prediction/measurement drift, stale stream), newest first.')
+    .description('Alert events of the estimator (rising imbalance, prediction/measurement drift, stale stream) with the series they concern, newest first.')
     .datasource(influxQlDatasourceRef())
     .withTarget(
       influxQlTarget(
@@ -318,6 +325,7 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
         filterByStreamVariables(selectFrom('alert'))
           .tagColumn(TAGS.kind)
           .tagColumn(TAGS.stream)
+          .tagColumn(TAGS.series)
           .field(FIELDS.alert.oldLevel)
           .field(FIELDS.alert.newLevel)
           .field(FIELDS.alert.statistic)
@@ -406,9 +414,10 @@ export function buildImbalanceOverview(catalog: QueryCatalog): dashboard.Dashboa
             .field(FIELDS.alert.message)
             .tagColumn(TAGS.kind)
             .tagColumn(TAGS.stream)
+            .tagColumn(TAGS.series)
             .timeFiltered()
             .build(),
-          { textColumn: FIELDS.alert.message, tagsColumns: [TAGS.kind, TAGS.stream] },
+          { textColumn: FIELDS.alert.message, tagsColumns: [TAGS.kind, TAGS.stream, TAGS.series] },
         ),
       ),
   );

@@ -51,6 +51,7 @@ export type {
   QueryCatalog,
   QueryPlacement,
 } from './influx-target.ts';
+export { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
 export { ALL_REGEX, STREAM_VARIABLES, filterByStreamVariables, streamVariableBuilders } from './stream-variables.ts';
 export type { StreamSeriesKey, StreamVariable } from './stream-variables.ts';
 export { ALERT_ANNOTATION_NAME, IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS, buildImbalanceOverview } from './imbalance-overview.ts';

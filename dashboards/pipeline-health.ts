@@ -15,6 +15,7 @@ import { ReduceDataOptionsBuilder } from '@grafana/grafana-foundation-sdk/common
 import { FIELDS, TAGS } from '../estimator/index.ts';
 import { builtInAnnotation, influxQlDatasourceRef } from './datasource.ts';
 import { influxQlTarget, type QueryCatalog } from './influx-target.ts';
+import { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
 import { selectFrom, showTagValues, type SelectQueryBuilder } from './influxql-query.ts';
 import { ALL_REGEX } from './stream-variables.ts';
 
@@ -54,7 +55,9 @@ function timeseriesPanel(id: number, title: string, description: string): Timese
     .title(title)
     .description(description)
     .datasource(influxQlDatasourceRef())
-    .interval(MIN_INTERVAL);
+    .interval(MIN_INTERVAL)
+    .legend(visibleLegend())
+    .tooltip(allSeriesTooltip());
 }
 
 function variables(catalog: QueryCatalog): cog.Builder<dashboard.VariableModel>[] {

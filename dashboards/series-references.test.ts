@@ -1,4 +1,6 @@
 import { describe, it, expect } from 'vitest';
+import { FIELDS, MEASUREMENTS, alertPoint, pipelinePoint, windowPoints, type AlertEvent, type WindowResult } from '../estimator/index.ts';
+import { MEASUREMENT_TAGS } from './influxql-query.ts';
 import { findUnknownSeriesNames } from './series-references.ts';
 
 describe('series-references', () => {
@@ -27,5 +29,62 @@ describe('series-references', () => {
       ]);
       expect(findUnknownSeriesNames('SELECT 1')).toEqual(['no FROM "<measurement>" in query: SELECT 1']);
     });
+  });
+});
+
+describe('MEASUREMENT_TAGS', () => {
+  it('matches the tag keys the estimator writes on each measurement', () => {
+    const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu' } as const;
+    const result: WindowResult = {
+      identity,
+      startMillis: 0,
+      endMillis: 10_000,
+      launches: 1,
+      groups: 1,
+      units: 32,
+      lossPredicted: 1.5,
+      lossPredictedLow: 1.4,
+      lossPredictedHigh: 1.6,
+      lossPredictedStandardError: 0.05,
+      lossCounts: 1.5,
+      lossMeasured: 1.6,
+      workloadLossPredicted: 1.3,
+      workloadLossMeasured: 1.4,
+      etaPredictedCounts: 0,
+      etaCountsMeasured: 0.06,
+      etaPredictedMeasured: 0.06,
+      lossQ50: 1.5,
+      lossQ90: 1.8,
+      lossQ99: 2,
+      quantileMethod: 'exact',
+      binningErrorBound: 0,
+      sweep: [{ groupSize: 8, lossPredicted: 1.2, workloadLossPredicted: 1.1 }],
+      fit: { family: 'pois', parameters: { lambda: 3 }, logLikelihood: -10, aic: 22 },
+      histogram: [{ low: 0, high: 0, count: 32, probability: 1 }],
+    };
+    const alert: AlertEvent = {
+      kind: 'drift',
+      identity,
+      timeMillis: 0,
+      series: 'measured_over_predicted',
+      oldLevel: 1,
+      newLevel: 1.3,
+      statistic: 0.3,
+      evidence: { detector: 'threshold', windowsSinceChange: 1, changeStartMillis: 0, baselineSigma: undefined, threshold: 0.2, windowMillis: 10_000 },
+      message: 'drift',
+    };
+    const counters = { framesIn: 1, framesOut: 1, framesRejected: 0, framesDropped: 0, consumerLag: 0, windowLatencyMillis: 5, influxWriteErrors: 0 };
+    const points = [...windowPoints(result, { includeHistogram: true }), alertPoint(alert), pipelinePoint('i', counters, 0)];
+    const keyOf = new Map((Object.keys(MEASUREMENTS) as (keyof typeof MEASUREMENTS)[]).map((key) => [MEASUREMENTS[key] as string, key]));
+    const seen = new Set<string>();
+    for (const point of points) {
+      const key = keyOf.get(point.measurement);
+      if (key === undefined) throw new Error(`unknown measurement ${point.measurement}`);
+      seen.add(key);
+      expect(Object.keys(point.tags).sort(), point.measurement).toEqual([...MEASUREMENT_TAGS[key]].sort());
+      const fields = new Set<string>(Object.values(FIELDS[key]));
+      expect(Object.keys(point.fields).filter((f) => !fields.has(f)), point.measurement).toEqual([]);
+    }
+    expect([...seen].sort()).toEqual(Object.keys(MEASUREMENTS).sort());
   });
 });

@@ -198,7 +198,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
           while (position + 1n < high) {
             if (Date.now() > deadline) {
               throw new EstimatorError(
-                'WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT',
+                'WW_ERR_ESTIMATOR_CHECKPOINT_READ',
                 `checkpoint topic ${options.checkpointTopic} not read up to offset ${high} within ${timeoutMillis} ms (at ${position + 1n})`,
                 { retriable: true },
               );

@@ -94,3 +94,13 @@ export {
   type TransitSolution,
 } from './transit-model.ts';
 export { renderTransitSvg, type TransitSvgOptions } from './transit-svg.ts';
+export { DEFAULT_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './sorted-grouping-loss.ts';
+export {
+  MAX_OPTIMAL_BINNING_SUPPORT,
+  binnedGroupingLoss,
+  type BinEdgeChoice,
+  type BinnedGroupingLoss,
+  type GroupingBin,
+} from './binned-grouping-loss.ts';
+export { fitParametric, type ParametricFit } from './fit-parametric.ts';
+export { maximumSumMoments } from './fast-loss.ts';

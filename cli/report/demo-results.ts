@@ -7,12 +7,18 @@ export interface DemoRun {
   readonly workload: 'matpow' | 'escape';
   /** The distribution spec for matpow ('pois(30)'), 'plain' or 'sorted' for escape. */
   readonly variant: string;
+  /** Stream id `<job>/<kernel>` the estimator saw. */
+  readonly stream: string;
   /** Group size (lanes in lockstep). */
   readonly n: number;
+  readonly launches: number;
   readonly groups: number;
   readonly units: number;
   /** E[X_W(n)] of the observed distribution (model, fast method). */
   readonly lossPredicted: number;
+  /** Interval of loss_predicted (Poisson bootstrap, 95 %, widened by the binning bound). */
+  readonly lossPredictedLow: number;
+  readonly lossPredictedHigh: number;
   /** Mean H over groups from their actual counts. */
   readonly lossCounts: number;
   /** Mean H over groups from CPU steady-clock timings (CPU lockstep lanes, not a GPU). */
@@ -27,10 +33,19 @@ export interface DemoRun {
   readonly etaCountsMeasured: number;
   /** η(loss_predicted, loss_measured). */
   readonly etaPredictedMeasured: number;
+  /** Quantiles 0.5/0.9/0.99 of the predicted per-group loss X_W(n), when computed. */
+  readonly lossQuantiles: { readonly q50: number; readonly q90: number; readonly q99: number } | undefined;
+  /** Best parametric fit of the observed counts, when a fitter was available. */
+  readonly fit: { readonly family: string; readonly parameters: Readonly<Record<string, number>>; readonly aic: number } | undefined;
   /** Observed iteration-count histogram: [value, number of lanes]. */
   readonly histogram: readonly (readonly [number, number])[];
-  /** Predicted loss for n = 1, 2, 4, 8, 16, 32 from the observed distribution. */
-  readonly sweep: readonly { readonly n: number; readonly expectedLoss: number }[];
+  /** Predicted loss for n = 1..32 from the observed distribution (the granularity sweep). */
+  readonly sweep: readonly { readonly n: number; readonly expectedLoss: number; readonly workloadLoss: number }[];
+  /** Wall time of the workload program, seconds. */
+  readonly seconds: number;
+  /** CPU groups re-measured because the thread was descheduled, and groups still disturbed after all attempts. */
+  readonly groupsRemeasured: number;
+  readonly groupsDisturbed: number;
 }
 
 /** Everything `warpwatch demo` measured, plus where and how. */
@@ -39,8 +54,20 @@ export interface DemoResults {
   readonly createdAt: string;
   readonly durationMillis: number;
   readonly transport: 'in-process' | 'kafka';
+  /** Whether the estimator's points were also written to InfluxDB. */
+  readonly influx: boolean;
   readonly machine: { readonly cpu: string; readonly cores: number; readonly os: string; readonly node: string };
-  readonly settings: { readonly quick: boolean; readonly groups: number; readonly groupSizes: readonly number[]; readonly seed: number };
+  readonly settings: {
+    readonly quick: boolean;
+    readonly job: string;
+    readonly groupSizes: readonly number[];
+    readonly launches: number;
+    readonly matpowUnitsPerLaunch: number;
+    readonly escapeUnitsPerLaunch: number;
+    readonly seed: number;
+  };
+  /** Time spent building the kernels (0 when up to date), ms. */
+  readonly buildMillis: number;
   readonly runs: readonly DemoRun[];
   readonly notes: readonly string[];
 }

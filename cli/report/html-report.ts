@@ -141,7 +141,7 @@ export function renderDemoReport(results: DemoResults): string {
 <h1>warpwatch demo report</h1>
 <p class="note">Created ${escapeXml(results.createdAt)} in ${(results.durationMillis / 1000).toFixed(1)} s on ${escapeXml(results.machine.cpu)}
 (${results.machine.cores} cores, ${escapeXml(results.machine.os)}, Node ${escapeXml(results.machine.node)}); transport: ${results.transport};
-${results.settings.groups} groups per run${results.settings.quick ? ' (quick mode)' : ''}, seed ${results.settings.seed}.</p>
+${results.settings.launches} launch(es) per run of ${results.settings.matpowUnitsPerLaunch} matpow / ${results.settings.escapeUnitsPerLaunch} escape units each${results.settings.quick ? ' (quick mode)' : ''}, seed ${results.settings.seed}, job ${escapeXml(results.settings.job)}.</p>
 <p class="note"><strong>These measurements come from the CPU lockstep backend</strong>: groups of n CPU lanes executing in lockstep,
 timed with a steady clock. They show the lockstep loss on this CPU, not GPU numbers.</p>
 <h2>Summary</h2>

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
 import { DeployError } from '../errors.ts';
 import { isProcessRunning, sleep, tailFile } from './process-control.ts';
@@ -14,6 +15,15 @@ export type ProbeResult = { readonly ready: true; readonly detail: string } | { 
  * @example await probeKafka(['127.0.0.1:19092'], 2_000);
  */
 export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_000): Promise<ProbeResult> {
+  // A plain TCP connect first, destroyed on timeout: a kafkajs connection to a port whose
+  // listener does not accept stays half-open (SYN_SENT) for minutes and keeps the process alive.
+  const tcpProblems: string[] = [];
+  for (const broker of brokers) {
+    const problem = await tcpConnectProblem(broker, timeoutMillis);
+    if (problem === undefined) break;
+    tcpProblems.push(problem);
+  }
+  if (tcpProblems.length === brokers.length) return { ready: false, reason: tcpProblems.join('; ') };
   const kafka = new Kafka({
     clientId: 'warpwatch-stack-probe',
     brokers: [...brokers],
@@ -32,6 +42,23 @@ export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_0
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
+}
+
+/** Connects to `host:port` and disconnects; returns why that failed, or undefined when it worked. */
+function tcpConnectProblem(hostPort: string, timeoutMillis: number): Promise<string | undefined> {
+  const separator = hostPort.lastIndexOf(':');
+  const host = hostPort.slice(0, separator).replace(/^\[|\]$/g, '');
+  const port = Number(hostPort.slice(separator + 1));
+  return new Promise((resolveProblem) => {
+    const socket = connect({ host, port });
+    const finish = (problem: string | undefined): void => {
+      socket.destroy();
+      resolveProblem(problem);
+    };
+    socket.setTimeout(timeoutMillis, () => finish(`TCP connect to ${hostPort} timed out after ${timeoutMillis} ms`));
+    socket.once('connect', () => finish(undefined));
+    socket.once('error', (error) => finish(`TCP connect to ${hostPort}: ${error.message}`));
+  });
 }
 
 /**

@@ -7,6 +7,9 @@ import type { CategoricalDistribution } from '../categorical-distribution.ts';
 export interface BruteForceResult {
   readonly expectedLoss: number;
   readonly expectedMaximum: number;
+  /** E[max·S] and E[max·S²], S the sum of the n draws. */
+  readonly maximumTimesSum: number;
+  readonly maximumTimesSumSquared: number;
   readonly byFraction: Map<string, number>;
 }
 
@@ -24,6 +27,8 @@ export function bruteForceLoss(dist: CategoricalDistribution, n: number): BruteF
   const byFraction = new Map<string, number>();
   let expectedLoss = 0;
   let expectedMaximum = 0;
+  let maximumTimesSum = 0;
+  let maximumTimesSumSquared = 0;
   for (;;) {
     let probability = 1;
     let max = 0;
@@ -41,9 +46,11 @@ export function bruteForceLoss(dist: CategoricalDistribution, n: number): BruteF
     byFraction.set(key, (byFraction.get(key) ?? 0) + probability);
     expectedLoss += probability * (numerator / denominator);
     expectedMaximum += probability * max;
+    maximumTimesSum += probability * max * sum;
+    maximumTimesSumSquared += probability * max * sum * sum;
     let position = 0;
     while (position < n && ++index[position]! === size) index[position++] = 0;
     if (position === n) break;
   }
-  return { expectedLoss, expectedMaximum, byFraction };
+  return { expectedLoss, expectedMaximum, maximumTimesSum, maximumTimesSumSquared, byFraction };
 }

@@ -55,7 +55,11 @@ describe('collector through a broker outage', () => {
     }
     const timer = setInterval(() => {
       sockets.forEach((socket, w) => {
-        for (let k = 0; k < FRAMES_PER_TICK; k++) socket.write(fixtureFrameBytes({ job: `outage-${w}`, kernel: 'k', sequence: sentCount[w]++ }));
+        for (let k = 0; k < FRAMES_PER_TICK; k++) {
+          const sequence = sentCount[w] ?? 0;
+          sentCount[w] = sequence + 1;
+          socket.write(fixtureFrameBytes({ job: `outage-${w}`, kernel: 'k', sequence }));
+        }
       });
     }, 10);
 

@@ -5,7 +5,7 @@
 // windowPoints / alertPoint / pipelinePoint (estimator/series-points.ts) through its InfluxDB
 // writer (estimator/influx-writer.ts), so the dashboards are checked against what it writes.
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ALERT_KINDS,
   FIELDS,
@@ -59,6 +59,12 @@ const groupSize = '32';
 const instanceLive = `ww-dash-${run}-live`;
 const instanceStalled = `ww-dash-${run}-stalled`;
 const windowMillis = 10_000;
+const pf = FIELDS.pipeline;
+/** Which warpwatch_pipeline fields each fixture instance writes (estimator: pipelinePoint; collector: contract). */
+const pipelineFieldsByInstance: Record<string, readonly string[]> = {
+  [instanceLive]: [pf.framesIn, pf.framesOut, pf.framesRejected, pf.framesDropped, pf.consumerLag, pf.windowLatencyMillis, pf.influxWriteErrors],
+  [instanceStalled]: [pf.framesIn, pf.framesOut, pf.framesRejected, pf.framesSpooled, pf.framesDropped],
+};
 const nowMillis = Date.now();
 const dataStartMillis = nowMillis - 10 * 60_000;
 
@@ -72,6 +78,11 @@ async function influxQuery(text: string): Promise<InfluxResult> {
   const body = (await response.json()) as { results: InfluxResult[] };
   expect(body.results).toHaveLength(1);
   return body.results[0] as InfluxResult;
+}
+
+async function influxPost(text: string): Promise<void> {
+  const response = await fetch(`${influxUrl}/query`, { method: 'POST', body: new URLSearchParams({ db: database, q: text }) });
+  expect(response.status, `InfluxDB answered ${response.status} to ${text}`).toBe(200);
 }
 
 function identity(kernel: string): StreamIdentity {
@@ -234,6 +245,13 @@ describe('dashboards against the real InfluxDB', () => {
     await writeFixture();
   });
 
+  afterAll(async () => {
+    // Leave the shared test database as we found it (the job and instance names are unique to this run).
+    const streamMeasurements = [MEASUREMENTS.window, MEASUREMENTS.sweep, MEASUREMENTS.histogram, MEASUREMENTS.fit, MEASUREMENTS.alert];
+    for (const measurement of streamMeasurements) await influxPost(`DROP SERIES FROM "${measurement}" WHERE "${TAGS.job}" = '${job}'`);
+    for (const instance of [instanceLive, instanceStalled]) await influxPost(`DROP SERIES FROM "${MEASUREMENTS.pipeline}" WHERE "${TAGS.instance}" = '${instance}'`);
+  });
+
   describe('panel and annotation queries', () => {
     const entries = [...byPlacement('panel'), ...byPlacement('annotation')];
     it.each(entries.map((e) => [`${e.document} / ${e.owner} / ${e.refId}`, e] as const))('%s returns the series the panel expects', async (_name, entry) => {
@@ -249,19 +267,28 @@ describe('dashboards against the real InfluxDB', () => {
         expect(series.columns).toEqual(expectedColumns(entry));
         expect(Object.keys(series.tags ?? {}).sort()).toEqual([...statement.groupByTags].sort());
         expect(series.values.length).toBeGreaterThan(0);
-        // Every column has at least one real value (fill(none) and our data leave no all-null column).
-        for (let column = 1; column < series.columns.length; column += 1) {
-          expect(series.values.some((row) => row[column] !== null), `column ${series.columns[column]} all null`).toBe(true);
+      }
+      // Every column carries real values: in each series for stream data (every window writes
+      // every field), in some series for pipeline data (each service writes its own fields).
+      const columnHasValues = (series: InfluxSeries[], column: number) => series.some((one) => one.values.some((row) => row[column] !== null));
+      const groups = statement.seriesKey === 'pipeline' ? [result.series ?? []] : (result.series ?? []).map((one) => [one]);
+      for (const group of groups) {
+        for (let column = 1; column < expectedColumns(entry).length; column += 1) {
+          expect(columnHasValues(group, column), `column ${expectedColumns(entry)[column]} all null in ${text}`).toBe(true);
         }
       }
       // Only the selected streams come back, and both of them.
       if (statement.groupByTags.includes(TAGS.stream)) {
-        const streams = new Set(result.series?.map((s) => s.tags?.[TAGS.stream]));
+        const streams = new Set(result.series?.map((one) => one.tags?.[TAGS.stream]));
         expect(streams).toEqual(new Set(kernels.map((k) => `${job}/${k}`)));
       }
+      // Each selected instance whose service writes one of the selected fields comes back.
       if (statement.seriesKey === 'pipeline') {
-        const instances = new Set(result.series?.map((s) => s.tags?.[TAGS.instance]));
-        expect(instances).toEqual(new Set([instanceLive, instanceStalled]));
+        const selected = new Set(statement.fields.map((f) => f.field));
+        const expectedInstances = Object.entries(pipelineFieldsByInstance)
+          .filter(([, fields]) => fields.some((f) => selected.has(f)))
+          .map(([instance]) => instance);
+        expect(new Set(result.series?.map((one) => one.tags?.[TAGS.instance]))).toEqual(new Set(expectedInstances));
       }
     });
 

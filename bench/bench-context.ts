@@ -1,0 +1,147 @@
+/**
+ * The context a benchmark receives: timing of cases (median of repeated runs), baselines
+ * measured in the same run, and targets checked against the medians.
+ */
+
+/** Parameters recorded with a case (sizes, n, distribution names). */
+export type BenchParameters = Readonly<Record<string, string | number | boolean>>;
+
+/** How to time one case. */
+export interface MeasureOptions {
+  /** Timed runs wanted (default 15); fewer when maxTotalMillis runs out first (at least minRuns). */
+  readonly runs?: number;
+  /** Lower bound on timed runs even past maxTotalMillis (default 3). */
+  readonly minRuns?: number;
+  /** Untimed warm-up runs first (default 2), so the JIT has compiled the code. */
+  readonly warmupRuns?: number;
+  /** Time budget for the timed runs (default 5000 ms). */
+  readonly maxTotalMillis?: number;
+  /** Name of another case of this bench (measured earlier) to report the ratio against. */
+  readonly baseline?: string;
+  readonly parameters?: BenchParameters;
+}
+
+/** One measured case. */
+export interface BenchCaseResult {
+  readonly name: string;
+  readonly parameters: BenchParameters;
+  readonly runs: number;
+  readonly medianMillis: number;
+  readonly minMillis: number;
+  readonly maxMillis: number;
+  readonly baseline?: string;
+  /** medianMillis / baseline's medianMillis (both from this run). */
+  readonly ratioToBaseline?: number;
+}
+
+/** A target checked against medians: an upper time limit, or a minimum speedup of one case over another. */
+export interface BenchTargetResult {
+  readonly description: string;
+  readonly kind: 'max-millis' | 'min-speedup';
+  readonly case: string;
+  readonly versus?: string;
+  readonly limit: number;
+  readonly measured: number;
+  readonly pass: boolean;
+}
+
+/** What a bench's run() may return in addition to what it recorded through the context. */
+export interface BenchResult {
+  /** Free-form notes (what was skipped and why, the distributions used). */
+  readonly notes?: readonly string[];
+  /** Extra numbers worth recording (e.g. computed values, node counts). */
+  readonly metrics?: Readonly<Record<string, number>>;
+}
+
+/** The API a bench/<name>.bench.ts `run(ctx)` uses. */
+export interface BenchContext {
+  /** True with `npm run bench -- --quick`: fewer runs, same cases. */
+  readonly quick: boolean;
+  /** Times fn (sync or async) and records the case; returns its result. */
+  measure(name: string, fn: () => unknown, options?: MeasureOptions): Promise<BenchCaseResult>;
+  /** Records a target: the case's median must be at most maxMillis. */
+  targetMaxMillis(caseName: string, maxMillis: number, description: string): BenchTargetResult;
+  /** Records a target: slowCase's median / fastCase's median must be at least minSpeedup. */
+  targetMinSpeedup(fastCase: string, slowCase: string, minSpeedup: number, description: string): BenchTargetResult;
+  /** Adds a note to the result file. */
+  note(text: string): void;
+  /** Prints a progress line (stderr). */
+  log(text: string): void;
+  readonly cases: readonly BenchCaseResult[];
+  readonly targets: readonly BenchTargetResult[];
+  readonly notes: readonly string[];
+}
+
+function median(sorted: readonly number[]): number {
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/**
+ * Creates a context; `now` is the clock in milliseconds (performance.now by default).
+ *
+ * @example const ctx = createBenchContext({ quick: false, log: (t) => process.stderr.write(t + '\n') });
+ */
+export function createBenchContext(options: { quick: boolean; log: (text: string) => void; now?: () => number }): BenchContext {
+  const now = options.now ?? (() => performance.now());
+  const cases: BenchCaseResult[] = [];
+  const targets: BenchTargetResult[] = [];
+  const notes: string[] = [];
+  const find = (name: string): BenchCaseResult => {
+    const found = cases.find((c) => c.name === name);
+    if (found === undefined) throw new RangeError(`bench case '${name}' was not measured; measured: ${cases.map((c) => c.name).join(', ')}`);
+    return found;
+  };
+  return {
+    quick: options.quick,
+    cases,
+    targets,
+    notes,
+    async measure(name, fn, measureOptions = {}) {
+      const runs = options.quick ? Math.min(3, measureOptions.runs ?? 15) : (measureOptions.runs ?? 15);
+      const minRuns = Math.min(runs, measureOptions.minRuns ?? 3);
+      const warmups = options.quick ? Math.min(1, measureOptions.warmupRuns ?? 2) : (measureOptions.warmupRuns ?? 2);
+      const budget = measureOptions.maxTotalMillis ?? 5000;
+      for (let i = 0; i < warmups; i++) await fn();
+      const durations: number[] = [];
+      const started = now();
+      while (durations.length < runs && (durations.length < minRuns || now() - started < budget)) {
+        const before = now();
+        await fn();
+        durations.push(now() - before);
+      }
+      durations.sort((a, b) => a - b);
+      let result: BenchCaseResult = {
+        name,
+        parameters: measureOptions.parameters ?? {},
+        runs: durations.length,
+        medianMillis: median(durations),
+        minMillis: durations[0]!,
+        maxMillis: durations[durations.length - 1]!,
+      };
+      if (measureOptions.baseline !== undefined) {
+        const base = find(measureOptions.baseline);
+        result = { ...result, baseline: base.name, ratioToBaseline: result.medianMillis / base.medianMillis };
+      }
+      cases.push(result);
+      options.log(`  ${name}: median ${result.medianMillis.toPrecision(4)} ms over ${result.runs} runs`);
+      return result;
+    },
+    targetMaxMillis(caseName, maxMillis, description) {
+      const measured = find(caseName).medianMillis;
+      const target: BenchTargetResult = { description, kind: 'max-millis', case: caseName, limit: maxMillis, measured, pass: measured <= maxMillis };
+      targets.push(target);
+      return target;
+    },
+    targetMinSpeedup(fastCase, slowCase, minSpeedup, description) {
+      const measured = find(slowCase).medianMillis / find(fastCase).medianMillis;
+      const target: BenchTargetResult = { description, kind: 'min-speedup', case: fastCase, versus: slowCase, limit: minSpeedup, measured, pass: measured >= minSpeedup };
+      targets.push(target);
+      return target;
+    },
+    note(text) {
+      notes.push(text);
+    },
+    log: options.log,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * Benchmark runner: `npm run bench` runs every bench/*.bench.ts, `npm run bench -- model` only
+ * those whose name contains "model"; `--quick` takes fewer runs. Each bench exports
+ * `run(ctx: BenchContext): Promise<BenchResult>`. Results go to bench/results/<name>.json with
+ * machine info; a table of medians and targets is printed. Exit code 1 when a target fails.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { basename, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createBenchContext, type BenchContext, type BenchResult } from './bench-context.ts';
+
+const benchDirectory = fileURLToPath(new URL('.', import.meta.url));
+const root = join(benchDirectory, '..');
+
+/** Machine facts recorded with every result. */
+export function machineInfo(): Record<string, string | number | boolean | null> {
+  const cpus = os.cpus();
+  let commit: string | null = null;
+  let dirty: boolean | null = null;
+  try {
+    commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
+  } catch {
+    // not a git checkout: leave commit null
+  }
+  return {
+    os: `${os.type()} ${os.release()}`,
+    platform: process.platform,
+    arch: process.arch,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cpuCount: cpus.length,
+    totalMemoryBytes: os.totalmem(),
+    loadAverage1m: Number(os.loadavg()[0]!.toFixed(2)),
+    node: process.version,
+    date: new Date().toISOString(),
+    gitCommit: commit,
+    gitDirty: dirty,
+  };
+}
+
+function formatMillis(value: number): string {
+  return value >= 100 ? value.toFixed(0) : value >= 1 ? value.toFixed(2) : value.toFixed(4);
+}
+
+function printTable(name: string, ctx: BenchContext): void {
+  const header = ['case', 'median ms', 'min ms', 'runs', 'vs baseline'];
+  const rows = ctx.cases.map((c) => [
+    c.name,
+    formatMillis(c.medianMillis),
+    formatMillis(c.minMillis),
+    String(c.runs),
+    c.ratioToBaseline === undefined ? '' : `${c.ratioToBaseline.toPrecision(3)}x ${c.baseline}`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => cells.map((cell, i) => (i === 0 || i === 4 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd();
+  process.stdout.write(`\n${name}\n${line(header)}\n${rows.map(line).join('\n')}\n`);
+  for (const t of ctx.targets) {
+    const measured = t.kind === 'max-millis' ? `${formatMillis(t.measured)} ms <= ${t.limit} ms` : `${t.measured.toPrecision(4)}x >= ${t.limit}x`;
+    process.stdout.write(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.description}: ${measured}\n`);
+  }
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const quick = argv.includes('--quick');
+  const filters = argv.filter((a) => !a.startsWith('--'));
+  const files = readdirSync(benchDirectory)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .sort()
+    .filter((f) => filters.length === 0 || filters.some((filter) => basename(f, '.bench.ts').includes(filter)));
+  if (files.length === 0) {
+    process.stderr.write(`bench: no bench/*.bench.ts matches ${filters.join(', ') || '(all)'}\n`);
+    return 2;
+  }
+  mkdirSync(join(benchDirectory, 'results'), { recursive: true });
+  let failed = 0;
+  for (const file of files) {
+    const name = basename(file, '.bench.ts');
+    process.stderr.write(`bench ${name}${quick ? ' (quick)' : ''}\n`);
+    const module = (await import(pathToFileURL(join(benchDirectory, file)).href)) as { run?: (ctx: BenchContext) => Promise<BenchResult> };
+    if (typeof module.run !== 'function') {
+      process.stderr.write(`bench: ${file} does not export run(ctx)\n`);
+      failed++;
+      continue;
+    }
+    const ctx = createBenchContext({ quick, log: (text) => process.stderr.write(`${text}\n`) });
+    const result = (await module.run(ctx)) ?? {};
+    const output = {
+      bench: name,
+      quick,
+      machine: machineInfo(),
+      cases: ctx.cases,
+      targets: ctx.targets,
+      notes: [...ctx.notes, ...(result.notes ?? [])],
+      metrics: result.metrics ?? {},
+    };
+    writeFileSync(join(benchDirectory, 'results', `${name}.json`), `${JSON.stringify(output, null, 2)}\n`);
+    printTable(name, ctx);
+    failed += ctx.targets.filter((t) => !t.pass).length;
+  }
+  if (failed > 0) process.stdout.write(`\n${failed} target(s) failed\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,107 @@
+import type { Command } from 'commander';
+import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { resolveDemoSettings } from '../demo/demo-plan.ts';
+import { demoEstimatorConfig, demoFitter } from '../demo/demo-estimator.ts';
+import { defaultDemoOutputDirectory, writeDemoOutputs } from '../demo/demo-output.ts';
+import { formatDemoSummary } from '../demo/demo-summary.ts';
+import type { DemoTransport } from '../demo/demo-transport.ts';
+import { createInProcessTransport } from '../demo/in-process-transport.ts';
+import { createKafkaDemoTransport } from '../demo/kafka-transport.ts';
+import { runDemo } from '../demo/run-demo.ts';
+import { createTerminalProgress } from '../demo/terminal-progress.ts';
+import { UsageError } from '../usage-error.ts';
+import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
+
+interface DemoFlags {
+  quick?: boolean;
+  out?: string;
+  kafka?: boolean;
+  influx?: boolean;
+  sizes?: string;
+  seed?: string;
+  launches?: string;
+  buildDir?: string;
+  progress: boolean;
+}
+
+function utcStamp(now: Date): string {
+  return now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+}
+
+async function runDemoCommand(flags: DemoFlags): Promise<void> {
+  const startedAtMillis = Date.now();
+  const now = new Date(startedAtMillis);
+  const groupSizes = flags.sizes === undefined ? undefined : parseIntegerListOption('--sizes', flags.sizes);
+  if (groupSizes !== undefined && groupSizes.some((n) => n < 1 || n > 32)) throw new UsageError(`--sizes must list group sizes 1..32, got '${flags.sizes}'`);
+  let settings;
+  try {
+    settings = resolveDemoSettings({
+      quick: flags.quick === true,
+      job: `demo-${utcStamp(now)}-${process.pid}`,
+      ...(groupSizes === undefined ? {} : { groupSizes }),
+      ...(flags.seed === undefined ? {} : { seed: parseNumberOption('--seed', flags.seed, { min: 0, integer: true }) }),
+      ...(flags.launches === undefined ? {} : { launches: parseNumberOption('--launches', flags.launches, { min: 1, max: 1000, integer: true }) }),
+    });
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError((error as Error).message);
+  }
+  const outDirectory = flags.out ?? defaultDemoOutputDirectory(process.cwd(), now);
+  const progress = createTerminalProgress(process.stderr, flags.progress);
+
+  const buildStarted = Date.now();
+  const { binDir } = await ensureKernelsBuilt({ ...(flags.buildDir === undefined ? {} : { buildDir: flags.buildDir }), onProgress: (line) => progress.buildLine(line) });
+  const buildMillis = Date.now() - buildStarted;
+  progress.buildDone(buildMillis);
+
+  const config = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
+  const transport: DemoTransport =
+    flags.kafka === true
+      ? await createKafkaDemoTransport(config, demoFitter, (line) => {
+          if (flags.progress) process.stderr.write(`${line}\n`);
+        })
+      : createInProcessTransport(config, demoFitter);
+  let results;
+  try {
+    results = await runDemo({ settings, binDir, transport, progress, influx: flags.influx === true, buildMillis, startedAtMillis });
+  } finally {
+    await transport.close();
+  }
+  const paths = writeDemoOutputs(outDirectory, results);
+  const lines = [
+    '',
+    `warpwatch demo — ${results.runs.length} runs via the ${results.transport} transport${results.influx ? ' (+ InfluxDB)' : ''}, ${(results.durationMillis / 1000).toFixed(1)} s`,
+    'CPU lockstep backend: n CPU SIMD lanes in lockstep timed with a steady clock — lockstep loss on this CPU, not GPU numbers.',
+    '',
+    ...formatDemoSummary(results),
+    '',
+    `report:  ${paths.htmlPath}`,
+    `results: ${paths.jsonPath}`,
+  ];
+  if (results.influx) lines.push(`InfluxDB: points of job '${settings.job}' in database ${config.influx?.database ?? '?'} at ${config.influx?.url ?? '?'}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Registers `warpwatch demo` (issue 8): runs the reference workloads on the CPU backend,
+ * estimates through the estimator's code, prints a summary and writes an HTML report.
+ *
+ * @example registerDemoCommand(program)
+ */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description(
+      'Run matpow (five reference distributions) and escape (plain, sorted) on the CPU lockstep backend, estimate with the estimator and model, print a summary and write an HTML report (no servers needed).',
+    )
+    .option('--quick', 'a ~15 s run: group sizes 8 and 32, fewer units')
+    .option('--out <dir>', 'output directory (default out/demo-<UTC timestamp>)')
+    .option('--kafka', 'send frames through Kafka (WARPWATCH_KAFKA_BROKERS) to the estimator service instead of in-process')
+    .option('--influx', 'also write the estimator points to InfluxDB (WARPWATCH_INFLUX_URL, WARPWATCH_INFLUX_DATABASE)')
+    .option('--sizes <list>', 'group sizes, comma-separated (default 4,8,16,32; quick 8,32)')
+    .option('--seed <n>', 'seed of the workloads (default 1)')
+    .option('--launches <n>', 'launches per run (default 2; quick 1)')
+    .option('--build-dir <dir>', 'kernels build directory (default .cache/warpwatch/kernels-build)')
+    .option('--no-progress', 'no progress output on stderr')
+    .action((flags: DemoFlags) => runDemoCommand(flags));
+}

@@ -1,0 +1,163 @@
+import type { Command } from 'commander';
+import { parseDistributionSpec } from '../../model/index.ts';
+import {
+  BACKEND_NAMES,
+  KernelsError,
+  WORKLOAD_NAMES,
+  ensureKernelsBuilt,
+  runWorkload,
+  type BackendName,
+  type WorkloadName,
+  type WorkloadReport,
+} from '../../kernels/index.ts';
+import { UsageError } from '../usage-error.ts';
+import { parseNumberOption } from './numeric-options.ts';
+
+interface RunFlags {
+  backend: string;
+  dist?: string;
+  n?: string;
+  groups?: string;
+  launches?: string;
+  seed?: string;
+  sorted?: boolean;
+  sync?: string;
+  sampleRate?: string;
+  selection?: string;
+  out?: string;
+  socket?: string;
+  job?: string;
+  kernel?: string;
+  csv?: string;
+  repetitions?: string;
+  maxIter?: string;
+  width?: string;
+  height?: string;
+  clock?: string;
+  json?: boolean;
+}
+
+/** Turns the validated flags into the workload program's argv (workload-options.hpp). */
+function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
+  const args: string[] = [];
+  const pass = (flag: string, value: string | undefined): void => {
+    if (value !== undefined) args.push(flag, value);
+  };
+  if (flags.dist !== undefined) {
+    if (workload === 'matpow') {
+      parseDistributionSpec(flags.dist); // same syntax as the model; RangeError → exit 2 with the model's message
+      pass('--dist', flags.dist);
+    } else {
+      process.stderr.write(`warpwatch run: ${workload} takes its iteration counts from the workload itself; --dist is ignored\n`);
+    }
+  }
+  if (flags.n !== undefined) pass('--n', String(parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true })));
+  if (flags.groups !== undefined) pass('--groups', String(parseNumberOption('--groups', flags.groups, { min: 1, max: 2 ** 40, integer: true })));
+  if (flags.launches !== undefined) pass('--launches', String(parseNumberOption('--launches', flags.launches, { min: 1, max: 1e6, integer: true })));
+  if (flags.seed !== undefined) {
+    if (!/^\d{1,20}$/.test(flags.seed) || BigInt(flags.seed) > 2n ** 64n - 1n) throw new UsageError(`--seed must be an integer 0..2^64-1, got '${flags.seed}'`);
+    pass('--seed', flags.seed);
+  }
+  if (flags.sync !== undefined) {
+    if (flags.sync !== 'on' && flags.sync !== 'off') throw new UsageError(`--sync must be on or off, got '${flags.sync}'`);
+    pass('--sync', flags.sync);
+  }
+  if (flags.sampleRate !== undefined) pass('--sample-rate', String(parseNumberOption('--sample-rate', flags.sampleRate, { min: 0, max: 1 })));
+  if (flags.selection !== undefined) {
+    if (flags.selection !== 'stride' && flags.selection !== 'hash') throw new UsageError(`--selection must be stride or hash, got '${flags.selection}'`);
+    pass('--selection', flags.selection);
+  }
+  if (flags.sorted === true) {
+    if (workload !== 'escape') throw new UsageError(`--sorted applies to the escape workload only, got it for ${workload}`);
+    args.push('--sorted');
+  }
+  if (flags.clock !== undefined) {
+    if (flags.clock !== 'steady' && flags.clock !== 'thread') throw new UsageError(`--clock must be steady or thread, got '${flags.clock}'`);
+    pass('--clock', flags.clock);
+  }
+  if (flags.maxIter !== undefined) pass('--max-iter', String(parseNumberOption('--max-iter', flags.maxIter, { min: 1, max: 2 ** 24, integer: true })));
+  if (flags.width !== undefined) pass('--width', String(parseNumberOption('--width', flags.width, { min: 1, max: 65536, integer: true })));
+  if (flags.height !== undefined) pass('--height', String(parseNumberOption('--height', flags.height, { min: 1, max: 65536, integer: true })));
+  if (flags.repetitions !== undefined) pass('--repetitions', String(parseNumberOption('--repetitions', flags.repetitions, { min: 1, max: 100000, integer: true })));
+  if (flags.csv !== undefined) {
+    if (workload !== 'divergence') throw new UsageError(`--csv applies to the divergence workload only, got it for ${workload}`);
+    pass('--csv', flags.csv);
+  }
+  pass('--job', flags.job);
+  pass('--kernel', flags.kernel);
+  if (flags.out !== undefined && flags.socket !== undefined) throw new UsageError('give either --out FILE or --socket PATH, not both');
+  if (flags.out === undefined && flags.socket === undefined) throw new UsageError('--out FILE (or --out - for stdout, or --socket PATH) is required: where should the frames go?');
+  pass('--out', flags.out);
+  pass('--socket', flags.socket);
+  return args;
+}
+
+function describeReport(report: WorkloadReport, target: string): string {
+  const remeasured = report.groupsRemeasured ? `, ${report.groupsRemeasured} group measurements repeated after preemption (${report.groupsDisturbed ?? 0} still disturbed)` : '';
+  return (
+    `${report.workload} on ${report.backend} (n=${report.n}): ${report.groups} groups in ${report.launches} launch(es), ${report.seconds.toFixed(2)} s${remeasured}\n` +
+    `  lossCounts ${report.lossCounts.toFixed(4)}  lossMeasured ${report.lossMeasured.toFixed(4)}` +
+    `${report.backend === 'cpu' ? '  (CPU SIMD lanes, not a GPU measurement)' : ''}\n` +
+    `  ${report.framesWritten} frame(s) written to ${target}${report.framesDropped ? `, ${report.framesDropped} dropped` : ''}; analyse with: warpwatch analyze ${target}\n`
+  );
+}
+
+/**
+ * Registers `warpwatch run <workload>`: builds kernels/ if needed, runs the workload program on
+ * the chosen backend and records its frames to --out FILE (or stdout, or the collector socket).
+ *
+ * @example warpwatch run matpow --backend cpu --dist 'pois(30)' --n 32 --groups 4096 --seed 1 --out frames.bin
+ */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('Run an instrumented workload (matpow | escape | divergence) and record its frames')
+    .argument('<workload>', `one of ${WORKLOAD_NAMES.join(', ')}`)
+    .option('--backend <backend>', `where it runs: ${BACKEND_NAMES.join(' | ')} (cpu = the CPU lockstep backend)`, 'cpu')
+    .option('--dist <spec>', "matpow: iteration-count distribution, e.g. 'pois(30)', 'geo(0.05)', 'cat(1:2,5:1)'")
+    .option('--n <lanes>', 'lanes per group, 1..32 (default 32)')
+    .option('--groups <count>', 'groups per launch (default: matpow 2^18 on cuda, 1024 on cpu; escape: the whole image)')
+    .option('--launches <count>', 'launches, one LaunchSummary frame each (default 1)')
+    .option('--seed <seed>', 'random seed, 0..2^64-1 (default 1)')
+    .option('--sorted', 'escape: sort units by estimated work before grouping')
+    .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
+    .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
+    .option('--selection <stride|hash>', 'how sampled groups are chosen (default stride)')
+    .option('--out <file>', "frame file, or '-' for stdout")
+    .option('--socket <path>', 'send frames to a collector unix socket instead (non-blocking, drops when slow)')
+    .option('--job <name>', 'job name, the first part of the stream id (default local)')
+    .option('--kernel <name>', 'kernel name, the second part of the stream id (default the workload)')
+    .option('--csv <file>', 'divergence: write cycles per pattern as CSV (docs/kernels.md)')
+    .option('--repetitions <count>', 'divergence: repetitions per pattern (default 51)')
+    .option('--max-iter <count>', 'escape: iteration cap (default 256)')
+    .option('--width <pixels>', 'escape: image width')
+    .option('--height <pixels>', 'escape: image height')
+    .option('--clock <steady|thread>', 'cpu: group clock, steady_clock (default) or thread CPU time')
+    .option('--json', 'print the run report as JSON')
+    .action(async (workloadText: string, flags: RunFlags) => {
+      if (!(WORKLOAD_NAMES as readonly string[]).includes(workloadText)) {
+        throw new UsageError(`workload must be one of ${WORKLOAD_NAMES.join(', ')}, got '${workloadText}'`);
+      }
+      if (!(BACKEND_NAMES as readonly string[]).includes(flags.backend)) {
+        throw new UsageError(`--backend must be one of ${BACKEND_NAMES.join(', ')}, got '${flags.backend}'`);
+      }
+      const workload = workloadText as WorkloadName;
+      const backend = flags.backend as BackendName;
+      const args = workloadArgs(workload, flags);
+      const { binDir, hasCuda } = await ensureKernelsBuilt({ onProgress: (line) => process.stderr.write(`  [build] ${line}\n`) });
+      if (backend === 'cuda' && !hasCuda) {
+        throw new KernelsError('WW_ERR_KERNELS_NO_CUDA', 'the CUDA workloads were not built (no nvcc found); run kernels/install-nvcc.sh, or use --backend cpu');
+      }
+      let report: WorkloadReport;
+      try {
+        report = await runWorkload({ binDir, workload, backend, args });
+      } catch (error) {
+        if (error instanceof KernelsError && error.code === 'WW_ERR_KERNELS_WORKLOAD_USAGE') throw new UsageError(error.message, { cause: error });
+        throw error;
+      }
+      const target = flags.out === '-' ? 'stdout' : (flags.out ?? `unix socket ${flags.socket ?? ''}`);
+      const text = flags.json === true ? `${JSON.stringify(report)}\n` : describeReport(report, target);
+      // With --out - the frames own stdout; the report goes to stderr.
+      (flags.out === '-' ? process.stderr : process.stdout).write(text);
+    });
+}

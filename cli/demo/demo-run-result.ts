@@ -1,0 +1,79 @@
+import type { DistributionRecord } from '../../estimator/kafka-records.ts';
+import type { WorkloadReport } from '../../kernels/index.ts';
+import type { DemoRun } from '../report/demo-results.ts';
+import type { DemoRunPlan } from './demo-plan.ts';
+import { DemoError } from './errors.ts';
+
+/** η(a, b) = |(a − b)/a| (model.md §2c); NaN when a is 0. */
+function relativeError(a: number, b: number): number {
+  return a === 0 ? Number.NaN : Math.abs((a - b) / a);
+}
+
+function required(value: number | null, what: string, stream: string): number {
+  if (value === null) throw new DemoError('WW_ERR_DEMO_NO_RESULT', `the estimator reported no ${what} for ${stream}`);
+  return value;
+}
+
+/**
+ * Turns the estimator's window records of one run into a DemoRun. Normally a run is one
+ * window; when a run straddles a window boundary (a day-long window, so only at midnight
+ * UTC) the per-window means are combined weighted by groups, which is exact for
+ * loss_counts and loss_measured (means over groups) and a groups-weighted approximation of
+ * ΣC_SIMT/ΣC_MIMD. Predictions come from the last record, whose basis is the stream's whole
+ * history (the demo runs the estimator with prediction basis 'cumulative').
+ *
+ * @throws DemoError WW_ERR_DEMO_NO_RESULT when there are no records or a required value is missing.
+ * @example
+ * const run = demoRunOf(plan, records, report);
+ */
+export function demoRunOf(plan: DemoRunPlan, records: readonly DistributionRecord[], report: WorkloadReport): DemoRun {
+  const last = records[records.length - 1];
+  if (last === undefined) throw new DemoError('WW_ERR_DEMO_NO_RESULT', `no window result for ${plan.kernel} n=${plan.n}`);
+  const stream = last.stream;
+  let groups = 0;
+  let units = 0;
+  let launches = 0;
+  let sumCounts = 0;
+  let sumMeasured = 0;
+  let sumWorkloadMeasured = 0;
+  for (const record of records) {
+    const g = record.window.groups;
+    groups += g;
+    units += record.window.units;
+    launches += record.window.launches;
+    sumCounts += g * required(record.predictions.lossCounts, 'loss_counts', stream);
+    sumMeasured += g * required(record.predictions.lossMeasured, 'loss_measured', stream);
+    sumWorkloadMeasured += g * required(record.predictions.workloadLossMeasured, 'workload_loss_measured', stream);
+  }
+  const p = last.predictions;
+  const lossPredicted = required(p.lossPredicted, 'loss_predicted', stream);
+  const lossCounts = sumCounts / groups;
+  const lossMeasured = sumMeasured / groups;
+  const histogram = last.cumulative.entries.map(([low, high, weight]) => [low === high ? low : Math.round((low + high) / 2), weight] as const);
+  return {
+    workload: plan.workload,
+    variant: plan.variant,
+    stream,
+    n: plan.n,
+    launches,
+    groups,
+    units,
+    lossPredicted,
+    lossPredictedLow: p.lossPredictedLow ?? lossPredicted,
+    lossPredictedHigh: p.lossPredictedHigh ?? lossPredicted,
+    lossCounts,
+    lossMeasured,
+    workloadLossPredicted: required(p.workloadLossPredicted, 'workload_loss_predicted', stream),
+    workloadLossMeasured: sumWorkloadMeasured / groups,
+    etaPredictedCounts: relativeError(lossPredicted, lossCounts),
+    etaCountsMeasured: relativeError(lossCounts, lossMeasured),
+    etaPredictedMeasured: relativeError(lossPredicted, lossMeasured),
+    lossQuantiles: p.lossQuantiles === null ? undefined : { q50: p.lossQuantiles['0.5'], q90: p.lossQuantiles['0.9'], q99: p.lossQuantiles['0.99'] },
+    fit: p.fit === null ? undefined : { family: p.fit.family, parameters: p.fit.parameters, aic: p.fit.aic },
+    histogram,
+    sweep: p.sweep.map((row) => ({ n: row.groupSize, expectedLoss: row.lossPredicted, workloadLoss: row.workloadLossPredicted })),
+    seconds: report.seconds,
+    groupsRemeasured: report.groupsRemeasured ?? 0,
+    groupsDisturbed: report.groupsDisturbed ?? 0,
+  };
+}

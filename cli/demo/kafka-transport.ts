@@ -1,0 +1,127 @@
+import { hostname } from 'node:os';
+import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaProducer, loadCollectorConfig } from '../../collector/index.ts';
+import type { EstimatorConfig } from '../../estimator/config.ts';
+import { startEstimator, type RunningEstimator } from '../../estimator/estimator-service.ts';
+import type { DistributionRecord } from '../../estimator/kafka-records.ts';
+import { createEstimatorKafka } from '../../estimator/kafka.ts';
+import type { ParametricFitter } from '../../estimator/window-result.ts';
+import { tailDistributions, type DistributionsTail } from './distributions-reader.ts';
+import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
+import { DemoError } from './errors.ts';
+
+/**
+ * The demo through the real servers: frames are produced to warpwatch.frames by the
+ * collector's Kafka producer (raw bytes, key = stream id, as the collector does), the
+ * estimator service (`warpwatch estimate`'s code, started in this process with its own
+ * consumer group) consumes them, closes each run's window after it went idle, writes its
+ * points to InfluxDB when configured, and publishes warpwatch.distributions records, which
+ * are read back here.
+ *
+ * @throws DemoError WW_ERR_DEMO_TRANSPORT when Kafka cannot be reached.
+ * @example
+ * const transport = await createKafkaDemoTransport(config, demoFitter, (line) => console.error(line));
+ */
+export async function createKafkaDemoTransport(
+  config: EstimatorConfig,
+  fitter: ParametricFitter | undefined,
+  log: (line: string) => void,
+): Promise<DemoTransport> {
+  const records = new Map<string, DistributionRecord[]>();
+  const problems: string[] = [];
+  const brokers = config.kafka.brokers;
+  let tail: DistributionsTail | undefined;
+  let estimator: RunningEstimator | undefined;
+  const collectorConfig = loadCollectorConfig({ env: { ...process.env, WARPWATCH_KAFKA_BROKERS: brokers.join(',') } });
+  const producer = createKafkaProducer({ ...collectorConfig.kafka, framesTopic: config.kafka.framesTopic }, (level, message) => {
+    if (level === 'error') problems.push(`Kafka producer: ${message}`);
+  });
+  try {
+    // Topics first (as the estimator creates them), then the estimator group starts at the
+    // current end of warpwatch.frames: its offsets are set before it joins, so frames
+    // produced from now on are all consumed and older ones are not.
+    const estimatorKafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
+    try {
+      await estimatorKafka.ensureTopics();
+    } finally {
+      await estimatorKafka.stop();
+    }
+    const admin = new Kafka({ clientId: `${config.kafka.clientId}-demo`, brokers: [...brokers], logLevel: logLevel.NOTHING }).admin();
+    try {
+      await admin.connect();
+      const offsets = await admin.fetchTopicOffsets(config.kafka.framesTopic);
+      await admin.setOffsets({
+        groupId: config.kafka.groupId,
+        topic: config.kafka.framesTopic,
+        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
+      });
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+    tail = await tailDistributions(
+      { brokers, topic: config.kafka.distributionsTopic, clientId: `${config.kafka.clientId}-demo` },
+      `${config.kafka.groupId}.results`,
+      (record) => {
+        const key = streamRefKey(record.stream, record.groupSize);
+        const list = records.get(key) ?? [];
+        list.push(record);
+        records.set(key, list);
+      },
+    );
+    estimator = await startEstimator(config, (line) => log(line), { ...(fitter === undefined ? {} : { fitter }) });
+  } catch (error) {
+    await tail?.stop();
+    await estimator?.stop();
+    await producer.close();
+    if (error instanceof DemoError) throw error;
+    throw new DemoError('WW_ERR_DEMO_TRANSPORT', `cannot start the demo's Kafka route on ${brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
+  }
+  const host = hostname();
+  const running = estimator;
+  const reader = tail;
+
+  return {
+    kind: 'kafka',
+    async deliver(raw, streamId) {
+      try {
+        await producer.send([
+          {
+            topic: config.kafka.framesTopic,
+            key: streamId,
+            value: raw,
+            headers: { 'ww-source': 'stdin', 'ww-host': host, 'ww-label-origin': 'demo' },
+            timestampMillis: Date.now(),
+          },
+        ]);
+      } catch (error) {
+        throw new DemoError('WW_ERR_DEMO_TRANSPORT', `producing a frame of ${streamId} to ${config.kafka.framesTopic}: ${(error as Error).message}`, { cause: error, retriable: true });
+      }
+    },
+    endRun() {
+      // The service closes the run's window once the stream was idle for idleCloseMillis.
+    },
+    async collect(streams: readonly DemoStreamRef[], timeoutMillis: number) {
+      const deadline = Date.now() + timeoutMillis;
+      const complete = (stream: DemoStreamRef): boolean =>
+        (records.get(streamRefKey(stream.stream, stream.groupSize)) ?? []).reduce((sum, r) => sum + r.window.groups, 0) >= stream.groups;
+      while (!streams.every(complete)) {
+        if (Date.now() > deadline) {
+          const missing = streams.filter((s) => !complete(s)).map((s) => `${s.stream} n=${s.groupSize}`);
+          throw new DemoError(
+            'WW_ERR_DEMO_NO_RESULT',
+            `no complete window result on ${config.kafka.distributionsTopic} within ${timeoutMillis} ms for ${missing.length} runs (${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ', ...' : ''}); is the estimator consuming ${config.kafka.framesTopic}?`,
+            { retriable: true },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return streams.map((s) => records.get(streamRefKey(s.stream, s.groupSize)) ?? []);
+    },
+    problems: () => [...problems],
+    async close() {
+      await reader.stop();
+      await running.stop();
+      await producer.close();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import { createFrameSplitter, decodeFrame, streamIdOf, type Frame, type FrameError } from '../protocol/index.ts';
+
+/** One outcome of validating a byte stream: a valid frame, or rejected bytes with the reason. */
+export type ValidatedItem =
+  | {
+      readonly kind: 'frame';
+      /** The frame's bytes exactly as received. */
+      readonly raw: Uint8Array;
+      /** Stream id `<job>/<kernel>` (the Kafka key). */
+      readonly key: string;
+      /** Lanes the frame describes (for the thread-records counter). */
+      readonly threadRecords: number;
+    }
+  | {
+      readonly kind: 'reject';
+      /** The rejected bytes (a copy the caller may keep). */
+      readonly bytes: Uint8Array;
+      /** A protocol error code such as WW_ERR_FRAME_CRC_MISMATCH. */
+      readonly code: string;
+      readonly message: string;
+    };
+
+/** Splits and validates one byte stream; see {@link createStreamValidator}. */
+export interface StreamValidator {
+  /** Adds bytes; returns the frames and rejections they complete, in stream order. */
+  push(chunk: Uint8Array): ValidatedItem[];
+  /** The stream ended: leftover bytes are a truncated frame. */
+  end(): ValidatedItem[];
+}
+
+/**
+ * Validation of one byte stream with the protocol codec: the protocol splitter cuts the
+ * stream into raw frames (header and CRC checked, resynchronising after garbage), then
+ * `decodeFrame` checks every payload field. Pure computation, no I/O, so it runs the same
+ * on the event loop or in the validation worker.
+ *
+ * @example const validator = createStreamValidator(); for (const item of validator.push(chunk)) ...
+ */
+export function createStreamValidator(): StreamValidator {
+  const splitter = createFrameSplitter();
+  const convert = (items: ReturnType<typeof splitter.push>): ValidatedItem[] => {
+    const out: ValidatedItem[] = [];
+    for (const item of items) {
+      if (!('raw' in item)) {
+        out.push({ kind: 'reject', bytes: item.discarded.slice(), code: item.error.code, message: item.error.message });
+        continue;
+      }
+      let frame: Frame;
+      try {
+        frame = decodeFrame(item.raw);
+      } catch (error) {
+        const e = error as FrameError;
+        out.push({ kind: 'reject', bytes: item.raw, code: typeof e.code === 'string' ? e.code : 'WW_ERR_FRAME_INVALID', message: e.message });
+        continue;
+      }
+      out.push({ kind: 'frame', raw: item.raw, key: streamIdOf(frame), threadRecords: threadRecordsOf(frame) });
+    }
+    return out;
+  };
+  return {
+    push: (chunk) => convert(splitter.push(chunk)),
+    end: () => convert(splitter.end()),
+  };
+}
+
+/**
+ * Per-lane records a frame describes: every lane of every counted group for a launch
+ * summary, every lane of every sampled group for group samples.
+ *
+ * @example threadRecordsOf(groupSamplesFrameWith3Groups) // 3 × groupSize
+ */
+export function threadRecordsOf(frame: Frame): number {
+  return frame.type === 'launch-summary' ? frame.groupsCounted * frame.groupSize : frame.groups.length * frame.groupSize;
+}

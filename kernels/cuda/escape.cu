@@ -1,0 +1,95 @@
+// escape on CUDA: an escape-time fractal (Mandelbrot) whose per-unit iteration counts come from
+// the data. Units are pixels in the order of escapeUnitOrder (row-major, or sorted by a
+// low-resolution work estimate with --sorted); n consecutive units form a group.
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "cuda-workload.hpp"
+#include "warpwatch/escape-geometry.hpp"
+#include "warpwatch/probe.cuh"
+
+namespace warpwatch::cuda {
+namespace {
+
+constexpr std::uint32_t kDefaultGpuSide = 2048;
+
+template <unsigned N>
+__global__ void __launch_bounds__(kThreadsPerBlock) escapeKernel(const unsigned* __restrict__ order, EscapeImage image, ProbeBuffers probeBuffers,
+                                                                  bool sync, unsigned* __restrict__ counts) {
+  GroupProbe<N> probe(probeBuffers, sync);
+  if (!probe.active(image.groups)) return;
+  const unsigned pixel = order[probe.unitIndex()];
+  const float cr = image.xMin + (static_cast<float>(pixel % image.width) + 0.5f) * image.xSpan / static_cast<float>(image.width);
+  const float ci = image.yMin + (static_cast<float>(pixel / image.width) + 0.5f) * image.ySpan / static_cast<float>(image.height);
+  float zr = 0.0f, zi = 0.0f;
+  probe.begin();
+  // Same recurrence as escapeCount() (escape-geometry.hpp): 1..maxIterations iterations.
+  bool running = true;
+  while (running) {
+    const float nr = zr * zr - zi * zi + cr;
+    zi = 2.0f * zr * zi + ci;
+    zr = nr;
+    probe.iteration();
+    running = zr * zr + zi * zi <= 4.0f && probe.count() < image.maxIterations;
+  }
+  probe.finish();
+  probe.end();
+  counts[pixel] = probe.count();
+}
+
+template <unsigned N>
+double runEscape(const WorkloadOptions& options, Recorder& recorder, double& sumCountsLoss, double& sumMeasuredLoss, std::uint64_t& totalGroups) {
+  const EscapeImage image = escapeImageFor(options, kDefaultGpuSide);
+  const std::vector<std::uint64_t> order64 = escapeUnitOrder(image, N, options.sorted);
+  const std::vector<unsigned> order(order64.begin(), order64.end());
+  const std::size_t pixels = static_cast<std::size_t>(image.width) * image.height;
+  unsigned* deviceOrder = nullptr;
+  unsigned* deviceCounts = nullptr;
+  checkCuda(cudaMalloc(&deviceOrder, order.size() * sizeof(unsigned)), "cudaMalloc(order)");
+  checkCuda(cudaMalloc(&deviceCounts, pixels * sizeof(unsigned)), "cudaMalloc(counts)");
+  checkCuda(cudaMemcpy(deviceOrder, order.data(), order.size() * sizeof(unsigned), cudaMemcpyHostToDevice), "cudaMemcpy(order)");
+  cudaStream_t stream;
+  checkCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+  LaunchTotals totals{};
+  for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
+    const std::string kernel = options.kernel.empty() ? (options.sorted ? "escape-sorted" : "escape") : options.kernel;
+    const LaunchInfo info = recorder.launchInfo(options.job, kernel, N, image.groups, options.sync, options.samplingStride(), options.selection);
+    const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
+    escapeKernel<N><<<static_cast<unsigned>(blocksFor<N>(image.groups)), kThreadsPerBlock, 0, stream>>>(deviceOrder, image, buffers, options.sync, deviceCounts);
+    checkCuda(cudaGetLastError(), "escapeKernel launch");
+    recorder.endLaunch(stream);
+    checkCuda(cudaMemcpyAsync(&totals, buffers.totals, sizeof(LaunchTotals), cudaMemcpyDeviceToHost, stream), "cudaMemcpy(report totals)");
+    checkCuda(cudaStreamSynchronize(stream), "escapeKernel");
+    sumCountsLoss += totals.sumCountsLoss;
+    sumMeasuredLoss += totals.sumMeasuredLoss;
+    totalGroups += totals.groupsCounted;
+  }
+  unsigned first = 0;
+  checkCuda(cudaMemcpy(&first, deviceCounts, sizeof(unsigned), cudaMemcpyDeviceToHost), "cudaMemcpy(counts)");
+  cudaStreamDestroy(stream);
+  cudaFree(deviceOrder);
+  cudaFree(deviceCounts);
+  return first;
+}
+
+}  // namespace
+}  // namespace warpwatch::cuda
+
+int main(int argc, char** argv) {
+  using namespace warpwatch;
+  using namespace warpwatch::cuda;
+  return runMain(argc, argv, [](const WorkloadOptions& options) {
+    Recorder recorder(recorderOptions(options));
+    double sumCountsLoss = 0, sumMeasuredLoss = 0, checksum = 0;
+    std::uint64_t groups = 0;
+    const auto started = std::chrono::steady_clock::now();
+    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runEscape<decltype(n)::value>(options, recorder, sumCountsLoss, sumMeasuredLoss, groups); });
+    recorder.close();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) {
+      printReport(options.sorted ? "escape-sorted" : "escape", options.groupSize, options.launches, groups, sumCountsLoss, sumMeasuredLoss, recorder.stats(), seconds, checksum);
+    }
+    return 0;
+  });
+}
