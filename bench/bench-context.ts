@@ -29,10 +29,20 @@ export interface BenchCaseResult {
   readonly medianMillis: number;
   readonly minMillis: number;
   readonly maxMillis: number;
+  /** Median and minimum CPU time of this process per run (user + system, all threads). */
+  readonly medianCpuMillis: number;
+  readonly minCpuMillis: number;
   readonly baseline?: string;
-  /** medianMillis / baseline's medianMillis (both from this run). */
+  /** Ratio of this case's median to the baseline's median (both from this run, on the context's time basis). */
   readonly ratioToBaseline?: number;
 }
+
+/**
+ * Which time targets and baseline ratios use: `cpu` (default) is the process's CPU time per
+ * run, unaffected by other processes taking turns on the cores (on a shared 2-core machine wall
+ * time swings by 2–4× with their load); `wall` is elapsed time.
+ */
+export type TimeBasis = 'cpu' | 'wall';
 
 /** A target checked against medians: an upper time limit, or a minimum speedup of one case over another. */
 export interface BenchTargetResult {
@@ -42,6 +52,7 @@ export interface BenchTargetResult {
   readonly versus?: string;
   readonly limit: number;
   readonly measured: number;
+  readonly timeBasis: TimeBasis;
   readonly pass: boolean;
 }
 
@@ -57,6 +68,8 @@ export interface BenchResult {
 export interface BenchContext {
   /** True with `npm run bench -- --quick`: fewer runs, same cases. */
   readonly quick: boolean;
+  /** The time basis of targets and baseline ratios. */
+  readonly timeBasis: TimeBasis;
   /** Times fn (sync or async) and records the case; returns its result. */
   measure(name: string, fn: () => unknown, options?: MeasureOptions): Promise<BenchCaseResult>;
   /** Records a target: the case's median must be at most maxMillis. */
@@ -82,8 +95,22 @@ function median(sorted: readonly number[]): number {
  *
  * @example const ctx = createBenchContext({ quick: false, log: (t) => process.stderr.write(t + '\n') });
  */
-export function createBenchContext(options: { quick: boolean; log: (text: string) => void; now?: () => number }): BenchContext {
+export function createBenchContext(options: {
+  quick: boolean;
+  log: (text: string) => void;
+  now?: () => number;
+  cpuNow?: () => number;
+  timeBasis?: TimeBasis;
+}): BenchContext {
   const now = options.now ?? (() => performance.now());
+  const cpuNow =
+    options.cpuNow ??
+    (() => {
+      const usage = process.cpuUsage();
+      return (usage.user + usage.system) / 1000;
+    });
+  const timeBasis = options.timeBasis ?? 'cpu';
+  const basisOf = (c: BenchCaseResult): number => (timeBasis === 'cpu' ? c.medianCpuMillis : c.medianMillis);
   const cases: BenchCaseResult[] = [];
   const targets: BenchTargetResult[] = [];
   const notes: string[] = [];
@@ -94,6 +121,7 @@ export function createBenchContext(options: { quick: boolean; log: (text: string
   };
   return {
     quick: options.quick,
+    timeBasis,
     cases,
     targets,
     notes,
@@ -104,13 +132,17 @@ export function createBenchContext(options: { quick: boolean; log: (text: string
       const budget = measureOptions.maxTotalMillis ?? 5000;
       for (let i = 0; i < warmups; i++) await fn();
       const durations: number[] = [];
+      const cpuDurations: number[] = [];
       const started = now();
       while (durations.length < runs && (durations.length < minRuns || now() - started < budget)) {
         const before = now();
+        const cpuBefore = cpuNow();
         await fn();
+        cpuDurations.push(cpuNow() - cpuBefore);
         durations.push(now() - before);
       }
       durations.sort((a, b) => a - b);
+      cpuDurations.sort((a, b) => a - b);
       let result: BenchCaseResult = {
         name,
         parameters: measureOptions.parameters ?? {},
@@ -118,24 +150,37 @@ export function createBenchContext(options: { quick: boolean; log: (text: string
         medianMillis: median(durations),
         minMillis: durations[0]!,
         maxMillis: durations[durations.length - 1]!,
+        medianCpuMillis: median(cpuDurations),
+        minCpuMillis: cpuDurations[0]!,
       };
       if (measureOptions.baseline !== undefined) {
         const base = find(measureOptions.baseline);
-        result = { ...result, baseline: base.name, ratioToBaseline: result.medianMillis / base.medianMillis };
+        result = { ...result, baseline: base.name, ratioToBaseline: basisOf(result) / basisOf(base) };
       }
       cases.push(result);
-      options.log(`  ${name}: median ${result.medianMillis.toPrecision(4)} ms over ${result.runs} runs`);
+      options.log(
+        `  ${name}: median ${result.medianMillis.toPrecision(4)} ms wall, ${result.medianCpuMillis.toPrecision(4)} ms cpu over ${result.runs} runs`,
+      );
       return result;
     },
     targetMaxMillis(caseName, maxMillis, description) {
-      const measured = find(caseName).medianMillis;
-      const target: BenchTargetResult = { description, kind: 'max-millis', case: caseName, limit: maxMillis, measured, pass: measured <= maxMillis };
+      const measured = basisOf(find(caseName));
+      const target: BenchTargetResult = { description, kind: 'max-millis', case: caseName, limit: maxMillis, measured, timeBasis, pass: measured <= maxMillis };
       targets.push(target);
       return target;
     },
     targetMinSpeedup(fastCase, slowCase, minSpeedup, description) {
-      const measured = find(slowCase).medianMillis / find(fastCase).medianMillis;
-      const target: BenchTargetResult = { description, kind: 'min-speedup', case: fastCase, versus: slowCase, limit: minSpeedup, measured, pass: measured >= minSpeedup };
+      const measured = basisOf(find(slowCase)) / basisOf(find(fastCase));
+      const target: BenchTargetResult = {
+        description,
+        kind: 'min-speedup',
+        case: fastCase,
+        versus: slowCase,
+        limit: minSpeedup,
+        measured,
+        timeBasis,
+        pass: measured >= minSpeedup,
+      };
       targets.push(target);
       return target;
     },

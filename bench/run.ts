@@ -1,6 +1,7 @@
 /**
  * Benchmark runner: `npm run bench` runs every bench/*.bench.ts, `npm run bench -- model` only
- * those whose name contains "model"; `--quick` takes fewer runs. Each bench exports
+ * those whose name contains "model"; `--quick` takes fewer runs; `--wall` checks targets on
+ * elapsed instead of CPU time. Each bench exports
  * `run(ctx: BenchContext): Promise<BenchResult>`. Results go to bench/results/<name>.json with
  * machine info; a table of medians and targets is printed. Exit code 1 when a target fails.
  */
@@ -45,25 +46,30 @@ function formatMillis(value: number): string {
 }
 
 function printTable(name: string, ctx: BenchContext): void {
-  const header = ['case', 'median ms', 'min ms', 'runs', 'vs baseline'];
+  const header = ['case', 'median ms (cpu)', 'min ms (cpu)', 'median ms (wall)', 'min ms (wall)', 'runs', `vs baseline (${ctx.timeBasis})`];
   const rows = ctx.cases.map((c) => [
     c.name,
+    formatMillis(c.medianCpuMillis),
+    formatMillis(c.minCpuMillis),
     formatMillis(c.medianMillis),
     formatMillis(c.minMillis),
     String(c.runs),
     c.ratioToBaseline === undefined ? '' : `${c.ratioToBaseline.toPrecision(3)}x ${c.baseline}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => cells.map((cell, i) => (i === 0 || i === 4 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd();
+  const last = header.length - 1;
+  const line = (cells: string[]): string => cells.map((cell, i) => (i === 0 || i === last ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd();
   process.stdout.write(`\n${name}\n${line(header)}\n${rows.map(line).join('\n')}\n`);
   for (const t of ctx.targets) {
-    const measured = t.kind === 'max-millis' ? `${formatMillis(t.measured)} ms <= ${t.limit} ms` : `${t.measured.toPrecision(4)}x >= ${t.limit}x`;
+    const measured =
+      t.kind === 'max-millis' ? `${formatMillis(t.measured)} ms (${t.timeBasis}) <= ${t.limit} ms` : `${t.measured.toPrecision(4)}x (${t.timeBasis}) >= ${t.limit}x`;
     process.stdout.write(`  ${t.pass ? 'PASS' : 'FAIL'}  ${t.description}: ${measured}\n`);
   }
 }
 
 async function main(argv: readonly string[]): Promise<number> {
   const quick = argv.includes('--quick');
+  const timeBasis = argv.includes('--wall') ? 'wall' : 'cpu';
   const filters = argv.filter((a) => !a.startsWith('--'));
   const files = readdirSync(benchDirectory)
     .filter((f) => f.endsWith('.bench.ts'))
@@ -84,12 +90,14 @@ async function main(argv: readonly string[]): Promise<number> {
       failed++;
       continue;
     }
-    const ctx = createBenchContext({ quick, log: (text) => process.stderr.write(`${text}\n`) });
+    const loadAtStart = Number(os.loadavg()[0]!.toFixed(2));
+    const ctx = createBenchContext({ quick, timeBasis, log: (text) => process.stderr.write(`${text}\n`) });
     const result = (await module.run(ctx)) ?? {};
     const output = {
       bench: name,
       quick,
-      machine: machineInfo(),
+      timeBasis,
+      machine: { ...machineInfo(), loadAverageAtStart1m: loadAtStart },
       cases: ctx.cases,
       targets: ctx.targets,
       notes: [...ctx.notes, ...(result.notes ?? [])],

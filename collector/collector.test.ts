@@ -129,7 +129,7 @@ describe('startCollector', () => {
         stdin: Readable.from([Buffer.concat(stdinFrames)]),
       });
       await collector.inputsDone;
-      expect(await collector.pipeline.flush(5_000)).toBe(true);
+      expect(await collector.flush(5_000)).toBe(true);
       const replayed = delivered.filter((r) => r.key === 'replayed/k');
       expect(replayed.map((r) => decodeFrame(r.value).frameSequence)).toEqual(Array.from({ length: 40 }, (_, i) => i));
       expect(replayed.every((r) => r.headers['ww-source'] === 'file')).toBe(true);
@@ -169,7 +169,7 @@ describe('startHealthServer', () => {
       stdin: Readable.from([Buffer.concat([fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 }), new TextEncoder().encode('junk')])]),
     });
     await collector.inputsDone;
-    await collector.pipeline.flush(5_000);
+    await collector.flush(5_000);
     const server = await startHealthServer({ host: '127.0.0.1', port: 0, metricsHandler: (q, s) => exporter.getMetricsRequestHandler(q, s), health: () => collector.health() });
     try {
       const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);

@@ -35,6 +35,11 @@ export interface RunningCollector {
   readonly inputsDone: Promise<void>;
   /** True when a socket is served (the collector runs until stopped). */
   readonly servesSocket: boolean;
+  /**
+   * Resolves true once every byte read so far is validated and every record acknowledged by
+   * Kafka (validation backlog, memory queue and spool all empty), or false after `timeoutMillis`.
+   */
+  flush(timeoutMillis: number): Promise<boolean>;
   /** The /healthz body. */
   health(): HealthReport;
   /**
@@ -144,6 +149,11 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     spool,
     inputsDone,
     servesSocket: socket !== undefined,
+    async flush(timeoutMillis) {
+      const started = Date.now();
+      const drained = await intake.drain(timeoutMillis);
+      return drained && (await pipeline.flush(Math.max(0, timeoutMillis - (Date.now() - started))));
+    },
     health() {
       const state = pipeline.state;
       return {

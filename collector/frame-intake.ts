@@ -132,18 +132,24 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
     backlogBytes -= response.consumedBytes;
     const state = streams.get(response.id);
     if (state !== undefined) {
-      for (const item of response.rejects) {
-        if (!state.stopped) reject(state, item.code, item.message, item.bytes);
-      }
+      let frame = 0;
+      let rejected = 0;
       let at = 0;
-      for (let i = 0; i < response.lengths.length; i++) {
-        const length = response.lengths[i] as number;
+      for (let i = 0; i < response.kinds.length; i++) {
         if (state.stopped) {
-          options.metrics.dropped(response.lengths.length - i, 'connection-closed');
+          // Error budget spent: the connection is being closed; the rest is dropped, counted.
+          options.metrics.dropped(response.kinds.length - i, 'connection-closed');
           break;
         }
-        accept(state, response.frames.subarray(at, at + length), response.keys[i] as string, response.threadRecords[i] as number);
-        at += length;
+        if (response.kinds[i] === 'f') {
+          const length = response.lengths[frame] as number;
+          accept(state, response.frames.subarray(at, at + length), response.keys[frame] as string, response.threadRecords[frame] as number);
+          at += length;
+          frame += 1;
+        } else {
+          const item = response.rejects[rejected++] as ValidationResponse['rejects'][number];
+          reject(state, item.code, item.message, item.bytes);
+        }
       }
       if (response.ended) {
         streams.delete(response.id);

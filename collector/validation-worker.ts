@@ -5,8 +5,9 @@
  * client. Messages are handled strictly in arrival order, so per-stream order is kept.
  *
  * In:  { op: 'push', id, chunk } | { op: 'end', id }
- * Out: { id, consumedBytes, ended, frames: Uint8Array (all valid frames concatenated),
- *        lengths, keys, threadRecords, rejects: { bytes, code, message }[] }
+ * Out: { id, consumedBytes, ended, kinds ('f' frame / 'r' reject, in stream order),
+ *        frames: Uint8Array (all valid frames concatenated), lengths, keys, threadRecords,
+ *        rejects: { bytes, code, message }[] }
  */
 import { parentPort } from 'node:worker_threads';
 import { createStreamValidator, type StreamValidator, type ValidatedItem } from './stream-validator.ts';
@@ -21,6 +22,8 @@ export interface ValidationResponse {
   readonly consumedBytes: number;
   /** True for the answer to 'end'. */
   readonly ended: boolean;
+  /** One letter per item in stream order: 'f' = next frame, 'r' = next reject. */
+  readonly kinds: string;
   /** Valid frames, concatenated; lengths[i] bytes each, in order. */
   readonly frames: Uint8Array;
   readonly lengths: readonly number[];
@@ -43,7 +46,9 @@ export function packValidatedItems(id: number, consumedBytes: number, ended: boo
   const threadRecords: number[] = [];
   const rejects: { bytes: Uint8Array; code: string; message: string }[] = [];
   let at = 0;
+  let kinds = '';
   for (const item of items) {
+    kinds += item.kind === 'frame' ? 'f' : 'r';
     if (item.kind === 'frame') {
       frames.set(item.raw, at);
       at += item.raw.length;
@@ -54,7 +59,7 @@ export function packValidatedItems(id: number, consumedBytes: number, ended: boo
       rejects.push({ bytes: item.bytes, code: item.code, message: item.message });
     }
   }
-  return { id, consumedBytes, ended, frames, lengths, keys, threadRecords, rejects };
+  return { id, consumedBytes, ended, kinds, frames, lengths, keys, threadRecords, rejects };
 }
 
 if (parentPort !== null) {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
+import { fitParametric } from '../model/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
@@ -26,8 +27,11 @@ export interface RunningEstimator {
   stop(): Promise<void>;
 }
 
-/** Engine options from the config. */
-export function engineOptionsFromConfig(config: EstimatorConfig, fitter: ParametricFitter | undefined): EngineOptions {
+/** The default fitter: model.md §2d families by maximum likelihood, best AIC first. */
+export const modelFitter: ParametricFitter = (distribution, sampleSize) => fitParametric(distribution, { sampleSize });
+
+/** Engine options from the config (`fitter` defaults to {@link modelFitter}). */
+export function engineOptionsFromConfig(config: EstimatorConfig, fitter: ParametricFitter = modelFitter): EngineOptions {
   return {
     window: {
       windowMillis: config.window.windowMillis,

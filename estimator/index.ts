@@ -58,7 +58,7 @@ export { contextFromTraceparent, createEstimatorTelemetry } from './estimator-te
 export type { EstimatorCounters, EstimatorTelemetry } from './estimator-telemetry.ts';
 export { startMetricsServer } from './metrics-server.ts';
 export type { EstimatorHealth, MetricsServer } from './metrics-server.ts';
-export { engineOptionsFromConfig, startEstimator } from './estimator-service.ts';
+export { engineOptionsFromConfig, modelFitter, startEstimator } from './estimator-service.ts';
 export type { RunningEstimator } from './estimator-service.ts';
 export { syntheticLaunchSummary } from './synthetic-launch.ts';
 export type { SyntheticLaunchOptions } from './synthetic-launch.ts';

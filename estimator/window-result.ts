@@ -20,8 +20,12 @@ export interface ParametricFit {
   readonly aic: number;
 }
 
-/** The fitting function, injected so the estimator runs (and reports the gap) without it. */
-export type ParametricFitter = (distribution: CategoricalDistribution) => readonly ParametricFit[];
+/**
+ * The fitting function (model `fitParametric`, best first), injected so tests and benchmarks
+ * can turn it off. `sampleSize` is the number of lanes behind the distribution (its weights
+ * may be decayed, so the total weight is passed explicitly).
+ */
+export type ParametricFitter = (distribution: CategoricalDistribution, sampleSize: number) => readonly ParametricFit[];
 
 /** What to compute at window close. */
 export interface WindowComputeOptions {
@@ -219,7 +223,10 @@ export function computeWindowResult(
         workloadLossPredicted: row.workloadLoss,
       }));
     }
-    if (options.fitter !== undefined) fit = options.fitter(distribution)[0];
+    if (options.fitter !== undefined) {
+      const best = options.fitter(distribution, basis.total)[0];
+      if (best !== undefined) fit = { family: best.family, parameters: best.parameters, logLikelihood: best.logLikelihood, aic: best.aic };
+    }
   }
 
   return {

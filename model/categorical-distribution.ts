@@ -15,6 +15,10 @@ export interface Truncation {
   readonly epsilon: number;
 }
 
+function formatSmall(x: number): string {
+  return x < 1e-3 ? x.toExponential() : String(x);
+}
+
 function invalid(message: string): ModelError {
   return new ModelError('WW_ERR_MODEL_INVALID_DISTRIBUTION', message);
 }
@@ -211,7 +215,7 @@ export class CategoricalDistribution {
     const cut =
       this.truncation === undefined
         ? ''
-        : `, truncated at ${this.truncation.point} (tail mass ${this.truncation.tailMass.toPrecision(2)} <= epsilon ${this.truncation.epsilon})`;
+        : `, truncated at ${this.truncation.point} (tail mass ${this.truncation.tailMass.toPrecision(2)} <= epsilon ${formatSmall(this.truncation.epsilon)})`;
     return `${head}: ${support}, mean ${Number(this.mean().toPrecision(6))}${cut}`;
   }
 }

@@ -106,31 +106,40 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   let sum = values[0]!;
   let suffix = 0;
   let j = cut - 2;
+  // x grows as j falls, so the small-x series applies to a top stretch of the support and the
+  // power form to the rest: two loops, no per-element branch between them.
+  const a1 = (n - 1) / 2;
+  const a2 = (n - 2) / 3;
+  const a3 = (n - 3) / 4;
   for (; j >= 0; j--) {
-    suffix += weights[j + 1]!;
-    const x = suffix * inverseTotal;
-    const nx = n * x;
-    let share: number;
-    if (nx < 1e-3) {
-      share = nx * (1 - (((n - 1) * x) / 2) * (1 - (((n - 2) * x) / 3) * (1 - ((n - 3) * x) / 4)));
-    } else {
-      let remaining = 1 - x;
-      if (squarings === 5) {
-        // n = 32 (a warp), unrolled: about twice as fast as the loop in V8.
-        remaining *= remaining;
-        remaining *= remaining;
-        remaining *= remaining;
-        remaining *= remaining;
-        remaining *= remaining;
-      } else if (squarings >= 0) {
-        for (let b = 0; b < squarings; b++) remaining *= remaining;
-      } else {
-        remaining = powInteger(remaining, n);
-      }
+    const next = suffix + weights[j + 1]!;
+    const x = next * inverseTotal;
+    if (n * x >= 1e-3) break;
+    suffix = next;
+    sum += gaps[j]! * (n * x * (1 - a1 * x * (1 - a2 * x * (1 - a3 * x))));
+  }
+  if (squarings === 5) {
+    // n = 32 (a warp): the squarings unrolled, about twice as fast as a loop in V8.
+    for (; j >= 0; j--) {
+      suffix += weights[j + 1]!;
+      let remaining = 1 - suffix * inverseTotal;
+      remaining *= remaining;
+      remaining *= remaining;
+      remaining *= remaining;
+      remaining *= remaining;
+      remaining *= remaining;
       if (remaining < 1e-18) break;
-      share = 1 - remaining;
+      sum += gaps[j]! * (1 - remaining);
     }
-    sum += gaps[j]! * share;
+  } else {
+    for (; j >= 0; j--) {
+      suffix += weights[j + 1]!;
+      let remaining = 1 - suffix * inverseTotal;
+      if (squarings >= 0) for (let b = 0; b < squarings; b++) remaining *= remaining;
+      else remaining = powInteger(remaining, n);
+      if (remaining < 1e-18) break;
+      sum += gaps[j]! * (1 - remaining);
+    }
   }
   if (j >= 0) sum += values[j + 1]! - values[0]!; // indices 0..j all have share 1
   return totalPower * sum;

@@ -116,7 +116,6 @@ export function readCountsFile(file: string): CategoricalDistribution {
 }
 
 function formatNumber(value: number, digits = 6): string {
-  if (Number.isInteger(value)) return String(value);
   return value.toFixed(digits);
 }
 

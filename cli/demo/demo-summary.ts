@@ -1,3 +1,4 @@
+import { agreementOf } from '../report/agreement.ts';
 import type { DemoResults, DemoRun } from '../report/demo-results.ts';
 
 /**
@@ -31,20 +32,6 @@ export function alignColumns(rows: readonly (readonly string[])[], leftColumns: 
       .join('  ')
       .trimEnd(),
   );
-}
-
-function median(values: readonly number[]): number {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
-/** Median and largest η of one pair over runs, with the run of the largest. */
-export function agreementOf(runs: readonly DemoRun[], eta: (run: DemoRun) => number): { median: number; max: number; worst: DemoRun | undefined } {
-  let worst: DemoRun | undefined;
-  for (const run of runs) if (Number.isFinite(eta(run)) && (worst === undefined || eta(run) > eta(worst))) worst = run;
-  return { median: median(runs.map(eta)), max: worst === undefined ? Number.NaN : eta(worst), worst };
 }
 
 /**

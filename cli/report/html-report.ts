@@ -1,15 +1,8 @@
+import { agreementOf } from './agreement.ts';
 import type { DemoResults, DemoRun } from './demo-results.ts';
+import { REPORT_STYLE } from './report-style.ts';
 import { escapeXml, renderBarChart, renderLineChart } from './svg-chart.ts';
 
-const STYLE = `
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #222; padding: 0 1rem; }
-h1 { font-size: 1.6rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 12.5px; }
-th, td { padding: .25rem .55rem; text-align: right; border-bottom: 1px solid #eee; }
-th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
-.grid { display: flex; flex-wrap: wrap; gap: 1rem; } .note { color: #555; font-size: 12.5px; }
-figure { margin: 0; } figcaption { font-size: 12px; color: #555; max-width: 640px; }
-`;
 
 function fixed(value: number, digits = 4): string {
   return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
@@ -24,13 +17,28 @@ function variantsOf(runs: readonly DemoRun[], workload: DemoRun['workload']): st
 }
 
 function resultsTable(runs: readonly DemoRun[]): string {
-  const header = ['workload', 'variant', 'n', 'groups', 'loss_predicted', 'loss_counts', 'loss_measured', 'η(pred,counts)', 'η(counts,meas)', 'workload_loss_pred', 'workload_loss_meas'];
+  const header = [
+    'workload',
+    'variant',
+    'n',
+    'groups',
+    'loss_predicted',
+    '95% interval',
+    'loss_counts',
+    'loss_measured',
+    'η(pred,counts)',
+    'η(counts,meas)',
+    'η(pred,meas)',
+    'workload_loss_pred',
+    'workload_loss_meas',
+  ];
   const rows = runs
     .map(
       (r) =>
         `<tr><td>${r.workload}</td><td>${escapeXml(r.variant)}</td><td>${r.n}</td><td>${r.groups}</td>` +
-        `<td>${fixed(r.lossPredicted)}</td><td>${fixed(r.lossCounts)}</td><td>${fixed(r.lossMeasured)}</td>` +
-        `<td>${percent(r.etaPredictedCounts)}</td><td>${percent(r.etaCountsMeasured)}</td>` +
+        `<td>${fixed(r.lossPredicted)}</td><td>${fixed(r.lossPredictedLow, 3)}–${fixed(r.lossPredictedHigh, 3)}</td>` +
+        `<td>${fixed(r.lossCounts)}</td><td>${fixed(r.lossMeasured)}</td>` +
+        `<td>${percent(r.etaPredictedCounts)}</td><td>${percent(r.etaCountsMeasured)}</td><td>${percent(r.etaPredictedMeasured)}</td>` +
         `<td>${fixed(r.workloadLossPredicted)}</td><td>${fixed(r.workloadLossMeasured)}</td></tr>`,
     )
     .join('\n');
@@ -58,6 +66,7 @@ function histogramChart(run: DemoRun): string {
     groups,
     widthPixels: 520,
     heightPixels: 240,
+    maxXLabels: binWidth === 1 ? 16 : 8,
   });
 }
 
@@ -79,10 +88,18 @@ function lossByGroupSizeChart(runs: readonly DemoRun[], workload: DemoRun['workl
 }
 
 function sweepChart(runs: readonly DemoRun[]): string {
-  const series = [...new Set(runs.map((r) => `${r.workload} ${r.variant}`))].map((name) => {
+  // Sorting regroups the same units, so escape plain and sorted share one distribution and one
+  // i.i.d. sweep: identical sweeps are drawn once, under the joined names.
+  const bySweep = new Map<string, { names: string[]; points: (readonly [number, number])[] }>();
+  for (const name of [...new Set(runs.map((r) => `${r.workload} ${r.variant}`))]) {
     const run = runs.filter((r) => `${r.workload} ${r.variant}` === name).sort((a, b) => b.n - a.n)[0];
-    return { name, points: (run?.sweep ?? []).map((p) => [p.n, p.expectedLoss] as const) };
-  });
+    const points = (run?.sweep ?? []).map((p) => [p.n, p.expectedLoss] as const);
+    const key = points.map(([n, loss]) => `${n}:${loss.toPrecision(9)}`).join(',');
+    const entry = bySweep.get(key);
+    if (entry === undefined) bySweep.set(key, { names: [name], points });
+    else entry.names.push(name);
+  }
+  const series = [...bySweep.values()].map((entry) => ({ name: entry.names.join(' = '), points: entry.points }));
   return renderLineChart({
     title: 'Granularity sweep: predicted loss for each group size',
     xLabel: 'group size n (lanes in lockstep)',
@@ -114,6 +131,24 @@ function sortingChart(runs: readonly DemoRun[]): string | undefined {
   });
 }
 
+function agreementList(runs: readonly DemoRun[]): string {
+  const items: string[] = [];
+  for (const workload of ['matpow', 'escape'] as const) {
+    const selected = runs.filter((r) => r.workload === workload);
+    if (selected.length === 0) continue;
+    for (const [label, eta] of [
+      ['loss_predicted vs loss_counts', (r: DemoRun) => r.etaPredictedCounts],
+      ['loss_counts vs loss_measured', (r: DemoRun) => r.etaCountsMeasured],
+      ['loss_predicted vs loss_measured', (r: DemoRun) => r.etaPredictedMeasured],
+    ] as const) {
+      const a = agreementOf(selected, eta);
+      const where = a.worst === undefined ? '' : ` (${escapeXml(`${a.worst.variant} n=${a.worst.n}`)})`;
+      items.push(`<li>${workload}, ${label}: median η ${percent(a.median)}, largest ${percent(a.max)}${where}</li>`);
+    }
+  }
+  return `<ul id="agreement">${items.join('')}</ul>`;
+}
+
 /**
  * Renders the demo's self-contained HTML report: inline CSS and inline SVG charts only, no
  * scripts and no network, so the file opens anywhere. Every chart is an
@@ -136,7 +171,7 @@ export function renderDemoReport(results: DemoResults): string {
   const sorting = sortingChart(runs);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>warpwatch demo report</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head>
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>${REPORT_STYLE}</style></head>
 <body>
 <h1>warpwatch demo report</h1>
 <p class="note">Created ${escapeXml(results.createdAt)} in ${(results.durationMillis / 1000).toFixed(1)} s on ${escapeXml(results.machine.cpu)}
@@ -148,6 +183,12 @@ timed with a steady clock. They show the lockstep loss on this CPU, not GPU numb
 <p>loss_predicted is the model's E[X_W(n)] on the observed distribution; loss_counts is the mean per-group H from the
 actual counts; loss_measured is the mean per-group H from clocks. η is the relative error |(a−b)/a|.</p>
 ${resultsTable(runs)}
+<h3>Agreement</h3>
+${agreementList(runs)}
+<p class="note">matpow draws every unit's count independently, which is the model's assumption: loss_predicted should match
+loss_counts within sampling error. escape's units are neighbouring pixels, so the lanes of a group are correlated and
+loss_predicted (independent lanes) overstates the loss: that gap is a finding, not an error (model.md §2c).
+loss_counts vs loss_measured shows what the iteration counts leave out on this CPU (timer and loop overheads).</p>
 <h2>Iteration-count distributions</h2>
 <div class="grid">${histograms}</div>
 <h2>Predicted vs measured loss per group size</h2>

@@ -109,7 +109,9 @@ export function renderLineChart(options: LineChartOptions): string {
   const yHigh = Math.max(...ys);
   const pad = (yHigh - yLow) * 0.08 || Math.abs(yHigh) * 0.05 || 1;
   const y = scaleLinear().domain([yLow - pad, yHigh + pad]).nice().range([innerBottom, MARGIN.top]);
-  const xTicks = options.xScale === 'log2' ? xs.filter((v, i, all) => all.indexOf(v) === i).sort((a, b) => a - b) : x.ticks(8);
+  const uniqueXs = xs.filter((v, i, all) => all.indexOf(v) === i).sort((a, b) => a - b);
+  // Many group sizes (a 1..32 sweep) would overlap: label powers of two only.
+  const xTicks = options.xScale === 'log2' ? (uniqueXs.length > 8 ? uniqueXs.filter((v) => Number.isInteger(Math.log2(v))) : uniqueXs) : x.ticks(8);
   let body = '';
   const yFormat = y.tickFormat(6);
   for (const tick of y.ticks(6)) {

@@ -228,6 +228,17 @@ export async function stackStatus(config: LocalStackConfig): Promise<readonly Se
   );
 }
 
+/** Names of lease files whose process still runs; removes the others (crashed test runs). */
+function liveOtherLeases(leases: string): string[] {
+  if (!existsSync(leases)) return [];
+  return readdirSync(leases).filter((name) => {
+    const pid = /^\d+$/.test(name) ? Number(name) : undefined;
+    const alive = pid !== undefined && pid !== process.pid && isProcessRunning(pid);
+    if (!alive && pid !== process.pid) rmSync(join(leases, name), { force: true });
+    return alive;
+  });
+}
+
 /** A test run's hold on the stack; see {@link acquireStackLease}. */
 export interface StackLease {
   readonly endpoints: StackEndpoints;
@@ -257,7 +268,9 @@ export async function acquireStackLease(config: LocalStackConfig, reporter: Step
     try {
       return await Promise.all(createStackServers(config).map(({ server, managed }) => ensureServer(server, managed, 'test', config, reporter)));
     } catch (error) {
+      // Do not leave half a stack behind: stop what test runs started, unless another run uses it.
       rmSync(leaseFile, { force: true });
+      if (liveOtherLeases(leases).length === 0) await stopAll(config, 'test').catch(() => undefined);
       throw error;
     }
   });
@@ -270,13 +283,7 @@ export async function acquireStackLease(config: LocalStackConfig, reporter: Step
       released = true;
       return withStackLock(config, reporter, async () => {
         rmSync(leaseFile, { force: true });
-        const others = readdirSync(leases).filter((name) => {
-          const pid = /^\d+$/.test(name) ? Number(name) : undefined;
-          const alive = pid !== undefined && isProcessRunning(pid);
-          if (!alive) rmSync(join(leases, name), { force: true });
-          return alive;
-        });
-        if (others.length > 0) return [];
+        if (liveOtherLeases(leases).length > 0) return [];
         return stopAll(config, 'test');
       });
     },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,9 +22,13 @@ describe('spawnDetached and stopProcess', () => {
 
   it('kills a process that ignores SIGTERM once the timeout has passed', async () => {
     const folder = scratch();
-    const pid = spawnDetached({ command: 'sh', args: ['-c', "trap '' TERM; sleep 30 & wait"], cwd: folder, outputFile: join(folder, 'out.log'), pidFile: join(folder, 'p.pid') });
-    await new Promise((resolveWait) => setTimeout(resolveWait, 200));
+    const readyFile = join(folder, 'handler-installed');
+    const script = `process.on('SIGTERM', () => {}); require('node:fs').writeFileSync(${JSON.stringify(readyFile)}, ''); setInterval(() => {}, 1000);`;
+    const pid = spawnDetached({ command: process.execPath, args: ['-e', script], cwd: folder, outputFile: join(folder, 'out.log'), pidFile: join(folder, 'p.pid') });
+    // Signal only once the child ignores SIGTERM, however slow the machine.
+    while (!existsSync(readyFile)) await new Promise((resolveWait) => setTimeout(resolveWait, 50));
     expect(await stopProcess(pid, { timeoutMillis: 300 })).toBe('killed');
+    expect(isProcessRunning(pid)).toBe(false);
   });
 });
 

@@ -33,8 +33,13 @@ describe('createStepReporter', () => {
 
   it('prints a heartbeat while a long step runs', async () => {
     const lines: string[] = [];
+    const heartbeats = (): string[] => lines.filter((line) => line.startsWith('  … slow: still running after '));
     const reporter = createStepReporter((line) => lines.push(line));
-    await reporter.step('slow', () => new Promise((resolveStep) => setTimeout(resolveStep, 120)), { heartbeatMillis: 25 });
-    expect(lines.filter((line) => line.startsWith('  … slow: still running after')).length).toBeGreaterThanOrEqual(2);
+    // The step ends only after two heartbeats; without them the test times out.
+    await reporter.step('slow', async () => {
+      while (heartbeats().length < 2) await new Promise((resolveWait) => setTimeout(resolveWait, 5));
+    }, { heartbeatMillis: 25 });
+    expect(heartbeats()[0]).toMatch(/^ {2}… slow: still running after \d+ ms$/);
+    expect(lines.at(-1)).toMatch(/^✓ slow in \d+ ms$/);
   });
 });

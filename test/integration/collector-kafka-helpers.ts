@@ -33,7 +33,16 @@ export async function consumeTopic(brokers: string, topic: string, count: number
   const enough = new Promise<void>((resolve) => (done = resolve));
   try {
     await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
+    // A topic created a moment ago may not be in every broker's metadata yet: retry briefly.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await consumer.subscribe({ topic, fromBeginning: true });
+        break;
+      } catch (error) {
+        if (attempt >= 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
     await consumer.run({
       eachBatch: async ({ batch }) => {
         for (const m of batch.messages) {

@@ -78,7 +78,7 @@ describe('collector through a broker outage', () => {
     const total = sentCount.reduce((a, b) => a + b, 0);
     const deadline = Date.now() + 120_000;
     while (collector.metrics.totals().framesIn < total && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await collector.pipeline.flush(120_000)).toBe(true);
+    expect(await collector.flush(120_000)).toBe(true);
     const totals = collector.metrics.totals();
     await collector.stop();
     await producer.close();

@@ -80,7 +80,7 @@ describe('collector with a real Kafka broker', () => {
       }),
     );
     const total = writers * framesPerWriter;
-    expect(await collector?.pipeline.flush(60_000)).toBe(true);
+    expect(await collector?.flush(60_000)).toBe(true);
     const got = await consumeTopic(brokers(), topic, total);
     expect(got).toHaveLength(total);
     expect(await topicPartitionCount(brokers(), topic)).toBe(4);
@@ -111,7 +111,7 @@ describe('collector with a real Kafka broker', () => {
     await writeAll(socketPath, [good(0), junk, good(4), crcBroken, good(5), wrongVersion, good(6), truncated]);
     // Same collector, new connection: it keeps serving.
     await writeAll(socketPath, [good(7), good(8)]);
-    expect(await collector?.pipeline.flush(60_000)).toBe(true);
+    expect(await collector?.flush(60_000)).toBe(true);
     const dlq = await consumeTopic(brokers(), dlqTopic, 4);
     expect(dlq.map((m) => m.headers['ww-error-code']).sort()).toEqual(['WW_ERR_FRAME_BAD_MAGIC', 'WW_ERR_FRAME_CRC_MISMATCH', 'WW_ERR_FRAME_TRUNCATED', 'WW_ERR_FRAME_UNKNOWN_VERSION']);
     expect(dlq.every((m) => m.headers['ww-source'] === 'socket' && m.headers['ww-host'] === 'it-host')).toBe(true);

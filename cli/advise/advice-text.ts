@@ -1,0 +1,57 @@
+import { alignColumns } from '../demo/demo-summary.ts';
+import type { Advice } from './advice.ts';
+
+function fixed(value: number, digits = 4): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+/**
+ * The human output of `warpwatch advise`: the distribution, the granularity table, sorting
+ * and binning at the current group size, the best fits, and the recommendation.
+ *
+ * @example process.stdout.write(formatAdviceText(advice).join('\n') + '\n');
+ */
+export function formatAdviceText(advice: Advice): string[] {
+  const d = advice.distribution;
+  const lines: string[] = [
+    `source:       ${advice.source}`,
+    `distribution: ${d.description}; variance ${Number(d.variance.toPrecision(6))}${d.totalWeight > 1 ? `; ${d.totalWeight} units observed` : ''}`,
+    `group size now: n = ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}`,
+    '',
+    'granularity (model.md §2d): predicted loss per group size',
+  ];
+  const marks = (n: number): string => (n === advice.groupSize ? '  ← now' : '');
+  lines.push(
+    ...alignColumns(
+      [
+        ['n', 'expected loss E[X]', 'workload loss E[max]/E[W]', ''],
+        ...advice.granularity.map((row) => [String(row.n), fixed(row.expectedLoss), fixed(row.workloadLoss), marks(row.n)]),
+      ],
+      0,
+    ),
+  );
+  lines.push('', `load balancing at n = ${advice.groupSize}:`);
+  const policyRows: string[][] = [
+    ['policy', 'expected loss', 'workload loss', 'detail'],
+    ['as now (random grouping)', fixed(advice.current.expectedLoss), fixed(advice.current.workloadLoss), ''],
+    ['sorted by work', fixed(advice.sorting.expectedLoss), fixed(advice.sorting.workloadLoss), `${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values`],
+    ...advice.binning.map((b) => [
+      `binned, k = ${b.k}`,
+      fixed(b.expectedLoss),
+      fixed(b.workloadLoss),
+      b.bins.map((bin) => `[${bin.low}..${bin.high}] ${(100 * bin.probability).toFixed(0)}%`).join(' '),
+    ]),
+  ];
+  lines.push(...alignColumns(policyRows, 1).map((line) => `  ${line}`));
+  if (advice.fits.length > 0) {
+    lines.push('', 'parametric fits (best first):');
+    lines.push(
+      ...alignColumns(
+        [['family', 'fit', 'log-likelihood', 'AIC'], ...advice.fits.slice(0, 5).map((f) => [f.family, f.spec, f.logLikelihood.toFixed(1), f.aic.toFixed(1)])],
+        2,
+      ).map((line) => `  ${line}`),
+    );
+  }
+  lines.push('', 'recommendation:', ...advice.recommendation.map((sentence) => `  - ${sentence}`));
+  return lines;
+}

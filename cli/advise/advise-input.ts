@@ -1,0 +1,197 @@
+import { readFileSync } from 'node:fs';
+import type { DistributionRecord } from '../../estimator/kafka-records.ts';
+import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { CategoricalDistribution, ModelError, parseDistributionSpec } from '../../model/index.ts';
+import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { readCountsFile } from '../commands/model.ts';
+import { scanDistributions } from '../demo/distributions-reader.ts';
+import { streamWorkloadFrames } from '../demo/workload-process.ts';
+import { UsageError } from '../usage-error.ts';
+import { AdviseError } from './errors.ts';
+
+/** A distribution to advise on, with what its source says about the kernel. */
+export interface AdviseInput {
+  readonly distribution: CategoricalDistribution;
+  /** Human-readable origin ('counts:FILE', 'frames:FILE job/kernel', 'stream job/kernel', ...). */
+  readonly source: string;
+  /** Group size the data was recorded with, when the source says. */
+  readonly groupSize: number | undefined;
+  /** Units per launch, when the source says. */
+  readonly unitsPerLaunch: number | undefined;
+}
+
+/** Adds LaunchSummary histograms into one count map (bins beyond 1023 at their representative). */
+function countsOfSummaries(summaries: readonly LaunchSummaryFrame[]): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const frame of summaries) for (const [value, count] of histogramToCounts(frame.histogram)) counts.set(value, (counts.get(value) ?? 0) + count);
+  return counts;
+}
+
+function commonGroupSize(summaries: readonly LaunchSummaryFrame[]): number | undefined {
+  const sizes = new Set(summaries.map((f) => f.groupSize));
+  return sizes.size === 1 ? [...sizes][0] : undefined;
+}
+
+function unitsPerLaunchOf(summaries: readonly LaunchSummaryFrame[]): number | undefined {
+  if (summaries.length === 0) return undefined;
+  const units = summaries.reduce((sum, f) => sum + f.groupCount * f.groupSize, 0);
+  return Math.max(1, Math.round(units / summaries.length));
+}
+
+/**
+ * Reads a counts file (JSON `{"value": count}` or CSV `value,count`), the parser of
+ * `warpwatch model --counts`.
+ *
+ * @throws UsageError when the file is missing or malformed.
+ * @example adviseInputFromCounts('counts.json').distribution.mean()
+ */
+export function adviseInputFromCounts(file: string): AdviseInput {
+  return { distribution: readCountsFile(file), source: `counts:${file}`, groupSize: undefined, unitsPerLaunch: undefined };
+}
+
+/**
+ * A family spec as input (what-if for a hypothesised distribution).
+ *
+ * @throws UsageError when the spec does not parse.
+ * @example adviseInputFromSpec('nbinom(5,0.3)')
+ */
+export function adviseInputFromSpec(text: string): AdviseInput {
+  try {
+    const spec = parseDistributionSpec(text);
+    return { distribution: CategoricalDistribution.fromFamily(spec), source: `dist:${text}`, groupSize: undefined, unitsPerLaunch: undefined };
+  } catch (error) {
+    if (error instanceof ModelError) throw new UsageError(`--dist: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/**
+ * Reads a recorded frame file (what `--out FILE` of a workload or the recorder writes) and
+ * merges the histograms of its LaunchSummary frames. With several streams in the file,
+ * `streamId` must pick one.
+ *
+ * @throws UsageError when the file cannot be read, holds an invalid frame, no LaunchSummary,
+ *   or several streams and no (or an unknown) `streamId`.
+ * @example adviseInputFromFrames('frames.bin', 'local/matpow')
+ */
+export function adviseInputFromFrames(file: string, streamId: string | undefined): AdviseInput {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    throw new UsageError(`cannot read --frames file '${file}': ${(error as Error).message}`);
+  }
+  let frames;
+  try {
+    frames = decodeFrames(bytes);
+  } catch (error) {
+    if (error instanceof FrameError) throw new UsageError(`--frames file '${file}': ${error.code}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const summaries = frames.filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
+  const streams = [...new Set(summaries.map(streamIdOf))].sort();
+  if (streams.length === 0) throw new UsageError(`--frames file '${file}' holds no LaunchSummary frame (${frames.length} frames in all)`);
+  let chosen = streams[0] ?? '';
+  if (streamId !== undefined) {
+    if (!streams.includes(streamId)) throw new UsageError(`--stream '${streamId}' is not in '${file}'; it holds ${streams.join(', ')}`);
+    chosen = streamId;
+  } else if (streams.length > 1) {
+    throw new UsageError(`--frames file '${file}' holds ${streams.length} streams (${streams.join(', ')}); pick one with --stream`);
+  }
+  const selected = summaries.filter((f) => streamIdOf(f) === chosen);
+  const counts = countsOfSummaries(selected);
+  if (counts.size === 0) throw new UsageError(`--frames file '${file}': stream ${chosen} counted no groups`);
+  return {
+    distribution: CategoricalDistribution.fromCounts(counts),
+    source: `frames:${file} ${chosen} (${selected.length} launches)`,
+    groupSize: commonGroupSize(selected),
+    unitsPerLaunch: unitsPerLaunchOf(selected),
+  };
+}
+
+/** Which histogram of a warpwatch.distributions record to use. */
+export type DistributionBasis = 'window' | 'current' | 'cumulative';
+
+/**
+ * The distribution of one stream from its estimator record: [low, high, weight] entries,
+ * exact values as they are and bins at their middle value.
+ *
+ * @throws AdviseError WW_ERR_ADVISE_INPUT when the chosen histogram is empty.
+ * @example adviseInputFromRecord(record, 'cumulative')
+ */
+export function adviseInputFromRecord(record: DistributionRecord, basis: DistributionBasis): AdviseInput {
+  const entries = basis === 'window' ? record.window.entries : basis === 'current' ? record.current.entries : record.cumulative.entries;
+  const counts = new Map<number, number>();
+  for (const [low, high, weight] of entries) {
+    const value = low === high ? low : Math.round((low + high) / 2);
+    if (weight > 0) counts.set(value, (counts.get(value) ?? 0) + weight);
+  }
+  if (counts.size === 0) throw new AdviseError('WW_ERR_ADVISE_INPUT', `the ${basis} distribution of ${record.stream} (n=${record.groupSize}) is empty`);
+  return {
+    distribution: CategoricalDistribution.fromCounts(counts),
+    source: `stream ${record.stream} (${record.device}, n=${record.groupSize}, ${basis} distribution, updated ${new Date(record.updatedAtMillis).toISOString()})`,
+    groupSize: record.groupSize,
+    unitsPerLaunch: record.window.launches > 0 ? Math.max(1, Math.round(record.window.units / record.window.launches)) : undefined,
+  };
+}
+
+/**
+ * Reads the latest warpwatch.distributions record of a stream (the newest by update time
+ * when the stream ran with several group sizes or devices).
+ *
+ * @throws AdviseError WW_ERR_ADVISE_STREAM_NOT_FOUND when the topic has no record for it,
+ *   WW_ERR_ADVISE_KAFKA when Kafka cannot be read.
+ * @example await adviseInputFromStream({ brokers: ['127.0.0.1:19092'], topic: 'warpwatch.distributions' }, 'job/kernel', 'cumulative')
+ */
+export async function adviseInputFromStream(
+  kafka: { readonly brokers: readonly string[]; readonly topic: string },
+  streamId: string,
+  basis: DistributionBasis,
+  timeoutMillis = 20_000,
+): Promise<AdviseInput> {
+  let records: DistributionRecord[];
+  try {
+    records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise' }, (r) => r.stream === streamId, timeoutMillis);
+  } catch (error) {
+    throw new AdviseError('WW_ERR_ADVISE_KAFKA', `reading ${kafka.topic} on ${kafka.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
+  }
+  const latest = records.sort((a, b) => b.updatedAtMillis - a.updatedAtMillis)[0];
+  if (latest === undefined) throw new AdviseError('WW_ERR_ADVISE_STREAM_NOT_FOUND', `no record of stream '${streamId}' on ${kafka.topic} (${kafka.brokers.join(',')}); is the estimator running and has it closed a window?`);
+  return adviseInputFromRecord(latest, basis);
+}
+
+/**
+ * Runs a CPU workload (kernels/, built if needed) and takes the distribution of its
+ * LaunchSummary frames.
+ *
+ * @throws UsageError when the workload rejects its flags; DemoError when it fails.
+ * @example await adviseInputFromWorkload({ workload: 'matpow', args: ['--dist', 'pois(30)', '--n', '32'] })
+ */
+export async function adviseInputFromWorkload(options: { readonly workload: 'matpow' | 'escape'; readonly args: readonly string[]; readonly onBuildLine?: (line: string) => void }): Promise<AdviseInput> {
+  const { binDir } = await ensureKernelsBuilt(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine });
+  const summaries: LaunchSummaryFrame[] = [];
+  let run;
+  try {
+    run = await streamWorkloadFrames({
+      binDir,
+      workload: options.workload,
+      args: options.args,
+      onFrame: (raw) => {
+        const frame = decodeFrame(raw);
+        if (frame.type === 'launch-summary') summaries.push(frame);
+      },
+    });
+  } catch (error) {
+    // The program exits 2 on bad flags; its message names them.
+    if (error instanceof Error && /exit 2\b/.test(error.message)) throw new UsageError(error.message, { cause: error });
+    throw error;
+  }
+  const counts = countsOfSummaries(summaries);
+  if (counts.size === 0) throw new AdviseError('WW_ERR_ADVISE_INPUT', `the ${options.workload} run wrote no LaunchSummary frame`);
+  return {
+    distribution: CategoricalDistribution.fromCounts(counts),
+    source: `workload ${options.workload} ${options.args.join(' ')} (CPU, ${run.report.groups} groups)`,
+    groupSize: commonGroupSize(summaries),
+    unitsPerLaunch: unitsPerLaunchOf(summaries),
+  };
+}

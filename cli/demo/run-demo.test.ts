@@ -1,0 +1,88 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { CategoricalDistribution, exactLossDistribution } from '../../model/index.ts';
+import type { DemoResults, DemoRun } from '../report/demo-results.ts';
+import { demoEstimatorConfig } from './demo-estimator.ts';
+import { resolveDemoSettings } from './demo-plan.ts';
+import { createInProcessTransport } from './in-process-transport.ts';
+import { runDemo } from './run-demo.ts';
+import { streamWorkloadFrames } from './workload-process.ts';
+
+// A small real demo: the CPU programs of kernels/ (built here if needed) stream frames into
+// the estimator engine in process. Expected values come from the programs' own C++ tally
+// and from the model's exact loss distribution (model.md §2a), not from the code under test.
+let binDir = '';
+let results: DemoResults;
+
+beforeAll(async () => {
+  ({ binDir } = await ensureKernelsBuilt());
+  const job = 'demo-test';
+  const settings = resolveDemoSettings({
+    quick: true,
+    job,
+    groupSizes: [8],
+    families: ['pois(30)', 'geo(0.1)'],
+    matpowUnitsPerLaunch: 2048,
+    escapeUnitsPerLaunch: 8192,
+    launches: 2,
+  });
+  const transport = createInProcessTransport(demoEstimatorConfig({}, { influx: false, job }), undefined);
+  try {
+    results = await runDemo({ settings, binDir, transport, influx: false, buildMillis: 0, startedAtMillis: Date.now() });
+  } finally {
+    await transport.close();
+  }
+}, 900_000);
+
+function runOf(workload: DemoRun['workload'], variant: string): DemoRun {
+  const run = results.runs.find((r) => r.workload === workload && r.variant === variant);
+  if (run === undefined) throw new Error(`no run ${workload} ${variant}`);
+  return run;
+}
+
+describe('runDemo (real CPU workloads, in-process estimator)', () => {
+  it('runs every planned workload once with all its groups', () => {
+    expect(results.runs.map((r) => `${r.workload} ${r.variant} ${r.n}`)).toEqual([
+      'matpow pois(30) 8',
+      'matpow geo(0.1) 8',
+      'escape plain 8',
+      'escape sorted 8',
+    ]);
+    expect(runOf('matpow', 'pois(30)').groups).toBe(2 * (2048 / 8));
+    expect(runOf('escape', 'plain').groups).toBe(2 * (8192 / 8));
+    expect(results.transport).toBe('in-process');
+    expect(results.notes.join(' ')).toMatch(/not GPU numbers/);
+  });
+
+  it('predicts the count-based loss of matpow within 5 standard errors (lanes are i.i.d. draws)', () => {
+    for (const variant of ['pois(30)', 'geo(0.1)']) {
+      const run = runOf('matpow', variant);
+      const exact = exactLossDistribution(CategoricalDistribution.fromCounts(run.histogram), run.n);
+      const variance = exact.outcomes.reduce((sum, o) => sum + o.probability * (o.value - exact.mean) ** 2, 0);
+      const standardError = Math.sqrt(variance / run.groups);
+      expect(Math.abs(run.lossCounts - exact.mean), `${variant}: counts ${run.lossCounts} vs exact ${exact.mean} ± ${standardError}`).toBeLessThan(5 * standardError);
+      expect(run.lossPredicted).toBeCloseTo(exact.mean, 8);
+    }
+  });
+
+  it('gives escape plain and sorted the same distribution but a smaller loss when sorted', () => {
+    const plain = runOf('escape', 'plain');
+    const sorted = runOf('escape', 'sorted');
+    expect(sorted.histogram).toEqual(plain.histogram);
+    expect(sorted.lossPredicted).toBeCloseTo(plain.lossPredicted, 12);
+    expect(sorted.lossCounts).toBeLessThan(plain.lossCounts);
+  });
+
+  it('agrees with the programs own tallies of loss_counts and loss_measured', async () => {
+    // The same run again, frames discarded: its report (6 decimals) is an independent tally in C++.
+    const run = runOf('matpow', 'pois(30)');
+    const again = await streamWorkloadFrames({
+      binDir,
+      workload: 'matpow',
+      args: ['--dist', 'pois(30)', '--n', '8', '--groups', '256', '--launches', '2', '--seed', '1', '--job', 'x'],
+      onFrame: () => undefined,
+    });
+    expect(again.report.groups).toBe(run.groups);
+    expect(run.lossCounts).toBeCloseTo(again.report.lossCounts, 5);
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { CategoricalDistribution, createSeededRandom, expectedLoss, parseDistributionSpec } from '../model/index.ts';
+import { modelFitter } from './estimator-service.ts';
+import { observationFromFrame } from './frame-observation.ts';
+import { streamIdentityOf } from './launch-observation.ts';
+import { createWindowAccumulation, recordLaunchInWindow } from './stream-state.ts';
+import { syntheticLaunchSummary } from './synthetic-launch.ts';
+import { testEngineOptions } from './test-support.ts';
+import { computeWindowResult, relativeError } from './window-result.ts';
+
+const histogramOptions = testEngineOptions().window.histogram;
+
+function windowOf(spec: string, groups: number, seed: number) {
+  const distribution = CategoricalDistribution.fromFamily(parseDistributionSpec(spec));
+  const frame = syntheticLaunchSummary({
+    job: 'j', kernel: 'k', deviceName: 'd', groupSize: 8, source: 'cpu', launchId: BigInt(seed), frameSequence: 0, endMillis: 1_000,
+    groups, distribution, random: createSeededRandom(seed), measuredOverhead: 0, measuredNoise: 0,
+  });
+  const observation = observationFromFrame(frame);
+  const window = createWindowAccumulation(0, 10_000);
+  recordLaunchInWindow(window, observation, histogramOptions);
+  return { window, identity: streamIdentityOf(observation), truth: expectedLoss(distribution, 8) };
+}
+
+describe('window-result', () => {
+  describe('computeWindowResult', () => {
+    it('gives a Poisson-bootstrap interval that covers the true E[X] in most windows (coverage of a nominal 95 % interval)', () => {
+      const compute = { ...testEngineOptions().compute, bootstrapReplicates: 40, quantiles: false, sweepGroupSizes: [] };
+      let covered = 0;
+      const trials = 40;
+      for (let t = 0; t < trials; t += 1) {
+        const { window, identity, truth } = windowOf('nbinom(3,0.2)', 200, 1000 + t);
+        const result = computeWindowResult(identity, window, window.histogram, compute);
+        if ((result.lossPredictedLow ?? Infinity) <= truth && truth <= (result.lossPredictedHigh ?? -Infinity)) covered += 1;
+      }
+      // Binomial(40, 0.95): ≥ 33 with probability > 0.99; a badly mis-sized interval fails.
+      expect(covered).toBeGreaterThanOrEqual(33);
+    });
+
+    it('reports the best parametric fit with its parameters (Poisson data)', () => {
+      const { window, identity } = windowOf('pois(20)', 2000, 5);
+      const result = computeWindowResult(identity, window, window.histogram, { ...testEngineOptions().compute, fitter: modelFitter });
+      expect(['pois', 'binom', 'nbinom']).toContain(result.fit?.family);
+      if (result.fit?.family === 'pois') expect(result.fit.parameters.lambda).toBeCloseTo(20, 0);
+      expect(Number.isFinite(result.fit?.aic)).toBe(true);
+    });
+
+    it('computes quantiles ordered q50 ≤ q90 ≤ q99 within [1, n] and a sweep with loss 1 at n = 1', () => {
+      const { window, identity } = windowOf('geo(0.1)', 500, 9);
+      const result = computeWindowResult(identity, window, window.histogram, testEngineOptions().compute);
+      expect(result.lossQ50).toBeGreaterThanOrEqual(1);
+      expect(result.lossQ50).toBeLessThanOrEqual(result.lossQ90 ?? 0);
+      expect(result.lossQ90).toBeLessThanOrEqual(result.lossQ99 ?? 0);
+      expect(result.lossQ99).toBeLessThanOrEqual(8);
+      expect(result.sweep[0]?.groupSize).toBe(1);
+      expect(result.sweep[0]?.lossPredicted).toBeCloseTo(1, 12);
+      expect(result.sweep[0]?.workloadLossPredicted).toBeCloseTo(1, 12);
+    });
+
+    it('leaves predictions undefined for an empty window', () => {
+      const window = createWindowAccumulation(0, 1000);
+      const result = computeWindowResult({ stream: 'a/b', job: 'a', kernel: 'b', device: 'd', groupSize: 4, source: 'cpu' }, window, window.histogram, testEngineOptions().compute);
+      expect(result.lossPredicted).toBeUndefined();
+      expect(result.lossCounts).toBeUndefined();
+    });
+  });
+
+  describe('relativeError', () => {
+    it('is |(a − b)/a| and undefined without a reference', () => {
+      expect(relativeError(2, 1.5)).toBeCloseTo(0.25, 15);
+      expect(relativeError(undefined, 1)).toBeUndefined();
+      expect(relativeError(0, 1)).toBeUndefined();
+    });
+  });
+});
