@@ -4,6 +4,8 @@ import { defineConfig } from 'vitest/config';
 // InfluxDB started by deploy/local through the global setup). `npm test` runs both.
 export default defineConfig({
   test: {
+    // Stopping Kafka cleanly can take up to 30 s on a loaded 2-core machine.
+    teardownTimeout: 60_000,
     projects: [
       {
         test: {

@@ -3,14 +3,17 @@
  * writers through validation, enrichment, batching and the idempotent kafkajs producer to
  * the real local Kafka (deploy/local), against a plain kafkajs producer sending the same
  * bytes with the same keys in the same run; memory at steady state.
+ *
+ * The writers (standing in for GPU jobs) run in a child process, so the CPU time the bench
+ * runner records for a collector case is the collector's own (event loop + validation worker).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import { Kafka, logLevel } from 'kafkajs';
-import { createKafkaProducer, loadCollectorConfig, startCollector, threadRecordsOf } from '../collector/index.ts';
+import { createKafkaProducer, loadCollectorConfig, startCollector, threadRecordsOf, type RunningCollector } from '../collector/index.ts';
 import { fixtureFrameBytes } from '../collector/frame-fixtures.ts';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { decodeFrame } from '../protocol/index.ts';
@@ -20,15 +23,36 @@ const STREAMS = 16;
 const WRITERS = 4;
 const PARTITIONS = 6;
 
-function writeAll(path: string, chunks: readonly Buffer[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection(path, () => {
-      for (const chunk of chunks) socket.write(chunk);
+/** Child process: on each "go <socket>" line, writes every share file over its own connection (64 KiB writes), then prints "done". */
+const WRITER_SCRIPT = `
+const net = require('node:net'); const fs = require('node:fs'); const readline = require('node:readline');
+const shares = JSON.parse(process.argv[1]).map((f) => fs.readFileSync(f));
+readline.createInterface({ input: process.stdin }).on('line', async (line) => {
+  const socketPath = line.slice(3);
+  await Promise.all(shares.map((all) => new Promise((resolve, reject) => {
+    const socket = net.createConnection(socketPath, () => {
+      for (let at = 0; at < all.length; at += 65536) socket.write(all.subarray(at, at + 65536));
       socket.end();
     });
-    socket.on('close', () => resolve());
-    socket.on('error', reject);
+    socket.on('close', resolve); socket.on('error', reject);
+  })));
+  process.stdout.write('done\\n');
+});`;
+
+function createWriter(shareFiles: readonly string[]): { write(socketPath: string): Promise<void>; close(): void } {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['-e', WRITER_SCRIPT, JSON.stringify(shareFiles)]);
+  let pending: (() => void) | undefined;
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (chunk.toString().includes('done')) pending?.();
   });
+  return {
+    write: (socketPath) =>
+      new Promise<void>((resolve) => {
+        pending = resolve;
+        child.stdin.write(`go ${socketPath}\n`);
+      }),
+    close: () => child.kill(),
+  };
 }
 
 async function until(condition: () => boolean): Promise<void> {
@@ -41,16 +65,27 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const brokers = lease.endpoints.kafkaBrokers;
   const directory = mkdtempSync(join(tmpdir(), 'ww-collector-bench-'));
   const runId = Date.now().toString(36);
+  const cleanups: (() => Promise<void> | void)[] = [];
   try {
-    // The same frames for both cases: GroupSamples and LaunchSummary alternating, 16 streams.
+    // The same frames for every case: GroupSamples and LaunchSummary alternating, 16 streams.
     const frames = Array.from({ length: frameCount }, (_, i) => Buffer.from(fixtureFrameBytes({ job: `bench-job-${i % STREAMS}`, kernel: 'k', sequence: Math.floor(i / STREAMS) })));
     const keys = frames.map((_, i) => `bench-job-${i % STREAMS}/k`);
     const frameBytes = frames.reduce((n, f) => n + f.length, 0);
     const threadRecords = frames.reduce((n, f) => n + threadRecordsOf(decodeFrame(f)), 0);
-    ctx.note(`${frameCount} frames (${(frameBytes / 1e6).toFixed(1)} MB, ${threadRecords} thread records) over ${STREAMS} streams; ${WRITERS} socket writers; ${PARTITIONS} partitions; broker ${brokers} (deploy/local Kafka 3.9, single node, same machine)`);
+    ctx.note(
+      `${frameCount} frames (${(frameBytes / 1e6).toFixed(1)} MB, ${threadRecords} thread records) over ${STREAMS} streams; ${WRITERS} socket writers in a child process; ` +
+        `${PARTITIONS} partitions; broker ${brokers} (deploy/local Kafka 3.9, single node, same machine; the bench takes a stack lease and gives it back)`,
+    );
+    const shareFiles = Array.from({ length: WRITERS }, (_, w) => {
+      const file = join(directory, `share-${w}.bin`);
+      writeFileSync(file, Buffer.concat(frames.filter((_, i) => (i % STREAMS) % WRITERS === w)));
+      return file;
+    });
+    const writer = createWriter(shareFiles);
+    cleanups.push(() => writer.close());
 
     // Baseline: a plain kafkajs producer (default settings, acks -1) sending the same bytes and keys
-    // in batches of the same size limit as the collector (1 MiB), one batch at a time.
+    // in batches of the collector's size limit (1 MiB), one batch at a time.
     const kafka = new Kafka({ clientId: 'bench-plain', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
@@ -59,67 +94,58 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await admin.disconnect();
     const plainProducer = kafka.producer({ allowAutoTopicCreation: false });
     await plainProducer.connect();
-    const plainBatches: { key: string; value: Buffer }[][] = [];
-    let current: { key: string; value: Buffer }[] = [];
-    let currentBytes = 0;
+    cleanups.push(() => plainProducer.disconnect());
+    const plainBatches: { key: string; value: Buffer }[][] = [[]];
+    let batchBytes = 0;
     frames.forEach((value, i) => {
-      if (currentBytes + value.length > 1024 * 1024 && current.length > 0) {
-        plainBatches.push(current);
-        current = [];
-        currentBytes = 0;
+      if (batchBytes + value.length > 1024 * 1024) {
+        plainBatches.push([]);
+        batchBytes = 0;
       }
-      current.push({ key: keys[i] as string, value });
-      currentBytes += value.length;
+      plainBatches[plainBatches.length - 1]?.push({ key: keys[i] as string, value });
+      batchBytes += value.length;
     });
-    if (current.length > 0) plainBatches.push(current);
-    const plainName = 'plain kafkajs producer';
-    await ctx.measure(
-      plainName,
-      async () => {
-        for (const messages of plainBatches) await plainProducer.send({ topic: plainTopic, acks: -1, messages });
-      },
-      { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, parameters: { frames: frameCount, bytes: frameBytes } },
-    );
     const runPlain = async (): Promise<void> => {
       for (const messages of plainBatches) await plainProducer.send({ topic: plainTopic, acks: -1, messages });
     };
+    const plainName = 'plain kafkajs producer';
+    await ctx.measure(plainName, runPlain, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, parameters: { frames: frameCount, bytes: frameBytes } });
 
-    // The collector: socket writers → splitter → decode → enrich → queue → batches → idempotent producer.
-    const socketPath = join(directory, 'bench.sock');
-    const config = loadCollectorConfig({
-      env: { WARPWATCH_FRAMES_TOPIC: `bench.collector-${runId}`, WARPWATCH_DLQ_TOPIC: `bench.dlq-${runId}` },
-      flags: { socket: socketPath, brokers, partitions: String(PARTITIONS), spoolDir: join(directory, 'spool'), host: 'bench-host', metricsPort: 'off' },
-    });
-    const producer = createKafkaProducer(config.kafka);
-    await producer.ensureTopics();
-    const memoryBefore = process.memoryUsage();
-    const collector = await startCollector({ config, produce: producer.send, meter: otelMetrics.getMeter('bench'), log: (level, message) => ctx.log(`collector ${level}: ${message}`) });
-    // Each writer sends its share of the frames as 64 KiB writes, the way a recorder flushes its buffer.
-    const shares = Array.from({ length: WRITERS }, (_, w) => {
-      const all = Buffer.concat(frames.filter((_, i) => i % STREAMS % WRITERS === w));
-      const chunks: Buffer[] = [];
-      for (let at = 0; at < all.length; at += 64 * 1024) chunks.push(all.subarray(at, at + 64 * 1024));
-      return chunks;
-    });
+    // The collector: socket → splitter → decode → enrich → queue → batches → idempotent producer.
     let peakRssBytes = 0;
-    const sampler = setInterval(() => {
-      peakRssBytes = Math.max(peakRssBytes, process.memoryUsage().rss);
-    }, 20);
-    const collectorName = 'collector (socket → Kafka)';
-    const runCollector = async (): Promise<void> => {
-      const target = collector.metrics.totals().framesOut + frameCount;
-      await Promise.all(shares.map((chunks) => writeAll(socketPath, chunks)));
-      await until(() => collector.metrics.totals().framesOut >= target);
+    const startVariant = async (name: string, validationWorker: boolean): Promise<{ collector: RunningCollector; runCollector: () => Promise<void> }> => {
+      const socketPath = join(directory, `${name}.sock`);
+      const config = loadCollectorConfig({
+        env: { WARPWATCH_FRAMES_TOPIC: `bench.collector-${runId}`, WARPWATCH_DLQ_TOPIC: `bench.dlq-${runId}`, WARPWATCH_VALIDATION_WORKER: String(validationWorker) },
+        flags: { socket: socketPath, brokers, partitions: String(PARTITIONS), spoolDir: join(directory, `spool-${name}`), host: 'bench-host', metricsPort: 'off' },
+      });
+      const producer = createKafkaProducer(config.kafka);
+      await producer.ensureTopics();
+      const collector = await startCollector({ config, produce: producer.send, meter: otelMetrics.getMeter('bench'), log: (level, message) => ctx.log(`collector ${level}: ${message}`) });
+      cleanups.push(async () => {
+        await collector.stop();
+        await producer.close();
+      });
+      const runCollector = async (): Promise<void> => {
+        const target = collector.metrics.totals().framesOut + frameCount;
+        await writer.write(socketPath);
+        await until(() => collector.metrics.totals().framesOut >= target);
+        peakRssBytes = Math.max(peakRssBytes, process.memoryUsage().rss);
+      };
+      return { collector, runCollector };
     };
-    await ctx.measure(collectorName, runCollector, {
-      runs: 7,
-      warmupRuns: 1,
-      maxTotalMillis: 30_000,
-      baseline: plainName,
-      parameters: { frames: frameCount, bytes: frameBytes },
-    });
-    // Paired runs, alternating which goes first: the ratio of each pair is immune to load that
-    // drifts between the two blocks above (this machine is shared).
+
+    const inlineName = 'collector, validation on the event loop';
+    const inline = await startVariant('inline', false);
+    await ctx.measure(inlineName, inline.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: false } });
+    await inline.collector.stop();
+
+    const workerName = 'collector, validation worker (default)';
+    const memoryBefore = process.memoryUsage();
+    const worker = await startVariant('worker', true);
+    await ctx.measure(workerName, worker.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: true } });
+    // Paired runs, alternating which goes first: the wall-time ratio of each pair does not see
+    // load that drifts between the measured blocks above (this machine is shared).
     const pairedRatios: number[] = [];
     for (let pair = 0; pair < (ctx.quick ? 2 : 6); pair++) {
       const timed = async (fn: () => Promise<void>): Promise<number> => {
@@ -127,47 +153,52 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         await fn();
         return performance.now() - started;
       };
-      const first = pair % 2 === 0 ? await timed(runPlain) : await timed(runCollector);
-      const second = pair % 2 === 0 ? await timed(runCollector) : await timed(runPlain);
-      pairedRatios.push(pair % 2 === 0 ? first / second : second / first);
+      const plainFirst = pair % 2 === 0;
+      const a = await timed(plainFirst ? runPlain : worker.runCollector);
+      const b = await timed(plainFirst ? worker.runCollector : runPlain);
+      pairedRatios.push(plainFirst ? a / b : b / a);
     }
-    pairedRatios.sort((a, b) => a - b);
-    const pairedMedianRatio = pairedRatios.length % 2 === 1 ? (pairedRatios[(pairedRatios.length - 1) / 2] as number) : ((pairedRatios[pairedRatios.length / 2 - 1] as number) + (pairedRatios[pairedRatios.length / 2] as number)) / 2;
-    await plainProducer.disconnect();
-    clearInterval(sampler);
+    pairedRatios.sort((x, y) => x - y);
+    const middle = Math.floor(pairedRatios.length / 2);
+    const pairedMedianRatio = pairedRatios.length % 2 === 1 ? (pairedRatios[middle] as number) : ((pairedRatios[middle - 1] as number) + (pairedRatios[middle] as number)) / 2;
     const memoryAfter = process.memoryUsage();
-    const totals = collector.metrics.totals();
-    await collector.stop();
-    await producer.close();
+    const totals = worker.collector.metrics.totals();
 
-    const plain = ctx.cases.find((c) => c.name === plainName);
-    const ours = ctx.cases.find((c) => c.name === collectorName);
+    ctx.targetMinSpeedup(workerName, plainName, 0.5, 'collector throughput at least 0.5 x plain kafkajs (same bytes, same run)');
+    const caseOf = (name: string) => ctx.cases.find((c) => c.name === name);
     const perSecond = (millis: number | undefined, count: number): number => (millis === undefined ? 0 : count / (millis / 1000));
-    ctx.targetMinSpeedup(collectorName, plainName, 0.5, 'collector throughput at least 0.5 x plain kafkajs (same bytes, same run)');
+    const metrics: Record<string, number> = {};
+    for (const [label, name] of [
+      ['plain', plainName],
+      ['collectorInline', inlineName],
+      ['collectorWorker', workerName],
+    ] as const) {
+      const c = caseOf(name);
+      metrics[`${label}FramesPerSecondWall`] = perSecond(c?.medianMillis, frameCount);
+      metrics[`${label}ThreadRecordsPerSecondWall`] = perSecond(c?.medianMillis, threadRecords);
+      metrics[`${label}FramesPerCpuSecond`] = perSecond(c?.medianCpuMillis, frameCount);
+      metrics[`${label}CpuMicrosPerFrame`] = c === undefined ? 0 : (c.medianCpuMillis * 1000) / frameCount;
+    }
+    Object.assign(metrics, {
+      pairedMedianWallThroughputRatioToPlain: pairedMedianRatio,
+      peakRssBytes,
+      rssAfterRunsBytes: memoryAfter.rss,
+      heapUsedBeforeWorkerCollectorBytes: memoryBefore.heapUsed,
+      heapUsedAfterRunsBytes: memoryAfter.heapUsed,
+      collectorSpooledFrames: totals.framesSpooled,
+      collectorDroppedFrames: totals.framesDropped,
+    });
     return {
       notes: [
-        'throughput = frames per median run; thread records = lanes described by the frames (groups x group size)',
-        `paired interleaved runs: collector/plain throughput ratios ${pairedRatios.map((r) => r.toFixed(2)).join(', ')} (median ${pairedMedianRatio.toFixed(2)})`,
-        'the plain producer sends the frames without headers; the collector adds ww-source, ww-host and traceparent to every message and validates every frame (in its worker thread)',
-        `collector totals after the runs: in ${totals.framesIn}, out ${totals.framesOut}, spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}, rejected ${totals.framesRejected}`,
+        'thread records = lanes described by the frames (groups x group size); FramesPerSecondWall = frames / median wall time, FramesPerCpuSecond = frames / median CPU time of this process (all threads)',
+        `paired interleaved wall-time runs (worker variant): collector/plain throughput ratios ${pairedRatios.map((r) => r.toFixed(2)).join(', ')} (median ${pairedMedianRatio.toFixed(2)})`,
+        'the plain producer sends the bare frames; the collector also reads the sockets, validates every frame with protocol decodeFrame, and adds ww-source, ww-host and traceparent headers to every message',
+        `worker-variant totals after the runs: in ${totals.framesIn}, out ${totals.framesOut}, spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}, rejected ${totals.framesRejected}`,
       ],
-      metrics: {
-        plainFramesPerSecond: perSecond(plain?.medianMillis, frameCount),
-        plainThreadRecordsPerSecond: perSecond(plain?.medianMillis, threadRecords),
-        plainMegabytesPerSecond: perSecond(plain?.medianMillis, frameBytes) / 1e6,
-        collectorFramesPerSecond: perSecond(ours?.medianMillis, frameCount),
-        collectorThreadRecordsPerSecond: perSecond(ours?.medianMillis, threadRecords),
-        collectorMegabytesPerSecond: perSecond(ours?.medianMillis, frameBytes) / 1e6,
-        collectorThroughputRatioToPlain: plain !== undefined && ours !== undefined ? plain.medianMillis / ours.medianMillis : 0,
-        pairedMedianThroughputRatioToPlain: pairedMedianRatio,
-        peakRssBytes,
-        rssAfterBytes: memoryAfter.rss,
-        heapUsedBeforeCollectorBytes: memoryBefore.heapUsed,
-        heapUsedAfterRunsBytes: memoryAfter.heapUsed,
-        collectorSpooledFrames: totals.framesSpooled,
-      },
+      metrics,
     };
   } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup();
     rmSync(directory, { recursive: true, force: true });
     await lease.release();
   }

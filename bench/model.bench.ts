@@ -26,7 +26,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   for (const size of [100, 1000, 10_000, 100_000]) {
     const dist = randomSupport(size, size);
     const fastName = `fast K=${size}`;
-    await ctx.measure(fastName, () => fastExpectedLoss(dist, n), { runs: size >= 100_000 ? 9 : 25, parameters: { method: 'fast', support: size, n } });
+    await ctx.measure(fastName, () => fastExpectedLoss(dist, n), { runs: size >= 100_000 ? 9 : 25, warmupRuns: size >= 100_000 ? 2 : 10, parameters: { method: 'fast', support: size, n } });
     const fast = fastExpectedLoss(dist, n);
     metrics[`expectedLoss K=${size}`] = fast.expectedLoss;
     metrics[`quadratureNodes K=${size}`] = fast.evaluations;
@@ -46,7 +46,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   }
   const geo = CategoricalDistribution.fromFamily({ family: 'geo', p: 0.05 });
   ctx.note(`geo(0.05): ${geo.describe()}`);
-  await ctx.measure('fast geo(0.05)', () => fastExpectedLoss(geo, n), { runs: 25, parameters: { method: 'fast', support: geo.size, n } });
+  await ctx.measure('fast geo(0.05)', () => fastExpectedLoss(geo, n), { runs: 25, warmupRuns: 10, parameters: { method: 'fast', support: geo.size, n } });
   await ctx.measure('exact geo(0.05)', () => exactExpectedLoss(geo, n), {
     runs: 3,
     warmupRuns: 1,

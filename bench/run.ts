@@ -103,7 +103,8 @@ async function main(argv: readonly string[]): Promise<number> {
       notes: [...ctx.notes, ...(result.notes ?? [])],
       metrics: result.metrics ?? {},
     };
-    writeFileSync(join(benchDirectory, 'results', `${name}.json`), `${JSON.stringify(output, null, 2)}\n`);
+    // Quick (smoke) runs are not a measurement: they never overwrite the recorded results.
+    if (!quick) writeFileSync(join(benchDirectory, 'results', `${name}.json`), `${JSON.stringify(output, null, 2)}\n`);
     printTable(name, ctx);
     failed += ctx.targets.filter((t) => !t.pass).length;
   }

@@ -6,6 +6,7 @@ import { registerDivergenceCommand } from './commands/divergence.ts';
 import { registerBoundCommand } from './commands/bound.ts';
 import { registerTransitCommand } from './commands/transit.ts';
 import { registerDemoCommand } from './commands/demo.ts';
+import { registerAdviseCommand } from './commands/advise.ts';
 import { registerModelCommand } from './commands/model.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerAnalyzeCommand } from './commands/analyze.ts';
@@ -28,6 +29,7 @@ export function createProgram(): Command {
   registerBoundCommand(program);
   registerTransitCommand(program);
   registerDemoCommand(program);
+  registerAdviseCommand(program);
   registerModelCommand(program);
   registerRunCommand(program);
   registerAnalyzeCommand(program);

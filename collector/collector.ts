@@ -121,6 +121,7 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
   }
 
   let stopping = false;
+  let stopped: Promise<{ flushed: boolean }> | undefined;
   // File replay waits while the memory queue is half full or the spool is being used, so
   // a large file never pushes live frames into the spool.
   const waitForCapacity = async (): Promise<void> => {
@@ -142,6 +143,28 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     );
     await Promise.all(reads);
   })();
+
+  /** The SIGTERM path, run once however often stop() is called. */
+  const stopOnce = async (): Promise<{ flushed: boolean }> => {
+    stopping = true;
+    const started = Date.now();
+    const graceMillis = Math.min(1_000, Math.floor(config.shutdownTimeoutMillis / 4));
+    await socket?.close(graceMillis);
+    deps.stdin?.destroy();
+    // Bytes already read are still validated and submitted, then flushed.
+    await intake.drain(Math.max(0, config.shutdownTimeoutMillis / 2 - (Date.now() - started)));
+    await intake.close();
+    const left = Math.max(0, config.shutdownTimeoutMillis - (Date.now() - started));
+    const result = await pipeline.close(left);
+    if (!result.flushed) {
+      const error = new CollectorError(
+        'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
+        `not everything reached Kafka within ${config.shutdownTimeoutMillis} ms (WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS); ${spool.recordCount} record(s) stay in the spool ${config.spool.directory} for the next start`,
+      );
+      log('warn', `${error.code}: ${error.message}`);
+    }
+    return result;
+  };
 
   return {
     metrics,
@@ -166,25 +189,9 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
         ...metrics.totals(),
       };
     },
-    async stop() {
-      stopping = true;
-      const started = Date.now();
-      const graceMillis = Math.min(1_000, Math.floor(config.shutdownTimeoutMillis / 4));
-      await socket?.close(graceMillis);
-      deps.stdin?.destroy();
-      // Bytes already read are still validated and submitted, then flushed.
-      await intake.drain(Math.max(0, config.shutdownTimeoutMillis / 2 - (Date.now() - started)));
-      await intake.close();
-      const left = Math.max(0, config.shutdownTimeoutMillis - (Date.now() - started));
-      const result = await pipeline.close(left);
-      if (!result.flushed) {
-        const error = new CollectorError(
-          'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
-          `not everything reached Kafka within ${config.shutdownTimeoutMillis} ms (WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS); ${spool.recordCount} record(s) stay in the spool ${config.spool.directory} for the next start`,
-        );
-        log('warn', `${error.code}: ${error.message}`);
-      }
-      return result;
+    stop() {
+      stopped ??= stopOnce();
+      return stopped;
     },
   };
 }

@@ -88,6 +88,19 @@ describe('expectedLoss', () => {
     }
   });
 
+  it('fast agrees with exact for large groups (n = 256, 1024) on small supports', () => {
+    const cases: [Record<string, number>, number][] = [
+      [{ 1: 1, 2: 1, 5: 1 }, 256],
+      [{ 0: 50, 1: 2, 7: 1 }, 256],
+      [{ 0: 5, 1: 2, 2: 1 }, 1024],
+      [{ 1: 3, 2: 1 }, 1024],
+    ];
+    for (const [counts, n] of cases) {
+      const dist = CategoricalDistribution.fromCounts(counts);
+      expect(relative(fastExpectedLoss(dist, n).expectedLoss, exactExpectedLoss(dist, n))).toBeLessThanOrEqual(1e-11);
+    }
+  });
+
   describe('Monte Carlo with a fixed seed, within 4 standard errors', () => {
     const cases: [FamilySpec, number][] = [
       [{ family: 'binom', trials: 20, p: 0.3 }, 32],

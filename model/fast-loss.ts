@@ -39,7 +39,7 @@ interface Integrand {
 }
 
 /**
- * J(t)·… : evaluates J(t) = v_0·A^n + Σ_{j<K−1} (v_{j+1} − v_j)·(A^n − P_j^n), the summation by
+ * Evaluates J(t) = v_0·A^n + Σ_{j<K−1} (v_{j+1} − v_j)·(A^n − P_j^n), the summation by
  * parts of Σ_a a·(φ_a(t)^n − φ_{a−}(t)^n), with A = φ(t) the full transform and P_j its prefix.
  * Each difference is A^n·y_j with y_j = 1 − (1 − x_j)^n and x_j = T_j/A the suffix share, so no
  * term cancels against another:

@@ -1,15 +1,26 @@
 /**
  * CRC-32C (Castagnoli): reflected polynomial 0x82F63B78, init 0xFFFFFFFF, final XOR 0xFFFFFFFF.
- * Table-driven, one byte per step; small and dependency-free (frames are at most 4 MiB, and
- * typical summaries are a few hundred bytes, so slicing-by-8 is not worth its table size).
+ * Slicing-by-8 (8 tables of 256 entries, 8 KiB): eight bytes per step, about 2× the speed of
+ * the one-byte-per-step loop in V8 (bench/protocol.bench.ts); the tail (< 8 bytes) goes one
+ * byte at a time. Dependency-free.
  */
 
-const CRC32C_TABLE: Uint32Array = (() => {
-  const table = new Uint32Array(256);
+/**
+ * Table t (0..7) at offset 256·t: CRC of byte i followed by t zero bytes. Table 0 is the
+ * classic one-byte table.
+ */
+const CRC32C_TABLES: Uint32Array = (() => {
+  const table = new Uint32Array(256 * 8);
   for (let i = 0; i < 256; i++) {
     let c = i;
     for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
     table[i] = c >>> 0;
+  }
+  for (let t = 1; t < 8; t++) {
+    for (let i = 0; i < 256; i++) {
+      const previous = table[(t - 1) * 256 + i]!;
+      table[t * 256 + i] = (table[previous & 0xff]! ^ (previous >>> 8)) >>> 0;
+    }
   }
   return table;
 })();
@@ -21,9 +32,23 @@ const CRC32C_TABLE: Uint32Array = (() => {
  * @example crc32c(new TextEncoder().encode('123456789')) === 0xe3069283
  */
 export function crc32c(bytes: Uint8Array, previous = 0): number {
-  let c = ~previous >>> 0;
-  for (let i = 0; i < bytes.length; i++) {
-    c = CRC32C_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  const t = CRC32C_TABLES;
+  const length = bytes.length;
+  const whole = length - (length & 7);
+  let c = ~previous;
+  let i = 0;
+  for (; i < whole; i += 8) {
+    const a = c ^ (bytes[i]! | (bytes[i + 1]! << 8) | (bytes[i + 2]! << 16) | (bytes[i + 3]! << 24));
+    c =
+      t[1792 + (a & 0xff)]! ^
+      t[1536 + ((a >>> 8) & 0xff)]! ^
+      t[1280 + ((a >>> 16) & 0xff)]! ^
+      t[1024 + (a >>> 24)]! ^
+      t[768 + bytes[i + 4]!]! ^
+      t[512 + bytes[i + 5]!]! ^
+      t[256 + bytes[i + 6]!]! ^
+      t[bytes[i + 7]!]!;
   }
+  for (; i < length; i++) c = t[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
   return ~c >>> 0;
 }

@@ -1,207 +1,330 @@
 /**
  * Frame decoder (SPEC.md): header checks, CRC, then a bounds-checked payload parse. Every
  * count is checked against the bytes that remain before anything is allocated.
+ *
+ * Hot path of the collector: the identity is checked here on the raw bytes (most of
+ * validateFrame's checks hold by construction for values read from fixed-width wire fields),
+ * with exactly validateFrame's order, codes and messages; the body goes through
+ * validateFrameBody without the per-lane checks (u32/u64 lanes are always in range).
  */
 import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
 import { decodeFrameHeader } from './frame-header.ts';
-import { FRAME_HEADER_BYTES, MAX_GROUP_SAMPLES, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
-import type { DeviceInfo, Frame, FrameIdentity, GroupSample, HistogramEntry } from './types.ts';
-import { validateFrame, validateFrameIdentity } from './validate-frame.ts';
+import { FRAME_HEADER_BYTES, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
+import type { DeviceInfo, Frame, GroupSample, GroupSamplesFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
+import { validateFrameBody } from './validate-frame.ts';
+
+/** Options of {@link decodeFrame}. */
+export interface DecodeFrameOptions {
+  /**
+   * Skip recomputing the payload CRC-32C. Set it only for bytes whose CRC was already checked
+   * and that have not changed since: the `raw` of an item that createFrameSplitter returned
+   * (the splitter checks the CRC of every frame it returns). Everything else is still checked.
+   * Default false: the CRC is checked.
+   */
+  readonly crcVerified?: boolean;
+}
 
 // ignoreBOM: keep a leading U+FEFF as part of the string, so decode(encode(x)) = x.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-class PayloadReader {
-  private position = 0;
-  private readonly view: DataView;
+/** Two lowercase hex digits of every byte value. */
+const HEX_OF_BYTE: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 
-  constructor(private readonly input: Uint8Array) {
-    this.view = new DataView(input.buffer, input.byteOffset, input.byteLength);
-  }
+const TWO_TO_32 = 4294967296;
+const IDENTITY_FIXED_BYTES = 58;
 
-  get remaining(): number {
-    return this.input.length - this.position;
-  }
+function invalid(message: string): FrameError {
+  return new FrameError('WW_ERR_FRAME_INVALID', message);
+}
 
-  need(byteCount: number, field: string): void {
-    if (this.remaining < byteCount) {
-      throw new FrameError('WW_ERR_FRAME_INVALID', `payload ends inside ${field} (needs ${byteCount} bytes, ${this.remaining} left)`);
-    }
-  }
+function endsInside(field: string, byteCount: number, remaining: number): FrameError {
+  return invalid(`payload ends inside ${field} (needs ${byteCount} bytes, ${remaining} left)`);
+}
 
-  u8(field: string): number {
-    this.need(1, field);
-    return this.view.getUint8(this.position++);
-  }
+/**
+ * A u64 count as a number: exact up to 2^53−1; above, it rounds to nearest like Number(bigint)
+ * (one rounding of an exact sum) and is then rejected as over the limit.
+ */
+function countAt(view: DataView, at: number): number {
+  return view.getUint32(at + 4, true) * TWO_TO_32 + view.getUint32(at, true);
+}
 
-  u32(field: string): number {
-    this.need(4, field);
-    const v = this.view.getUint32(this.position, true);
-    this.position += 4;
-    return v;
-  }
+function uuidTextAt(bytes: Uint8Array, at: number): string {
+  const h = HEX_OF_BYTE;
+  return (
+    h[bytes[at]!]! +
+    h[bytes[at + 1]!]! +
+    h[bytes[at + 2]!]! +
+    h[bytes[at + 3]!]! +
+    '-' +
+    h[bytes[at + 4]!]! +
+    h[bytes[at + 5]!]! +
+    '-' +
+    h[bytes[at + 6]!]! +
+    h[bytes[at + 7]!]! +
+    '-' +
+    h[bytes[at + 8]!]! +
+    h[bytes[at + 9]!]! +
+    '-' +
+    h[bytes[at + 10]!]! +
+    h[bytes[at + 11]!]! +
+    h[bytes[at + 12]!]! +
+    h[bytes[at + 13]!]! +
+    h[bytes[at + 14]!]! +
+    h[bytes[at + 15]!]!
+  );
+}
 
-  u64(field: string): bigint {
-    this.need(8, field);
-    const v = this.view.getBigUint64(this.position, true);
-    this.position += 8;
-    return v;
-  }
-
-  /** A u64 count as a number; values above 2^53−1 round and are then rejected by validateFrame. */
-  count(field: string): number {
-    return Number(this.u64(field));
-  }
-
-  f64(field: string): number {
-    this.need(8, field);
-    const v = this.view.getFloat64(this.position, true);
-    this.position += 8;
-    return v;
-  }
-
-  bytes(byteCount: number, field: string): Uint8Array {
-    this.need(byteCount, field);
-    const out = this.input.subarray(this.position, this.position + byteCount);
-    this.position += byteCount;
-    return out;
-  }
-
-  str(field: string): string {
-    const length = this.u8(field);
-    const raw = this.bytes(length, field);
-    try {
-      return utf8.decode(raw);
-    } catch (error) {
-      throw new FrameError('WW_ERR_FRAME_INVALID', `${field} is not valid UTF-8`, { cause: error });
-    }
+/** A length-prefixed UTF-8 string at `at`; its byte length is `payload[at]`. */
+function stringAt(payload: Uint8Array, at: number, field: string): string {
+  const remaining = payload.length - at;
+  if (remaining < 1) throw endsInside(field, 1, remaining);
+  const length = payload[at]!;
+  if (remaining - 1 < length) throw endsInside(field, length, remaining - 1);
+  if (length === 0) return '';
+  try {
+    return utf8.decode(payload.subarray(at + 1, at + 1 + length));
+  } catch (error) {
+    throw new FrameError('WW_ERR_FRAME_INVALID', `${field} is not valid UTF-8`, { cause: error });
   }
 }
 
-function uuidTextOf(raw: Uint8Array): string {
-  const hex = Array.from(raw, (b) => b.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+/** Common fields, in the property order of the decoded frame objects. */
+interface DecodedIdentity {
+  readonly job: string;
+  readonly kernel: string;
+  readonly launchId: bigint;
+  readonly frameSequence: number;
+  readonly source: 'cuda' | 'cpu';
+  readonly groupSize: number;
+  readonly sync: boolean;
+  readonly device: DeviceInfo;
+  readonly startUnixNanos: bigint;
+  readonly endUnixNanos: bigint;
+  /** Payload offset of the body (after the three strings). */
+  readonly bodyAt: number;
 }
 
-function readIdentity(r: PayloadReader): FrameIdentity {
-  const launchId = r.u64('launchId');
-  const frameSequence = r.u32('frameSequence');
-  const sourceCode = r.u8('source');
-  if (sourceCode > 1) throw new FrameError('WW_ERR_FRAME_INVALID', `source must be 0 (cuda) or 1 (cpu), got ${sourceCode}`);
-  const groupSize = r.u8('groupSize');
-  const flags = r.u8('flags');
-  if (flags > 1) throw new FrameError('WW_ERR_FRAME_INVALID', `flags bits 1..7 must be 0, got ${flags}`);
-  const reserved = r.u8('reserved');
-  if (reserved !== 0) throw new FrameError('WW_ERR_FRAME_INVALID', `reserved byte must be 0, got ${reserved}`);
-  const startUnixNanos = r.u64('startUnixNanos');
-  const endUnixNanos = r.u64('endUnixNanos');
-  const clockHz = r.count('clockHz');
-  const uuid = uuidTextOf(r.bytes(16, 'device uuid'));
-  const major = r.u8('computeCapability major');
-  const minor = r.u8('computeCapability minor');
-  const job = r.str('job');
-  const kernel = r.str('kernel');
-  const name = r.str('device name');
-  const device: DeviceInfo = { name, uuid, computeCapability: { major, minor }, clockHz };
-  const identity: FrameIdentity = {
+function readIdentity(payload: Uint8Array, view: DataView): DecodedIdentity {
+  const length = payload.length;
+  if (length < IDENTITY_FIXED_BYTES) {
+    // Name the first field that does not fit, as a field-by-field reader would.
+    const fields: readonly [string, number][] = [
+      ['launchId', 8],
+      ['frameSequence', 4],
+      ['source', 1],
+      ['groupSize', 1],
+      ['flags', 1],
+      ['reserved', 1],
+      ['startUnixNanos', 8],
+      ['endUnixNanos', 8],
+      ['clockHz', 8],
+      ['device uuid', 16],
+      ['computeCapability major', 1],
+      ['computeCapability minor', 1],
+    ];
+    let at = 0;
+    for (const [field, size] of fields) {
+      if (length - at < size) throw endsInside(field, size, length - at);
+      at += size;
+      // The byte checks below come first when their byte is there.
+      if (field === 'source' && payload[12]! > 1) break;
+      if (field === 'flags' && payload[14]! > 1) break;
+      if (field === 'reserved' && payload[15] !== 0) break;
+    }
+  }
+  const sourceCode = payload[12]!;
+  if (sourceCode > 1) throw invalid(`source must be 0 (cuda) or 1 (cpu), got ${sourceCode}`);
+  const flags = payload[14]!;
+  if (flags > 1) throw invalid(`flags bits 1..7 must be 0, got ${flags}`);
+  const reserved = payload[15]!;
+  if (reserved !== 0) throw invalid(`reserved byte must be 0, got ${reserved}`);
+
+  // Strings (each read and UTF-8 checked in turn, as before the identity checks).
+  let at = IDENTITY_FIXED_BYTES;
+  const jobBytes = at < length ? payload[at]! : 0;
+  const job = stringAt(payload, at, 'job');
+  at += 1 + jobBytes;
+  const kernelBytes = at < length ? payload[at]! : 0;
+  const kernel = stringAt(payload, at, 'kernel');
+  at += 1 + kernelBytes;
+  const name = stringAt(payload, at, 'device name');
+  at += 1 + payload[at]!;
+
+  // validateFrameIdentity's checks, in its order, for the values the wire can hold.
+  if (jobBytes === 0) throw invalid('job must not be empty');
+  if (payload.subarray(IDENTITY_FIXED_BYTES + 1, IDENTITY_FIXED_BYTES + 1 + jobBytes).includes(0x2f)) {
+    throw invalid(`job must not contain '/', got '${job}'`);
+  }
+  if (kernelBytes === 0) throw invalid('kernel must not be empty');
+  const groupSize = payload[13]!;
+  if (groupSize < 1) throw invalid(`groupSize must be 1..${MAX_GROUP_SIZE}, got ${groupSize}`);
+  if (groupSize > MAX_GROUP_SIZE) throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `groupSize must be 1..${MAX_GROUP_SIZE}, got ${groupSize}`);
+  const clockHz = countAt(view, 32);
+  if (clockHz === 0) throw invalid('clockHz must be >= 1, got 0');
+  if (clockHz > MAX_COUNT) throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `clockHz must be at most ${MAX_COUNT}, got ${clockHz}`);
+
+  return {
     job,
     kernel,
-    launchId,
-    frameSequence,
+    launchId: view.getBigUint64(0, true),
+    frameSequence: view.getUint32(8, true),
     source: sourceCode === 0 ? 'cuda' : 'cpu',
     groupSize,
     sync: flags === 1,
-    device,
-    startUnixNanos,
-    endUnixNanos,
+    device: { name, uuid: uuidTextAt(payload, 40), computeCapability: { major: payload[56]!, minor: payload[57]! }, clockHz },
+    startUnixNanos: view.getBigUint64(16, true),
+    endUnixNanos: view.getBigUint64(24, true),
+    bodyAt: at,
   };
-  validateFrameIdentity(identity);
-  return identity;
 }
 
-function readLaunchSummary(r: PayloadReader, identity: FrameIdentity): Frame {
-  const groupCount = r.count('groupCount');
-  const groupsCounted = r.count('groupsCounted');
-  const sumSimtClocks = r.u64('sumSimtClocks');
-  const sumMimdClocks = r.u64('sumMimdClocks');
-  const sumMeasuredLoss = r.f64('sumMeasuredLoss');
-  const sumCountsLoss = r.f64('sumCountsLoss');
-  const sumMaxCounts = r.count('sumMaxCounts');
-  const sumCounts = r.count('sumCounts');
-  const droppedSamples = r.count('droppedSamples');
-  const entryCount = r.u32('histogramEntries');
+/** Fixed LaunchSummary body fields before the histogram entries. */
+const LAUNCH_SUMMARY_FIELDS: readonly [string, number][] = [
+  ['groupCount', 8],
+  ['groupsCounted', 8],
+  ['sumSimtClocks', 8],
+  ['sumMimdClocks', 8],
+  ['sumMeasuredLoss', 8],
+  ['sumCountsLoss', 8],
+  ['sumMaxCounts', 8],
+  ['sumCounts', 8],
+  ['droppedSamples', 8],
+  ['histogramEntries', 4],
+];
+
+function throwEndsInsideFixed(fields: readonly [string, number][], remaining: number): never {
+  let left = remaining;
+  for (const [field, size] of fields) {
+    if (left < size) throw endsInside(field, size, left);
+    left -= size;
+  }
+  throw new Error('unreachable: the fixed fields fit');
+}
+
+function readLaunchSummary(payload: Uint8Array, view: DataView, id: DecodedIdentity): { frame: LaunchSummaryFrame; end: number } {
+  const p = id.bodyAt;
+  if (payload.length - p < 76) throwEndsInsideFixed(LAUNCH_SUMMARY_FIELDS, payload.length - p);
+  const entryCount = view.getUint32(p + 72, true);
   if (entryCount > MAX_HISTOGRAM_ENTRIES) {
     throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `histogram entries must be at most ${MAX_HISTOGRAM_ENTRIES}, got ${entryCount}`);
   }
-  r.need(entryCount * 12, 'histogram entries');
+  let at = p + 76;
+  if (payload.length - at < entryCount * 12) throw endsInside('histogram entries', entryCount * 12, payload.length - at);
   const histogram: HistogramEntry[] = new Array<HistogramEntry>(entryCount);
   for (let i = 0; i < entryCount; i++) {
-    const bin = r.u32('histogram bin');
-    histogram[i] = { bin, count: r.count('histogram count') };
+    histogram[i] = { bin: view.getUint32(at, true), count: countAt(view, at + 4) };
+    at += 12;
   }
-  return {
+  const frame: LaunchSummaryFrame = {
     type: 'launch-summary',
-    ...identity,
-    groupCount,
-    groupsCounted,
-    sumSimtClocks,
-    sumMimdClocks,
-    sumMeasuredLoss,
-    sumCountsLoss,
-    sumMaxCounts,
-    sumCounts,
-    droppedSamples,
+    job: id.job,
+    kernel: id.kernel,
+    launchId: id.launchId,
+    frameSequence: id.frameSequence,
+    source: id.source,
+    groupSize: id.groupSize,
+    sync: id.sync,
+    device: id.device,
+    startUnixNanos: id.startUnixNanos,
+    endUnixNanos: id.endUnixNanos,
+    groupCount: countAt(view, p),
+    groupsCounted: countAt(view, p + 8),
+    sumSimtClocks: view.getBigUint64(p + 16, true),
+    sumMimdClocks: view.getBigUint64(p + 24, true),
+    sumMeasuredLoss: view.getFloat64(p + 32, true),
+    sumCountsLoss: view.getFloat64(p + 40, true),
+    sumMaxCounts: countAt(view, p + 48),
+    sumCounts: countAt(view, p + 56),
+    droppedSamples: countAt(view, p + 64),
     histogram,
   };
+  return { frame, end: at };
 }
 
-function readGroupSamples(r: PayloadReader, identity: FrameIdentity): Frame {
-  const groupCount = r.count('groupCount');
-  const selectionCode = r.u8('selection');
-  if (selectionCode > 1) throw new FrameError('WW_ERR_FRAME_INVALID', `selection must be 0 (stride) or 1 (hash), got ${selectionCode}`);
-  for (let i = 0; i < 3; i++) {
-    if (r.u8('reserved') !== 0) throw new FrameError('WW_ERR_FRAME_INVALID', 'reserved bytes after selection must be 0');
+const GROUP_SAMPLES_FIELDS: readonly [string, number][] = [
+  ['groupCount', 8],
+  ['selection', 1],
+  ['reserved', 1],
+  ['reserved', 1],
+  ['reserved', 1],
+  ['samplingStride', 4],
+  ['sampleCount', 4],
+];
+
+function readGroupSamples(payload: Uint8Array, view: DataView, id: DecodedIdentity): { frame: GroupSamplesFrame; end: number } {
+  const p = id.bodyAt;
+  const available = payload.length - p;
+  // Byte checks come before a later field's end-of-payload error, as in a field-by-field read.
+  if (available >= 9 && payload[p + 8]! > 1) throw invalid(`selection must be 0 (stride) or 1 (hash), got ${payload[p + 8]!}`);
+  for (let k = 9; k < 12 && k < available; k++) {
+    if (payload[p + k] !== 0) throw invalid('reserved bytes after selection must be 0');
   }
-  const samplingStride = r.u32('samplingStride');
-  const sampleCount = r.u32('sampleCount');
+  if (available < 20) throwEndsInsideFixed(GROUP_SAMPLES_FIELDS, available);
+  const selectionCode = payload[p + 8]!;
+  const samplingStride = view.getUint32(p + 12, true);
+  const sampleCount = view.getUint32(p + 16, true);
   if (sampleCount > MAX_GROUP_SAMPLES) {
     throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `sampled groups per frame must be at most ${MAX_GROUP_SAMPLES}, got ${sampleCount}`);
   }
-  const n = identity.groupSize;
-  r.need(sampleCount * (24 + 12 * n), 'samples');
+  const n = id.groupSize;
+  const sampleBytes = 24 + 12 * n;
+  let at = p + 20;
+  if (payload.length - at < sampleCount * sampleBytes) throw endsInside('samples', sampleCount * sampleBytes, payload.length - at);
   const groups: GroupSample[] = new Array<GroupSample>(sampleCount);
   for (let g = 0; g < sampleCount; g++) {
-    const groupIndex = r.count('groupIndex');
-    const startClock = r.u64('startClock');
-    const endClock = r.u64('endClock');
+    const groupIndex = countAt(view, at);
+    const startClock = view.getBigUint64(at + 8, true);
+    const endClock = view.getBigUint64(at + 16, true);
+    at += 24;
     const laneCounts = new Array<number>(n);
-    for (let i = 0; i < n; i++) laneCounts[i] = r.u32('laneCounts');
+    for (let i = 0; i < n; i++) {
+      laneCounts[i] = view.getUint32(at, true);
+      at += 4;
+    }
     const laneFinishClocks = new Array<bigint>(n);
-    for (let i = 0; i < n; i++) laneFinishClocks[i] = r.u64('laneFinishClocks');
+    for (let i = 0; i < n; i++) {
+      laneFinishClocks[i] = view.getBigUint64(at, true);
+      at += 8;
+    }
     groups[g] = { groupIndex, startClock, endClock, laneCounts, laneFinishClocks };
   }
-  return {
+  const frame: GroupSamplesFrame = {
     type: 'group-samples',
-    ...identity,
-    groupCount,
+    job: id.job,
+    kernel: id.kernel,
+    launchId: id.launchId,
+    frameSequence: id.frameSequence,
+    source: id.source,
+    groupSize: id.groupSize,
+    sync: id.sync,
+    device: id.device,
+    startUnixNanos: id.startUnixNanos,
+    endUnixNanos: id.endUnixNanos,
+    groupCount: countAt(view, p),
     selection: selectionCode === 0 ? 'stride' : 'hash',
     samplingStride,
     groups,
   };
+  return { frame, end: at };
 }
 
 /**
  * Decodes exactly one frame that occupies all of `bytes`.
  *
  * @param bytes - one whole frame (header + payload), nothing more
+ * @param options - `{ crcVerified: true }` skips the payload CRC for bytes a createFrameSplitter
+ *   item returned as `raw` (already checked there); every other check still runs
  * @returns the decoded frame; fresh objects that do not alias `bytes`
  * @throws FrameError WW_ERR_FRAME_TRUNCATED (fewer bytes than the header declares),
  *   _BAD_MAGIC, _UNKNOWN_VERSION, _UNKNOWN_TYPE, _OVER_LIMIT, _CRC_MISMATCH, or _INVALID
  *   (a bad field, or trailing bytes after the frame). Never throws anything else.
- * @example const frame = decodeFrame(bytes); if (frame.type === 'launch-summary') console.log(frame.groupsCounted);
+ * @example
+ * const frame = decodeFrame(bytes); if (frame.type === 'launch-summary') console.log(frame.groupsCounted);
+ * for (const item of splitter.push(chunk)) if ('raw' in item) handle(decodeFrame(item.raw, { crcVerified: true }));
  */
-export function decodeFrame(bytes: Uint8Array): Frame {
+export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Frame {
   const header = decodeFrameHeader(bytes, 0);
   const total = FRAME_HEADER_BYTES + header.payloadLength;
   if (bytes.length < total) {
@@ -211,17 +334,20 @@ export function decodeFrame(bytes: Uint8Array): Frame {
     throw new FrameError('WW_ERR_FRAME_INVALID', `expected exactly one frame of ${total} bytes, got ${bytes.length} (trailing bytes)`);
   }
   const payload = bytes.subarray(FRAME_HEADER_BYTES, total);
-  const crc = crc32c(payload);
-  if (crc !== header.payloadCrc32c) {
-    throw new FrameError(
-      'WW_ERR_FRAME_CRC_MISMATCH',
-      `payload CRC-32C must match the header's 0x${header.payloadCrc32c.toString(16).padStart(8, '0')}, computed 0x${crc.toString(16).padStart(8, '0')}`,
-    );
+  if (options?.crcVerified !== true) {
+    const crc = crc32c(payload);
+    if (crc !== header.payloadCrc32c) {
+      throw new FrameError(
+        'WW_ERR_FRAME_CRC_MISMATCH',
+        `payload CRC-32C must match the header's 0x${header.payloadCrc32c.toString(16).padStart(8, '0')}, computed 0x${crc.toString(16).padStart(8, '0')}`,
+      );
+    }
   }
-  const r = new PayloadReader(payload);
-  const identity = readIdentity(r);
-  const frame = header.kind === 'launch-summary' ? readLaunchSummary(r, identity) : readGroupSamples(r, identity);
-  if (r.remaining !== 0) throw new FrameError('WW_ERR_FRAME_INVALID', `${r.remaining} bytes left over after the last payload field`);
-  validateFrame(frame);
+  const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const identity = readIdentity(payload, view);
+  const { frame, end } = header.kind === 'launch-summary' ? readLaunchSummary(payload, view, identity) : readGroupSamples(payload, view, identity);
+  const remaining = payload.length - end;
+  if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
+  validateFrameBody(frame, false);
   return frame;
 }

@@ -1,6 +1,8 @@
 /**
  * The checks the format requires of a frame's fields (SPEC.md limits). The encoder runs them
  * before writing and the decoder after parsing, so both sides accept exactly the same frames.
+ * (The decoder checks the identity itself on the raw bytes, with the same messages, since most
+ * of these checks hold by construction there; decode-frame.test.ts checks that both agree.)
  */
 import { FrameError } from './errors.ts';
 import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES, MAX_STRING_BYTES } from './limits.ts';
@@ -50,17 +52,17 @@ function checkLossSum(value: unknown, field: string): void {
   }
 }
 
-/**
- * Checks the identity fields every frame carries (job, kernel, ids, source, groupSize, device).
- * The decoder runs it before the body so that groupSize is known to be 1..32 when sizes are computed.
- *
- * @throws FrameError WW_ERR_FRAME_OVER_LIMIT or WW_ERR_FRAME_INVALID
- * @example validateFrameIdentity(frame);
- */
-export function validateFrameIdentity(frame: FrameIdentity): void {
+/** The UTF-8 bytes of a frame's three strings, as checked (the encoder writes them). */
+export interface FrameStringBytes {
+  readonly job: Uint8Array;
+  readonly kernel: Uint8Array;
+  readonly deviceName: Uint8Array;
+}
+
+function checkFrameIdentity(frame: FrameIdentity): FrameStringBytes {
   const job = utf8BytesOf(frame.job, 'job', 1);
   if (job.includes(0x2f)) throw invalid(`job must not contain '/', got '${frame.job}'`);
-  utf8BytesOf(frame.kernel, 'kernel', 1);
+  const kernel = utf8BytesOf(frame.kernel, 'kernel', 1);
   checkU64(frame.launchId, 'launchId');
   checkUint(frame.frameSequence, 'frameSequence', 0xffffffff);
   if (frame.source !== 'cuda' && frame.source !== 'cpu') throw invalid(`source must be 'cuda' or 'cpu', got '${String(frame.source)}'`);
@@ -72,7 +74,7 @@ export function validateFrameIdentity(frame: FrameIdentity): void {
   checkU64(frame.endUnixNanos, 'endUnixNanos');
   const device = frame.device;
   if (typeof device !== 'object' || device === null) throw invalid('device must be an object');
-  utf8BytesOf(device.name, 'device name', 0);
+  const deviceName = utf8BytesOf(device.name, 'device name', 0);
   if (typeof device.uuid !== 'string' || !UUID_PATTERN.test(device.uuid)) {
     throw invalid(`device uuid must be lowercase xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '${String(device.uuid)}'`);
   }
@@ -82,6 +84,24 @@ export function validateFrameIdentity(frame: FrameIdentity): void {
   checkUint(cc.minor, 'computeCapability minor', 255);
   if (device.clockHz === 0) throw invalid('clockHz must be >= 1, got 0');
   checkUint(device.clockHz, 'clockHz', MAX_COUNT);
+  return { job, kernel, deviceName };
+}
+
+/**
+ * Checks the identity fields every frame carries (job, kernel, ids, source, groupSize, device).
+ *
+ * @throws FrameError WW_ERR_FRAME_OVER_LIMIT or WW_ERR_FRAME_INVALID
+ * @example validateFrameIdentity(frame);
+ */
+export function validateFrameIdentity(frame: FrameIdentity): void {
+  checkFrameIdentity(frame);
+}
+
+/** Exact sum of the histogram counts 0..last (already checked integers), for error messages. */
+function exactTotalOf(histogram: LaunchSummaryFrame['histogram'], last: number): bigint {
+  let total = 0n;
+  for (let i = 0; i <= last; i++) total += BigInt(histogram[i]!.count);
+  return total;
 }
 
 function checkLaunchSummary(frame: LaunchSummaryFrame): void {
@@ -103,26 +123,30 @@ function checkLaunchSummary(frame: LaunchSummaryFrame): void {
     throw overLimit(`histogram entries must be at most ${MAX_HISTOGRAM_ENTRIES}, got ${histogram.length}`);
   }
   let previousBin = -1;
-  let total = 0n;
-  for (const entry of histogram as LaunchSummaryFrame['histogram']) {
-    const { bin, count } = entry;
+  // Each count is <= 2^53-1, so a float sum that passes 2^53-1 is >= 2^53 (rounding is
+  // monotonic): the limit check is exact. The error paths recompute the exact total as a bigint.
+  let total = 0;
+  const entries = histogram as LaunchSummaryFrame['histogram'];
+  for (let i = 0; i < entries.length; i++) {
+    const { bin, count } = entries[i]!;
     if (typeof bin !== 'number' || !Number.isInteger(bin) || bin < 0 || bin >= HISTOGRAM_BIN_COUNT) {
       throw invalid(`histogram bin must be < ${HISTOGRAM_BIN_COUNT}, got ${String(bin)}`);
     }
     if (bin <= previousBin) throw invalid(`histogram bins must be strictly increasing, got ${bin} after ${previousBin}`);
     if (count === 0) throw invalid(`histogram counts must be >= 1, got 0 for bin ${bin}`);
     checkUint(count, 'histogram count', MAX_COUNT);
-    total += BigInt(count);
-    if (total > BigInt(MAX_COUNT)) throw overLimit(`histogram total must be at most ${MAX_COUNT}, got ${total}`);
+    total += count;
+    if (total > MAX_COUNT) throw overLimit(`histogram total must be at most ${MAX_COUNT}, got ${exactTotalOf(entries, i)}`);
     previousBin = bin;
   }
-  const lanes = BigInt(frame.groupsCounted) * BigInt(frame.groupSize);
-  if (total !== lanes) {
+  // total <= 2^53-1 is exact; a product above 2^53-1 rounds to >= 2^53 and so differs from it.
+  if (total !== frame.groupsCounted * frame.groupSize) {
+    const lanes = BigInt(frame.groupsCounted) * BigInt(frame.groupSize);
     throw invalid(`histogram counts must sum to groupsCounted*groupSize (${lanes}), got ${total}`);
   }
 }
 
-function checkGroupSamples(frame: GroupSamplesFrame): void {
+function checkGroupSamples(frame: GroupSamplesFrame, checkLanes: boolean): void {
   checkUint(frame.groupCount, 'groupCount', MAX_COUNT);
   if (frame.selection !== 'stride' && frame.selection !== 'hash') {
     throw invalid(`selection must be 'stride' or 'hash', got '${String(frame.selection)}'`);
@@ -143,6 +167,7 @@ function checkGroupSamples(frame: GroupSamplesFrame): void {
     if (!Array.isArray(group.laneCounts) || group.laneCounts.length !== n || !Array.isArray(group.laneFinishClocks) || group.laneFinishClocks.length !== n) {
       throw invalid(`each sample needs groupSize (${n}) laneCounts and laneFinishClocks (group ${index})`);
     }
+    if (!checkLanes) continue;
     for (const count of group.laneCounts) checkUint(count, 'laneCounts', 0xffffffff);
     for (const clock of group.laneFinishClocks) checkU64(clock, 'laneFinishClocks');
   }
@@ -156,11 +181,35 @@ function checkGroupSamples(frame: GroupSamplesFrame): void {
  * @example validateFrame(frame); // throws FrameError('WW_ERR_FRAME_OVER_LIMIT') for groupSize 48
  */
 export function validateFrame(frame: Frame): void {
+  checkFrame(frame);
+}
+
+/**
+ * validateFrame that also returns the UTF-8 bytes of the strings it checked, so the encoder
+ * does not encode them a second time. Internal (not in index.ts).
+ *
+ * @throws FrameError as validateFrame
+ * @example const { job, kernel, deviceName } = checkFrame(frame);
+ */
+export function checkFrame(frame: Frame): FrameStringBytes {
   if (typeof frame !== 'object' || frame === null) throw invalid('frame must be an object');
   if (frame.type !== 'launch-summary' && frame.type !== 'group-samples') {
     throw invalid(`frame type must be 'launch-summary' or 'group-samples', got '${String((frame as { type: unknown }).type)}'`);
   }
-  validateFrameIdentity(frame);
+  const strings = checkFrameIdentity(frame);
+  validateFrameBody(frame, true);
+  return strings;
+}
+
+/**
+ * The checks of validateFrame after the identity: the LaunchSummary or GroupSamples fields.
+ * The decoder passes `checkLanes` false: the lane counts and clocks it read from u32/u64 wire
+ * fields are in range by construction. Internal (not in index.ts).
+ *
+ * @throws FrameError WW_ERR_FRAME_OVER_LIMIT or WW_ERR_FRAME_INVALID
+ * @example validateFrameBody(decoded, false);
+ */
+export function validateFrameBody(frame: Frame, checkLanes: boolean): void {
   if (frame.type === 'launch-summary') checkLaunchSummary(frame);
-  else checkGroupSamples(frame);
+  else checkGroupSamples(frame, checkLanes);
 }

@@ -107,6 +107,13 @@ function chooseTile(granularity: Advice['granularity'], n: number, current: numb
   return good ?? [...candidates].sort((a, b) => a.expectedLoss - b.expectedLoss)[0];
 }
 
+/** 'nbinom(1.254,0.05902)': the fitted parameters to 4 significant digits (integers as they are). */
+function roundedSpecText(family: string, parameters: Readonly<Record<string, number>>, fallback: string): string {
+  const values = Object.values(parameters);
+  if (values.length === 0 || values.some((v) => !Number.isFinite(v))) return fallback;
+  return `${family}(${values.map((v) => (Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4))))).join(',')})`;
+}
+
 /**
  * Computes the advice.
  *
@@ -140,7 +147,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
     });
   const fits = fitParametric(distribution).map((fit) => ({
     family: fit.family,
-    spec: formatDistributionSpec(fit.spec),
+    spec: roundedSpecText(fit.family, fit.parameters, formatDistributionSpec(fit.spec)),
     parameters: fit.parameters,
     logLikelihood: fit.logLikelihood,
     aic: fit.aic,
@@ -195,8 +202,11 @@ export function computeAdvice(request: AdviceRequest): Advice {
     const [best, ...rest] = options;
     if (best !== undefined) {
       recommendation.push(`best: ${best.sentence} — removes ${percentCut(now, best.expectedLoss)}.`);
-      const cheaper = rest.find((o) => o.kind !== best.kind && o.expectedLoss < now - 0.25 * (now - 1));
-      if (cheaper !== undefined) recommendation.push(`also: ${cheaper.sentence}.`);
+      // Every other option that removes at least a quarter of the idle lane-time is worth naming:
+      // they differ in what they cost (a work estimate, a remapping of units to lanes).
+      for (const other of rest) {
+        if (other.expectedLoss < now - 0.25 * (now - 1)) recommendation.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
+      }
     }
   }
   const fit = fits[0];

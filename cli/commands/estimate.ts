@@ -14,7 +14,7 @@ interface EstimateOptions {
   lastLaunches?: string;
   predictionBasis?: string;
   bootstrapReplicates?: string;
-  fromBeginning?: boolean;
+  latest?: boolean;
   instance?: string;
 }
 
@@ -45,7 +45,7 @@ export function registerEstimateCommand(program: Command): void {
     .option('--last-launches <n>', 'launches kept in last-n mode (default 64; env WARPWATCH_LAST_LAUNCHES)')
     .option('--prediction-basis <basis>', 'loss_predicted from the window|current|cumulative distribution (default window; env WARPWATCH_PREDICTION_BASIS)')
     .option('--bootstrap-replicates <n>', 'Poisson-bootstrap replicates for the loss_predicted interval, 0 = off (default 32; env WARPWATCH_BOOTSTRAP_REPLICATES)')
-    .option('--from-beginning', 'a new group starts at the earliest frames (default true; env WARPWATCH_ESTIMATOR_FROM_BEGINNING)')
+    .option('--latest', 'a group without committed offsets starts at the latest frames instead of the earliest (env WARPWATCH_ESTIMATOR_FROM_BEGINNING=false)')
     .option('--instance <name>', 'instance name for telemetry (default <hostname>-<pid>; env WARPWATCH_INSTANCE)')
     .addHelpText(
       'after',
@@ -64,7 +64,8 @@ export function registerEstimateCommand(program: Command): void {
 async function runEstimate(options: EstimateOptions): Promise<void> {
   let config: EstimatorConfig;
   try {
-    config = loadEstimatorConfig({ env: process.env, flags: options });
+    const { latest, ...rest } = options;
+    config = loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } });
   } catch (error) {
     if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error });
     throw error;

@@ -100,6 +100,12 @@ describe('warpwatch model', () => {
     ['bad CSV line', ['--counts', file('bad.csv', '1,2\n3;4\n')], /line 2: expected 'value,count', got '3;4'/],
     ['negative value', ['--counts', file('neg.json', '{"-2": 3}')], /--counts file '.*neg\.json': values must be non-negative integers \(iteration counts\), got -2/],
     ['all zero', ['--counts', file('zero.csv', '1,0\n2,0\n')], /all weights are zero/],
+    ['non-integer value', ['--counts', file('frac.json', '{"1.5": 3}')], /values must be non-negative integers \(iteration counts\), got 1\.5/],
+    ['negative count', ['--counts', file('negc.csv', '1,-2\n')], /weights must be non-negative, got -2 for value 1/],
+    ['non-numeric count', ['--counts', file('nan.json', '{"1": "abc"}')], /weights must be finite numbers, got abc for value 1/],
+    ['empty file', ['--counts', file('empty.csv', '')], /distribution is empty/],
+    ['JSON array', ['--counts', file('array.json', '[1, 2]')], /must hold a JSON object \{"value": count, ...\}/],
+    ['bad JSON', ['--counts', file('broken.json', '{"1": 2')], /is not valid JSON/],
     ['exact too large', ['--dist', 'unif(0,20000)', '--method', 'exact'], /exact method for n=32 .* use the fast method/],
     ['unknown flag', ['--dist', 'geo(0.5)', '--bogus'], /unknown option '--bogus'/],
   ];

@@ -83,7 +83,7 @@ export function readCountsFile(file: string): CategoricalDistribution {
     throw new UsageError(`cannot read --counts file '${file}': ${(error as Error).message}`);
   }
   try {
-    if (text.trimStart().startsWith('{')) {
+    if (/^\s*[[{]/.test(text)) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);

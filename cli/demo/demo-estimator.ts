@@ -2,6 +2,7 @@ import type { EstimatorConfig } from '../../estimator/config.ts';
 import { loadEstimatorConfig } from '../../estimator/config.ts';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
 import type { ParametricFitter } from '../../estimator/window-result.ts';
+import { fitParametric } from '../../model/index.ts';
 
 /**
  * The estimator configuration of the demo: the service's own config loader, with the
@@ -48,7 +49,10 @@ export function demoEstimatorConfig(env: Readonly<Record<string, string | undefi
 export type DemoWindowRecord = DistributionRecord;
 
 /**
- * The parametric fitter the demo hands to the estimator (model.md §2d); undefined until the
- * model's fitParametric is available, in which case fit fields stay empty.
+ * The parametric fitter the demo hands to the estimator (model.md §2d): the model's
+ * fitParametric, best (smallest AIC) first, in the estimator's ParametricFit shape.
+ *
+ * @example demoFitter(CategoricalDistribution.fromCounts({ 3: 5, 4: 2 }))[0]?.family
  */
-export const demoFitter: ParametricFitter | undefined = undefined;
+export const demoFitter: ParametricFitter = (distribution) =>
+  fitParametric(distribution).map((fit) => ({ family: fit.family, parameters: fit.parameters, logLikelihood: fit.logLikelihood, aic: fit.aic }));

@@ -1,12 +1,20 @@
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { stackEndpoints, withStackLock } from './local-stack.ts';
 import { silentReporter } from './progress.ts';
 import { resolveLocalStackConfig } from './stack-config.ts';
 
-const scratchConfig = () => resolveLocalStackConfig({ WARPWATCH_CACHE_DIR: mkdtempSync(join(tmpdir(), 'ww-lock-')) });
+const scratchFolders: string[] = [];
+const scratchConfig = () => {
+  const folder = mkdtempSync(join(tmpdir(), 'ww-lock-'));
+  scratchFolders.push(folder);
+  return resolveLocalStackConfig({ WARPWATCH_CACHE_DIR: folder });
+};
+afterAll(() => {
+  for (const folder of scratchFolders) rmSync(folder, { recursive: true, force: true });
+});
 
 describe('withStackLock', () => {
   it('runs concurrent holders one after another, never overlapping', async () => {

@@ -1,11 +1,19 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { DeployError } from '../errors.ts';
 import { isProcessRunning, readPidFile, runTool, spawnDetached, stopProcess, tailFile } from './process-control.ts';
 
-const scratch = (): string => mkdtempSync(join(tmpdir(), 'ww-process-'));
+const scratchFolders: string[] = [];
+const scratch = (): string => {
+  const folder = mkdtempSync(join(tmpdir(), 'ww-process-'));
+  scratchFolders.push(folder);
+  return folder;
+};
+afterAll(() => {
+  for (const folder of scratchFolders) rmSync(folder, { recursive: true, force: true });
+});
 
 describe('spawnDetached and stopProcess', () => {
   it('starts a detached process that writes its pid file, and stops it with SIGTERM', async () => {

@@ -95,6 +95,16 @@ void dispatchGroupSize(unsigned n, F&& f) {
   detail::dispatchGroupSizeImpl(n, f, std::make_integer_sequence<unsigned, 32>{});
 }
 
+/// Sets finish[lane] = now for the lanes whose count equals `iterationsDone`, branch-free (a
+/// masked select), so the cost per group-iteration does not depend on which lanes finish.
+template <unsigned N>
+inline void recordFinishes(std::uint64_t* finish, const std::uint32_t* counts, std::uint32_t iterationsDone, std::uint64_t now) {
+  for (unsigned lane = 0; lane < N; ++lane) {
+    const std::uint64_t select = std::uint64_t{0} - static_cast<std::uint64_t>(counts[lane] == iterationsDone);
+    finish[lane] = (finish[lane] & ~select) | (now & select);
+  }
+}
+
 /// Running sums for the one-line JSON report a workload prints on stderr at exit.
 struct RunReport {
   std::uint64_t launches = 0;

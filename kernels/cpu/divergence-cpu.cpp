@@ -15,12 +15,13 @@ namespace {
 
 constexpr unsigned N = kDivergenceLanes;
 
-/// The loop body: 16 dependent multiply-adds per lane, on every lane, kept only where active.
-inline void body(float (&x)[N], const bool (&active)[N]) {
+/// The loop body: 16 dependent multiply-adds per lane, on every lane, kept only where active
+/// (arithmetic select, vectorised; see matpow-cpu.cpp).
+inline void body(float (&x)[N], const float (&keep)[N]) {
   for (unsigned lane = 0; lane < N; ++lane) {
     float v = x[lane];
     for (int r = 0; r < 16; ++r) v = v * 0.999f + 0.001f;
-    x[lane] = active[lane] ? v : x[lane];
+    x[lane] = keep[lane] * v + (1.0f - keep[lane]) * x[lane];
   }
 }
 
@@ -34,23 +35,21 @@ GroupMeasurement runPattern(bool nested, unsigned k, std::uint64_t groupIndex, f
     m.laneCounts[lane] = nested ? bound[lane] * bound[lane] : bound[lane];
   }
   const std::uint32_t deepest = 32;
-  bool active[N];
+  alignas(16) float keep[N];
   m.startClock = steadyNanos();
   std::uint64_t now = m.startClock;
   for (std::uint32_t i = 0; i < deepest; ++i) {
     if (nested) {
       for (std::uint32_t j = 0; j < deepest; ++j) {
-        for (unsigned lane = 0; lane < N; ++lane) active[lane] = i < bound[lane] && j < bound[lane];
-        body(x, active);
+        for (unsigned lane = 0; lane < N; ++lane) keep[lane] = i < bound[lane] && j < bound[lane] ? 1.0f : 0.0f;
+        body(x, keep);
       }
     } else {
-      for (unsigned lane = 0; lane < N; ++lane) active[lane] = i < bound[lane];
-      body(x, active);
+      for (unsigned lane = 0; lane < N; ++lane) keep[lane] = i < bound[lane] ? 1.0f : 0.0f;
+      body(x, keep);
     }
     now = steadyNanos();
-    for (unsigned lane = 0; lane < N; ++lane) {
-      if (bound[lane] == i + 1) m.laneFinishClocks[lane] = now;
-    }
+    recordFinishes<N>(m.laneFinishClocks, bound, i + 1, now);
   }
   m.endClock = now;  // the last group-iteration's clock (see matpow-cpu.cpp)
   return m;

@@ -38,41 +38,45 @@ double runEscape(const WorkloadOptions& options, LaunchRecorder& recorder, RunRe
     for (std::uint64_t g = 0; g < image.groups; ++g) {
       alignas(64) std::uint32_t count[N];
       const GroupMeasurement m = measureUndisturbed([&] {
-        alignas(64) float cr[N], ci[N], zr[N], zi[N];
-        bool active[N];
+        alignas(64) float cr[N], ci[N], zr[N], zi[N], keep[N];
+        alignas(64) std::uint32_t active[N], finished[N];
         for (unsigned lane = 0; lane < N; ++lane) {
           const std::uint64_t unit = order[g * N + lane];
           cr[lane] = image.realOf(unit);
           ci[lane] = image.imagOf(unit);
           zr[lane] = zi[lane] = 0;
           count[lane] = 0;
-          active[lane] = true;
+          active[lane] = 1;
         }
         GroupMeasurement run;
         run.groupIndex = g;
         run.startClock = steadyNanos();
-        bool anyActive = true;
+        std::uint32_t anyActive = 1;
         std::uint64_t now = run.startClock;
         while (anyActive) {
-          // Every lane computes; inactive lanes discard the result (lockstep).
+          // Every lane computes; inactive lanes keep their state through an arithmetic select
+          // (exact: 1*a + 0*b = a for finite values; a frozen |z| stays below ~6, never inf).
           for (unsigned lane = 0; lane < N; ++lane) {
+            keep[lane] = static_cast<float>(active[lane]);
             const float nr = zr[lane] * zr[lane] - zi[lane] * zi[lane] + cr[lane];
             const float ni = 2.0f * zr[lane] * zi[lane] + ci[lane];
-            zr[lane] = active[lane] ? nr : zr[lane];
-            zi[lane] = active[lane] ? ni : zi[lane];
-            count[lane] += active[lane] ? 1u : 0u;
+            zr[lane] = keep[lane] * nr + (1.0f - keep[lane]) * zr[lane];
+            zi[lane] = keep[lane] * ni + (1.0f - keep[lane]) * zi[lane];
+            count[lane] += active[lane];
           }
-          bool finished[N];
-          anyActive = false;
+          anyActive = 0;
           for (unsigned lane = 0; lane < N; ++lane) {
-            const bool stillActive = active[lane] && zr[lane] * zr[lane] + zi[lane] * zi[lane] <= 4.0f && count[lane] < image.maxIterations;
-            finished[lane] = active[lane] && !stillActive;
+            const float radius2 = zr[lane] * zr[lane] + zi[lane] * zi[lane];
+            const std::uint32_t stillActive = active[lane] & static_cast<std::uint32_t>(radius2 <= 4.0f) &
+                                              static_cast<std::uint32_t>(count[lane] < image.maxIterations);
+            finished[lane] = active[lane] & (stillActive ^ 1u);
             active[lane] = stillActive;
             anyActive |= stillActive;
           }
           now = steadyNanos();
           for (unsigned lane = 0; lane < N; ++lane) {
-            if (finished[lane]) run.laneFinishClocks[lane] = now;
+            const std::uint64_t select = std::uint64_t{0} - static_cast<std::uint64_t>(finished[lane]);
+            run.laneFinishClocks[lane] = (run.laneFinishClocks[lane] & ~select) | (now & select);
           }
         }
         run.endClock = now;  // the last group-iteration's clock (see matpow-cpu.cpp)

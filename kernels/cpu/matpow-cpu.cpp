@@ -39,8 +39,9 @@ struct MatpowGroup {
   }
 
   /// One group-iteration: power <- power x base on EVERY lane, then keep the result only on
-  /// active lanes. Cost is independent of the mask (that is the lockstep).
-  void step(const bool (&active)[N]) {
+  /// active lanes (keep = 1.0f) with an arithmetic select, which is exact for finite values
+  /// (1*p + 0*q = p) and vectorises; a branch per lane would make the cost depend on the mask.
+  void step(const float (&keep)[N]) {
     for (int i = 0; i < kDim; ++i) {
       for (int j = 0; j < kDim; ++j) {
         float sum[N] = {};
@@ -52,7 +53,9 @@ struct MatpowGroup {
     }
     for (int i = 0; i < kDim; ++i) {
       for (int j = 0; j < kDim; ++j) {
-        for (unsigned lane = 0; lane < N; ++lane) power[i][j][lane] = active[lane] ? product[i][j][lane] : power[i][j][lane];
+        for (unsigned lane = 0; lane < N; ++lane) {
+          power[i][j][lane] = keep[lane] * product[i][j][lane] + (1.0f - keep[lane]) * power[i][j][lane];
+        }
       }
     }
   }
@@ -93,17 +96,15 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
         GroupMeasurement run;
         run.groupIndex = g;
         for (unsigned lane = 0; lane < N; ++lane) run.laneCounts[lane] = counts[lane];
-        bool active[N];
+        alignas(16) float keep[N];
         run.startClock = steadyNanos();
         for (unsigned lane = 0; lane < N; ++lane) run.laneFinishClocks[lane] = run.startClock;  // w = 0 lanes finish at c0
         std::uint64_t now = run.startClock;
         for (std::uint32_t t = 0; t < deepest; ++t) {
-          for (unsigned lane = 0; lane < N; ++lane) active[lane] = t < counts[lane];
-          group->step(active);
+          for (unsigned lane = 0; lane < N; ++lane) keep[lane] = t < counts[lane] ? 1.0f : 0.0f;
+          group->step(keep);
           now = steadyNanos();
-          for (unsigned lane = 0; lane < N; ++lane) {
-            if (counts[lane] == t + 1) run.laneFinishClocks[lane] = now;  // right after the lane's last iteration
-          }
+          recordFinishes<N>(run.laneFinishClocks, counts, t + 1, now);  // right after each lane's last iteration
         }
         // A lockstep group ends when its last group-iteration ends: the deepest lane's finish clock.
         // (A separate clock read here would add its own cost to C_SIMT only, biasing short groups.)

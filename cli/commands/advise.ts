@@ -1,0 +1,118 @@
+import { writeFileSync } from 'node:fs';
+import { Option, type Command } from 'commander';
+import { loadEstimatorConfig } from '../../estimator/config.ts';
+import {
+  adviseInputFromCounts,
+  adviseInputFromFrames,
+  adviseInputFromSpec,
+  adviseInputFromStream,
+  adviseInputFromWorkload,
+  type AdviseInput,
+  type DistributionBasis,
+} from '../advise/advise-input.ts';
+import { computeAdvice } from '../advise/advice.ts';
+import { formatAdviceText } from '../advise/advice-text.ts';
+import { renderAdviceReport } from '../report/advice-report.ts';
+import { UsageError } from '../usage-error.ts';
+import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
+
+interface AdviseFlags {
+  counts?: string;
+  frames?: string;
+  stream?: string;
+  workload?: 'matpow' | 'escape';
+  dist?: string;
+  sorted?: boolean;
+  groups?: string;
+  seed?: string;
+  n?: string;
+  units?: string;
+  bins: string;
+  basis: DistributionBasis;
+  json?: boolean;
+  html?: string;
+}
+
+async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
+  const sources = [flags.counts !== undefined, flags.frames !== undefined, flags.workload !== undefined, flags.stream !== undefined && flags.frames === undefined];
+  const fromSpec = flags.dist !== undefined && flags.workload === undefined;
+  if (sources.filter(Boolean).length + (fromSpec ? 1 : 0) !== 1) {
+    throw new UsageError('give exactly one input: --counts FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC');
+  }
+  if (flags.counts !== undefined) return adviseInputFromCounts(flags.counts);
+  if (flags.frames !== undefined) return adviseInputFromFrames(flags.frames, flags.stream);
+  if (fromSpec) return adviseInputFromSpec(flags.dist ?? '');
+  if (flags.workload !== undefined) {
+    if (flags.workload === 'escape' && flags.dist !== undefined) throw new UsageError('--dist applies to --workload matpow only (escape takes its counts from the image)');
+    const n = flags.n === undefined ? 32 : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
+    const groups = flags.groups === undefined ? 512 : parseNumberOption('--groups', flags.groups, { min: 1, max: 1 << 24, integer: true });
+    const args = [
+      ...(flags.workload === 'matpow' ? ['--dist', flags.dist ?? 'pois(30)'] : []),
+      '--n',
+      String(n),
+      '--groups',
+      String(groups),
+      '--seed',
+      flags.seed ?? '1',
+      '--job',
+      'advise',
+      ...(flags.sorted === true ? ['--sorted'] : []),
+    ];
+    return adviseInputFromWorkload({ workload: flags.workload, args });
+  }
+  const config = loadEstimatorConfig({ env: process.env });
+  return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic }, flags.stream ?? '', flags.basis);
+}
+
+async function runAdvise(flags: AdviseFlags): Promise<void> {
+  const binCounts = parseIntegerListOption('--bins', flags.bins);
+  if (binCounts.some((k) => k < 1 || k > 1024)) throw new UsageError(`--bins must list bin counts 1..1024, got '${flags.bins}'`);
+  if (flags.sorted === true && flags.workload !== 'escape') throw new UsageError('--sorted applies to --workload escape only');
+  const input = await readInput(flags);
+  const groupSize = flags.n === undefined ? (input.groupSize ?? 32) : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
+  if (groupSize > 32) throw new UsageError(`the input was recorded with groups of ${groupSize} lanes; advise covers 1..32, give --n`);
+  const unitsPerLaunch = flags.units === undefined ? Math.max(input.unitsPerLaunch ?? 1 << 20, groupSize) : parseNumberOption('--units', flags.units, { min: groupSize, max: 2 ** 40, integer: true });
+  const advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts });
+  if (flags.html !== undefined) {
+    try {
+      writeFileSync(flags.html, renderAdviceReport(advice));
+    } catch (error) {
+      throw new UsageError(`cannot write --html file '${flags.html}': ${(error as Error).message}`);
+    }
+  }
+  if (flags.json === true) {
+    process.stdout.write(`${JSON.stringify({ ...advice, html: flags.html ?? null }, null, 2)}\n`);
+    return;
+  }
+  const lines = formatAdviceText(advice);
+  if (flags.html !== undefined) lines.push('', `page: ${flags.html}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Registers `warpwatch advise` (issue 8): design what-ifs (model.md §2d) for one
+ * distribution — loss per group size 1..32, sorting, binning, parametric fit, and a
+ * plain-language recommendation.
+ *
+ * @example registerAdviseCommand(program)
+ */
+export function registerAdviseCommand(program: Command): void {
+  program
+    .command('advise')
+    .description('Design advice for a work distribution: predicted loss for group sizes 1..32, sorting, binning into k bins, best parametric fit, and a recommendation (model.md §2d).')
+    .option('--counts <file>', 'observed counts: JSON {"value": count} or CSV lines value,count')
+    .option('--frames <file>', 'a recorded frame file (LaunchSummary histograms are merged)')
+    .option('--stream <id>', 'stream id job/kernel: picks a stream of --frames, or alone reads its latest record from warpwatch.distributions (WARPWATCH_KAFKA_BROKERS)')
+    .addOption(new Option('--workload <name>', 'run a CPU workload and use its counts').choices(['matpow', 'escape']))
+    .option('--dist <spec>', 'a family spec (hypothetical work), or the distribution of --workload matpow (default pois(30))')
+    .option('--sorted', 'with --workload escape: sort pixels by estimated work')
+    .option('--groups <g>', 'with --workload: groups to run (default 512)')
+    .option('--seed <s>', 'with --workload: seed (default 1)')
+    .option('--n <n>', 'group size the kernel uses now, 1..32 (default: from the input, else 32)')
+    .option('--units <N>', 'units per launch that would be sorted or binned together (default: from the input, else 2^20)')
+    .option('--bins <list>', 'bin counts k to evaluate', '2,4,8')
+    .addOption(new Option('--basis <which>', 'with --stream from Kafka: which distribution of the record').choices(['window', 'current', 'cumulative']).default('cumulative'))
+    .option('--json', 'print one JSON object instead of the table')
+    .option('--html <file>', 'also write a self-contained HTML page')
+    .action((flags: AdviseFlags) => runAdvise(flags));
+}

@@ -1,0 +1,156 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { groupLoss } from '../../model/index.ts';
+import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { main } from '../main.ts';
+import { analyzeFrames } from './analyze.ts';
+
+let out = '';
+let err = '';
+beforeEach(() => {
+  out = '';
+  err = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((err += String(chunk)), true));
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.exitCode = undefined;
+});
+const cli = (...args: string[]): Promise<number> => main(['node', 'warpwatch', ...args]);
+const dir = mkdtempSync(join(tmpdir(), 'ww-run-analyze-'));
+
+const identity = {
+  job: 'job',
+  kernel: 'k',
+  frameSequence: 0,
+  source: 'cpu' as const,
+  groupSize: 4,
+  sync: true,
+  device: { name: 'cpu', uuid: '00000000-0000-0000-0000-000000000000', computeCapability: { major: 0, minor: 0 }, clockHz: 1e9 },
+  startUnixNanos: 0n,
+  endUnixNanos: 1n,
+};
+
+/** A LaunchSummary of the given groups (counts per lane), with measured H given per group. */
+function summaryOf(launchId: bigint, groups: number[][], measuredLoss: number[], simt: bigint, mimd: bigint): LaunchSummaryFrame {
+  return {
+    ...identity,
+    type: 'launch-summary',
+    launchId,
+    groupCount: groups.length,
+    groupsCounted: groups.length,
+    sumSimtClocks: simt,
+    sumMimdClocks: mimd,
+    sumMeasuredLoss: measuredLoss.reduce((a, b) => a + b, 0),
+    sumCountsLoss: groups.reduce((s, g) => s + groupLoss(g), 0),
+    sumMaxCounts: groups.reduce((s, g) => s + Math.max(...g), 0),
+    sumCounts: groups.reduce((s, g) => s + g.reduce((a, b) => a + b, 0), 0),
+    droppedSamples: 1,
+    histogram: histogramOfCounts(groups.flat()),
+  };
+}
+
+/** E[n·max/Σ] for n i.i.d. draws from the empirical distribution of `values`, by enumeration. */
+function bruteForceExpectedLoss(values: number[], n: number): number {
+  const weights = new Map<number, number>();
+  for (const v of values) weights.set(v, (weights.get(v) ?? 0) + 1 / values.length);
+  const support = [...weights.entries()];
+  let expectation = 0;
+  const visit = (chosen: number[], probability: number): void => {
+    if (chosen.length === n) {
+      expectation += probability * groupLoss(chosen);
+      return;
+    }
+    for (const [value, p] of support) visit([...chosen, value], probability * p);
+  };
+  visit([], 1);
+  return expectation;
+}
+
+describe('analyzeFrames', () => {
+  const groupsA = [
+    [1, 2, 3, 4],
+    [2, 2, 2, 2],
+  ];
+  const groupsB = [[0, 0, 0, 8]];
+  const frames = [
+    summaryOf(1n, groupsA, [1.7, 1.1], 1000n, 800n),
+    summaryOf(2n, groupsB, [4.2], 400n, 100n),
+    {
+      ...identity,
+      type: 'group-samples',
+      launchId: 2n,
+      groupCount: 1,
+      selection: 'stride',
+      samplingStride: 1,
+      groups: [{ groupIndex: 0, startClock: 0n, endClock: 100n, laneCounts: [0, 0, 0, 8], laneFinishClocks: [0n, 0n, 0n, 100n] }],
+    } satisfies GroupSamplesFrame,
+  ];
+
+  it('aggregates launches of a stream and compares model, counts and clocks', () => {
+    const [stream, ...rest] = analyzeFrames(frames);
+    expect(rest).toHaveLength(0);
+    expect(stream).toMatchObject({ stream: 'job/k', n: 4, launches: 2, groups: 3, sampledGroups: 1, droppedSamples: 2 });
+    // H from counts: 4·4/10, 1, 4·8/8.
+    expect(stream?.lossCounts).toBeCloseTo((1.6 + 1 + 4) / 3, 12);
+    expect(stream?.lossMeasured).toBeCloseTo((1.7 + 1.1 + 4.2) / 3, 12);
+    expect(stream?.workloadLossMeasured).toBeCloseTo(1400 / 900, 12);
+    expect(stream?.workloadLossCounts).toBeCloseTo((4 * (4 + 2 + 8)) / (10 + 8 + 8), 12);
+    const predicted = bruteForceExpectedLoss([...groupsA.flat(), ...groupsB.flat()], 4);
+    expect(stream?.lossPredicted).toBeCloseTo(predicted, 8);
+    expect(stream?.etaPredictedCounts).toBeCloseTo(Math.abs((predicted - (1.6 + 1 + 4) / 3) / predicted), 8);
+  });
+
+  it('keeps streams with different group sizes apart', () => {
+    const other = { ...summaryOf(3n, [[5, 5]], [1], 10n, 10n), groupSize: 2 };
+    expect(analyzeFrames([...frames, other]).map((s) => s.n)).toEqual([2, 4]);
+  });
+});
+
+describe('warpwatch analyze', () => {
+  it('prints the streams as JSON', async () => {
+    const file = join(dir, 'frames.bin');
+    const bytes = [summaryOf(1n, [[1, 2, 3, 4]], [1.5], 10n, 9n)].map((f) => encodeFrame(f));
+    writeFileSync(file, Buffer.concat(bytes));
+    expect(await cli('analyze', file, '--json')).toBe(0);
+    const parsed = JSON.parse(out) as { streams: { stream: string; n: number; groups: number; lossCounts: number }[] };
+    expect(parsed.streams).toHaveLength(1);
+    expect(parsed.streams[0]).toMatchObject({ stream: 'job/k', n: 4, groups: 1, lossCounts: 1.6 });
+  });
+
+  it('rejects a file that is not frames with exit code 2', async () => {
+    const file = join(dir, 'garbage.bin');
+    writeFileSync(file, 'not frames at all, definitely not');
+    expect(await cli('analyze', file)).toBe(2);
+    expect(err).toMatch(/not a valid frame file/);
+  });
+});
+
+describe('warpwatch run', () => {
+  it.each([
+    [['run', 'bogus', '--out', 'x'], /workload must be one of matpow, escape, divergence/],
+    [['run', 'matpow', '--backend', 'gpu', '--out', 'x'], /--backend must be one of cpu, cuda/],
+    [['run', 'matpow', '--dist', 'pois(30)'], /--out FILE/],
+    [['run', 'matpow', '--n', '33', '--out', 'x'], /--n must be an integer/],
+    [['run', 'matpow', '--sorted', '--out', 'x'], /--sorted applies to the escape workload only/],
+    [['run', 'matpow', '--dist', 'pois(', '--out', 'x'], /pois/],
+  ])('rejects %j with exit code 2', async (args, message) => {
+    expect(await cli(...args)).toBe(2);
+    expect(err).toMatch(message);
+  });
+
+  it('runs escape on the CPU backend and analyze reads its frames', async () => {
+    const file = join(dir, 'escape.bin');
+    expect(await cli('run', 'escape', '--backend', 'cpu', '--n', '8', '--width', '64', '--height', '64', '--max-iter', '64', '--out', file, '--json')).toBe(0);
+    const report = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { groups: number; lossCounts: number };
+    expect(report.groups).toBe(512);
+    out = '';
+    expect(await cli('analyze', file, '--json')).toBe(0);
+    const { streams } = JSON.parse(out) as { streams: { stream: string; groups: number; lossCounts: number; source: string }[] };
+    expect(streams[0]).toMatchObject({ stream: 'local/escape', groups: 512, source: 'cpu' });
+    expect(streams[0]?.lossCounts).toBeCloseTo(report.lossCounts, 5);
+  }, 900_000);
+});
