@@ -159,7 +159,8 @@ function decodePayload(bytes: Buffer, start: number, end: number): ProduceRecord
     need(2);
     const headerCount = bytes.readUInt16LE(at);
     at += 2;
-    const headers: Record<string, string> = {};
+    // Null prototype: a header named "__proto__" must stay a plain entry.
+    const headers: Record<string, string> = Object.create(null) as Record<string, string>;
     for (let h = 0; h < headerCount; h++) {
       need(2);
       const nameLength = bytes.readUInt16LE(at);

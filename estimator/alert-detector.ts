@@ -19,10 +19,12 @@ export interface AlertOptions {
   readonly lossMeasuredThreshold: number | undefined;
   /** Alert when η(loss_predicted, loss_measured) exceeds this (undefined: none). Re-arms below 0.9·threshold. */
   readonly driftThreshold: number | undefined;
+  /** Alert (kind stale) when a stream sent nothing for this long, processing time (undefined: none). Re-arms on the next frame. */
+  readonly staleAfterMillis: number | undefined;
 }
 
 /** The series an alert is about. */
-export type AlertSeries = 'loss_measured' | 'loss_predicted' | 'measured_over_predicted';
+export type AlertSeries = 'loss_measured' | 'loss_predicted' | 'measured_over_predicted' | 'frames';
 
 /** One alert event (also the JSON value on warpwatch.alerts, see docs/estimator.md). */
 export interface AlertEvent {
@@ -55,6 +57,8 @@ export interface AlertState {
   readonly drift: CusumState;
   lossThresholdArmed: boolean;
   driftThresholdArmed: boolean;
+  /** A stale alert was raised and no frame arrived since. */
+  staleRaised: boolean;
 }
 
 /** A fresh alert state. */
@@ -65,6 +69,7 @@ export function createAlertState(): AlertState {
     drift: createCusumState(),
     lossThresholdArmed: true,
     driftThresholdArmed: true,
+    staleRaised: false,
   };
 }
 
@@ -182,5 +187,45 @@ function thresholdAlert(
       windowMillis,
     },
     message,
+  };
+}
+
+/**
+ * A `stale` alert when the stream has been silent for `staleAfterMillis` (processing time),
+ * once until the stream reports again (the caller clears `staleRaised` on the next frame).
+ * Mutates `state`; returns undefined when nothing is to be raised.
+ *
+ * The alert's new level and statistic are the silence in seconds.
+ *
+ * @param lastRecordWallMillis processing time of the stream's last frame (ms since epoch).
+ */
+export function evaluateStale(
+  state: AlertState,
+  identity: StreamIdentity,
+  wallMillis: number,
+  lastRecordWallMillis: number,
+  options: AlertOptions,
+): AlertEvent | undefined {
+  const limit = options.staleAfterMillis;
+  if (limit === undefined || state.staleRaised || wallMillis - lastRecordWallMillis < limit) return undefined;
+  state.staleRaised = true;
+  const silentSeconds = (wallMillis - lastRecordWallMillis) / 1000;
+  return {
+    kind: ALERT_KINDS.stale,
+    identity,
+    timeMillis: wallMillis,
+    series: 'frames',
+    oldLevel: 0,
+    newLevel: silentSeconds,
+    statistic: silentSeconds,
+    evidence: {
+      detector: 'threshold',
+      windowsSinceChange: 0,
+      changeStartMillis: lastRecordWallMillis,
+      baselineSigma: undefined,
+      threshold: limit / 1000,
+      windowMillis: 0,
+    },
+    message: `${identity.stream}: no frames for ${silentSeconds.toFixed(0)} s (threshold ${(limit / 1000).toFixed(0)} s)`,
   };
 }

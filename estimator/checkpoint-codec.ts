@@ -45,7 +45,7 @@ interface CheckpointJson {
   dedupe: number[];
   watermarkMillis: number | null;
   closedThroughMillis: number | null;
-  alerts: { lossMeasured: CusumState; lossPredicted: CusumState; drift: CusumState; lossThresholdArmed: boolean; driftThresholdArmed: boolean };
+  alerts: { lossMeasured: CusumState; lossPredicted: CusumState; drift: CusumState; lossThresholdArmed: boolean; driftThresholdArmed: boolean; staleRaised?: boolean };
 }
 
 const finiteOrNull = (value: number): number | null => (Number.isFinite(value) ? value : null);
@@ -90,6 +90,7 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
       drift: checkpoint.alerts.drift,
       lossThresholdArmed: checkpoint.alerts.lossThresholdArmed,
       driftThresholdArmed: checkpoint.alerts.driftThresholdArmed,
+      staleRaised: checkpoint.alerts.staleRaised,
     },
   };
   return JSON.stringify(json);
@@ -135,5 +136,5 @@ export function decodeStreamCheckpoint(text: string, key: string, wallMillis: nu
     closedThroughMillis: json.closedThroughMillis ?? Number.NEGATIVE_INFINITY,
     lastRecordWallMillis: wallMillis,
   };
-  return { state, alerts: { ...json.alerts }, appliedOffset: json.appliedOffset };
+  return { state, alerts: { ...json.alerts, staleRaised: json.alerts.staleRaised ?? false }, appliedOffset: json.appliedOffset };
 }

@@ -79,6 +79,8 @@ export interface EstimatorConfig {
     readonly driftMinSigma: number;
     readonly lossMeasuredThreshold: number | undefined;
     readonly driftThreshold: number | undefined;
+    /** A stream silent this long (processing time) raises a `stale` alert; undefined = off. */
+    readonly staleAfterMillis: number | undefined;
   };
   /** How often state is checkpointed and offsets committed (processing time). */
   readonly checkpointIntervalMillis: number;
@@ -179,7 +181,7 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
  * WARPWATCH_HISTOGRAM_POINTS (true|false), WARPWATCH_ALERT_WARMUP_WINDOWS,
  * WARPWATCH_ALERT_REFERENCE_SIGMAS, WARPWATCH_ALERT_THRESHOLD_SIGMAS,
  * WARPWATCH_ALERT_MIN_RELATIVE_SIGMA, WARPWATCH_ALERT_DRIFT_MIN_SIGMA,
- * WARPWATCH_ALERT_LOSS_THRESHOLD, WARPWATCH_ALERT_DRIFT_THRESHOLD,
+ * WARPWATCH_ALERT_LOSS_THRESHOLD, WARPWATCH_ALERT_DRIFT_THRESHOLD, WARPWATCH_ALERT_STALE_MILLIS,
  * WARPWATCH_CHECKPOINT_INTERVAL_MILLIS, WARPWATCH_METRICS_PORT (or "off") [--metrics-port],
  * WARPWATCH_METRICS_HOST, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_INSTANCE [--instance].
  *
@@ -383,6 +385,7 @@ export function loadEstimatorConfig(input: {
       driftMinSigma: real('WARPWATCH_ALERT_DRIFT_MIN_SIGMA', d.driftMinSigma, 0, 10),
       lossMeasuredThreshold: optionalReal('WARPWATCH_ALERT_LOSS_THRESHOLD', 1, 1e6),
       driftThreshold: optionalReal('WARPWATCH_ALERT_DRIFT_THRESHOLD', 0, 1e6),
+      staleAfterMillis: optionalReal('WARPWATCH_ALERT_STALE_MILLIS', 1_000, 30 * 86_400_000),
     }),
     checkpointIntervalMillis: integer(undefined, undefined, 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', d.checkpointIntervalMillis, 10, 3_600_000),
     metricsPort,

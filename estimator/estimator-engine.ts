@@ -1,5 +1,5 @@
 import { decodeFrame, FrameError } from '../protocol/index.ts';
-import { createAlertState, evaluateAlerts, type AlertOptions, type AlertState } from './alert-detector.ts';
+import { createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertOptions, type AlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { observationFromFrame } from './frame-observation.ts';
@@ -127,6 +127,15 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     return state;
   };
 
+  const publishAlerts = (alerts: readonly AlertEvent[]): void => {
+    if (alerts.length === 0) return;
+    outputs.writePoints(alerts.map(alertPoint));
+    for (const alert of alerts) {
+      outputs.publishAlert(alert.identity.stream, JSON.stringify(alertRecord(alert)));
+      telemetry.alertRaised(alert.kind);
+    }
+  };
+
   const emitClosed = (entry: StreamEntry, closed: readonly WindowAccumulation[], wallMillis: number): void => {
     for (const window of closed) {
       const basis =
@@ -144,14 +153,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
       }
       telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
-      const points = windowPoints(result, { includeHistogram: options.histogramPoints });
-      const alerts = evaluateAlerts(entry.alerts, result, options.alerts);
-      for (const alert of alerts) {
-        points.push(alertPoint(alert));
-        outputs.publishAlert(alert.identity.stream, JSON.stringify(alertRecord(alert)));
-        telemetry.alertRaised(alert.kind);
-      }
-      outputs.writePoints(points);
+      outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints }));
+      publishAlerts(evaluateAlerts(entry.alerts, result, options.alerts));
       outputs.publishDistribution(
         entry.state.identity.stream,
         JSON.stringify(
@@ -181,6 +184,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return 'replayed';
     }
     entry.appliedOffset = offsetValue + 1n;
+    entry.alerts.staleRaised = false;
     part.dirty.add(key);
     const outcome = recordObservation(entry.state, observation, options.window, wallMillis);
     emitClosed(entry, outcome.closed, wallMillis);
@@ -221,6 +225,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
             part.dirty.add(key);
             emitClosed(entry, closed, wallMillis);
             closedCount += closed.length;
+          }
+          const stale = evaluateStale(entry.alerts, entry.state.identity, wallMillis, entry.state.lastRecordWallMillis, options.alerts);
+          if (stale !== undefined) {
+            part.dirty.add(key);
+            publishAlerts([stale]);
           }
           if (entry.state.windows.size === 0 && wallMillis - entry.state.lastRecordWallMillis >= options.streamRetentionMillis) {
             part.streams.delete(key);

@@ -68,6 +68,7 @@ export function engineOptionsFromConfig(config: EstimatorConfig, fitter: Paramet
       },
       lossMeasuredThreshold: config.alerts.lossMeasuredThreshold,
       driftThreshold: config.alerts.driftThreshold,
+      staleAfterMillis: config.alerts.staleAfterMillis,
     },
     predictionBasis: config.window.predictionBasis,
     histogramPoints: config.compute.histogramPoints,

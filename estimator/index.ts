@@ -40,7 +40,7 @@ export { computeWindowResult, relativeError } from './window-result.ts';
 export type { ParametricFit, ParametricFitter, WindowComputeOptions, WindowResult } from './window-result.ts';
 export { DEFAULT_CUSUM_OPTIONS, createCusumState, isMonitoring, updateCusum } from './change-detector.ts';
 export type { CusumAlarm, CusumOptions, CusumState } from './change-detector.ts';
-export { createAlertState, evaluateAlerts } from './alert-detector.ts';
+export { createAlertState, evaluateAlerts, evaluateStale } from './alert-detector.ts';
 export type { AlertEvent, AlertOptions, AlertSeries, AlertState } from './alert-detector.ts';
 export { alertPoint, pipelinePoint, streamTags, toLineProtocol, windowPoints } from './series-points.ts';
 export type { PipelineCounters, SeriesPoint } from './series-points.ts';

@@ -33,6 +33,7 @@ export function testEngineOptions(overrides: Partial<EngineOptions> = {}): Engin
       drift: { ...DEFAULT_CUSUM_OPTIONS, direction: 'both', minRelativeSigma: 0, minAbsoluteSigma: 0.01 },
       lossMeasuredThreshold: undefined,
       driftThreshold: undefined,
+      staleAfterMillis: undefined,
     },
     predictionBasis: 'window',
     histogramPoints: true,

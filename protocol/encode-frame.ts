@@ -1,23 +1,41 @@
 /**
- * Frame encoder (SPEC.md): validates a frame, then writes header + payload in one allocation.
+ * Frame encoder (SPEC.md): validates a frame, then writes header + payload in one allocation
+ * (fixed offsets, no per-field closures, counts written as two u32 so no bigint is made).
  */
 import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
 import { FRAME_TYPE_CODES } from './frame-header.ts';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_PAYLOAD_BYTES } from './limits.ts';
 import type { Frame } from './types.ts';
-import { utf8BytesOf, validateFrame } from './validate-frame.ts';
+import { checkFrame } from './validate-frame.ts';
 
 /** Bytes of the identity block before the three strings (SPEC.md offsets 0..57). */
 const IDENTITY_FIXED_BYTES = 58;
 const SOURCE_CODES = { cuda: 0, cpu: 1 } as const;
 const SELECTION_CODES = { stride: 0, hash: 1 } as const;
+const TWO_TO_32 = 4294967296;
 
-function uuidBytesOf(uuid: string): Uint8Array {
-  const hex = uuid.replaceAll('-', '');
-  const out = new Uint8Array(16);
-  for (let i = 0; i < 16; i++) out[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return out;
+/** Value of one lowercase hex digit by char code ('0'..'9', 'a'..'f'); the uuid was checked. */
+function hexDigit(code: number): number {
+  return code <= 0x39 ? code - 0x30 : code - 0x57;
+}
+
+/** Writes the 16 bytes of a checked lowercase 8-4-4-4-12 uuid at `at`. */
+function writeUuid(out: Uint8Array, at: number, uuid: string): void {
+  let k = 0;
+  for (let i = 0; i < 36; i++) {
+    const code = uuid.charCodeAt(i);
+    if (code === 0x2d) continue; // '-'
+    const high = hexDigit(code);
+    out[at + k] = (high << 4) | hexDigit(uuid.charCodeAt(++i));
+    k++;
+  }
+}
+
+/** Writes a count (integer 0..2^53−1, checked) as a u64 without making a bigint. */
+function writeCount(view: DataView, at: number, value: number): void {
+  view.setUint32(at, value >>> 0, true);
+  view.setUint32(at + 4, Math.floor(value / TWO_TO_32), true);
 }
 
 /**
@@ -30,10 +48,7 @@ function uuidBytesOf(uuid: string): Uint8Array {
  * @example const bytes = encodeFrame(summary); decodeFrame(bytes) // deep-equals summary
  */
 export function encodeFrame(frame: Frame): Uint8Array {
-  validateFrame(frame);
-  const job = utf8BytesOf(frame.job, 'job', 1);
-  const kernel = utf8BytesOf(frame.kernel, 'kernel', 1);
-  const deviceName = utf8BytesOf(frame.device.name, 'device name', 0);
+  const { job, kernel, deviceName } = checkFrame(frame);
   const n = frame.groupSize;
   const bodyBytes = frame.type === 'launch-summary' ? 76 + 12 * frame.histogram.length : 20 + frame.groups.length * (24 + 12 * n);
   const payloadLength = IDENTITY_FIXED_BYTES + 3 + job.length + kernel.length + deviceName.length + bodyBytes;
@@ -42,77 +57,66 @@ export function encodeFrame(frame: Frame): Uint8Array {
   }
   const out = new Uint8Array(FRAME_HEADER_BYTES + payloadLength);
   const view = new DataView(out.buffer);
-  let p = FRAME_HEADER_BYTES;
-  const u8 = (v: number): void => {
-    view.setUint8(p, v);
-    p += 1;
-  };
-  const u32 = (v: number): void => {
-    view.setUint32(p, v, true);
-    p += 4;
-  };
-  const u64 = (v: bigint): void => {
-    view.setBigUint64(p, v, true);
-    p += 8;
-  };
-  const count = (v: number): void => u64(BigInt(v));
-  const f64 = (v: number): void => {
-    view.setFloat64(p, v, true);
-    p += 8;
-  };
-  const bytes = (b: Uint8Array): void => {
-    out.set(b, p);
-    p += b.length;
-  };
-  const str = (b: Uint8Array): void => {
-    u8(b.length);
-    bytes(b);
-  };
 
-  u64(frame.launchId);
-  u32(frame.frameSequence);
-  u8(SOURCE_CODES[frame.source]);
-  u8(n);
-  u8(frame.sync ? 1 : 0);
-  u8(0);
-  u64(frame.startUnixNanos);
-  u64(frame.endUnixNanos);
-  count(frame.device.clockHz);
-  bytes(uuidBytesOf(frame.device.uuid));
-  u8(frame.device.computeCapability.major);
-  u8(frame.device.computeCapability.minor);
-  str(job);
-  str(kernel);
-  str(deviceName);
+  // Identity block (SPEC.md offsets relative to the payload start).
+  const h = FRAME_HEADER_BYTES;
+  view.setBigUint64(h, frame.launchId, true);
+  view.setUint32(h + 8, frame.frameSequence, true);
+  out[h + 12] = SOURCE_CODES[frame.source];
+  out[h + 13] = n;
+  out[h + 14] = frame.sync ? 1 : 0;
+  // out[h + 15] (reserved) stays 0
+  view.setBigUint64(h + 16, frame.startUnixNanos, true);
+  view.setBigUint64(h + 24, frame.endUnixNanos, true);
+  writeCount(view, h + 32, frame.device.clockHz);
+  writeUuid(out, h + 40, frame.device.uuid);
+  out[h + 56] = frame.device.computeCapability.major;
+  out[h + 57] = frame.device.computeCapability.minor;
+  let p = h + IDENTITY_FIXED_BYTES;
+  for (const text of [job, kernel, deviceName]) {
+    out[p] = text.length;
+    out.set(text, p + 1);
+    p += 1 + text.length;
+  }
+
   if (frame.type === 'launch-summary') {
-    count(frame.groupCount);
-    count(frame.groupsCounted);
-    u64(frame.sumSimtClocks);
-    u64(frame.sumMimdClocks);
-    f64(frame.sumMeasuredLoss);
-    f64(frame.sumCountsLoss);
-    count(frame.sumMaxCounts);
-    count(frame.sumCounts);
-    count(frame.droppedSamples);
-    u32(frame.histogram.length);
+    writeCount(view, p, frame.groupCount);
+    writeCount(view, p + 8, frame.groupsCounted);
+    view.setBigUint64(p + 16, frame.sumSimtClocks, true);
+    view.setBigUint64(p + 24, frame.sumMimdClocks, true);
+    view.setFloat64(p + 32, frame.sumMeasuredLoss, true);
+    view.setFloat64(p + 40, frame.sumCountsLoss, true);
+    writeCount(view, p + 48, frame.sumMaxCounts);
+    writeCount(view, p + 56, frame.sumCounts);
+    writeCount(view, p + 64, frame.droppedSamples);
+    view.setUint32(p + 72, frame.histogram.length, true);
+    p += 76;
     for (const entry of frame.histogram) {
-      u32(entry.bin);
-      count(entry.count);
+      view.setUint32(p, entry.bin, true);
+      writeCount(view, p + 4, entry.count);
+      p += 12;
     }
   } else {
-    count(frame.groupCount);
-    u8(SELECTION_CODES[frame.selection]);
-    u8(0);
-    u8(0);
-    u8(0);
-    u32(frame.samplingStride);
-    u32(frame.groups.length);
+    writeCount(view, p, frame.groupCount);
+    out[p + 8] = SELECTION_CODES[frame.selection];
+    // p + 9 .. p + 11 (reserved) stay 0
+    view.setUint32(p + 12, frame.samplingStride, true);
+    view.setUint32(p + 16, frame.groups.length, true);
+    p += 20;
     for (const group of frame.groups) {
-      count(group.groupIndex);
-      u64(group.startClock);
-      u64(group.endClock);
-      for (const c of group.laneCounts) u32(c);
-      for (const c of group.laneFinishClocks) u64(c);
+      writeCount(view, p, group.groupIndex);
+      view.setBigUint64(p + 8, group.startClock, true);
+      view.setBigUint64(p + 16, group.endClock, true);
+      p += 24;
+      const { laneCounts, laneFinishClocks } = group;
+      for (let i = 0; i < n; i++) {
+        view.setUint32(p, laneCounts[i]!, true);
+        p += 4;
+      }
+      for (let i = 0; i < n; i++) {
+        view.setBigUint64(p, laneFinishClocks[i]!, true);
+        p += 8;
+      }
     }
   }
 

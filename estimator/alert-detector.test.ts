@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createAlertState, evaluateAlerts, evaluateStale, type AlertOptions } from './alert-detector.ts';
+import { testEngineOptions } from './test-support.ts';
+import type { WindowResult } from './window-result.ts';
+
+const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu' as const };
+
+function windowResult(index: number, lossMeasured: number, lossPredicted: number): WindowResult {
+  return {
+    identity, startMillis: index * 1000, endMillis: (index + 1) * 1000, launches: 1, groups: 100, units: 3200,
+    lossPredicted, lossPredictedLow: lossPredicted, lossPredictedHigh: lossPredicted, lossPredictedStandardError: 0,
+    lossCounts: lossPredicted, lossMeasured, workloadLossPredicted: undefined, workloadLossMeasured: undefined,
+    etaPredictedCounts: 0, etaCountsMeasured: undefined, etaPredictedMeasured: Math.abs((lossPredicted - lossMeasured) / lossPredicted),
+    lossQ50: undefined, lossQ90: undefined, lossQ99: undefined, quantileMethod: undefined, binningErrorBound: 0, sweep: [], fit: undefined, histogram: [],
+  };
+}
+
+const options: AlertOptions = testEngineOptions().alerts;
+
+describe('alert-detector', () => {
+  describe('evaluateAlerts', () => {
+    it('raises rising_imbalance on a 20 % step of loss_measured with old and new level and the change start', () => {
+      const state = createAlertState();
+      const wiggle = [0, 0.004, -0.004, 0.002, -0.002, 0.003, -0.003, 0.001];
+      for (let i = 0; i < 20; i += 1) expect(evaluateAlerts(state, windowResult(i, 1.5 + (wiggle[i % 8] ?? 0), 1.45), options)).toEqual([]);
+      const alerts = evaluateAlerts(state, windowResult(20, 1.8, 1.45), options);
+      const rising = alerts.find((a) => a.kind === 'rising_imbalance');
+      expect(rising?.series).toBe('loss_measured');
+      expect(rising?.oldLevel).toBeCloseTo(1.5, 2);
+      expect(rising?.newLevel).toBeCloseTo(1.8, 12);
+      expect(rising?.evidence.changeStartMillis).toBe(20_000);
+      // The ratio measured/predicted moved from ≈1.034 to ≈1.241: drift too.
+      const drift = alerts.find((a) => a.kind === 'drift');
+      expect(drift?.oldLevel).toBeCloseTo(1.5 / 1.45, 2);
+      expect(drift?.newLevel).toBeCloseTo(1.8 / 1.45, 10);
+    });
+
+    it('applies the loss threshold once and re-arms below 98 % of it', () => {
+      const state = createAlertState();
+      const withThreshold = { ...options, lossMeasuredThreshold: 2 };
+      const kinds = [1.9, 2.1, 2.2, 1.97, 2.1, 1.9, 2.05].map((loss, i) => evaluateAlerts(state, windowResult(i, loss, loss), withThreshold).length);
+      expect(kinds).toEqual([0, 1, 0, 0, 0, 0, 1]);
+    });
+  });
+
+  describe('evaluateStale', () => {
+    it('raises one stale alert after the silence limit, until the stream reports again', () => {
+      const state = createAlertState();
+      const stale = { ...options, staleAfterMillis: 5_000 };
+      expect(evaluateStale(state, identity, 4_000, 0, stale)).toBeUndefined();
+      const alert = evaluateStale(state, identity, 6_000, 0, stale);
+      expect(alert?.kind).toBe('stale');
+      expect(alert?.newLevel).toBe(6);
+      expect(evaluateStale(state, identity, 9_000, 0, stale)).toBeUndefined();
+      state.staleRaised = false;
+      expect(evaluateStale(state, identity, 9_000, 0, stale)?.kind).toBe('stale');
+      expect(evaluateStale(createAlertState(), identity, 1e9, 0, options)).toBeUndefined();
+    });
+  });
+});
