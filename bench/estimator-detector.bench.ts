@@ -5,8 +5,7 @@
  * stationary windows, detection delay after +5 % and +20 % steps, and a slow drift.
  * Targets (issue 6): ≤ 1 false alarm per 10^4 windows; a 20 % step within 3 windows.
  */
-import { DEFAULT_CUSUM_OPTIONS } from '../estimator/index.ts';
-import { evaluateDetector } from '../estimator/detector-evaluation.ts';
+import { DEFAULT_CUSUM_OPTIONS, evaluateDetector } from '../estimator/index.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 
 export async function run(ctx: BenchContext): Promise<BenchResult> {

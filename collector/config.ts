@@ -108,7 +108,7 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   socketPath: join(tmpdir(), 'warpwatch', 'collector.sock'),
   socketMode: 0o660,
   maxConnectionErrors: 16,
-  validationWorker: true,
+  validationWorker: false,
   brokers: '127.0.0.1:19092',
   clientId: 'warpwatch-collector',
   framesTopic: 'warpwatch.frames',

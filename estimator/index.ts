@@ -41,6 +41,8 @@ export type { ParametricFit, ParametricFitter, WindowComputeOptions, WindowResul
 export { DEFAULT_CUSUM_OPTIONS, createCusumState, isMonitoring, updateCusum } from './change-detector.ts';
 export type { CusumAlarm, CusumOptions, CusumState } from './change-detector.ts';
 export { createAlertState, evaluateAlerts, evaluateStale } from './alert-detector.ts';
+export { evaluateDetector } from './detector-evaluation.ts';
+export type { DetectorFigures } from './detector-evaluation.ts';
 export type { AlertEvent, AlertOptions, AlertSeries, AlertState } from './alert-detector.ts';
 export { alertPoint, pipelinePoint, streamTags, toLineProtocol, windowPoints } from './series-points.ts';
 export type { PipelineCounters, SeriesPoint } from './series-points.ts';

@@ -5,7 +5,7 @@
 import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
 import { FRAME_TYPE_CODES } from './frame-header.ts';
-import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_PAYLOAD_BYTES } from './limits.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_GROUP_SIZE, MAX_PAYLOAD_BYTES } from './limits.ts';
 import type { Frame } from './types.ts';
 import { checkFrame } from './validate-frame.ts';
 
@@ -14,6 +14,16 @@ const IDENTITY_FIXED_BYTES = 58;
 const SOURCE_CODES = { cuda: 0, cpu: 1 } as const;
 const SELECTION_CODES = { stride: 0, hash: 1 } as const;
 const TWO_TO_32 = 4294967296;
+
+/**
+ * Scratch for a group's lane clocks: storing bigints into a BigUint64Array and copying its
+ * bytes is several times faster in V8 than DataView.setBigUint64 per value. Typed arrays use
+ * the host's byte order, so this path is taken only on little-endian hosts (the wire order).
+ */
+const LITTLE_ENDIAN_HOST = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const LANE_CLOCKS = new BigUint64Array(MAX_GROUP_SIZE);
+/** LANE_CLOCK_BYTES[n]: the first 8·n bytes of LANE_CLOCKS. */
+const LANE_CLOCK_BYTES: readonly Uint8Array[] = Array.from({ length: MAX_GROUP_SIZE + 1 }, (_, n) => new Uint8Array(LANE_CLOCKS.buffer, 0, 8 * n));
 
 /** Value of one lowercase hex digit by char code ('0'..'9', 'a'..'f'); the uuid was checked. */
 function hexDigit(code: number): number {
@@ -113,9 +123,15 @@ export function encodeFrame(frame: Frame): Uint8Array {
         view.setUint32(p, laneCounts[i]!, true);
         p += 4;
       }
-      for (let i = 0; i < n; i++) {
-        view.setBigUint64(p, laneFinishClocks[i]!, true);
-        p += 8;
+      if (LITTLE_ENDIAN_HOST) {
+        for (let i = 0; i < n; i++) LANE_CLOCKS[i] = laneFinishClocks[i]!;
+        out.set(LANE_CLOCK_BYTES[n]!, p);
+        p += 8 * n;
+      } else {
+        for (let i = 0; i < n; i++) {
+          view.setBigUint64(p, laneFinishClocks[i]!, true);
+          p += 8;
+        }
       }
     }
   }

@@ -8,7 +8,6 @@ import { FrameError } from './errors.ts';
 import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES, MAX_STRING_BYTES } from './limits.ts';
 import type { Frame, FrameIdentity, GroupSamplesFrame, LaunchSummaryFrame } from './types.ts';
 
-const U64_MAX = (1n << 64n) - 1n;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const encoder = new TextEncoder();
@@ -41,7 +40,8 @@ function checkUint(value: unknown, field: string, max: number): void {
 }
 
 function checkU64(value: unknown, field: string): void {
-  if (typeof value !== 'bigint' || value < 0n || value > U64_MAX) {
+  // asUintN(64, v) === v exactly when 0 <= v <= 2^64-1; faster in V8 than two comparisons.
+  if (typeof value !== 'bigint' || BigInt.asUintN(64, value) !== value) {
     throw invalid(`${field} must be a bigint 0..2^64-1, got ${String(value)}`);
   }
 }
