@@ -31,6 +31,8 @@ export interface KernelsBuildOptions {
   readonly onProgress?: (line: string) => void;
   /** Longest wait for another process's build of the same directory, ms; default 15 min. */
   readonly lockTimeoutMillis?: number;
+  /** Build only these targets (e.g. ['warpwatch-matpow-cpu']); default: everything (tests and CUDA included). */
+  readonly targets?: readonly string[];
 }
 
 /** Runs a command, streaming its output lines to onProgress; resolves with the exit code. */
@@ -148,7 +150,8 @@ export async function ensureKernelsBuilt(options: KernelsBuildOptions = {}): Pro
       if (code !== 0) throw new KernelsError('WW_ERR_KERNELS_BUILD_FAILED', `cmake configure of kernels/ failed (exit ${code}):\n${tail.join('\n')}`);
       writeFileSync(stampFile, stamp);
     }
-    const { code, tail } = await runStreaming('cmake', ['--build', buildDir, '--parallel'], onProgress);
+    const targetArgs = options.targets === undefined || options.targets.length === 0 ? [] : ['--target', ...options.targets];
+    const { code, tail } = await runStreaming('cmake', ['--build', buildDir, '--parallel', ...targetArgs], onProgress);
     if (code !== 0) throw new KernelsError('WW_ERR_KERNELS_BUILD_FAILED', `building kernels/ failed (exit ${code}):\n${tail.join('\n')}`);
     return { binDir: buildDir, hasCuda: existsSync(join(buildDir, 'warpwatch-matpow-cuda')) };
   });

@@ -20,11 +20,32 @@ function overLimit(message: string): FrameError {
   return new FrameError('WW_ERR_FRAME_OVER_LIMIT', message);
 }
 
+/**
+ * The bytes of an ASCII string of at most MAX_STRING_BYTES chars (the usual job, kernel and
+ * device names), copied char by char: several times faster in V8 than TextEncoder for short
+ * strings. undefined for anything else.
+ */
+function asciiBytesOf(value: string): Uint8Array | undefined {
+  const length = value.length;
+  if (length > MAX_STRING_BYTES) return undefined;
+  const out = new Uint8Array(length);
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code >= 0x80) return undefined;
+    out[i] = code;
+  }
+  return out;
+}
+
+function wellFormedUtf8Of(value: string, field: string): Uint8Array {
+  if (LONE_SURROGATE.test(value)) throw invalid(`${field} must be well-formed Unicode (it has a lone surrogate)`);
+  return encoder.encode(value);
+}
+
 /** UTF-8 bytes of a frame string after checking it; shared with the encoder. */
 export function utf8BytesOf(value: unknown, field: string, minBytes: number): Uint8Array {
   if (typeof value !== 'string') throw invalid(`${field} must be a string, got ${typeof value}`);
-  if (LONE_SURROGATE.test(value)) throw invalid(`${field} must be well-formed Unicode (it has a lone surrogate)`);
-  const bytes = encoder.encode(value);
+  const bytes = asciiBytesOf(value) ?? wellFormedUtf8Of(value, field);
   if (bytes.length > MAX_STRING_BYTES) throw overLimit(`${field} must be at most ${MAX_STRING_BYTES} UTF-8 bytes, got ${bytes.length}`);
   if (bytes.length < minBytes) throw invalid(`${field} must not be empty`);
   return bytes;

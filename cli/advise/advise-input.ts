@@ -5,7 +5,7 @@ import { CategoricalDistribution, ModelError, parseDistributionSpec } from '../.
 import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { readCountsFile } from '../commands/model.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
-import { streamWorkloadFrames } from '../demo/workload-process.ts';
+import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
 import { UsageError } from '../usage-error.ts';
 import { AdviseError } from './errors.ts';
 
@@ -168,7 +168,7 @@ export async function adviseInputFromStream(
  * @example await adviseInputFromWorkload({ workload: 'matpow', args: ['--dist', 'pois(30)', '--n', '32'] })
  */
 export async function adviseInputFromWorkload(options: { readonly workload: 'matpow' | 'escape'; readonly args: readonly string[]; readonly onBuildLine?: (line: string) => void }): Promise<AdviseInput> {
-  const { binDir } = await ensureKernelsBuilt(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine });
+  const { binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS, ...(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine }) });
   const summaries: LaunchSummaryFrame[] = [];
   let run;
   try {

@@ -9,6 +9,7 @@ import { createInProcessTransport } from '../demo/in-process-transport.ts';
 import { createKafkaDemoTransport } from '../demo/kafka-transport.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
+import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 
@@ -50,7 +51,11 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   const progress = createTerminalProgress(process.stderr, flags.progress);
 
   const buildStarted = Date.now();
-  const { binDir } = await ensureKernelsBuilt({ ...(flags.buildDir === undefined ? {} : { buildDir: flags.buildDir }), onProgress: (line) => progress.buildLine(line) });
+  const { binDir } = await ensureKernelsBuilt({
+    ...(flags.buildDir === undefined ? {} : { buildDir: flags.buildDir }),
+    targets: CPU_WORKLOAD_TARGETS,
+    onProgress: (line) => progress.buildLine(line),
+  });
   const buildMillis = Date.now() - buildStarted;
   progress.buildDone(buildMillis);
 

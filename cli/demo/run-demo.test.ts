@@ -6,7 +6,7 @@ import { demoEstimatorConfig } from './demo-estimator.ts';
 import { resolveDemoSettings } from './demo-plan.ts';
 import { createInProcessTransport } from './in-process-transport.ts';
 import { runDemo } from './run-demo.ts';
-import { streamWorkloadFrames } from './workload-process.ts';
+import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from './workload-process.ts';
 
 // A small real demo: the CPU programs of kernels/ (built here if needed) stream frames into
 // the estimator engine in process. Expected values come from the programs' own C++ tally
@@ -15,7 +15,7 @@ let binDir = '';
 let results: DemoResults;
 
 beforeAll(async () => {
-  ({ binDir } = await ensureKernelsBuilt());
+  ({ binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS }));
   const job = 'demo-test';
   const settings = resolveDemoSettings({
     quick: true,

@@ -5,6 +5,12 @@ import { workloadBinaryName, type WorkloadReport } from '../../kernels/index.ts'
 import { createFrameSplitter, type FrameError } from '../../protocol/index.ts';
 import { DemoError } from './errors.ts';
 
+/**
+ * The build targets the demo and advise need: the CPU matpow and escape programs only (a
+ * full kernels build also compiles tests and, where nvcc exists, CUDA: minutes, not seconds).
+ */
+export const CPU_WORKLOAD_TARGETS: readonly string[] = Object.freeze([workloadBinaryName('matpow', 'cpu'), workloadBinaryName('escape', 'cpu')]);
+
 /** What a streamed workload run produced besides its frames. */
 export interface StreamedWorkloadRun {
   /** The program's one-line JSON report (stderr). */
