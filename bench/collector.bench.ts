@@ -8,7 +8,7 @@
  * runner records for a collector case is the collector's own (event loop + validation worker).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metrics as otelMetrics } from '@opentelemetry/api';
@@ -164,6 +164,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const memoryAfter = process.memoryUsage();
     const totals = inline.collector.metrics.totals();
 
+    // Memory at steady state of the real agent: `warpwatch collect` as its own process, fed the
+    // same frames five times, its resident set sampled from /proc every 100 ms.
+    const agentMemory = await measureAgentMemory({ directory, brokers, runId, writer, frameCount, rounds: ctx.quick ? 2 : 5 });
+
     ctx.targetMinSpeedup(defaultName, plainName, 0.5, 'collector throughput at least 0.5 x plain kafkajs (same bytes, same run)');
     const caseOf = (name: string) => ctx.cases.find((c) => c.name === name);
     const perSecond = (millis: number | undefined, count: number): number => (millis === undefined ? 0 : count / (millis / 1000));
@@ -181,10 +185,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     }
     Object.assign(metrics, {
       pairedMedianWallThroughputRatioToPlain: pairedMedianRatio,
-      peakRssBytes,
-      rssAfterRunsBytes: memoryAfter.rss,
+      benchProcessPeakRssBytes: peakRssBytes,
+      benchProcessRssAfterRunsBytes: memoryAfter.rss,
       heapUsedBeforeDefaultCollectorBytes: memoryBefore.heapUsed,
       heapUsedAfterRunsBytes: memoryAfter.heapUsed,
+      agentSteadyRssBytes: agentMemory.steadyRssBytes,
+      agentPeakRssBytes: agentMemory.peakRssBytes,
+      agentIdleRssBytes: agentMemory.idleRssBytes,
       collectorSpooledFrames: totals.framesSpooled,
       collectorDroppedFrames: totals.framesDropped,
     });
@@ -193,6 +200,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         'thread records = lanes described by the frames (groups x group size); FramesPerSecondWall = frames / median wall time, FramesPerCpuSecond = frames / median CPU time of this process (all threads)',
         `paired interleaved wall-time runs (default collector): collector/plain throughput ratios ${pairedRatios.map((r) => r.toFixed(2)).join(', ')} (median ${pairedMedianRatio.toFixed(2)})`,
         'the plain producer sends the bare frames; the collector also reads the sockets, validates every frame with protocol decodeFrame (on the event loop by default), and adds ww-source, ww-host and traceparent headers to every message',
+        'agent memory: `warpwatch collect` run as a separate process (default settings, metrics on /healthz), RSS from /proc/<pid>/status: idle after start, median over the last rounds (steady), peak',
         `default collector totals after the runs: in ${totals.framesIn}, out ${totals.framesOut}, spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}, rejected ${totals.framesRejected}`,
       ],
       metrics,
@@ -201,5 +209,55 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     for (const cleanup of cleanups.reverse()) await cleanup();
     rmSync(directory, { recursive: true, force: true });
     await lease.release();
+  }
+}
+
+/** Runs `warpwatch collect` as a child process, feeds it `rounds` × the frames, samples its RSS. */
+async function measureAgentMemory(input: {
+  directory: string;
+  brokers: string;
+  runId: string;
+  writer: { write(socketPath: string): Promise<void> };
+  frameCount: number;
+  rounds: number;
+}): Promise<{ idleRssBytes: number; steadyRssBytes: number; peakRssBytes: number }> {
+  const socketPath = join(input.directory, 'agent.sock');
+  const agent = spawn(
+    process.execPath,
+    ['bin/warpwatch.mjs', 'collect', '--socket', socketPath, '--brokers', input.brokers, '--spool-dir', join(input.directory, 'agent-spool'), '--metrics-port', '0'],
+    { env: { ...process.env, WARPWATCH_FRAMES_TOPIC: `bench.agent-${input.runId}`, WARPWATCH_DLQ_TOPIC: `bench.dlq-${input.runId}` }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  agent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  try {
+    const deadline = Date.now() + 60_000;
+    while (!/started: /.test(stderr)) {
+      if (Date.now() > deadline || agent.exitCode !== null) throw new Error(`warpwatch collect did not start: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const port = Number(/http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(stderr)?.[1]);
+    const rssBytes = (): number => {
+      const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'));
+      return match === null ? 0 : Number(match[1]) * 1024;
+    };
+    const framesOut = async (): Promise<number> => ((await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { framesOut: number }).framesOut;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const idleRssBytes = rssBytes();
+    const samples: number[][] = [];
+    for (let round = 0; round < input.rounds; round++) {
+      const roundSamples: number[] = [];
+      const sampler = setInterval(() => roundSamples.push(rssBytes()), 100);
+      const target = (await framesOut()) + input.frameCount;
+      await input.writer.write(socketPath);
+      while ((await framesOut()) < target) await new Promise((resolve) => setTimeout(resolve, 50));
+      clearInterval(sampler);
+      roundSamples.push(rssBytes());
+      samples.push(roundSamples);
+    }
+    const steady = samples.slice(Math.max(1, samples.length - 3)).flat().sort((a, b) => a - b);
+    return { idleRssBytes, steadyRssBytes: steady[Math.floor(steady.length / 2)] ?? 0, peakRssBytes: Math.max(...samples.flat()) };
+  } finally {
+    agent.kill('SIGTERM');
+    await new Promise<void>((resolve) => (agent.exitCode !== null ? resolve() : agent.once('exit', () => resolve())));
   }
 }

@@ -68,11 +68,11 @@ export class CollectorMetrics {
     meter.createObservableGauge('warpwatch.collector.queue.size', { unit: 'By', description: 'Bytes in the in-memory queue' }).addCallback((result) => result.observe(gauges.queueBytes()));
   }
 
-  /** A valid frame arrived; `threadRecords` = lanes it describes. */
-  frameIn(source: FrameSourceKind, threadRecords: number): void {
-    this.#totals.framesIn += 1;
+  /** `frames` valid frames arrived (counted per chunk, not per frame: cheaper with the SDK); `threadRecords` = lanes they describe. */
+  framesIn(source: FrameSourceKind, frames: number, threadRecords: number): void {
+    this.#totals.framesIn += frames;
     this.#totals.threadRecordsIn += threadRecords;
-    this.#framesIn.add(1, { source });
+    this.#framesIn.add(frames, { source });
     if (threadRecords > 0) this.#threadRecordsIn.add(threadRecords, { source });
   }
 

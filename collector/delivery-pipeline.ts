@@ -76,9 +76,10 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
 
   // Memory queue: an array with a moving head, compacted now and then (O(1) amortised).
   let queue: ProduceRecord[] = [];
-  let queueEnqueuedAt: number[] = [];
+  let queueSizes: number[] = []; // recordSizeBytes of each queued record, computed once
   let queueHead = 0;
   let queueBytes = 0;
+  let batchStartedAt = 0; // when the records now at the head of the queue started waiting
 
   let spoolMode = spool.recordCount > 0; // a previous run left records: they go first
   let brokerDown = false;
@@ -122,7 +123,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
   const moveQueueToSpool = (): void => {
     for (let i = queueHead; i < queue.length; i++) toSpool(queue[i] as ProduceRecord);
     queue = [];
-    queueEnqueuedAt = [];
+    queueSizes = [];
     queueHead = 0;
     queueBytes = 0;
   };
@@ -132,7 +133,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     let bytes = 0;
     while (queueHead < queue.length && batch.length < options.maxBatchRecords) {
       const record = queue[queueHead] as ProduceRecord;
-      const size = recordSizeBytes(record);
+      const size = queueSizes[queueHead] as number;
       if (batch.length > 0 && bytes + size > options.maxBatchBytes) break;
       batch.push(record);
       bytes += size;
@@ -141,9 +142,11 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     }
     if (queueHead > 4096 && queueHead * 2 > queue.length) {
       queue = queue.slice(queueHead);
-      queueEnqueuedAt = queueEnqueuedAt.slice(queueHead);
+      queueSizes = queueSizes.slice(queueHead);
       queueHead = 0;
     }
+    // What is left has waited at least as long as this batch; a full batch goes at once anyway.
+    batchStartedAt = now();
     return batch;
   };
 
@@ -178,7 +181,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
       if (queueLength() > 0) {
         const batchFull = queueBytes >= options.maxBatchBytes || queueLength() >= options.maxBatchRecords;
         if (!closing && !batchFull) {
-          const waitMillis = options.lingerMillis - (now() - (queueEnqueuedAt[queueHead] as number));
+          const waitMillis = options.lingerMillis - (now() - batchStartedAt);
           if (waitMillis > 0) {
             await sleep(waitMillis);
             continue;
@@ -261,8 +264,9 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
         wake();
         return;
       }
+      if (queueLength() === 0) batchStartedAt = now();
       queue.push(record);
-      queueEnqueuedAt.push(now());
+      queueSizes.push(size);
       queueBytes += size;
       if (queueLength() === 1 || queueBytes >= options.maxBatchBytes || queueLength() >= options.maxBatchRecords) wake();
     },

@@ -64,6 +64,9 @@ interface StreamState {
   readonly baseHeaders: Readonly<Record<string, string>>;
   errorCount: number;
   stopped: boolean;
+  /** Frames accepted since the last metrics update (counted per chunk). */
+  pendingFrames: number;
+  pendingThreadRecords: number;
   inline: StreamValidator | undefined;
   resolveEnd: (() => void) | undefined;
 }
@@ -109,8 +112,16 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
     }
   };
 
+  const countAccepted = (state: StreamState): void => {
+    if (state.pendingFrames === 0) return;
+    options.metrics.framesIn(state.source, state.pendingFrames, state.pendingThreadRecords);
+    state.pendingFrames = 0;
+    state.pendingThreadRecords = 0;
+  };
+
   const accept = (state: StreamState, raw: Uint8Array, key: string, threadRecords: number): void => {
-    options.metrics.frameIn(state.source, threadRecords);
+    state.pendingFrames += 1;
+    state.pendingThreadRecords += threadRecords;
     const record: ProduceRecord = { topic: options.framesTopic, key, value: raw, headers: { ...state.baseHeaders, traceparent: nextTraceparent() }, timestampMillis: wallClockMillis() };
     options.pipeline.submit(record);
   };
@@ -120,12 +131,13 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
       if (state.stopped) {
         // Error budget spent: the connection is being closed; the rest is dropped, counted.
         options.metrics.dropped(items.length - i, 'connection-closed');
-        return;
+        break;
       }
       const item = items[i] as ValidatedItem;
       if (item.kind === 'frame') accept(state, item.raw, item.key, item.threadRecords);
       else reject(state, item.code, item.message, item.bytes);
     }
+    countAccepted(state);
   };
 
   const handleResponse = (response: ValidationResponse): void => {
@@ -151,6 +163,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
           reject(state, item.code, item.message, item.bytes);
         }
       }
+      countAccepted(state);
       if (response.ended) {
         streams.delete(response.id);
         state.resolveEnd?.();
@@ -198,6 +211,8 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
         baseHeaders: Object.freeze({ 'ww-source': source, 'ww-host': options.hostName, ...labelHeaders }),
         errorCount: 0,
         stopped: false,
+        pendingFrames: 0,
+        pendingThreadRecords: 0,
         inline: undefined,
         resolveEnd: undefined,
       };

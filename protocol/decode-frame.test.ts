@@ -7,6 +7,8 @@ import { FrameError, PROTOCOL_ERROR_CODES } from './errors.ts';
 import { frameArbitrary } from './frame-arbitraries.ts';
 import { FRAME_HEADER_BYTES, MAX_PAYLOAD_BYTES } from './limits.ts';
 import { SAMPLE_GROUP_SAMPLES, SAMPLE_LAUNCH_SUMMARY } from './sample-frames.ts';
+import type { Frame } from './types.ts';
+import { validateFrame } from './validate-frame.ts';
 
 function fixCrc(bytes: Uint8Array): Uint8Array {
   new DataView(bytes.buffer, bytes.byteOffset).setUint32(12, crc32c(bytes.subarray(FRAME_HEADER_BYTES)), true);
@@ -112,5 +114,149 @@ describe('decodeFrame', () => {
       }),
       { numRuns: 1500 },
     );
+  });
+});
+
+describe('decodeFrame with { crcVerified: true }', () => {
+  it('skips only the CRC: a payload changed after encoding decodes to the changed value instead of CRC_MISMATCH', () => {
+    const changed = edited(summary, (v) => v.setUint32(FRAME_HEADER_BYTES + 8, 77, true), false); // frameSequence; CRC now stale
+    expect(codeOf(changed)).toBe('WW_ERR_FRAME_CRC_MISMATCH');
+    expect(() => decodeFrame(changed, { crcVerified: false })).toThrow(/CRC-32C/);
+    expect(decodeFrame(changed, { crcVerified: true })).toEqual({ ...SAMPLE_LAUNCH_SUMMARY, frameSequence: 77 });
+  });
+
+  it('still runs every other check', () => {
+    const codeWithOption = (bytes: Uint8Array): string => {
+      try {
+        decodeFrame(bytes, { crcVerified: true });
+      } catch (error) {
+        if (error instanceof FrameError) return error.code;
+        throw error;
+      }
+      return 'decoded';
+    };
+    expect(codeWithOption(summary.subarray(0, summary.length - 1))).toBe('WW_ERR_FRAME_TRUNCATED');
+    expect(codeWithOption(edited(summary, (_v, b) => (b[0] = 0x58), false))).toBe('WW_ERR_FRAME_BAD_MAGIC');
+    expect(codeWithOption(edited(summary, (v) => v.setUint8(FRAME_HEADER_BYTES + 12, 2), false))).toBe('WW_ERR_FRAME_INVALID');
+    expect(codeWithOption(edited(summary, (v) => v.setUint8(FRAME_HEADER_BYTES + 13, 33), false))).toBe('WW_ERR_FRAME_OVER_LIMIT');
+    const longer = new Uint8Array(samples.length + 1);
+    longer.set(samples);
+    expect(codeWithOption(longer)).toBe('WW_ERR_FRAME_INVALID');
+  });
+
+  it('decodes every valid frame to what the fully checking decode gives', () => {
+    fc.assert(
+      fc.property(frameArbitrary, (frame) => {
+        const bytes = encodeFrame(frame);
+        expect(decodeFrame(bytes, { crcVerified: true })).toEqual(decodeFrame(bytes));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('decodeFrame field checks agree with validateFrame', () => {
+  // The decoder checks fields on the raw bytes; for each rule, a frame object breaking it and
+  // the same frame as bytes (a valid encoding with that field patched) must fail with the same
+  // code and message.
+  const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
+  const bodyAt = (f: Frame): number => FRAME_HEADER_BYTES + 58 + 3 + utf8Length(f.job) + utf8Length(f.kernel) + utf8Length(f.device.name);
+  const S = SAMPLE_LAUNCH_SUMMARY;
+  const G = SAMPLE_GROUP_SAMPLES;
+  const ls = bodyAt(S);
+  const gs = bodyAt(G);
+  const entry = (i: number): number => ls + 76 + 12 * i;
+  const firstGroup = gs + 20;
+
+  /** Re-encodes the payload with the job and kernel replaced (to make them empty). */
+  function withStrings(job: string, kernel: string): Uint8Array {
+    const jobBytes = new TextEncoder().encode(job);
+    const kernelBytes = new TextEncoder().encode(kernel);
+    const fixed = summary.subarray(FRAME_HEADER_BYTES, FRAME_HEADER_BYTES + 58);
+    const rest = summary.subarray(FRAME_HEADER_BYTES + 58 + 2 + utf8Length(S.job) + utf8Length(S.kernel));
+    const out = new Uint8Array(FRAME_HEADER_BYTES + 58 + 2 + jobBytes.length + kernelBytes.length + rest.length);
+    out.set(summary.subarray(0, FRAME_HEADER_BYTES));
+    let p = FRAME_HEADER_BYTES;
+    out.set(fixed, p);
+    p += 58;
+    out[p++] = jobBytes.length;
+    out.set(jobBytes, p);
+    p += jobBytes.length;
+    out[p++] = kernelBytes.length;
+    out.set(kernelBytes, p);
+    p += kernelBytes.length;
+    out.set(rest, p);
+    new DataView(out.buffer).setUint32(8, out.length - FRAME_HEADER_BYTES, true);
+    return fixCrc(out);
+  }
+
+  const cases: { rule: string; object: unknown; bytes: Uint8Array }[] = [
+    { rule: 'job not empty', object: { ...S, job: '' }, bytes: withStrings('', S.kernel) },
+    { rule: "job without '/'", object: { ...S, job: `/${S.job.slice(1)}` }, bytes: edited(summary, (_v, b) => (b[FRAME_HEADER_BYTES + 59] = 0x2f)) },
+    { rule: 'kernel not empty', object: { ...S, kernel: '' }, bytes: withStrings(S.job, '') },
+    { rule: 'groupSize >= 1', object: { ...S, groupSize: 0 }, bytes: edited(summary, (v) => v.setUint8(FRAME_HEADER_BYTES + 13, 0)) },
+    { rule: 'groupSize <= 32', object: { ...S, groupSize: 255 }, bytes: edited(summary, (v) => v.setUint8(FRAME_HEADER_BYTES + 13, 255)) },
+    { rule: 'clockHz >= 1', object: { ...S, device: { ...S.device, clockHz: 0 } }, bytes: edited(summary, (v) => v.setBigUint64(FRAME_HEADER_BYTES + 32, 0n, true)) },
+    {
+      rule: 'clockHz <= MAX_COUNT',
+      object: { ...S, device: { ...S.device, clockHz: Number((1n << 64n) - 1n) } },
+      bytes: edited(summary, (v) => v.setBigUint64(FRAME_HEADER_BYTES + 32, (1n << 64n) - 1n, true)),
+    },
+    { rule: 'groupCount <= MAX_COUNT', object: { ...S, groupCount: 2 ** 53 }, bytes: edited(summary, (v) => v.setBigUint64(ls, 1n << 53n, true)) },
+    { rule: 'groupsCounted <= groupCount', object: { ...S, groupsCounted: 6 }, bytes: edited(summary, (v) => v.setBigUint64(ls + 8, 6n, true)) },
+    { rule: 'sumMeasuredLoss finite', object: { ...S, sumMeasuredLoss: Number.NaN }, bytes: edited(summary, (v) => v.setFloat64(ls + 32, Number.NaN, true)) },
+    { rule: 'sumCountsLoss >= 0', object: { ...S, sumCountsLoss: -1 }, bytes: edited(summary, (v) => v.setFloat64(ls + 40, -1, true)) },
+    { rule: 'sumMaxCounts <= MAX_COUNT', object: { ...S, sumMaxCounts: 2 ** 60 }, bytes: edited(summary, (v) => v.setBigUint64(ls + 48, 1n << 60n, true)) },
+    { rule: 'droppedSamples <= MAX_COUNT', object: { ...S, droppedSamples: 2 ** 53 }, bytes: edited(summary, (v) => v.setBigUint64(ls + 64, 1n << 53n, true)) },
+    {
+      rule: 'histogram bin < 2432',
+      object: { ...S, histogram: S.histogram.map((e, i) => (i === 11 ? { ...e, bin: 4000 } : e)) },
+      bytes: edited(summary, (v) => v.setUint32(entry(11), 4000, true)),
+    },
+    {
+      rule: 'histogram bins increasing',
+      object: { ...S, histogram: S.histogram.map((e, i) => (i === 1 ? { ...e, bin: 0 } : e)) },
+      bytes: edited(summary, (v) => v.setUint32(entry(1), 0, true)),
+    },
+    {
+      rule: 'histogram count >= 1',
+      object: { ...S, histogram: S.histogram.map((e, i) => (i === 2 ? { ...e, count: 0 } : e)) },
+      bytes: edited(summary, (v) => v.setBigUint64(entry(2) + 4, 0n, true)),
+    },
+    {
+      rule: 'histogram total <= MAX_COUNT (exact total in the message)',
+      object: { ...S, histogram: S.histogram.map((e, i) => (i < 3 ? { ...e, count: 2 ** 52 + i } : e)) },
+      bytes: edited(summary, (v) => [0, 1, 2].forEach((i) => v.setBigUint64(entry(i) + 4, (1n << 52n) + BigInt(i), true))),
+    },
+    {
+      rule: 'histogram total = groupsCounted * groupSize',
+      object: { ...S, histogram: S.histogram.map((e, i) => (i === 0 ? { ...e, count: 3 } : e)) },
+      bytes: edited(summary, (v) => v.setBigUint64(entry(0) + 4, 3n, true)),
+    },
+    { rule: 'GroupSamples groupCount <= MAX_COUNT', object: { ...G, groupCount: 2 ** 53 }, bytes: edited(samples, (v) => v.setBigUint64(gs, 1n << 53n, true)) },
+    { rule: 'samplingStride >= 1', object: { ...G, samplingStride: 0 }, bytes: edited(samples, (v) => v.setUint32(gs + 12, 0, true)) },
+    {
+      rule: 'groupIndex < groupCount',
+      object: { ...G, groups: G.groups.map((g, i) => (i === 2 ? { ...g, groupIndex: 2 ** 60 } : g)) },
+      bytes: edited(samples, (v) => v.setBigUint64(firstGroup + 2 * (24 + 12 * 32), 1n << 60n, true)),
+    },
+  ];
+
+  it.each(cases)('$rule', ({ object, bytes }) => {
+    let expected: FrameError | undefined;
+    try {
+      validateFrame(object as Frame);
+    } catch (error) {
+      expected = error as FrameError;
+    }
+    expect(expected).toBeInstanceOf(FrameError);
+    let got: unknown;
+    try {
+      decodeFrame(bytes);
+    } catch (error) {
+      got = error;
+    }
+    expect(got).toBeInstanceOf(FrameError);
+    expect({ code: (got as FrameError).code, message: (got as FrameError).message }).toEqual({ code: expected!.code, message: expected!.message });
   });
 });

@@ -77,6 +77,7 @@ describe('encodeFrame', () => {
       [{ histogram: [{ bin: 2432, count: 24 }] }, /bin must be < 2432/],
       [{ histogram: [{ bin: 1, count: 0 }, { bin: 2, count: 24 }] }, /counts must be >= 1/],
       [{ histogram: [{ bin: 1, count: 23 }] }, /sum to groupsCounted\*groupSize \(24\), got 23/],
+      [{ histogram: [null] }, /histogram entries must be \{ bin, count \} objects, got null/],
       [{ type: 'other' }, /frame type/],
     ];
     for (const [change, message] of cases) {
@@ -89,5 +90,17 @@ describe('encodeFrame', () => {
     expect(codeOfEncoding({ ...SAMPLE_GROUP_SAMPLES, groups: [{ ...g, laneCounts: g.laneCounts.slice(1) }] })).toBe('WW_ERR_FRAME_INVALID');
     expect(codeOfEncoding({ ...SAMPLE_GROUP_SAMPLES, samplingStride: 0 })).toBe('WW_ERR_FRAME_INVALID');
     expect(codeOfEncoding({ ...SAMPLE_GROUP_SAMPLES, selection: 'random' })).toBe('WW_ERR_FRAME_INVALID');
+    expect(() => encodeFrame({ ...SAMPLE_GROUP_SAMPLES, groups: [g, undefined as never] })).toThrow(/groups must be sample objects, got undefined/);
+    expect(codeOfEncoding({ ...SAMPLE_GROUP_SAMPLES, groups: [{ ...g, laneFinishClocks: [...g.laneFinishClocks.slice(1), 1n << 64n] }] })).toBe('WW_ERR_FRAME_INVALID');
+    expect(codeOfEncoding({ ...SAMPLE_GROUP_SAMPLES, groups: [{ ...g, laneFinishClocks: [...g.laneFinishClocks.slice(1), -1n] }] })).toBe('WW_ERR_FRAME_INVALID');
+  });
+
+  it('sums histogram counts exactly near 2^53 (OVER_LIMIT message gives the exact total)', () => {
+    const histogram = [
+      { bin: 1, count: 2 ** 52 },
+      { bin: 2, count: 2 ** 52 + 1 },
+    ];
+    expect(() => encodeFrame({ ...SAMPLE_LAUNCH_SUMMARY, histogram })).toThrow(/histogram total must be at most 9007199254740991, got 9007199254740993/);
+    expect(codeOfEncoding({ ...SAMPLE_LAUNCH_SUMMARY, histogram })).toBe('WW_ERR_FRAME_OVER_LIMIT');
   });
 });

@@ -7,7 +7,7 @@
 import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
 import { decodeFrameHeader, hasMagicAt } from './frame-header.ts';
-import { FRAME_HEADER_BYTES, FRAME_MAGIC, MAX_PAYLOAD_BYTES } from './limits.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_PAYLOAD_BYTES } from './limits.ts';
 
 /** One result of a splitter: a whole frame's bytes, or a rejected stretch of input. */
 export type FrameSplitItem =
@@ -60,6 +60,21 @@ function nextMagicOrTail(bytes: Uint8Array, from: number): number {
     }
   }
   return bytes.length;
+}
+
+/** The error decodeFrameHeader throws for the header at `at`, or undefined when it is good. */
+function headerErrorAt(bytes: Uint8Array, at: number, maxPayloadBytes: number): FrameError | undefined {
+  try {
+    decodeFrameHeader(bytes, at, maxPayloadBytes);
+    return undefined;
+  } catch (error) {
+    return error as FrameError;
+  }
+}
+
+/** Little-endian u32 at `at` (the caller checked the bounds). */
+function u32At(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
 function isMagicPrefix(bytes: Uint8Array, at: number): boolean {
@@ -142,15 +157,24 @@ export function createFrameSplitter(options: FrameSplitterOptions = {}): FrameSp
         neededBytes = FRAME_HEADER_BYTES;
         break;
       }
-      let total: number;
-      try {
-        total = FRAME_HEADER_BYTES + decodeFrameHeader(buffer, position, maxPayloadBytes).payloadLength;
-      } catch (error) {
+      // Fast path: version 1, type 1 or 2, length within the limit, read straight from the
+      // bytes; anything else goes through decodeFrameHeader for its error.
+      const payloadLength = u32At(buffer, position + 8);
+      const typeLow = buffer[position + 6]!;
+      const headerIsGood =
+        buffer[position + 4] === FRAME_VERSION &&
+        buffer[position + 5] === 0 &&
+        (typeLow === 1 || typeLow === 2) &&
+        buffer[position + 7] === 0 &&
+        payloadLength <= maxPayloadBytes;
+      const headerError = headerIsGood ? undefined : headerErrorAt(buffer, position, maxPayloadBytes);
+      if (headerError !== undefined) {
         const next = nextMagicOrTail(buffer, position + 1);
-        reject(error as FrameError, position, next);
+        reject(headerError, position, next);
         position = next;
         continue;
       }
+      const total = FRAME_HEADER_BYTES + payloadLength;
       if (available < total) {
         if (final) {
           const next = nextMagicOrTail(buffer, position + 1);
@@ -161,7 +185,7 @@ export function createFrameSplitter(options: FrameSplitterOptions = {}): FrameSp
         neededBytes = total;
         break;
       }
-      const declaredCrc = new DataView(buffer.buffer, buffer.byteOffset + position + 12, 4).getUint32(0, true);
+      const declaredCrc = u32At(buffer, position + 12);
       const crc = crc32c(buffer.subarray(position + FRAME_HEADER_BYTES, position + total));
       if (crc !== declaredCrc) {
         const next = nextMagicOrTail(buffer, position + 1);

@@ -34,6 +34,7 @@ export type { FrameHeader } from './frame-header.ts';
 export { validateFrame } from './validate-frame.ts';
 export { encodeFrame } from './encode-frame.ts';
 export { decodeFrame } from './decode-frame.ts';
+export type { DecodeFrameOptions } from './decode-frame.ts';
 export { decodeFrames, readFrameFile } from './decode-frames.ts';
 export { createFrameSplitter } from './frame-splitter.ts';
 export type { FrameSplitItem, FrameSplitter, FrameSplitterOptions } from './frame-splitter.ts';

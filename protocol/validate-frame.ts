@@ -149,7 +149,9 @@ function checkLaunchSummary(frame: LaunchSummaryFrame): void {
   let total = 0;
   const entries = histogram as LaunchSummaryFrame['histogram'];
   for (let i = 0; i < entries.length; i++) {
-    const { bin, count } = entries[i]!;
+    const entry: unknown = entries[i];
+    if (typeof entry !== 'object' || entry === null) throw invalid(`histogram entries must be { bin, count } objects, got ${String(entry)}`);
+    const { bin, count } = entry as LaunchSummaryFrame['histogram'][number];
     if (typeof bin !== 'number' || !Number.isInteger(bin) || bin < 0 || bin >= HISTOGRAM_BIN_COUNT) {
       throw invalid(`histogram bin must be < ${HISTOGRAM_BIN_COUNT}, got ${String(bin)}`);
     }
@@ -179,6 +181,7 @@ function checkGroupSamples(frame: GroupSamplesFrame, checkLanes: boolean): void 
   if (groups.length > MAX_GROUP_SAMPLES) throw overLimit(`sampled groups per frame must be at most ${MAX_GROUP_SAMPLES}, got ${groups.length}`);
   const n = frame.groupSize;
   for (const group of groups as GroupSamplesFrame['groups']) {
+    if (typeof group !== 'object' || (group as unknown) === null) throw invalid(`groups must be sample objects, got ${String(group)}`);
     const index = group.groupIndex;
     if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index >= frame.groupCount) {
       throw invalid(`groupIndex must be an integer < groupCount (${frame.groupCount}), got ${String(index)}`);

@@ -33,7 +33,12 @@ export function formatAdviceText(advice: Advice): string[] {
   lines.push('', `load balancing at n = ${advice.groupSize}:`);
   const policyRows: string[][] = [
     ['policy', 'expected loss', 'workload loss', 'detail'],
-    ['as now (random grouping)', fixed(advice.current.expectedLoss), fixed(advice.current.workloadLoss), ''],
+    [
+      'as now (random grouping)',
+      fixed(advice.current.expectedLoss),
+      fixed(advice.current.workloadLoss),
+      advice.current.observedLossCounts === null ? '' : `observed loss_counts ${fixed(advice.current.observedLossCounts)}`,
+    ],
     ['sorted by work', fixed(advice.sorting.expectedLoss), fixed(advice.sorting.workloadLoss), `${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values`],
     ...advice.binning.map((b) => [
       `binned, k = ${b.k}`,

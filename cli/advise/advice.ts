@@ -25,6 +25,8 @@ export interface AdviceRequest {
   readonly unitsPerLaunch: number;
   /** Bin counts k to evaluate for binning. */
   readonly binCounts: readonly number[];
+  /** Mean H the source observed at this group size (loss_counts), if it measured groups. */
+  readonly observedLossCounts?: number | undefined;
 }
 
 /** One what-if option with its predicted effect at the current group size. */
@@ -60,8 +62,8 @@ export interface Advice {
   readonly unitsPerLaunch: number;
   /** Predicted loss for every group size 1..32 (model.md §2d granularity). */
   readonly granularity: readonly { readonly n: number; readonly expectedLoss: number; readonly workloadLoss: number }[];
-  /** The loss now, at the current group size. */
-  readonly current: { readonly expectedLoss: number; readonly workloadLoss: number };
+  /** The loss now, at the current group size (predicted; observed loss_counts when the source measured it). */
+  readonly current: { readonly expectedLoss: number; readonly workloadLoss: number; readonly observedLossCounts: number | null };
   readonly sorting: { readonly expectedLoss: number; readonly workloadLoss: number; readonly groups: number; readonly mixedGroups: number };
   readonly binning: readonly {
     readonly k: number;
@@ -76,6 +78,9 @@ export interface Advice {
   /** The short recommendation: a few sentences, most useful first. */
   readonly recommendation: readonly string[];
 }
+
+/** Sample size assumed when fitting a pmf that carries no counts (a family spec as input). */
+export const NOMINAL_FIT_SAMPLE_SIZE = 10_000;
 
 /** Loss at or below this is called balanced: a few percent of idle lanes is not worth a redesign. */
 export const BALANCED_LOSS = 1.05;
@@ -136,7 +141,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
   }));
   const currentRow = granularity[n - 1];
   if (currentRow === undefined) throw new RangeError(`no granularity row for n = ${n}`);
-  const current = { expectedLoss: currentRow.expectedLoss, workloadLoss: currentRow.workloadLoss };
+  const current = { expectedLoss: currentRow.expectedLoss, workloadLoss: currentRow.workloadLoss, observedLossCounts: request.observedLossCounts ?? null };
   const sortedResult = sortedGroupingLoss(distribution, n, { units: request.unitsPerLaunch });
   const sorting = { expectedLoss: sortedResult.expectedLoss, workloadLoss: sortedResult.workloadLoss, groups: sortedResult.groups, mixedGroups: sortedResult.mixedGroups };
   const binning = [...new Set(request.binCounts)]
@@ -145,7 +150,8 @@ export function computeAdvice(request: AdviceRequest): Advice {
       const result = binnedGroupingLoss(distribution, n, k);
       return { k, expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, bins: result.bins };
     });
-  const fits = fitParametric(distribution).map((fit) => ({
+  // A pmf (a family spec) carries no sample size; AIC then needs one: a nominal 10 000 units.
+  const fits = fitParametric(distribution, distribution.totalWeight > 1 ? {} : { sampleSize: NOMINAL_FIT_SAMPLE_SIZE }).map((fit) => ({
     family: fit.family,
     spec: roundedSpecText(fit.family, fit.parameters, formatDistributionSpec(fit.spec)),
     parameters: fit.parameters,
@@ -208,6 +214,13 @@ export function computeAdvice(request: AdviceRequest): Advice {
         if (other.expectedLoss < now - 0.25 * (now - 1)) recommendation.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
       }
     }
+  }
+  const observed = current.observedLossCounts;
+  if (observed !== null && Math.abs(now - observed) > 0.1 * now) {
+    // model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
+    recommendation.push(
+      `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(now)}× predicted for independent lanes: units in one group have ${observed < now ? 'similar' : 'dissimilar'} work, and the what-ifs above assume random grouping.`,
+    );
   }
   const fit = fits[0];
   if (fit !== undefined) recommendation.push(`the counts look like ${fit.spec} (best of ${fits.length} families by AIC ${fit.aic.toFixed(1)}).`);

@@ -18,6 +18,8 @@ export interface AdviseInput {
   readonly groupSize: number | undefined;
   /** Units per launch, when the source says. */
   readonly unitsPerLaunch: number | undefined;
+  /** Mean H of the observed groups from their counts (loss_counts), when the source measured groups at `groupSize`. */
+  readonly observedLossCounts: number | undefined;
 }
 
 /** Adds LaunchSummary histograms into one count map (bins beyond 1023 at their representative). */
@@ -30,6 +32,11 @@ function countsOfSummaries(summaries: readonly LaunchSummaryFrame[]): Map<number
 function commonGroupSize(summaries: readonly LaunchSummaryFrame[]): number | undefined {
   const sizes = new Set(summaries.map((f) => f.groupSize));
   return sizes.size === 1 ? [...sizes][0] : undefined;
+}
+
+function observedLossCountsOf(summaries: readonly LaunchSummaryFrame[]): number | undefined {
+  const groups = summaries.reduce((sum, f) => sum + f.groupsCounted, 0);
+  return commonGroupSize(summaries) === undefined || groups === 0 ? undefined : summaries.reduce((sum, f) => sum + f.sumCountsLoss, 0) / groups;
 }
 
 function unitsPerLaunchOf(summaries: readonly LaunchSummaryFrame[]): number | undefined {
@@ -46,7 +53,7 @@ function unitsPerLaunchOf(summaries: readonly LaunchSummaryFrame[]): number | un
  * @example adviseInputFromCounts('counts.json').distribution.mean()
  */
 export function adviseInputFromCounts(file: string): AdviseInput {
-  return { distribution: readCountsFile(file), source: `counts:${file}`, groupSize: undefined, unitsPerLaunch: undefined };
+  return { distribution: readCountsFile(file), source: `counts:${file}`, groupSize: undefined, unitsPerLaunch: undefined, observedLossCounts: undefined };
 }
 
 /**
@@ -58,7 +65,7 @@ export function adviseInputFromCounts(file: string): AdviseInput {
 export function adviseInputFromSpec(text: string): AdviseInput {
   try {
     const spec = parseDistributionSpec(text);
-    return { distribution: CategoricalDistribution.fromFamily(spec), source: `dist:${text}`, groupSize: undefined, unitsPerLaunch: undefined };
+    return { distribution: CategoricalDistribution.fromFamily(spec), source: `dist:${text}`, groupSize: undefined, unitsPerLaunch: undefined, observedLossCounts: undefined };
   } catch (error) {
     if (error instanceof ModelError) throw new UsageError(`--dist: ${error.message}`, { cause: error });
     throw error;
@@ -106,6 +113,7 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     source: `frames:${file} ${chosen} (${selected.length} launches)`,
     groupSize: commonGroupSize(selected),
     unitsPerLaunch: unitsPerLaunchOf(selected),
+    observedLossCounts: observedLossCountsOf(selected),
   };
 }
 
@@ -132,6 +140,7 @@ export function adviseInputFromRecord(record: DistributionRecord, basis: Distrib
     source: `stream ${record.stream} (${record.device}, n=${record.groupSize}, ${basis} distribution, updated ${new Date(record.updatedAtMillis).toISOString()})`,
     groupSize: record.groupSize,
     unitsPerLaunch: record.window.launches > 0 ? Math.max(1, Math.round(record.window.units / record.window.launches)) : undefined,
+    observedLossCounts: record.predictions.lossCounts ?? undefined,
   };
 }
 
@@ -193,5 +202,6 @@ export async function adviseInputFromWorkload(options: { readonly workload: 'mat
     source: `workload ${options.workload} ${options.args.join(' ')} (CPU, ${run.report.groups} groups)`,
     groupSize: commonGroupSize(summaries),
     unitsPerLaunch: unitsPerLaunchOf(summaries),
+    observedLossCounts: observedLossCountsOf(summaries),
   };
 }

@@ -44,6 +44,7 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
   if (fromSpec) return adviseInputFromSpec(flags.dist ?? '');
   if (flags.workload !== undefined) {
     if (flags.workload === 'escape' && flags.dist !== undefined) throw new UsageError('--dist applies to --workload matpow only (escape takes its counts from the image)');
+    if (flags.dist !== undefined) adviseInputFromSpec(flags.dist); // validates the spec before the run (UsageError)
     const n = flags.n === undefined ? 32 : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
     const groups = flags.groups === undefined ? 512 : parseNumberOption('--groups', flags.groups, { min: 1, max: 1 << 24, integer: true });
     const args = [
@@ -72,7 +73,8 @@ async function runAdvise(flags: AdviseFlags): Promise<void> {
   const groupSize = flags.n === undefined ? (input.groupSize ?? 32) : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
   if (groupSize > 32) throw new UsageError(`the input was recorded with groups of ${groupSize} lanes; advise covers 1..32, give --n`);
   const unitsPerLaunch = flags.units === undefined ? Math.max(input.unitsPerLaunch ?? 1 << 20, groupSize) : parseNumberOption('--units', flags.units, { min: groupSize, max: 2 ** 40, integer: true });
-  const advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts });
+  const observedLossCounts = groupSize === input.groupSize ? input.observedLossCounts : undefined;
+  const advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts });
   if (flags.html !== undefined) {
     try {
       writeFileSync(flags.html, renderAdviceReport(advice));

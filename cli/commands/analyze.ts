@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CategoricalDistribution, expectedLoss, workloadLoss } from '../../model/index.ts';
-import { FrameError, decodeFrames, histogramToCounts, streamIdOf, type Frame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { FrameError, decodeFrames, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { UsageError } from '../usage-error.ts';
+import { analyzeDivergence, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
+import { formatQuantity, parseNumberOption } from './numeric-options.ts';
 
 /** What `warpwatch analyze` reports for one stream (model.md §2c names). */
 export interface StreamAnalysis {
@@ -36,28 +38,58 @@ export interface StreamAnalysis {
   /** Sampled groups in GroupSamples frames, and sampled groups the device could not store. */
   readonly sampledGroups: number;
   readonly droppedSamples: number;
+  /**
+   * Divergence-extended prediction of lossMeasured (model.md §4): lossCounts + divergenceTerm,
+   * the term estimated on the sampled groups; null when not computed (see divergenceNote).
+   */
+  readonly lossExtended: number | null;
+  /** Mean divergence term n·(δ·D + s·spills)/(T·Σw) over the sampled groups; null when not computed. */
+  readonly divergenceTerm: number | null;
+  /**
+   * Share of the sampled groups' gap (lossMeasured − lossCounts) the divergence term explains;
+   * null when not computed or when that gap is exactly 0.
+   */
+  readonly gapExplainedFraction: number | null;
+  /** Details: costs used, fit, sampled-group losses; null when not computed. */
+  readonly divergence: DivergenceAnalysis | null;
+  /** Why the term is missing, or a caveat about it (CPU data); null when there is nothing to say. */
+  readonly divergenceNote: string | null;
 }
+
+/** Options of {@link analyzeFrames}. */
+export interface AnalyzeOptions {
+  /** How to obtain the divergence costs; default `{ mode: 'fit' }` (fitted from the GroupSamples clocks). */
+  readonly divergence?: DivergenceSettings;
+}
+
+const CPU_DIVERGENCE_NOTE =
+  'CPU lockstep backend: no reconvergence stack, every group-iteration costs the same, so divergence management should explain little of the gap here';
 
 const relativeError = (a: number, b: number): number => (a === 0 ? (b === 0 ? 0 : Number.POSITIVE_INFINITY) : Math.abs((a - b) / a));
 
 /**
  * Aggregates decoded frames per stream (and group size and source) and compares the model's
- * prediction on the observed counts with the counts-based and the clock-based loss.
+ * prediction on the observed counts with the counts-based and the clock-based loss; where the
+ * stream has GroupSamples, adds the divergence-extended prediction (see analyze-divergence.ts).
  *
  * @throws RangeError (from model/) when a histogram cannot form a distribution.
- * @example analyzeFrames(decodeFrames(bytes)).map((s) => s.lossPredicted)
+ * @example analyzeFrames(decodeFrames(bytes)).map((s) => [s.lossPredicted, s.lossExtended])
  */
-export function analyzeFrames(frames: readonly Frame[]): StreamAnalysis[] {
-  const byKey = new Map<string, { summaries: LaunchSummaryFrame[]; sampledGroups: number }>();
+export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions = {}): StreamAnalysis[] {
+  const divergenceSettings = options.divergence ?? { mode: 'fit' };
+  const byKey = new Map<string, { summaries: LaunchSummaryFrame[]; sampledGroups: number; samples: GroupSample[] }>();
   const keyOf = (f: Frame): string => `${streamIdOf(f)}\u0000${f.groupSize}\u0000${f.source}`;
   for (const frame of frames) {
-    const entry = byKey.get(keyOf(frame)) ?? { summaries: [], sampledGroups: 0 };
+    const entry = byKey.get(keyOf(frame)) ?? { summaries: [], sampledGroups: 0, samples: [] };
     if (frame.type === 'launch-summary') entry.summaries.push(frame);
-    else entry.sampledGroups += frame.groups.length;
+    else {
+      entry.sampledGroups += frame.groups.length;
+      for (const group of frame.groups) entry.samples.push(group);
+    }
     byKey.set(keyOf(frame), entry);
   }
   const analyses: StreamAnalysis[] = [];
-  for (const { summaries, sampledGroups } of byKey.values()) {
+  for (const { summaries, sampledGroups, samples } of byKey.values()) {
     const first = summaries[0];
     if (first === undefined) continue; // samples without their summary carry no totals
     const n = first.groupSize;
@@ -83,6 +115,9 @@ export function analyzeFrames(frames: readonly Frame[]): StreamAnalysis[] {
     const workloadLossPredicted = allZero ? 1 : workloadLoss(distribution, n);
     const lossCounts = sumCountsLoss / groups;
     const lossMeasured = sumMeasuredLoss / groups;
+    const outcome = analyzeDivergence(samples, first.device.clockHz, divergenceSettings);
+    const divergence = 'analysis' in outcome ? outcome.analysis : null;
+    const divergenceNote = 'note' in outcome ? outcome.note : first.source === 'cpu' ? CPU_DIVERGENCE_NOTE : null;
     analyses.push({
       stream: streamIdOf(first),
       source: first.source,
@@ -102,6 +137,11 @@ export function analyzeFrames(frames: readonly Frame[]): StreamAnalysis[] {
       meanCount: sumCounts / (groups * n),
       sampledGroups,
       droppedSamples,
+      lossExtended: divergence === null ? null : lossCounts + divergence.divergenceTerm,
+      divergenceTerm: divergence?.divergenceTerm ?? null,
+      gapExplainedFraction: divergence?.gapExplainedFraction ?? null,
+      divergence,
+      divergenceNote,
     });
   }
   return analyses.sort((a, b) => a.stream.localeCompare(b.stream) || a.n - b.n);
@@ -116,7 +156,44 @@ function formatAnalysis(a: StreamAnalysis): string {
     `  lossPredicted ${a.lossPredicted.toFixed(4)}   lossCounts ${a.lossCounts.toFixed(4)}   lossMeasured ${a.lossMeasured.toFixed(4)}`,
     `  workloadLoss predicted ${a.workloadLossPredicted.toFixed(4)}   counts ${a.workloadLossCounts.toFixed(4)}   measured ${a.workloadLossMeasured.toFixed(4)}`,
     `  η(predicted, counts) ${pct(a.etaPredictedCounts)}   η(counts, measured) ${pct(a.etaCountsMeasured)}   η(predicted, measured) ${pct(a.etaPredictedMeasured)}`,
+    ...formatDivergence(a),
   ].join('\n');
+}
+
+function formatDivergence(a: StreamAnalysis): string[] {
+  const d = a.divergence;
+  const note = a.divergenceNote === null ? [] : [`  note: ${a.divergenceNote}`];
+  if (d === null) return [`  divergence-extended prediction: none`, ...note];
+  const q = formatQuantity;
+  const unit = d.clockHz === 1e9 ? 'ns' : `ticks of ${q(d.clockHz)} Hz`;
+  const se = (name: string): string => (d.fit?.standardErrors?.[name] === undefined ? '' : ` ± ${q(d.fit.standardErrors[name])}`);
+  const costs =
+    d.fit === undefined
+      ? `${d.architecture === undefined ? 'given' : `preset ${d.architecture}:`} δ ${q(d.deltaCycles)}, spill ${q(d.spillCycles)} per chunk; T ${q(d.iterationCycles)} fitted from the clocks`
+      : [
+          `T ${q(d.fit.rawIterationCycles)}${se('iterationCycles')}`,
+          `δ ${q(d.fit.rawDeltaCycles)}${se('deltaCycles')}`,
+          d.fit.rawSpillCycles === undefined ? 'spill not identifiable (no sampled group spilled)' : `spill ${q(d.fit.rawSpillCycles)}${se('spillCycles')} per chunk`,
+          `R² ${d.fit.rSquared.toFixed(3)}`,
+        ].join(', ') + (d.fit.clampedToZero.length === 0 ? '' : `; negative ${d.fit.clampedToZero.join(', ')} fixed at 0, then T ${q(d.iterationCycles)}`);
+  const termError =
+    d.fit === undefined
+      ? ''
+      : d.fit.clampedToZero.length > 0
+        ? ` (unconstrained fit: ${d.fit.rawDivergenceTerm.toFixed(4)}${d.divergenceTermStandardError === undefined ? '' : ` ± ${d.divergenceTermStandardError.toFixed(4)}`})`
+        : d.divergenceTermStandardError === undefined
+          ? ''
+          : ` ± ${d.divergenceTermStandardError.toFixed(4)}`;
+  const fraction = d.gapExplainedFraction === null ? 'n/a (no gap)' : `${(100 * d.gapExplainedFraction).toFixed(1)}%`;
+  const fractionError =
+    d.divergenceTermStandardError === undefined || d.measuredGap === 0 ? '' : ` ± ${((100 * d.divergenceTermStandardError) / Math.abs(d.measuredGap)).toFixed(1)}%`;
+  const lines = [
+    `  divergence (${d.mode === 'fit' ? 'fitted' : 'fixed costs'} on ${d.groups} sampled groups, ${unit}): ${costs}`,
+    `  lossExtended ${(a.lossExtended ?? Number.NaN).toFixed(4)} = lossCounts + divergence term ${d.divergenceTerm.toFixed(4)}${termError}; explains ${fraction}${fractionError} of the sampled gap measured − counts = ${d.measuredGap.toFixed(4)} (${d.lossMeasured.toFixed(4)} − ${d.lossCounts.toFixed(4)})`,
+  ];
+  if (d.fit !== undefined && !d.fit.deltaSignificant) lines.push('  δ is not significantly different from 0 (|δ| < 2 standard errors): on these data the divergence term is noise');
+  else if (d.fit !== undefined && d.fit.rawDeltaCycles < 0) lines.push('  δ is significantly negative: a diverging exit shortens the group here, which the divergence model does not describe');
+  return [...lines, ...note];
 }
 
 /**
@@ -131,7 +208,23 @@ export function registerAnalyzeCommand(program: Command): void {
     .description('Decode a frame file and compare predicted, counts-based and measured loss per stream')
     .argument('<file>', 'frame file written by `warpwatch run` or a recorder')
     .option('--json', 'print { "streams": [ ... ] } as JSON')
-    .action((file: string, flags: { json?: boolean }) => {
+    .option('--divergence <mode>', 'divergence-extended prediction: fit (costs fitted from the GroupSamples clocks; default) or off')
+    .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks)')
+    .option('--delta <ticks>', 'fixed δ, clock ticks per diverging exit (overrides the preset)')
+    .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
+    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string }) => {
+      let settings: DivergenceSettings;
+      try {
+        settings = divergenceSettingsOf({
+          mode: flags.divergence,
+          architecture: flags.divergenceArch,
+          deltaCycles: flags.delta === undefined ? undefined : parseNumberOption('--delta', flags.delta, { min: 0 }),
+          spillCycles: flags.spill === undefined ? undefined : parseNumberOption('--spill', flags.spill, { min: 0 }),
+        });
+      } catch (error) {
+        if (error instanceof RangeError) throw new UsageError(error.message, { cause: error });
+        throw error;
+      }
       let bytes: Uint8Array;
       try {
         bytes = new Uint8Array(readFileSync(file));
@@ -145,7 +238,7 @@ export function registerAnalyzeCommand(program: Command): void {
         if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
         throw error;
       }
-      const streams = analyzeFrames(frames);
+      const streams = analyzeFrames(frames, { divergence: settings });
       if (flags.json === true) {
         process.stdout.write(`${JSON.stringify({ file, frames: frames.length, streams }, null, 2)}\n`);
         return;

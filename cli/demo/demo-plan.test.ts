@@ -8,7 +8,7 @@ describe('demo-plan', () => {
       const quick = resolveDemoSettings({ quick: true, job: 'demo-1' });
       expect(full.groupSizes).toEqual([4, 8, 16, 32]);
       expect(quick.groupSizes).toEqual([8, 32]);
-      expect(quick.matpowUnitsPerLaunch).toBeLessThan(full.matpowUnitsPerLaunch);
+      expect(quick.launches * quick.groupSizes.length).toBeLessThan(full.launches * full.groupSizes.length);
       expect(full.families).toEqual([...DEMO_FAMILY_SPECS]);
     });
 

@@ -50,7 +50,7 @@ export interface DemoSettings {
 /** Defaults of the full demo and of `--quick`. */
 export const DEMO_DEFAULTS = Object.freeze({
   full: Object.freeze({ groupSizes: [4, 8, 16, 32], matpowUnitsPerLaunch: 4096, escapeUnitsPerLaunch: 65_536, launches: 2 }),
-  quick: Object.freeze({ groupSizes: [8, 32], matpowUnitsPerLaunch: 2048, escapeUnitsPerLaunch: 32_768, launches: 1 }),
+  quick: Object.freeze({ groupSizes: [8, 32], matpowUnitsPerLaunch: 4096, escapeUnitsPerLaunch: 65_536, launches: 1 }),
   escapeMaxIterations: 256,
   seed: 1,
 });

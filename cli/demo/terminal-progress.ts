@@ -39,7 +39,7 @@ export function createTerminalProgress(stream: NodeJS.WriteStream, enabled: bool
       const step = /^\[(\d+)\/(\d+)\]/.exec(line);
       if (!buildAnnounced) {
         buildAnnounced = true;
-        write('warpwatch demo: building the CPU workloads (kernels/) ...');
+        write('warpwatch demo: building the CPU workloads (kernels/) if needed ...');
       }
       if (step === null || !enabled || !tty) return;
       const value = Number(step[1]);
@@ -55,7 +55,7 @@ export function createTerminalProgress(stream: NodeJS.WriteStream, enabled: bool
     buildDone(millis) {
       buildBar?.stop();
       buildBar = undefined;
-      if (buildAnnounced) write(`warpwatch demo: kernels built in ${(millis / 1000).toFixed(1)} s`);
+      if (buildAnnounced) write(`warpwatch demo: kernels ready in ${(millis / 1000).toFixed(1)} s`);
     },
     start(totalLaunches, runCount) {
       runs = runCount;

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { CategoricalDistribution, expectedLoss, parseDistributionSpec, workloadLoss } from '../../model/index.ts';
+import { BALANCED_LOSS, computeAdvice } from './advice.ts';
+
+const geo = CategoricalDistribution.fromFamily(parseDistributionSpec('geo(0.05)'));
+
+describe('advice', () => {
+  describe('computeAdvice', () => {
+    const advice = computeAdvice({ distribution: geo, source: 'dist:geo(0.05)', groupSize: 32, unitsPerLaunch: 1 << 16, binCounts: [4, 2, 4] });
+
+    it('predicts the loss of every group size 1..32 with the model', () => {
+      expect(advice.granularity).toHaveLength(32);
+      for (const n of [1, 2, 7, 32]) {
+        expect(advice.granularity[n - 1]?.expectedLoss).toBeCloseTo(expectedLoss(geo, n, { method: 'exact' }), 9);
+        expect(advice.granularity[n - 1]?.workloadLoss).toBeCloseTo(workloadLoss(geo, n), 12);
+      }
+      expect(advice.current.expectedLoss).toBe(advice.granularity[31]?.expectedLoss);
+    });
+
+    it('evaluates each distinct bin count once, ascending', () => {
+      expect(advice.binning.map((b) => b.k)).toEqual([2, 4]);
+      for (const b of advice.binning) expect(b.bins.reduce((s, bin) => s + bin.probability, 0)).toBeCloseTo(1, 12);
+    });
+
+    it('suggests the largest tile that removes at least half of the excess loss', () => {
+      const halfway = 1 + (advice.current.expectedLoss - 1) / 2;
+      const expected = [16, 8, 4, 2].find((m) => (advice.granularity[m - 1]?.expectedLoss ?? Infinity) <= halfway);
+      const tiles = advice.options.find((o) => o.kind === 'tiles');
+      expect(tiles?.parameter).toBe(expected);
+      expect(tiles?.sentence).toContain(
+        `tiles of ${expected} lanes cut the predicted loss from ${advice.current.expectedLoss.toFixed(2)} to ${advice.granularity[(expected ?? 1) - 1]?.expectedLoss.toFixed(2)}`,
+      );
+    });
+
+    it('ranks the options by predicted loss and recommends the best one first', () => {
+      const losses = advice.options.map((o) => o.expectedLoss);
+      expect(losses).toEqual([...losses].sort((a, b) => a - b));
+      expect(advice.recommendation[0]).toMatch(/^groups of 32 lanes are predicted to lose 3\.98×/);
+      expect(advice.recommendation[1]).toContain(`best: ${advice.options[0]?.sentence}`);
+      expect(advice.recommendation.at(-1)).toMatch(/^the counts look like geo\(0\.05\)/);
+    });
+
+    it('reports the best parametric fit first, by AIC', () => {
+      const aics = advice.fits.map((f) => f.aic);
+      expect(aics).toEqual([...aics].sort((a, b) => a - b));
+      expect(advice.fits[0]?.family).toBe('geo');
+    });
+  });
+
+  it('calls near-constant work balanced and proposes nothing', () => {
+    const flat = CategoricalDistribution.fromCounts({ 100: 90, 101: 10 });
+    const advice = computeAdvice({ distribution: flat, source: 't', groupSize: 32, unitsPerLaunch: 4096, binCounts: [2] });
+    expect(advice.current.expectedLoss).toBeLessThan(BALANCED_LOSS);
+    expect(advice.recommendation[0]).toMatch(/^the work is balanced: groups of 32 lanes/);
+    expect(advice.recommendation.some((s) => s.startsWith('best:'))).toBe(false);
+  });
+
+  it('notes when the observed loss_counts differs from the prediction by more than 10 %', () => {
+    const base = { distribution: geo, source: 't', groupSize: 8, unitsPerLaunch: 4096, binCounts: [2] };
+    const predicted = expectedLoss(geo, 8);
+    const far = computeAdvice({ ...base, observedLossCounts: 0.8 * predicted });
+    expect(far.current.observedLossCounts).toBe(0.8 * predicted);
+    expect(far.recommendation.find((s) => s.startsWith('note:'))).toContain(`lost ${(0.8 * predicted).toFixed(2)}× by their counts, not the ${predicted.toFixed(2)}× predicted`);
+    const near = computeAdvice({ ...base, observedLossCounts: 0.95 * predicted });
+    expect(near.recommendation.some((s) => s.startsWith('note:'))).toBe(false);
+    expect(computeAdvice(base).current.observedLossCounts).toBeNull();
+  });
+
+  it('rejects a group size outside 1..32 and too few units per launch', () => {
+    expect(() => computeAdvice({ distribution: geo, source: 't', groupSize: 33, unitsPerLaunch: 4096, binCounts: [2] })).toThrow(/group size must be an integer 1\.\.32, got 33/);
+    expect(() => computeAdvice({ distribution: geo, source: 't', groupSize: 32, unitsPerLaunch: 16, binCounts: [2] })).toThrow(/units per launch must be an integer >= the group size 32, got 16/);
+  });
+});

@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DemoResults } from '../../cli/report/demo-results.ts';
+import { influxQuery } from '../../deploy/local/index.ts';
+
+// `warpwatch demo --kafka --influx` against the real servers of the global setup: frames go
+// through Kafka to the estimator service, window points must arrive in InfluxDB, and the
+// results read back from warpwatch.distributions must match what the points say.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'ww-demo-int-'));
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function runCli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/warpwatch.mjs', ...args], { cwd: root, env: process.env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+interface InfluxSeriesResult {
+  results: { series?: { columns: string[]; values: (string | number)[][] }[] }[];
+}
+
+describe('warpwatch demo --kafka --influx', () => {
+  it('sends a quick demo through Kafka and the estimator service into InfluxDB, and advise reads it back', async () => {
+    const url = process.env.WARPWATCH_INFLUX_URL ?? '';
+    const database = process.env.WARPWATCH_INFLUX_DATABASE ?? '';
+    expect(url).not.toBe('');
+    const out = join(scratch, 'demo');
+    const run = await runCli(['demo', '--quick', '--sizes', '8', '--kafka', '--influx', '--no-progress', '--out', out]);
+    expect(run.code, run.stderr).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as DemoResults;
+    expect(results.transport).toBe('kafka');
+    expect(results.influx).toBe(true);
+    expect(results.runs).toHaveLength(7);
+    expect(run.stdout).toContain(`InfluxDB: points of job '${results.settings.job}'`);
+
+    const answer = (await influxQuery(
+      url,
+      `SELECT "loss_predicted", "loss_counts", "groups" FROM "warpwatch_window" WHERE "job" = '${results.settings.job}' GROUP BY "kernel"`,
+      database,
+    )) as InfluxSeriesResult;
+    const series = answer.results[0]?.series ?? [];
+    expect(series).toHaveLength(7);
+    for (const s of series) {
+      const kernel = (s as unknown as { tags: { kernel: string } }).tags.kernel;
+      const demoRun = results.runs.find((r) => r.stream === `${results.settings.job}/${kernel}`);
+      expect(demoRun, kernel).toBeDefined();
+      const [row] = s.values;
+      expect(Number(row?.[1])).toBeCloseTo(demoRun?.lossPredicted ?? Number.NaN, 9);
+      expect(Number(row?.[2])).toBeCloseTo(demoRun?.lossCounts ?? Number.NaN, 9);
+      expect(Number(row?.[3])).toBe(demoRun?.groups);
+    }
+
+    // advise reads the same stream back from warpwatch.distributions.
+    const pois = results.runs.find((r) => r.variant === 'pois(30)');
+    const advise = await runCli(['advise', '--stream', pois?.stream ?? '', '--json']);
+    expect(advise.code, advise.stderr).toBe(0);
+    const advice = JSON.parse(advise.stdout) as { groupSize: number; distribution: { totalWeight: number }; current: { expectedLoss: number } };
+    expect(advice.groupSize).toBe(8);
+    expect(advice.distribution.totalWeight).toBe(pois?.units);
+    expect(advice.current.expectedLoss).toBeCloseTo(pois?.lossPredicted ?? Number.NaN, 9);
+  });
+});
