@@ -13,6 +13,7 @@ import { startCollector, type RunningCollector } from './collector.ts';
 import { loadCollectorConfig } from './config.ts';
 import { fixtureFrameBytes } from './frame-fixtures.ts';
 import { startHealthServer } from './health-server.ts';
+import type { MetricsPoint, MetricsPointWriter } from './pipeline-reporter.ts';
 import type { ProduceRecord } from './produce-record.ts';
 
 async function until(condition: () => boolean, timeoutMillis = 15_000): Promise<void> {
@@ -152,6 +153,40 @@ describe('startCollector', () => {
       setTimeout(release, 50);
       expect(await running.stop()).toEqual({ flushed: true });
       expect(delivered).toHaveLength(30);
+    });
+
+    it('writes warpwatch_pipeline points at start and, after the flush, with the final totals; /healthz shows the writer', async () => {
+      const file = join(directory, 'run.wwf');
+      const valid = Array.from({ length: 12 }, (_, s) => fixtureFrameBytes({ job: 'm', kernel: 'k', sequence: s }));
+      const invalid = Buffer.from(valid[0] ?? new Uint8Array());
+      invalid[invalid.length - 1] = (invalid[invalid.length - 1] ?? 0) ^ 0xff; // breaks the CRC: one frame to the DLQ
+      writeFileSync(file, Buffer.concat([...valid, invalid]));
+      const points: MetricsPoint[] = [];
+      const closes: number[] = [];
+      const writer: MetricsPointWriter = {
+        write: (point) => points.push(point),
+        stats: () => ({ pointsWritten: points.length, pointsDropped: 0, writeErrors: 0, buffered: 0 }),
+        close: (timeoutMillis) => {
+          closes.push(timeoutMillis);
+          return Promise.resolve({ pointsWritten: points.length, pointsDropped: 0, writeErrors: 0, buffered: 0 });
+        },
+      };
+      const running = await startCollector({
+        config: config({ replay: [file], instance: 'unit-host:1' }),
+        produce,
+        meter: otelMetrics.getMeter('t'),
+        log: () => {},
+        metricsWriter: writer,
+      });
+      expect(points).toHaveLength(1);
+      expect(points[0]?.fields['frames_in']).toBe(0);
+      await running.inputsDone;
+      expect(running.health()['influx']).toEqual({ pointsWritten: 1, pointsDropped: 0, writeErrors: 0, buffered: 0 });
+      await running.stop();
+      expect(closes).toHaveLength(1);
+      const last = points[points.length - 1];
+      expect(last?.tags).toEqual({ service: 'collector', instance: 'unit-host:1' });
+      expect(last?.fields).toEqual({ frames_in: 12, frames_out: 12, frames_rejected: 1, frames_spooled: 0, frames_dropped: 0, influx_write_errors: 0 });
     });
   });
 });

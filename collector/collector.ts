@@ -8,6 +8,7 @@ import { createDeliveryPipeline, type DeliveryPipeline, type LogFunction } from 
 import { openDiskSpool, type DiskSpool } from './disk-spool.ts';
 import { createFrameIntake } from './frame-intake.ts';
 import type { HealthReport } from './health-server.ts';
+import { startPipelineReporter, type MetricsPointWriter, type PipelineReporter } from './pipeline-reporter.ts';
 import type { ProduceFunction } from './produce-record.ts';
 import { startSocketSource, type SocketSource } from './socket-source.ts';
 import { readFrameStream } from './stream-source.ts';
@@ -24,6 +25,12 @@ export interface CollectorDependencies {
   readonly stdin?: Readable;
   /** Opens a replay file (default fs.createReadStream). */
   readonly openFile?: (path: string) => Readable;
+  /**
+   * Receives the collector's cumulative counters as `warpwatch_pipeline` points every
+   * `config.pipelineIntervalMillis` (influx-metrics-writer.ts in production, when
+   * `config.influx` is set); none = no such points. Closed by `stop()`.
+   */
+  readonly metricsWriter?: MetricsPointWriter;
 }
 
 /** A running collector; see {@link startCollector}. */
@@ -44,10 +51,14 @@ export interface RunningCollector {
   health(): HealthReport;
   /**
    * SIGTERM path: stops accepting (socket closed, stdin no longer read), flushes to Kafka
-   * within `config.shutdownTimeoutMillis`, spools what is left, closes the spool.
+   * within `config.shutdownTimeoutMillis`, spools what is left, closes the spool; then writes
+   * a last `warpwatch_pipeline` point and closes the metrics writer (at most 2 s more).
    */
   stop(): Promise<{ flushed: boolean }>;
 }
+
+/** Longest wait for the last `warpwatch_pipeline` point on stop. */
+const METRICS_CLOSE_TIMEOUT_MILLIS = 2_000;
 
 /**
  * Wires sources → validation/enrichment → delivery pipeline (memory queue, batches,
@@ -120,6 +131,17 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     throw error;
   }
 
+  const reporter: PipelineReporter | undefined =
+    deps.metricsWriter === undefined
+      ? undefined
+      : startPipelineReporter({
+          instance: config.instance,
+          intervalMillis: config.pipelineIntervalMillis,
+          totals: () => metrics.totals(),
+          writer: deps.metricsWriter,
+          log,
+        });
+
   let stopping = false;
   let stopped: Promise<{ flushed: boolean }> | undefined;
   // File replay waits while the memory queue is half full or the spool is being used, so
@@ -163,6 +185,8 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
       );
       log('warn', `${error.code}: ${error.message}`);
     }
+    // The final totals (everything delivered or spooled by now) as the last point.
+    await reporter?.stop(METRICS_CLOSE_TIMEOUT_MILLIS);
     return result;
   };
 
@@ -187,6 +211,7 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
         spoolRecords: spool.recordCount,
         connections: socket?.connectionCount ?? 0,
         ...metrics.totals(),
+        ...(deps.metricsWriter === undefined ? {} : { influx: deps.metricsWriter.stats() }),
       };
     },
     stop() {

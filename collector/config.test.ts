@@ -124,4 +124,72 @@ describe('loadCollectorConfig', () => {
       ).toThrow('WARPWATCH_KAFKA_SASL_PASSWORD_FILE names a file that cannot be read (ENOENT): /nope');
     });
   });
+
+  describe('InfluxDB self-metrics', () => {
+    it('is off unless a URL is configured, and "off" switches it off', () => {
+      const config = loadCollectorConfig({ env: {}, flags: { host: 'gpu-7' } });
+      expect(config.influx).toBeUndefined();
+      expect(config.pipelineIntervalMillis).toBe(10_000);
+      expect(config.instance).toBe(`gpu-7:${process.pid}`);
+      expect(describeCollectorConfig(config)).toContain('influx=off');
+      expect(loadCollectorConfig({ env: { WARPWATCH_INFLUX_URL: 'off' } }).influx).toBeUndefined();
+      expect(loadCollectorConfig({ env: { WARPWATCH_INFLUX_URL: 'http://x:8086' }, flags: { influxUrl: 'off' } }).influx).toBeUndefined();
+    });
+
+    it('reads the estimator\'s variable names, flags first', () => {
+      const config = loadCollectorConfig({
+        env: {
+          WARPWATCH_INFLUX_URL: 'http://influx-env:8086',
+          WARPWATCH_INFLUX_DATABASE: 'envdb',
+          WARPWATCH_INFLUX_RETENTION_POLICY: 'week',
+          WARPWATCH_INFLUX_ORG: 'ops',
+          WARPWATCH_INFLUX_TOKEN: 'tok-123',
+          WARPWATCH_INFLUX_MAX_BUFFER_LINES: '50',
+          WARPWATCH_PIPELINE_INTERVAL_MILLIS: '30000',
+          WARPWATCH_INSTANCE: 'env-instance',
+        },
+        flags: { influxUrl: 'https://influx-flag:8086', influxDatabase: 'flagdb', pipelineIntervalMillis: '5000', instance: 'flag-instance' },
+      });
+      expect(config.influx).toMatchObject({ url: 'https://influx-flag:8086', database: 'flagdb', retentionPolicy: 'week', org: 'ops', maxBufferPoints: 50 });
+      expect(config.influx?.token.reveal()).toBe('tok-123');
+      expect(config.pipelineIntervalMillis).toBe(5_000);
+      expect(config.instance).toBe('flag-instance');
+      const printed = [JSON.stringify(config), inspect(config, { depth: 10 }), describeCollectorConfig(config)].join('\n');
+      expect(printed).not.toContain('tok-123');
+      expect(describeCollectorConfig(config)).toContain('influx=https://influx-flag:8086 bucket=flagdb/week instance=flag-instance every 5000 ms');
+    });
+
+    it('defaults to InfluxDB 1.8 settings and reads the token from a file', () => {
+      const config = loadCollectorConfig({
+        env: { WARPWATCH_INFLUX_URL: 'http://127.0.0.1:18086', WARPWATCH_INFLUX_TOKEN_FILE: '/secrets/influx' },
+        readTextFile: (path) => (path === '/secrets/influx' ? 'file-token\n' : ''),
+      });
+      expect(config.influx).toMatchObject({ database: 'warpwatch', retentionPolicy: 'autogen', org: '-', maxBufferPoints: 1_000 });
+      expect(config.influx?.token.reveal()).toBe('file-token');
+    });
+
+    it('rejects a bad URL, database, interval or instance together, naming the setting', () => {
+      let caught: unknown;
+      try {
+        loadCollectorConfig({
+          env: { WARPWATCH_INFLUX_URL: 'ftp://x', WARPWATCH_INFLUX_DATABASE: 'bad db', WARPWATCH_PIPELINE_INTERVAL_MILLIS: '10' },
+          flags: { instance: 'x'.repeat(300) },
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CollectorConfigError);
+      const problems = (caught as CollectorConfigError).problems;
+      expect(problems).toContain('WARPWATCH_INFLUX_URL must be an http(s) URL or "off", got "ftp://x"');
+      expect(problems).toContain('WARPWATCH_INFLUX_DATABASE must match [A-Za-z0-9._-]{1,128}, got "bad db"');
+      expect(problems).toContain('WARPWATCH_PIPELINE_INTERVAL_MILLIS must be an integer 100..3600000, got "10"');
+      expect(problems).toContain('--instance must be at most 256 characters, got 300');
+    });
+
+    it('never logs credentials embedded in the URL', () => {
+      const config = loadCollectorConfig({ env: { WARPWATCH_INFLUX_URL: 'http://admin:hunter2@influx:8086' } });
+      expect(describeCollectorConfig(config)).not.toContain('hunter2');
+      expect(describeCollectorConfig(config)).toContain('influx=http://influx:8086/');
+    });
+  });
 });

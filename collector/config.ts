@@ -81,6 +81,30 @@ export interface CollectorConfig {
   /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
+  /**
+   * InfluxDB for the collector's own counters (measurement `warpwatch_pipeline`, tag
+   * service=collector), or undefined when no URL is configured (the default) or it is "off".
+   */
+  readonly influx:
+    | {
+        readonly url: string;
+        /** InfluxDB 1.8 database; the v2 write API bucket is `<database>/<retentionPolicy>`. */
+        readonly database: string;
+        readonly retentionPolicy: string;
+        /** v2 API org ('-' for InfluxDB 1.8). */
+        readonly org: string;
+        /** v2 API token ('' for an open 1.8 server, 'user:password', or a 2.x token). */
+        readonly token: Secret;
+        /** Points kept while InfluxDB is away; the oldest are dropped (and counted) beyond it. */
+        readonly maxBufferPoints: number;
+        /** Longest wait for one write request. */
+        readonly requestTimeoutMillis: number;
+      }
+    | undefined;
+  /** How often the cumulative counters are written to InfluxDB (milliseconds). */
+  readonly pipelineIntervalMillis: number;
+  /** Tag `instance` of the collector's `warpwatch_pipeline` points (default `<host>:<pid>`). */
+  readonly instance: string;
 }
 
 /**
@@ -101,6 +125,10 @@ export interface CollectorFlags {
   readonly label?: readonly string[] | undefined;
   readonly metricsPort?: string | undefined;
   readonly host?: string | undefined;
+  readonly influxUrl?: string | undefined;
+  readonly influxDatabase?: string | undefined;
+  readonly pipelineIntervalMillis?: string | undefined;
+  readonly instance?: string | undefined;
 }
 
 /** Defaults, in one place. Sizes in bytes, times in milliseconds. */
@@ -134,6 +162,16 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   shutdownTimeoutMillis: 10_000,
   metricsPort: 9464,
   metricsHost: '127.0.0.1',
+  /** No InfluxDB unless a URL is configured (unlike the estimator, whose main output is InfluxDB). */
+  influxUrl: undefined as string | undefined,
+  influxDatabase: 'warpwatch',
+  influxRetentionPolicy: 'autogen',
+  influxOrg: '-',
+  influxToken: '',
+  /** About 2.8 hours of points at the default interval. */
+  influxMaxBufferPoints: 1_000,
+  influxRequestTimeoutMillis: 5_000,
+  pipelineIntervalMillis: 10_000,
 });
 
 const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
@@ -160,6 +198,11 @@ export type ReadTextFile = (path: string) => string;
  * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
  * (or "off"), WARPWATCH_METRICS_HOST, WARPWATCH_HOST, WARPWATCH_LABELS ("k=v,k2=v2"),
  * WARPWATCH_MAX_CONNECTION_ERRORS, WARPWATCH_VALIDATION_WORKER (true|false). Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
+ * Self-metrics to InfluxDB (the estimator's names): WARPWATCH_INFLUX_URL [--influx-url; unset or
+ * "off" = none], WARPWATCH_INFLUX_DATABASE [--influx-database], WARPWATCH_INFLUX_RETENTION_POLICY,
+ * WARPWATCH_INFLUX_ORG, WARPWATCH_INFLUX_TOKEN or WARPWATCH_INFLUX_TOKEN_FILE,
+ * WARPWATCH_INFLUX_MAX_BUFFER_LINES, WARPWATCH_PIPELINE_INTERVAL_MILLIS [--pipeline-interval-millis],
+ * WARPWATCH_INSTANCE [--instance].
  *
  * @throws CollectorConfigError listing every invalid setting.
  * @example
@@ -336,6 +379,40 @@ export function loadCollectorConfig(input: {
 
   const hostName = pick(flags.host, '--host', 'WARPWATCH_HOST').text ?? hostname();
 
+  // InfluxDB self-metrics: the same variable names as the estimator's config.
+  const influxUrlText = pick(flags.influxUrl, '--influx-url', 'WARPWATCH_INFLUX_URL');
+  const influxUrl = influxUrlText.text?.trim() ?? d.influxUrl;
+  const influxEnabled = influxUrl !== undefined && influxUrl !== '' && influxUrl.toLowerCase() !== 'off';
+  if (influxEnabled) {
+    let scheme = '';
+    try {
+      scheme = new URL(influxUrl).protocol;
+    } catch {
+      scheme = '';
+    }
+    if (scheme !== 'http:' && scheme !== 'https:') problems.push(`${influxUrlText.name} must be an http(s) URL or "off", got "${influxUrl}"`);
+  }
+  const influxDatabaseText = pick(flags.influxDatabase, '--influx-database', 'WARPWATCH_INFLUX_DATABASE');
+  const influxDatabase = influxDatabaseText.text ?? d.influxDatabase;
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(influxDatabase)) problems.push(`${influxDatabaseText.name} must match [A-Za-z0-9._-]{1,128}, got "${influxDatabase}"`);
+  const influxRetentionPolicy = env.WARPWATCH_INFLUX_RETENTION_POLICY || d.influxRetentionPolicy;
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(influxRetentionPolicy)) {
+    problems.push(`WARPWATCH_INFLUX_RETENTION_POLICY must match [A-Za-z0-9._-]{1,128}, got "${influxRetentionPolicy}"`);
+  }
+  const influxToken = secretFrom('WARPWATCH_INFLUX_TOKEN', 'WARPWATCH_INFLUX_TOKEN_FILE') ?? new Secret(d.influxToken);
+  const influxMaxBufferPoints = integer(undefined, undefined, 'WARPWATCH_INFLUX_MAX_BUFFER_LINES', d.influxMaxBufferPoints, 1, 10_000_000);
+  const pipelineIntervalMillis = integer(
+    flags.pipelineIntervalMillis,
+    '--pipeline-interval-millis',
+    'WARPWATCH_PIPELINE_INTERVAL_MILLIS',
+    d.pipelineIntervalMillis,
+    100,
+    3_600_000,
+  );
+  const instanceText = pick(flags.instance, '--instance', 'WARPWATCH_INSTANCE');
+  const instance = instanceText.text?.trim() || `${hostName}:${process.pid}`;
+  if (instance.length > 256) problems.push(`${instanceText.name} must be at most 256 characters, got ${instance.length}`);
+
   const config: CollectorConfig = {
     sources: Object.freeze({
       socketPath,
@@ -380,6 +457,19 @@ export function loadCollectorConfig(input: {
     shutdownTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS', d.shutdownTimeoutMillis, 100, 3_600_000),
     metricsPort,
     metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,
+    influx: influxEnabled
+      ? Object.freeze({
+          url: influxUrl,
+          database: influxDatabase,
+          retentionPolicy: influxRetentionPolicy,
+          org: env.WARPWATCH_INFLUX_ORG || d.influxOrg,
+          token: influxToken,
+          maxBufferPoints: influxMaxBufferPoints,
+          requestTimeoutMillis: d.influxRequestTimeoutMillis,
+        })
+      : undefined,
+    pipelineIntervalMillis,
+    instance,
   };
   if (problems.length > 0) throw new CollectorConfigError(problems);
   return Object.freeze(config);
@@ -405,5 +495,23 @@ export function describeCollectorConfig(config: CollectorConfig): string {
   if (config.sources.socketPath !== undefined) parts.push(`socket=${config.sources.socketPath}`);
   if (config.sources.stdin) parts.push('stdin');
   if (config.sources.replayFiles.length > 0) parts.push(`replay=${config.sources.replayFiles.length} file(s)`);
+  parts.push(
+    config.influx === undefined
+      ? 'influx=off'
+      : `influx=${withoutCredentials(config.influx.url)} bucket=${config.influx.database}/${config.influx.retentionPolicy} instance=${config.instance} every ${config.pipelineIntervalMillis} ms`,
+  );
   return parts.join(' ');
+}
+
+/** The URL without user:password (never logged). */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return '[invalid url]';
+  }
 }

@@ -158,6 +158,11 @@ describe('deploy contracts', () => {
       expect(influxEnv['DOCKER_INFLUXDB_INIT_ORG']).toBe(estimator['WARPWATCH_INFLUX_ORG']);
       expect(withDefaults(influxEnv['DOCKER_INFLUXDB_INIT_ADMIN_TOKEN'] ?? '')).toBe(withDefaults(estimator['WARPWATCH_INFLUX_TOKEN'] ?? ''));
       expect(withDefaults(grafanaEnv['WARPWATCH_INFLUX_TOKEN'] ?? '')).toBe(withDefaults(estimator['WARPWATCH_INFLUX_TOKEN'] ?? ''));
+      // The collector writes its warpwatch_pipeline points to the same InfluxDB bucket.
+      const collector = composeEnv('collector');
+      for (const name of ['WARPWATCH_INFLUX_URL', 'WARPWATCH_INFLUX_ORG', 'WARPWATCH_INFLUX_DATABASE', 'WARPWATCH_INFLUX_RETENTION_POLICY', 'WARPWATCH_INFLUX_TOKEN']) {
+        expect(collector[name], `collector ${name}`).toBe(estimator[name]);
+      }
     });
 
     it('mounts the collector socket folder where WARPWATCH_SOCKET points', () => {

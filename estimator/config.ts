@@ -38,7 +38,10 @@ export interface EstimatorConfig {
         readonly token: string;
         readonly org: string;
         readonly batchSize: number;
+        /** Longest time a point waits before its write request starts (0 = as soon as the event loop is free). */
         readonly flushIntervalMillis: number;
+        /** Write requests in flight at a time. */
+        readonly maxInFlightBatches: number;
         /** Bound of the in-memory line buffer while InfluxDB is away; overflow is dropped and counted. */
         readonly maxBufferLines: number;
         readonly minRetryDelayMillis: number;
@@ -124,7 +127,8 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   influxToken: '',
   influxOrg: '-',
   influxBatchSize: 5_000,
-  influxFlushIntervalMillis: 200,
+  influxFlushIntervalMillis: 0,
+  influxMaxInFlightBatches: 3,
   influxMaxBufferLines: 200_000,
   influxMinRetryDelayMillis: 500,
   influxMaxRetryDelayMillis: 30_000,
@@ -168,7 +172,7 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
  * WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS, WARPWATCH_INFLUX_URL [--influx-url, "off" disables],
  * WARPWATCH_INFLUX_DATABASE [--influx-database], WARPWATCH_INFLUX_RETENTION_POLICY,
  * WARPWATCH_INFLUX_TOKEN, WARPWATCH_INFLUX_ORG, WARPWATCH_INFLUX_BATCH_SIZE,
- * WARPWATCH_INFLUX_FLUSH_INTERVAL_MILLIS, WARPWATCH_INFLUX_MAX_BUFFER_LINES,
+ * WARPWATCH_INFLUX_FLUSH_INTERVAL_MILLIS, WARPWATCH_INFLUX_MAX_IN_FLIGHT, WARPWATCH_INFLUX_MAX_BUFFER_LINES,
  * WARPWATCH_INFLUX_MAX_RETRY_DELAY_MILLIS, WARPWATCH_WINDOW_MILLIS [--window-millis],
  * WARPWATCH_ALLOWED_LATENESS_MILLIS, WARPWATCH_IDLE_CLOSE_MILLIS (default = window),
  * WARPWATCH_STREAM_RETENTION_MILLIS, WARPWATCH_CURRENT (decay|last-n) [--current],
@@ -343,7 +347,8 @@ export function loadEstimatorConfig(input: {
           token: env.WARPWATCH_INFLUX_TOKEN ?? d.influxToken,
           org: env.WARPWATCH_INFLUX_ORG || d.influxOrg,
           batchSize: integer(undefined, undefined, 'WARPWATCH_INFLUX_BATCH_SIZE', d.influxBatchSize, 1, 1_000_000),
-          flushIntervalMillis: integer(undefined, undefined, 'WARPWATCH_INFLUX_FLUSH_INTERVAL_MILLIS', d.influxFlushIntervalMillis, 1, 600_000),
+          flushIntervalMillis: integer(undefined, undefined, 'WARPWATCH_INFLUX_FLUSH_INTERVAL_MILLIS', d.influxFlushIntervalMillis, 0, 600_000),
+          maxInFlightBatches: integer(undefined, undefined, 'WARPWATCH_INFLUX_MAX_IN_FLIGHT', d.influxMaxInFlightBatches, 1, 64),
           maxBufferLines: integer(undefined, undefined, 'WARPWATCH_INFLUX_MAX_BUFFER_LINES', d.influxMaxBufferLines, 1, 100_000_000),
           minRetryDelayMillis,
           maxRetryDelayMillis,

@@ -79,6 +79,8 @@ export function engineOptionsFromConfig(config: EstimatorConfig, fitter: Paramet
 }
 
 const MAX_OUTGOING_RECORDS = 100_000;
+/** Processing time after which a batch handler yields to the event loop (ms). */
+const YIELD_AFTER_MILLIS = 10;
 
 /**
  * Starts the estimator and returns once it has joined the consumer group (processing runs
@@ -186,8 +188,12 @@ export async function startEstimator(
     }
   };
 
-  const restorePartition = async (partition: number): Promise<void> => {
+  // Assignment generation per partition: a restore started before a revocation must not install stale state.
+  const generation = new Map<number, number>();
+  const restoring = new Map<number, Promise<void>>();
+  const restorePartition = async (partition: number, expectedGeneration: number): Promise<void> => {
     await mirror.catchUp(60_000);
+    if (!assigned.has(partition) || generation.get(partition) !== expectedGeneration) return;
     const prefix = checkpointPrefix(partition);
     const records = new Map<string, string>();
     let marker: string | undefined;
@@ -198,6 +204,19 @@ export async function startEstimator(
     engine.restorePartition(partition, records, marker, Date.now());
     restored.add(partition);
     log(`warpwatch estimate: partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
+  };
+  /** Restores a partition once per assignment; started on assignment, awaited by its first batch. */
+  const ensureRestored = (partition: number): Promise<void> => {
+    if (restored.has(partition)) return Promise.resolve();
+    let pendingRestore = restoring.get(partition);
+    if (pendingRestore === undefined) {
+      const expected = generation.get(partition) ?? 0;
+      pendingRestore = restorePartition(partition, expected).finally(() => {
+        if (restoring.get(partition) === pendingRestore) restoring.delete(partition);
+      });
+      restoring.set(partition, pendingRestore);
+    }
+    return pendingRestore;
   };
 
   let checkpointing: Promise<void> | undefined;
@@ -254,6 +273,8 @@ export async function startEstimator(
       for (const partition of [...assigned]) {
         if (!partitions.includes(partition)) {
           assigned.delete(partition);
+          generation.set(partition, (generation.get(partition) ?? 0) + 1);
+          restoring.delete(partition);
           restored.delete(partition);
           pending.delete(partition);
           lag.delete(partition);
@@ -263,13 +284,29 @@ export async function startEstimator(
       }
       for (const partition of partitions) assigned.add(partition);
       log(`warpwatch estimate: assigned partitions [${[...assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
+      // Restore now rather than at the first batch, so a partition is ready before its frames arrive.
+      for (const partition of partitions) {
+        ensureRestored(partition).catch((error: unknown) => {
+          log(`warpwatch estimate: restoring partition ${partition} failed (retried at its next batch): ${error instanceof Error ? error.message : String(error)}`);
+        });
+      }
     },
     async onBatch(batch) {
       if (!assigned.has(batch.partition)) assigned.add(batch.partition);
-      if (!restored.has(batch.partition)) await restorePartition(batch.partition);
+      if (!restored.has(batch.partition)) await ensureRestored(batch.partition);
+      if (!restored.has(batch.partition)) return; // revoked while restoring
       let last: string | undefined;
+      let sliceStart = performance.now();
       for (const message of batch.messages) {
-        if (batch.isStale() || stopping) break;
+        if (batch.isStale() || stopping || !restored.has(batch.partition)) break;
+        if (performance.now() - sliceStart >= YIELD_AFTER_MILLIS) {
+          // A long batch (window closes run the model) yields now and then, so the InfluxDB
+          // writes of windows closed so far start while the rest of the batch is processed.
+          // Each message is applied atomically, so a checkpoint taken meanwhile is consistent.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
+          if (batch.isStale() || stopping || !restored.has(batch.partition)) break;
+        }
         const parent = contextFromTraceparent(message.headers.traceparent);
         const span = tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
         const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now());

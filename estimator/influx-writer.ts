@@ -5,10 +5,16 @@ import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 /**
  * The one adapter to InfluxDB (@influxdata/influxdb-client, v2 write API; on InfluxDB 1.8
  * the compatibility endpoint takes org '-', bucket '<database>/<retention policy>' and token
- * '' or 'user:password'). Lines wait in a bounded in-memory buffer; a timer sends batches;
- * a failed batch is retried with exponential backoff (network errors, 429 and 5xx) while new
- * lines keep queueing; when the buffer is full the oldest lines are dropped and counted,
- * never silently. A 4xx other than 429 (a malformed line) drops the batch and counts it.
+ * '' or 'user:password'). Lines wait in a bounded in-memory buffer and are sent as soon as
+ * they are queued (after at most `flushIntervalMillis`; 0 = once the event loop is free), in
+ * batches of up to `batchSize` lines with up to `maxInFlightBatches` requests at a time, so
+ * a slow write does not hold back the points of the next window close. A failed batch goes
+ * back into the buffer and is retried with exponential backoff (network errors, 429 and
+ * 5xx) while new lines keep queueing; when the buffer is full the oldest lines are dropped
+ * and counted, never silently. A 4xx other than 429 (a malformed line) drops the batch and
+ * counts it. Concurrent batches may reach InfluxDB out of order; the estimator writes each
+ * point once per window close (a re-close after a restart writes identical values), so the
+ * order does not change what a query returns.
  */
 
 /** Settings of the writer (the influx slice of EstimatorConfig). */
@@ -18,48 +24,90 @@ export interface InfluxWriterOptions {
   readonly retentionPolicy: string;
   readonly token: string;
   readonly org: string;
+  /** Lines per write request, at most. */
   readonly batchSize: number;
+  /** Longest time a queued line waits before its batch is sent (ms); 0 = as soon as the event loop is free. */
   readonly flushIntervalMillis: number;
+  /** Bound of the buffer (queued + in flight); overflow drops the oldest queued lines and counts them. */
   readonly maxBufferLines: number;
   readonly minRetryDelayMillis: number;
   readonly maxRetryDelayMillis: number;
   readonly requestTimeoutMillis: number;
+  /** Write requests in flight at a time, 1..64 (default {@link DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES}). */
+  readonly maxInFlightBatches?: number | undefined;
 }
+
+/** Default of {@link InfluxWriterOptions.maxInFlightBatches}. */
+export const DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES = 3;
 
 /** Counters of the writer. */
 export interface InfluxWriterStats {
   readonly linesWritten: number;
   readonly linesDropped: number;
   readonly writeErrors: number;
+  /** Lines queued or in flight. */
   readonly buffered: number;
+  /** Write requests in flight now. */
+  readonly batchesInFlight: number;
 }
 
 /** The writer. */
 export interface InfluxWriter {
-  /** Queues points (never blocks, never throws; overflow drops the oldest lines and counts them). */
+  /** Queues points and schedules their batch (never blocks, never throws; overflow drops the oldest lines and counts them). */
   write(points: readonly SeriesPoint[]): void;
   /**
-   * Sends everything queued so far. Resolves when the buffer is empty; rejects with a
-   * retriable EstimatorError (WW_ERR_ESTIMATOR_INFLUX_WRITE) when a batch failed (the lines
-   * stay queued for the next attempt).
+   * Sends everything queued so far. Resolves when every line queued before the call has been
+   * written (or dropped and counted); rejects with an EstimatorError
+   * (WW_ERR_ESTIMATOR_INFLUX_WRITE) when a batch failed meanwhile or the writer is backing off
+   * after a failure (retriable lines stay queued for the next attempt).
    */
   flush(): Promise<void>;
   stats(): InfluxWriterStats;
-  /** Stops the timer and tries a last flush (bounded by `timeoutMillis`); returns lines left unwritten. */
+  /** Stops scheduling and tries a last flush (bounded by `timeoutMillis`); returns lines left unwritten. */
   close(timeoutMillis: number): Promise<number>;
 }
 
 let loggerInstalled = false;
 
+interface Batch {
+  readonly lines: string[];
+  /** Sequence numbers of the lines (ascending). */
+  readonly sequences: number[];
+}
+
+interface Waiter {
+  /** Resolve once every line with a sequence below this is settled. */
+  readonly target: number;
+  resolve(): void;
+  reject(error: EstimatorError): void;
+}
+
+/** First index of a sorted array whose value is ≥ `value`. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]! < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
 /**
- * Creates a writer and starts its flush timer.
+ * Creates a writer. Nothing is sent until points are written.
  *
  * @param onError called once per failed batch (for logs and the sink-error metric).
+ * @throws RangeError when maxInFlightBatches is not an integer 1..64.
  * @example
  * const writer = createInfluxWriter(config.influx, (error) => log(error.message));
  * writer.write(points);
  */
 export function createInfluxWriter(options: InfluxWriterOptions, onError: (error: EstimatorError) => void): InfluxWriter {
+  const maxInFlight = options.maxInFlightBatches ?? DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES;
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 64) {
+    throw new RangeError(`maxInFlightBatches must be an integer 1..64, got ${maxInFlight}`);
+  }
   if (!loggerInstalled) {
     // The client logs every failed write to the console; errors reach us through promises instead.
     setLogger({ error: () => {}, warn: () => {} });
@@ -67,35 +115,95 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
   }
   const client = new InfluxDB({ url: options.url, token: options.token, timeout: options.requestTimeoutMillis });
   const bucket = `${options.database}/${options.retentionPolicy}`;
-  const writeApi: WriteApi = client.getWriteApi(options.org, bucket, 'ms', {
-    batchSize: options.batchSize + 1,
-    flushInterval: 0,
-    maxRetries: 0,
-    maxBufferLines: options.batchSize,
-    // The retry budget is ours; the client must neither retry nor buffer on its own.
-    writeFailed: () => undefined,
-  });
+  // One WriteApi per concurrent request: each has its own buffer, flushed by us only.
+  const idleApis: WriteApi[] = Array.from({ length: maxInFlight }, () =>
+    client.getWriteApi(options.org, bucket, 'ms', {
+      batchSize: options.batchSize + 1,
+      flushInterval: 0,
+      maxRetries: 0,
+      maxBufferLines: options.batchSize,
+      // The retry budget is ours; the client must neither retry nor buffer on its own.
+      writeFailed: () => undefined,
+    }),
+  );
+  const allApis = [...idleApis];
 
+  // Queued lines in ascending sequence order (a retried batch is merged back in place).
   const queue: string[] = [];
+  const queueSequences: number[] = [];
+  const inFlight = new Set<Batch>();
+  let inFlightLines = 0;
+  let nextSequence = 0;
+  let waiters: Waiter[] = [];
   let linesWritten = 0;
   let linesDropped = 0;
   let writeErrors = 0;
   let attempt = 0;
   let nextAttemptMillis = 0;
-  let inFlight: Promise<void> | undefined;
-  /** Lines at the head of the queue that are being sent now: overflow never drops those. */
-  let sendingCount = 0;
   let closed = false;
+  let scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
-  const sendOne = async (): Promise<void> => {
-    const batch = queue.slice(0, options.batchSize);
-    sendingCount = batch.length;
+  /** Smallest sequence not yet settled (written or dropped); nextSequence when none. */
+  const lowestOutstanding = (): number => {
+    let lowest = queueSequences[0] ?? nextSequence;
+    for (const batch of inFlight) lowest = Math.min(lowest, batch.sequences[0]!);
+    return lowest;
+  };
+
+  const settleWaiters = (): void => {
+    if (waiters.length === 0) return;
+    const lowest = lowestOutstanding();
+    const still: Waiter[] = [];
+    for (const waiter of waiters) {
+      if (waiter.target <= lowest) waiter.resolve();
+      else still.push(waiter);
+    }
+    waiters = still;
+  };
+
+  const enforceBound = (): void => {
+    const excess = queue.length + inFlightLines - options.maxBufferLines;
+    if (excess <= 0) return;
+    // Drop the oldest queued lines (lines in flight are never dropped; the buffer may exceed its bound by those meanwhile).
+    const count = Math.min(excess, queue.length);
+    queue.splice(0, count);
+    queueSequences.splice(0, count);
+    linesDropped += count;
+  };
+
+  const cancelSchedule = (): void => {
+    if (scheduled === undefined) return;
+    clearTimeout(scheduled as NodeJS.Timeout);
+    clearImmediate(scheduled as NodeJS.Immediate);
+    scheduled = undefined;
+  };
+
+  /** Arranges the next send: now-ish, after the linger time, or when the backoff ends. */
+  const schedule = (): void => {
+    if (closed || scheduled !== undefined || queue.length === 0 || idleApis.length === 0) return;
+    const backoffMillis = nextAttemptMillis - Date.now();
+    const delay = backoffMillis > 0 ? backoffMillis : queue.length >= options.batchSize ? 0 : options.flushIntervalMillis;
+    if (delay <= 0) {
+      scheduled = setImmediate(() => {
+        scheduled = undefined;
+        pump(false);
+      });
+    } else {
+      const timer = setTimeout(() => {
+        scheduled = undefined;
+        pump(false);
+      }, delay);
+      timer.unref();
+      scheduled = timer;
+    }
+  };
+
+  const send = async (api: WriteApi, batch: Batch): Promise<void> => {
+    let failure: EstimatorError | undefined;
     try {
-      writeApi.writeRecords(batch);
-      await writeApi.flush();
-      // Remove only what was sent: new lines may have been queued meanwhile.
-      queue.splice(0, batch.length);
-      linesWritten += batch.length;
+      api.writeRecords(batch.lines);
+      await api.flush();
+      linesWritten += batch.lines.length;
       attempt = 0;
       nextAttemptMillis = 0;
     } catch (error) {
@@ -103,83 +211,102 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       const status = error instanceof HttpError ? error.statusCode : undefined;
       const retriable = status === undefined || status === 429 || status >= 500;
       if (!retriable) {
-        queue.splice(0, batch.length);
-        linesDropped += batch.length;
+        linesDropped += batch.lines.length;
       } else {
+        // Back into the buffer, in sequence order, for the next attempt.
+        const at = lowerBound(queueSequences, batch.sequences[0]!);
+        queue.splice(at, 0, ...batch.lines);
+        queueSequences.splice(at, 0, ...batch.sequences);
         attempt += 1;
         const delay = Math.min(options.maxRetryDelayMillis, options.minRetryDelayMillis * 2 ** (attempt - 1));
         nextAttemptMillis = Date.now() + delay * (0.75 + 0.5 * Math.random());
       }
-      throw new EstimatorError(
+      failure = new EstimatorError(
         'WW_ERR_ESTIMATOR_INFLUX_WRITE',
-        `writing ${batch.length} lines to InfluxDB ${options.url} (bucket ${bucket}) failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${retriable ? `; retrying in up to ${options.maxRetryDelayMillis} ms, ${queue.length} lines buffered` : '; batch dropped (not retriable)'}`,
+        `writing ${batch.lines.length} lines to InfluxDB ${options.url} (bucket ${bucket}) failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${retriable ? `; retrying in up to ${options.maxRetryDelayMillis} ms, ${queue.length + inFlightLines} lines buffered` : '; batch dropped (not retriable)'}`,
         { retriable, cause: error },
       );
     } finally {
-      sendingCount = 0;
+      inFlight.delete(batch);
+      inFlightLines -= batch.lines.length;
+      idleApis.push(api);
     }
-  };
-
-  const drain = async (force: boolean): Promise<void> => {
-    while (queue.length > 0) {
-      if (!force && Date.now() < nextAttemptMillis) return;
-      await sendOne();
+    if (failure !== undefined) {
+      enforceBound();
+      const rejected = waiters;
+      waiters = [];
+      for (const waiter of rejected) waiter.reject(failure);
+      onError(failure);
     }
+    settleWaiters();
+    // A flush (or close) in progress sends on without waiting for the linger time.
+    if (waiters.length > 0) pump(true);
+    else schedule();
   };
 
-  const run = (force: boolean): Promise<void> => {
-    if (inFlight !== undefined) return inFlight.then(() => run(force), () => run(force));
-    const current = drain(force).finally(() => {
-      inFlight = undefined;
-    });
-    inFlight = current;
-    return current;
-  };
+  /** Starts batches while there are lines and free request slots (`force`: even while backing off). */
+  function pump(force: boolean): void {
+    while (queue.length > 0 && idleApis.length > 0) {
+      if (!force && Date.now() < nextAttemptMillis) break;
+      const count = Math.min(options.batchSize, queue.length);
+      const batch: Batch = { lines: queue.splice(0, count), sequences: queueSequences.splice(0, count) };
+      const api = idleApis.pop()!;
+      inFlight.add(batch);
+      inFlightLines += count;
+      void send(api, batch);
+    }
+    schedule();
+  }
 
-  const timer = setInterval(() => {
-    if (queue.length === 0 || inFlight !== undefined || closed) return;
-    run(false).catch((error: unknown) => {
-      if (error instanceof EstimatorError) onError(error);
-    });
-  }, options.flushIntervalMillis);
-  timer.unref();
+  const waitForAll = (force: boolean): Promise<void> => {
+    const target = nextSequence;
+    if (lowestOutstanding() >= target) return Promise.resolve();
+    const settled = new Promise<void>((resolve, reject) => waiters.push({ target, resolve, reject }));
+    pump(force);
+    return settled;
+  };
 
   return {
     write(points) {
-      for (const point of points) queue.push(toLineProtocol(point));
-      const excess = queue.length - options.maxBufferLines;
-      if (excess > 0) {
-        // Drop the oldest lines that are not in flight (the buffer may exceed its bound by one batch meanwhile).
-        const removed = queue.splice(sendingCount, Math.min(excess, queue.length - sendingCount));
-        linesDropped += removed.length;
+      if (points.length === 0) return;
+      for (const point of points) {
+        queue.push(toLineProtocol(point));
+        queueSequences.push(nextSequence);
+        nextSequence += 1;
       }
+      enforceBound();
+      settleWaiters();
+      if (queue.length >= options.batchSize && idleApis.length > 0 && Date.now() >= nextAttemptMillis && !closed) {
+        cancelSchedule();
+        pump(false);
+      } else schedule();
     },
     flush() {
       if (Date.now() < nextAttemptMillis && queue.length > 0) {
         return Promise.reject(
-          new EstimatorError('WW_ERR_ESTIMATOR_INFLUX_WRITE', `InfluxDB ${options.url} is backing off after a failed write; ${queue.length} lines buffered`, {
+          new EstimatorError('WW_ERR_ESTIMATOR_INFLUX_WRITE', `InfluxDB ${options.url} is backing off after a failed write; ${queue.length + inFlightLines} lines buffered`, {
             retriable: true,
           }),
         );
       }
-      return run(true);
+      return waitForAll(true);
     },
     stats() {
-      return { linesWritten, linesDropped, writeErrors, buffered: queue.length };
+      return { linesWritten, linesDropped, writeErrors, buffered: queue.length + inFlightLines, batchesInFlight: inFlight.size };
     },
     async close(timeoutMillis) {
       closed = true;
-      clearInterval(timer);
+      cancelSchedule();
       let timeout: NodeJS.Timeout | undefined;
       await Promise.race([
-        run(true).catch(() => undefined),
+        waitForAll(true).catch(() => undefined),
         new Promise<void>((resolve) => {
           timeout = setTimeout(resolve, timeoutMillis);
         }),
       ]);
       if (timeout !== undefined) clearTimeout(timeout);
-      const left = queue.length;
-      writeApi.dispose();
+      const left = queue.length + inFlightLines;
+      for (const api of allApis) api.dispose();
       return left;
     },
   };

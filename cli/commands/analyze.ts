@@ -117,7 +117,13 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
     const lossMeasured = sumMeasuredLoss / groups;
     const outcome = analyzeDivergence(samples, first.device.clockHz, divergenceSettings);
     const divergence = 'analysis' in outcome ? outcome.analysis : null;
-    const divergenceNote = 'note' in outcome ? outcome.note : first.source === 'cpu' ? CPU_DIVERGENCE_NOTE : null;
+    const presetOnCpu = divergence?.architecture !== undefined && first.source === 'cpu';
+    const divergenceNote =
+      'note' in outcome
+        ? outcome.note
+        : first.source === 'cpu'
+          ? `${CPU_DIVERGENCE_NOTE}${presetOnCpu ? `; the ${String(divergence?.architecture)} preset is in GPU cycles but these clocks are ns, so its numbers mean nothing here` : ''}`
+          : null;
     analyses.push({
       stream: streamIdOf(first),
       source: first.source,

@@ -4,6 +4,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { Command } from 'commander';
 import {
   CollectorConfigError,
+  createInfluxMetricsWriter,
   createKafkaProducer,
   describeCollectorConfig,
   loadCollectorConfig,
@@ -29,6 +30,10 @@ interface CollectOptions {
   label?: string[];
   metricsPort?: string;
   host?: string;
+  influxUrl?: string;
+  influxDatabase?: string;
+  pipelineIntervalMillis?: string;
+  instance?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -61,12 +66,20 @@ export function registerCollectCommand(program: Command): void {
     .option('--label <name=value>', 'job label sent as Kafka header ww-label-<name> (repeatable; env WARPWATCH_LABELS=a=1,b=2)', collect)
     .option('--metrics-port <n>', 'port of /metrics and /healthz; 0 = any free port, off = none (default 9464; env WARPWATCH_METRICS_PORT)')
     .option('--host <name>', 'host name for the ww-host header (default: os.hostname(); env WARPWATCH_HOST)')
+    .option(
+      '--influx-url <url>',
+      'write the collector\'s counters to this InfluxDB as warpwatch_pipeline points (service=collector) for the Pipeline health dashboard; default none, "off" = none (env WARPWATCH_INFLUX_URL)',
+    )
+    .option('--influx-database <name>', 'InfluxDB database; bucket <database>/<WARPWATCH_INFLUX_RETENTION_POLICY> (default warpwatch; env WARPWATCH_INFLUX_DATABASE)')
+    .option('--pipeline-interval-millis <ms>', 'how often the counters are written to InfluxDB (default 10000; env WARPWATCH_PIPELINE_INTERVAL_MILLIS)')
+    .option('--instance <name>', 'tag instance of the warpwatch_pipeline points (default <host>:<pid>; env WARPWATCH_INSTANCE)')
     .addHelpText(
       'after',
       '\nExamples:\n' +
         '  warpwatch collect --socket /run/warpwatch/collector.sock --label cluster=a100-east\n' +
         '  ./my-gpu-job | warpwatch collect --stdin --brokers kafka-1:9092,kafka-2:9092\n' +
         '  warpwatch collect --replay run1.wwf run2.wwf --metrics-port off\n' +
+        '  warpwatch collect --influx-url http://127.0.0.1:18086 --instance gpu-node-3   # counters for the Pipeline health dashboard\n' +
         '\nExit: 0 after a clean stop (SIGTERM flushes within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, default 10 s; the rest stays spooled),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
@@ -95,12 +108,14 @@ async function runCollect(options: CollectOptions): Promise<void> {
   const exporter = new PrometheusExporter({ preventServerStart: true });
   const meterProvider = new MeterProvider({ readers: [exporter] });
   const kafka = createKafkaProducer(config.kafka, log);
+  const metricsWriter = config.influx === undefined ? undefined : createInfluxMetricsWriter(config.influx, log);
   const collector = await startCollector({
     config,
     produce: kafka.send,
     meter: meterProvider.getMeter('warpwatch-collector'),
     log,
     stdin: config.sources.stdin ? process.stdin : undefined,
+    metricsWriter,
   });
 
   let healthServer: HealthServer | undefined;
@@ -149,10 +164,12 @@ async function runCollect(options: CollectOptions): Promise<void> {
   await healthServer?.close();
   await meterProvider.shutdown();
   const totals = collector.metrics.totals();
+  const influx = metricsWriter?.stats();
   log(
     'info',
     `stopped${signalled === undefined ? '' : ` on ${signalled}`}: frames in ${totals.framesIn}, out ${totals.framesOut}, rejected ${totals.framesRejected}, ` +
-      `spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}; ${result.flushed ? 'everything delivered' : `${collector.spool.recordCount} record(s) left in the spool`}`,
+      `spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}; ${result.flushed ? 'everything delivered' : `${collector.spool.recordCount} record(s) left in the spool`}` +
+      (influx === undefined ? '' : `; pipeline points to InfluxDB: ${influx.pointsWritten} written, ${influx.pointsDropped} dropped, ${influx.writeErrors} write error(s)`),
   );
   if (inputError !== undefined) {
     throw new Error(`reading input failed: ${(inputError as Error).message}`, { cause: inputError });

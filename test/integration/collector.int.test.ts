@@ -126,7 +126,8 @@ describe('collector with a real Kafka broker', () => {
     const child = spawn(
       process.execPath,
       ['bin/warpwatch.mjs', 'collect', '--socket', socketPath, '--brokers', brokers(), '--partitions', '3', '--spool-dir', join(directory, 'cli-spool'), '--metrics-port', '0'],
-      { env: { ...process.env, WARPWATCH_FRAMES_TOPIC: topic, WARPWATCH_DLQ_TOPIC: dlqTopic, WARPWATCH_BATCH_LINGER_MILLIS: '200' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      // No pipeline points into the shared database (collector-metrics.int.test.ts covers them).
+      { env: { ...process.env, WARPWATCH_FRAMES_TOPIC: topic, WARPWATCH_DLQ_TOPIC: dlqTopic, WARPWATCH_BATCH_LINGER_MILLIS: '200', WARPWATCH_INFLUX_URL: 'off' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
