@@ -47,7 +47,9 @@ export function solveLeastSquares(
     if (!Number.isFinite(v)) throw new RangeError(`observations[${i}] must be finite, got ${String(v)}`);
     return v;
   });
-  const columnNorms = Array.from({ length: columns }, (_, j) => Math.hypot(...a.map((row) => row[j] as number)));
+  // Pairwise Math.hypot, not Math.hypot(...column): spreading a column of ~10^5 values as
+  // arguments overflows the call stack.
+  const columnNorms = Array.from({ length: columns }, (_, j) => a.reduce((norm, row) => Math.hypot(norm, row[j] as number), 0));
   const diagonal: number[] = [];
   for (let j = 0; j < columns; j += 1) {
     let norm = 0;
