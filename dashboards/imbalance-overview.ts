@@ -6,17 +6,18 @@
  * parametric fit, and the estimator's alerts as annotations and as a table.
  * Panel semantics and what to do about them: docs/dashboards.md.
  */
-import { AnnotationQueryBuilder, DashboardBuilder, DashboardCursorSync } from '@grafana/grafana-foundation-sdk/dashboard';
+import { AnnotationQueryBuilder } from '@grafana/grafana-foundation-sdk/dashboard';
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
-import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
 import { PanelBuilder as HeatmapPanelBuilder, RowsHeatmapOptionsBuilder } from '@grafana/grafana-foundation-sdk/heatmap';
 import { PanelBuilder as BarchartPanelBuilder } from '@grafana/grafana-foundation-sdk/barchart';
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
 import { HeatmapCellLayout } from '@grafana/grafana-foundation-sdk/common';
 import { FIELDS, TAGS } from '../estimator/index.ts';
+import { warpwatchDashboard } from './dashboard-defaults.ts';
 import { builtInAnnotation, influxQlDatasourceRef } from './datasource.ts';
-import { influxQlAnnotationTarget, influxQlTarget, type QueryCatalog } from './influx-target.ts';
+import { influxPanel, influxTimeseriesPanel, type InfluxPanelSpec, type PanelQueryContext } from './influx-panel.ts';
+import { influxQlAnnotationTarget, type QueryCatalog } from './influx-target.ts';
 import { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
 import { selectFrom } from './influxql-query.ts';
 import { filterByStreamVariables, streamVariableBuilders } from './stream-variables.ts';
@@ -45,17 +46,6 @@ const MIN_INTERVAL = '10s';
 const STREAM_ALIAS = `$tag_${TAGS.stream} · $tag_${TAGS.device} · n=$tag_${TAGS.n} · $col`;
 const STREAM_GROUP = [TAGS.stream, TAGS.device, TAGS.n] as const;
 
-function timeseriesPanel(id: number, title: string, description: string): TimeseriesPanelBuilder {
-  return new TimeseriesPanelBuilder()
-    .id(id)
-    .title(title)
-    .description(description)
-    .datasource(influxQlDatasourceRef())
-    .interval(MIN_INTERVAL)
-    .legend(visibleLegend())
-    .tooltip(allSeriesTooltip());
-}
-
 /** Grafana's groupingToMatrix names the row column `<rowField>\<columnField>`. */
 function matrixRowColumn(rowField: string, columnField: string): string {
   return `${rowField}\\${columnField}`;
@@ -71,32 +61,45 @@ function numericMatrix(rowField: string, valueField: string): dashboard.DataTran
   ];
 }
 
+/** Settings of a bar chart with one bar per stream at each value of a numeric tag. */
+interface BarsByTagSpec extends InfluxPanelSpec {
+  /** Tag whose values (numbers) are the x axis, ascending. */
+  readonly xTag: string;
+  /** Field plotted as the bar height. */
+  readonly valueField: string;
+}
+
+/** A bar chart of a (x tag, stream, value) table, x numeric and ascending, one bar per stream. */
+function barsByTagPanel(context: PanelQueryContext, spec: BarsByTagSpec): BarchartPanelBuilder {
+  return influxPanel(new BarchartPanelBuilder(), context, spec)
+    .transformations(numericMatrix(spec.xTag, spec.valueField))
+    .legend(visibleLegend())
+    .tooltip(allSeriesTooltip())
+    .xField(matrixRowColumn(spec.xTag, TAGS.stream));
+}
+
 function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
-  const doc = IMBALANCE_OVERVIEW_UID;
+  const context: PanelQueryContext = { catalog, document: IMBALANCE_OVERVIEW_UID };
   const w = FIELDS.window;
   const windowQuery = () => filterByStreamVariables(selectFrom('window')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
+  const byStream = { refId: 'A', alias: STREAM_ALIAS } as const;
+  const table = { refId: 'A', resultFormat: 'table' } as const;
 
-  const lossTitle = 'Loss: predicted vs counts vs measured';
-  const loss = timeseriesPanel(
-    IMBALANCE_PANEL_IDS.loss,
-    lossTitle,
-    'Lockstep loss C_SIMT/C_MIMD per stream: predicted from the window distribution (with its confidence band), computed from the observed per-group counts, and measured from lane finishing times. 1 = no imbalance.',
-  )
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        lossTitle,
-        windowQuery()
-          .field(w.lossPredicted, { aggregation: 'mean' })
-          .field(w.lossPredictedLow, { aggregation: 'mean' })
-          .field(w.lossPredictedHigh, { aggregation: 'mean' })
-          .field(w.lossCounts, { aggregation: 'mean' })
-          .field(w.lossMeasured, { aggregation: 'mean' })
-          .build(),
-        { refId: 'A', alias: STREAM_ALIAS },
-      ),
-    )
+  const loss = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.loss,
+    title: 'Loss: predicted vs counts vs measured',
+    description:
+      'Lockstep loss C_SIMT/C_MIMD per stream: predicted from the window distribution (with its confidence band), computed from the observed per-group counts, and measured from lane finishing times. 1 = no imbalance.',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery()
+      .field(w.lossPredicted, { aggregation: 'mean' })
+      .field(w.lossPredictedLow, { aggregation: 'mean' })
+      .field(w.lossPredictedHigh, { aggregation: 'mean' })
+      .field(w.lossCounts, { aggregation: 'mean' })
+      .field(w.lossMeasured, { aggregation: 'mean' })
+      .build(),
+    target: byStream,
+  })
     .unit('none')
     .decimals(3)
     .overrideByRegexp(`.*(${w.lossPredictedLow}|${w.lossPredictedHigh})$`, [
@@ -106,255 +109,174 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .span(24)
     .height(10);
 
-  const errorsTitle = 'Relative errors';
-  const relativeErrors = timeseriesPanel(
-    IMBALANCE_PANEL_IDS.relativeErrors,
-    errorsTitle,
-    'Relative errors between the three losses: predicted vs counts (sampling error of the model), counts vs measured (what iteration counts do not explain), predicted vs measured (end to end).',
-  )
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        errorsTitle,
-        windowQuery()
-          .field(w.etaPredictedCounts, { aggregation: 'mean' })
-          .field(w.etaCountsMeasured, { aggregation: 'mean' })
-          .field(w.etaPredictedMeasured, { aggregation: 'mean' })
-          .build(),
-        { refId: 'A', alias: STREAM_ALIAS },
-      ),
-    )
+  const relativeErrors = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.relativeErrors,
+    title: 'Relative errors',
+    description:
+      'Relative errors between the three losses: predicted vs counts (sampling error of the model), counts vs measured (what iteration counts do not explain), predicted vs measured (end to end).',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery()
+      .field(w.etaPredictedCounts, { aggregation: 'mean' })
+      .field(w.etaCountsMeasured, { aggregation: 'mean' })
+      .field(w.etaPredictedMeasured, { aggregation: 'mean' })
+      .build(),
+    target: byStream,
+  })
     .unit('percentunit')
     .min(0)
     .span(12)
     .height(8);
 
-  const workloadTitle = 'Workload loss';
-  const workloadLoss = timeseriesPanel(
-    IMBALANCE_PANEL_IDS.workloadLoss,
-    workloadTitle,
-    'Workload loss E[max]/E[W]: the lockstep cost relative to the mean work per lane, predicted and measured.',
-  )
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        workloadTitle,
-        windowQuery()
-          .field(w.workloadLossPredicted, { aggregation: 'mean' })
-          .field(w.workloadLossMeasured, { aggregation: 'mean' })
-          .build(),
-        { refId: 'A', alias: STREAM_ALIAS },
-      ),
-    )
+  const workloadLoss = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.workloadLoss,
+    title: 'Workload loss',
+    description: 'Workload loss E[max]/E[W]: the lockstep cost relative to the mean work per lane, predicted and measured.',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery().field(w.workloadLossPredicted, { aggregation: 'mean' }).field(w.workloadLossMeasured, { aggregation: 'mean' }).build(),
+    target: byStream,
+  })
     .unit('none')
     .decimals(3)
     .span(12)
     .height(8);
 
-  const quantilesTitle = 'Per-group loss quantiles (predicted)';
-  const lossQuantiles = timeseriesPanel(
-    IMBALANCE_PANEL_IDS.lossQuantiles,
-    quantilesTitle,
-    'Quantiles (50 %, 90 %, 99 %) of the predicted loss of a single group: how bad the unlucky groups are, not only the mean.',
-  )
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        quantilesTitle,
-        windowQuery()
-          .field(w.lossQ50, { aggregation: 'mean' })
-          .field(w.lossQ90, { aggregation: 'mean' })
-          .field(w.lossQ99, { aggregation: 'mean' })
-          .build(),
-        { refId: 'A', alias: STREAM_ALIAS },
-      ),
-    )
+  const lossQuantiles = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.lossQuantiles,
+    title: 'Per-group loss quantiles (predicted)',
+    description: 'Quantiles (50 %, 90 %, 99 %) of the predicted loss of a single group: how bad the unlucky groups are, not only the mean.',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery()
+      .field(w.lossQ50, { aggregation: 'mean' })
+      .field(w.lossQ90, { aggregation: 'mean' })
+      .field(w.lossQ99, { aggregation: 'mean' })
+      .build(),
+    target: byStream,
+  })
     .unit('none')
     .decimals(3)
     .span(12)
     .height(8);
 
-  const sampleTitle = 'Sample size per interval';
-  const sampleSize = timeseriesPanel(
-    IMBALANCE_PANEL_IDS.sampleSize,
-    sampleTitle,
-    'Groups, units (lanes) and launches observed per interval; small samples mean wide confidence bands.',
-  )
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        sampleTitle,
-        windowQuery()
-          .field(w.groups, { aggregation: 'sum' })
-          .field(w.units, { aggregation: 'sum' })
-          .field(w.launches, { aggregation: 'sum' })
-          .build(),
-        { refId: 'A', alias: STREAM_ALIAS },
-      ),
-    )
+  const sampleSize = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.sampleSize,
+    title: 'Sample size per interval',
+    description: 'Groups, units (lanes) and launches observed per interval; small samples mean wide confidence bands.',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery()
+      .field(w.groups, { aggregation: 'sum' })
+      .field(w.units, { aggregation: 'sum' })
+      .field(w.launches, { aggregation: 'sum' })
+      .build(),
+    target: byStream,
+  })
     .unit('short')
     .span(12)
     .height(8);
 
-  const currentTitle = 'Iteration counts: current distribution';
-  const currentDistribution = new BarchartPanelBuilder()
-    .id(IMBALANCE_PANEL_IDS.currentDistribution)
-    .title(currentTitle)
-    .description('Latest probability of each iteration-count bin (x = lower bound of the bin), one colour per stream.')
-    .datasource(influxQlDatasourceRef())
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        currentTitle,
-        filterByStreamVariables(selectFrom('histogram'))
-          .field(FIELDS.histogram.probability, { aggregation: 'last' })
-          .timeFiltered()
-          .groupBy(TAGS.binLow, TAGS.stream)
-          .build(),
-        { refId: 'A', resultFormat: 'table' },
-      ),
-    )
-    .transformations(numericMatrix(TAGS.binLow, FIELDS.histogram.probability))
-    .legend(visibleLegend())
-    .tooltip(allSeriesTooltip())
-    .xField(matrixRowColumn(TAGS.binLow, TAGS.stream))
+  const currentDistribution = barsByTagPanel(context, {
+    id: IMBALANCE_PANEL_IDS.currentDistribution,
+    title: 'Iteration counts: current distribution',
+    description: 'Latest probability of each iteration-count bin (x = lower bound of the bin), one colour per stream.',
+    statement: filterByStreamVariables(selectFrom('histogram'))
+      .field(FIELDS.histogram.probability, { aggregation: 'last' })
+      .timeFiltered()
+      .groupBy(TAGS.binLow, TAGS.stream)
+      .build(),
+    target: table,
+    xTag: TAGS.binLow,
+    valueField: FIELDS.histogram.probability,
+  })
     .unit('percentunit')
     .min(0)
     .span(12)
     .height(9);
 
-  const overTimeTitle = 'Iteration counts over time';
-  const distributionOverTime = new HeatmapPanelBuilder()
-    .id(IMBALANCE_PANEL_IDS.distributionOverTime)
-    .title(overTimeTitle)
-    .description('Probability of each iteration-count bin (rows, lower bound of the bin) per interval: shifts and new tails show as moving colour.')
-    .datasource(influxQlDatasourceRef())
-    .interval(MIN_INTERVAL)
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        overTimeTitle,
-        filterByStreamVariables(selectFrom('histogram'))
-          .field(FIELDS.histogram.probability, { aggregation: 'mean' })
-          .timeFiltered()
-          .groupByTime()
-          .groupBy(TAGS.binLow)
-          .fill('0')
-          .build(),
-        { refId: 'A', alias: `$tag_${TAGS.binLow}` },
-      ),
-    )
+  const distributionOverTime = influxPanel(new HeatmapPanelBuilder(), context, {
+    id: IMBALANCE_PANEL_IDS.distributionOverTime,
+    title: 'Iteration counts over time',
+    description: 'Probability of each iteration-count bin (rows, lower bound of the bin) per interval: shifts and new tails show as moving colour.',
+    minInterval: MIN_INTERVAL,
+    statement: filterByStreamVariables(selectFrom('histogram'))
+      .field(FIELDS.histogram.probability, { aggregation: 'mean' })
+      .timeFiltered()
+      .groupByTime()
+      .groupBy(TAGS.binLow)
+      .fill('0')
+      .build(),
+    target: { refId: 'A', alias: `$tag_${TAGS.binLow}` },
+  })
     .calculate(false)
     .rowsFrame(new RowsHeatmapOptionsBuilder().layout(HeatmapCellLayout.Ge))
     .unit('percentunit')
     .span(12)
     .height(9);
 
-  const sweepTitle = 'Predicted loss vs group size';
-  const granularitySweep = new BarchartPanelBuilder()
-    .id(IMBALANCE_PANEL_IDS.granularitySweep)
-    .title(sweepTitle)
-    .description('Granularity sweep: the loss the current distribution would cause with lockstep groups of n = 1, 2, 4, ..., 32 lanes.')
-    .datasource(influxQlDatasourceRef())
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        sweepTitle,
-        filterByStreamVariables(selectFrom('sweep'))
-          .field(FIELDS.sweep.lossPredicted, { aggregation: 'last' })
-          .timeFiltered()
-          .groupBy(TAGS.groupSize, TAGS.stream)
-          .build(),
-        { refId: 'A', resultFormat: 'table' },
-      ),
-    )
-    .transformations(numericMatrix(TAGS.groupSize, FIELDS.sweep.lossPredicted))
-    .legend(visibleLegend())
-    .tooltip(allSeriesTooltip())
-    .xField(matrixRowColumn(TAGS.groupSize, TAGS.stream))
+  const granularitySweep = barsByTagPanel(context, {
+    id: IMBALANCE_PANEL_IDS.granularitySweep,
+    title: 'Predicted loss vs group size',
+    description: 'Granularity sweep: the loss the current distribution would cause with lockstep groups of n = 1, 2, 4, ..., 32 lanes.',
+    statement: filterByStreamVariables(selectFrom('sweep'))
+      .field(FIELDS.sweep.lossPredicted, { aggregation: 'last' })
+      .timeFiltered()
+      .groupBy(TAGS.groupSize, TAGS.stream)
+      .build(),
+    target: table,
+    xTag: TAGS.groupSize,
+    valueField: FIELDS.sweep.lossPredicted,
+  })
     .unit('none')
     .decimals(3)
     .min(1)
     .span(12)
     .height(9);
 
-  const fitTitle = 'Best parametric fit';
-  const bestFit = new TablePanelBuilder()
-    .id(IMBALANCE_PANEL_IDS.bestFit)
-    .title(fitTitle)
-    .description('The parametric family that fits the current distribution best (lowest AIC), with its parameters, per stream.')
-    .datasource(influxQlDatasourceRef())
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        fitTitle,
-        filterByStreamVariables(selectFrom('fit'))
-          .field(FIELDS.fit.family, { aggregation: 'last' })
-          .field(FIELDS.fit.parameters, { aggregation: 'last' })
-          .field(FIELDS.fit.aic, { aggregation: 'last' })
-          .field(FIELDS.fit.logLikelihood, { aggregation: 'last' })
-          .timeFiltered()
-          .groupBy(...STREAM_GROUP)
-          .build(),
-        { refId: 'A', resultFormat: 'table' },
-      ),
-    )
+  const bestFit = influxPanel(new TablePanelBuilder(), context, {
+    id: IMBALANCE_PANEL_IDS.bestFit,
+    title: 'Best parametric fit',
+    description: 'The parametric family that fits the current distribution best (lowest AIC), with its parameters, per stream.',
+    statement: filterByStreamVariables(selectFrom('fit'))
+      .field(FIELDS.fit.family, { aggregation: 'last' })
+      .field(FIELDS.fit.parameters, { aggregation: 'last' })
+      .field(FIELDS.fit.aic, { aggregation: 'last' })
+      .field(FIELDS.fit.logLikelihood, { aggregation: 'last' })
+      .timeFiltered()
+      .groupBy(...STREAM_GROUP)
+      .build(),
+    target: table,
+  })
     .transformations([{ id: 'organize', options: { excludeByName: { Time: true }, indexByName: {}, renameByName: {} } }])
     .span(12)
     .height(8);
 
-  const alertsTitle = 'Alerts';
-  const alerts = new TablePanelBuilder()
-    .id(IMBALANCE_PANEL_IDS.alerts)
-    .title(alertsTitle)
-    .description('Alert events of the estimator (rising imbalance, prediction/measurement drift, stale stream) with the series they concern, newest first.')
-    .datasource(influxQlDatasourceRef())
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        alertsTitle,
-        filterByStreamVariables(selectFrom('alert'))
-          .tagColumn(TAGS.kind)
-          .tagColumn(TAGS.stream)
-          .tagColumn(TAGS.series)
-          .field(FIELDS.alert.oldLevel)
-          .field(FIELDS.alert.newLevel)
-          .field(FIELDS.alert.statistic)
-          .field(FIELDS.alert.message)
-          .timeFiltered()
-          .newestFirst()
-          .limit(200)
-          .build(),
-        { refId: 'A', resultFormat: 'table' },
-      ),
-    )
+  const alerts = influxPanel(new TablePanelBuilder(), context, {
+    id: IMBALANCE_PANEL_IDS.alerts,
+    title: 'Alerts',
+    description: 'Alert events of the estimator (rising imbalance, prediction/measurement drift, stale stream) with the series they concern, newest first.',
+    statement: filterByStreamVariables(selectFrom('alert'))
+      .tagColumn(TAGS.kind)
+      .tagColumn(TAGS.stream)
+      .tagColumn(TAGS.series)
+      .field(FIELDS.alert.oldLevel)
+      .field(FIELDS.alert.newLevel)
+      .field(FIELDS.alert.statistic)
+      .field(FIELDS.alert.message)
+      .timeFiltered()
+      .newestFirst()
+      .limit(200)
+      .build(),
+    target: table,
+  })
     .span(16)
     .height(8);
 
-  const boundTitle = 'Binning error bound';
-  const binningErrorBound = timeseriesPanel(
-    IMBALANCE_PANEL_IDS.binningErrorBound,
-    boundTitle,
-    'Absolute bound on the error of the predicted loss caused by binning a wide support (0 while the distribution is kept exactly).',
-  )
-    .withTarget(
-      influxQlTarget(
-        catalog,
-        doc,
-        boundTitle,
-        windowQuery().field(w.binningErrorBound, { aggregation: 'max' }).build(),
-        { refId: 'A', alias: STREAM_ALIAS },
-      ),
-    )
+  const binningErrorBound = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.binningErrorBound,
+    title: 'Binning error bound',
+    description: 'Absolute bound on the error of the predicted loss caused by binning a wide support (0 while the distribution is kept exactly).',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery().field(w.binningErrorBound, { aggregation: 'max' }).build(),
+    target: byStream,
+  })
     .unit('none')
     .min(0)
     .span(8)
@@ -388,15 +310,12 @@ export const ALERT_ANNOTATION_NAME = 'warpwatch alerts';
  * const json = JSON.stringify(buildImbalanceOverview(catalog), null, 2);
  */
 export function buildImbalanceOverview(catalog: QueryCatalog): dashboard.Dashboard {
-  const builder = new DashboardBuilder('warpwatch · Imbalance overview')
-    .uid(IMBALANCE_OVERVIEW_UID)
-    .description('Predicted vs measured SIMT lockstep loss per stream (warpwatch). See docs/dashboards.md.')
-    .tags(['warpwatch', 'imbalance'])
-    .editable()
-    .tooltip(DashboardCursorSync.Crosshair)
-    .time({ from: 'now-1h', to: 'now' })
-    .refresh('30s')
-    .timezone('browser');
+  const builder = warpwatchDashboard({
+    title: 'warpwatch · Imbalance overview',
+    uid: IMBALANCE_OVERVIEW_UID,
+    description: 'Predicted vs measured SIMT lockstep loss per stream (warpwatch). See docs/dashboards.md.',
+    tags: ['warpwatch', 'imbalance'],
+  });
   for (const variable of streamVariableBuilders(catalog, IMBALANCE_OVERVIEW_UID)) builder.withVariable(variable);
   builder.annotation(builtInAnnotation());
   builder.annotation(

@@ -52,7 +52,13 @@ export type {
   QueryPlacement,
 } from './influx-target.ts';
 export { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
-export { ALL_REGEX, STREAM_VARIABLES, filterByStreamVariables, streamVariableBuilders } from './stream-variables.ts';
+export { warpwatchDashboard } from './dashboard-defaults.ts';
+export type { DashboardIdentity } from './dashboard-defaults.ts';
+export { influxPanel, influxTimeseriesPanel } from './influx-panel.ts';
+export type { InfluxPanelBuilder, InfluxPanelSpec, PanelQueryContext } from './influx-panel.ts';
+export { ALL_REGEX, multiSelectVariable } from './multi-select-variable.ts';
+export type { MultiSelectVariableSpec } from './multi-select-variable.ts';
+export { STREAM_VARIABLES, filterByStreamVariables, streamVariableBuilders } from './stream-variables.ts';
 export type { StreamSeriesKey, StreamVariable } from './stream-variables.ts';
 export { ALERT_ANNOTATION_NAME, IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS, buildImbalanceOverview } from './imbalance-overview.ts';
 export { PIPELINE_HEALTH_UID, PIPELINE_PANEL_IDS, buildPipelineHealth } from './pipeline-health.ts';

@@ -3,12 +3,12 @@
  * device, group size) and the WHERE filter every panel query applies with them. Each
  * variable lists the tag values of `warpwatch_window`, narrowed by the variables before it.
  */
-import { QueryVariableBuilder, VariableRefresh, VariableSort } from '@grafana/grafana-foundation-sdk/dashboard';
+import { VariableSort } from '@grafana/grafana-foundation-sdk/dashboard';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { TAGS } from '../estimator/index.ts';
-import { influxQlDatasourceRef } from './datasource.ts';
 import type { QueryCatalog } from './influx-target.ts';
+import { multiSelectVariable } from './multi-select-variable.ts';
 import { showTagValues, type SelectQueryBuilder, type TagOf } from './influxql-query.ts';
 
 /** Measurements that carry the stream tags (job, kernel, device, n, ...). */
@@ -33,9 +33,6 @@ export const STREAM_VARIABLES: readonly StreamVariable[] = [
   { name: TAGS.n, tag: TAGS.n, label: 'Group size', description: 'Lanes per lockstep group n (32 = a CUDA warp).' },
 ];
 
-/** Custom "All" value: InfluxQL regex that matches every tag value. */
-export const ALL_REGEX = '.*';
-
 /**
  * Adds `"tag" =~ /^$var$/` for every stream variable to a query on a stream measurement.
  *
@@ -56,26 +53,13 @@ export function filterByStreamVariables<K extends StreamSeriesKey>(builder: Sele
  * for (const v of streamVariableBuilders(catalog, 'warpwatch-imbalance')) dashboard.withVariable(v);
  */
 export function streamVariableBuilders(catalog: QueryCatalog, document: string): cog.Builder<dashboard.VariableModel>[] {
-  return STREAM_VARIABLES.map((variable, index) => {
-    const before = STREAM_VARIABLES.slice(0, index).map((v) => [v.tag, v.name] as const);
-    const query = catalog.add({
-      document,
-      placement: 'variable',
-      owner: variable.name,
-      refId: variable.name,
-      statement: showTagValues('window', variable.tag, before),
-    });
-    return new QueryVariableBuilder(variable.name)
-      .label(variable.label)
-      .description(variable.description)
-      .datasource(influxQlDatasourceRef())
-      .query(query)
-      .definition(query)
-      .multi(true)
-      .includeAll(true)
-      .allValue(ALL_REGEX)
-      .current({ selected: true, text: ['All'], value: ['$__all'] })
-      .refresh(VariableRefresh.OnTimeRangeChanged)
-      .sort(variable.tag === TAGS.n ? VariableSort.NumericalAsc : VariableSort.AlphabeticalAsc);
-  });
+  return STREAM_VARIABLES.map((variable, index) =>
+    multiSelectVariable(catalog, document, {
+      name: variable.name,
+      label: variable.label,
+      description: variable.description,
+      statement: showTagValues('window', variable.tag, STREAM_VARIABLES.slice(0, index).map((v) => [v.tag, v.name] as const)),
+      sort: variable.tag === TAGS.n ? VariableSort.NumericalAsc : VariableSort.AlphabeticalAsc,
+    }),
+  );
 }

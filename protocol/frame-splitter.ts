@@ -133,21 +133,14 @@ export function createFrameSplitter(options: FrameSplitterOptions = {}): FrameSp
     neededBytes = 1;
     while (position < buffer.length) {
       const available = buffer.length - position;
-      if (!hasMagicAt(buffer, position)) {
-        if (available < 4 && isMagicPrefix(buffer, position)) {
-          if (final) {
-            reject(new FrameError('WW_ERR_FRAME_TRUNCATED', `stream ended inside a frame header: ${available} of ${FRAME_HEADER_BYTES} bytes`), position, buffer.length);
-            position = buffer.length;
-            continue;
-          }
-          neededBytes = FRAME_HEADER_BYTES;
-          break;
-        }
+      if (!hasMagicAt(buffer, position) && !(available < 4 && isMagicPrefix(buffer, position))) {
         const next = nextMagicOrTail(buffer, position + 1);
         reject(new FrameError('WW_ERR_FRAME_BAD_MAGIC', `skipped ${next - position} bytes that do not start with magic 'WWFR'`), position, next);
         position = next;
         continue;
       }
+      // The magic, or its start cut off by the end of the buffer (then available < 4): a header
+      // that has not fully arrived waits for more bytes, or at the end of the stream is truncated.
       if (available < FRAME_HEADER_BYTES) {
         if (final) {
           reject(new FrameError('WW_ERR_FRAME_TRUNCATED', `stream ended inside a frame header: ${available} of ${FRAME_HEADER_BYTES} bytes`), position, buffer.length);

@@ -1,32 +1,14 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution, expectedLoss } from '../../model/index.ts';
 import type { Advice } from '../advise/advice.ts';
-import { main } from '../main.ts';
+import { runCli, type CliRun } from '../testing/run-cli.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-advise-cli-'));
 
-async function advise(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const status = await main(['node', 'warpwatch', 'advise', ...args]);
-    return { status, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+const advise = (...args: string[]): Promise<CliRun> => runCli('advise', ...args);
 
 describe('warpwatch advise', () => {
   it('reads a counts CSV, prints the table and a recommendation', async () => {

@@ -1,26 +1,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSeededRandom, groupLoss } from '../../model/index.ts';
 import { encodeFrame, histogramOfCounts, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { main } from '../main.ts';
+import { runCli } from '../testing/run-cli.ts';
 import { analyzeFrames, type StreamAnalysis } from './analyze.ts';
 import { divergenceSettingsOf } from './analyze-divergence.ts';
 
-let out = '';
-let err = '';
-beforeEach(() => {
-  out = '';
-  err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((err += String(chunk)), true));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  process.exitCode = undefined;
-});
-const cli = (...args: string[]): Promise<number> => main(['node', 'warpwatch', ...args]);
 const dir = mkdtempSync(join(tmpdir(), 'ww-analyze-divergence-'));
 
 /** Distinct counts below the maximum (diverging exits of one loop), counted directly. */
@@ -113,9 +100,9 @@ function synthesize(p: Synthetic): { frames: Frame[]; samples: GroupSample[] } {
 async function analyzeCli(name: string, frames: readonly Frame[], ...args: string[]): Promise<StreamAnalysis> {
   const file = join(dir, `${name}.bin`);
   writeFileSync(file, Buffer.concat(frames.map((f) => encodeFrame(f))));
-  out = '';
-  expect(await cli('analyze', file, '--json', ...args)).toBe(0);
-  const parsed = JSON.parse(out) as { streams: StreamAnalysis[] };
+  const result = await runCli('analyze', file, '--json', ...args);
+  expect(result.status).toBe(0);
+  const parsed = JSON.parse(result.stdout) as { streams: StreamAnalysis[] };
   expect(parsed.streams).toHaveLength(1);
   return parsed.streams[0] as StreamAnalysis;
 }
@@ -279,10 +266,11 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
     const { frames } = synthesize({ ...divergent, groups: 400, source: 'cpu' });
     const file = join(dir, 'table.bin');
     writeFileSync(file, Buffer.concat(frames.map((f) => encodeFrame(f))));
-    expect(await cli('analyze', file)).toBe(0);
-    expect(out).toMatch(/lossExtended \d\.\d{4} = lossCounts \+ divergence term/);
-    expect(out).toMatch(/explains \d+\.\d% ± \d+\.\d% of the sampled gap/);
-    expect(out).toMatch(/no reconvergence stack/);
+    const result = await runCli('analyze', file);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/lossExtended \d\.\d{4} = lossCounts \+ divergence term/);
+    expect(result.stdout).toMatch(/explains \d+\.\d% ± \d+\.\d% of the sampled gap/);
+    expect(result.stdout).toMatch(/no reconvergence stack/);
   });
 
   it.each([
@@ -294,8 +282,9 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
   ])('rejects %j with exit code 2', async (args, message) => {
     const file = join(dir, 'usage.bin');
     writeFileSync(file, Buffer.concat(synthesize({ ...divergent, groups: 10 }).frames.map((f) => encodeFrame(f))));
-    expect(await cli('analyze', file, ...args)).toBe(2);
-    expect(err).toMatch(message);
+    const result = await runCli('analyze', file, ...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(message);
   });
 });
 

@@ -3,8 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it, vi } from 'vitest';
-import { main } from '../main.ts';
+import { describe, expect, it } from 'vitest';
+import { runCli, type CliRun } from '../testing/run-cli.ts';
 import { CategoricalDistribution, expectedLoss, lossQuantiles, workloadLoss } from '../../model/index.ts';
 import type { ModelOutput } from './model.ts';
 
@@ -15,26 +15,8 @@ function warpwatch(...args: string[]): { status: number | null; stdout: string; 
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Runs the CLI in this process (same main() as the binary), capturing output; much faster than spawning. */
-async function warpwatchInProcess(...args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const status = await main(['node', 'warpwatch', 'model', ...args]);
-    return { status, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
+/** Runs `warpwatch model ...args` in this process (same main() as the binary); much faster than spawning. */
+const warpwatchInProcess = (...args: string[]): Promise<CliRun> => runCli('model', ...args);
 
 const directory = mkdtempSync(join(tmpdir(), 'warpwatch-model-'));
 function file(name: string, text: string): string {

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../main.ts';
+import { runCli } from '../testing/run-cli.ts';
 import { divergenceObservationOf, divergencePatternBounds } from '../../model/index.ts';
 import { encodeFrame, type GroupSamplesFrame } from '../../protocol/index.ts';
 
@@ -34,25 +34,13 @@ export function encodeFrameForTest(groups: number[][]): Uint8Array {
   return encodeFrame(frame);
 }
 
-let out = '';
-let err = '';
-beforeEach(() => {
-  out = '';
-  err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((err += String(chunk)), true));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  process.exitCode = undefined;
-});
-const run = (...args: string[]) => main(['node', 'warpwatch', ...args]);
 const dir = mkdtempSync(join(tmpdir(), 'ww-related-'));
 
 describe('warpwatch divergence', () => {
   it('predict reports the stack counts and cycles', async () => {
-    expect(await run('divergence', 'predict', '--k', '20', '--arch', 'kepler', '--iteration-cycles', '10', '--json')).toBe(0);
-    const r = JSON.parse(out) as { trace: { spills: number; divergingExits: number }; totalCycles: number };
+    const result = await runCli('divergence', 'predict', '--k', '20', '--arch', 'kepler', '--iteration-cycles', '10', '--json');
+    expect(result.status).toBe(0);
+    const r = JSON.parse(result.stdout) as { trace: { spills: number; divergingExits: number }; totalCycles: number };
     expect(r.trace).toMatchObject({ divergingExits: 20, spills: 2 });
     expect(r.totalCycles).toBe(320 + 20 * 32 + 2 * 84);
   });
@@ -66,53 +54,61 @@ describe('warpwatch divergence', () => {
     }
     const file = join(dir, 'divergence.csv');
     writeFileSync(file, lines.join('\n'));
-    expect(await run('divergence', 'fit', file, '--json')).toBe(0);
-    const fit = JSON.parse(out) as { iterationCycles: number; deltaCycles: number; spillCycles: number; rSquared: number };
+    const json = await runCli('divergence', 'fit', file, '--json');
+    expect(json.status).toBe(0);
+    const fit = JSON.parse(json.stdout) as { iterationCycles: number; deltaCycles: number; spillCycles: number; rSquared: number };
     expect(fit.iterationCycles).toBeCloseTo(9, 6);
     expect(fit.deltaCycles).toBeCloseTo(26, 6);
     expect(fit.spillCycles).toBeCloseTo(176, 6);
-    expect(await run('divergence', 'fit', file)).toBe(0);
-    expect(out).toMatch(/δ \(cycles per diverging exit\)\s+= 26/);
+    const table = await runCli('divergence', 'fit', file);
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/δ \(cycles per diverging exit\)\s+= 26/);
   });
   it('exits 2 with one line on bad input', async () => {
-    expect(await run('divergence', 'predict', '--bounds', '3,x')).toBe(2);
-    expect(err).toMatch(/--bounds must be a comma-separated list/);
-    expect(await run('divergence', 'predict', '--k', '3', '--arch', 'volta')).toBe(2);
-    expect(await run('divergence', 'fit', join(dir, 'missing.csv'))).toBe(2);
+    const badBounds = await runCli('divergence', 'predict', '--bounds', '3,x');
+    expect(badBounds.status).toBe(2);
+    expect(badBounds.stderr).toMatch(/--bounds must be a comma-separated list/);
+    expect((await runCli('divergence', 'predict', '--k', '3', '--arch', 'volta')).status).toBe(2);
+    expect((await runCli('divergence', 'fit', join(dir, 'missing.csv'))).status).toBe(2);
   });
 });
 
 describe('warpwatch bound', () => {
   it('prints the published example', async () => {
-    expect(await run('bound', '--threads', '64', '--rep-cnt', '3', '--simulate', '--json')).toBe(0);
-    const r = JSON.parse(out) as { bounds: { cycles: number; publishedFormulaCycles: number; simulatedWorstCycles: number }[] };
+    const result = await runCli('bound', '--threads', '64', '--rep-cnt', '3', '--simulate', '--json');
+    expect(result.status).toBe(0);
+    const r = JSON.parse(result.stdout) as { bounds: { cycles: number; publishedFormulaCycles: number; simulatedWorstCycles: number }[] };
     expect(r.bounds[0]).toMatchObject({ cycles: 30, publishedFormulaCycles: 30 });
     expect(r.bounds[0]?.simulatedWorstCycles).toBeLessThanOrEqual(30);
   });
   it('takes rep_cnt from the maximum observed count of a frame file', async () => {
     const file = join(dir, 'frames.bin');
     writeFileSync(file, encodeFrameForTest([[3, 7, 2, 5], [1, 1, 4, 0]]));
-    expect(await run('bound', '--threads', '64', '--frame', file, '--json')).toBe(0);
-    const r = JSON.parse(out) as { bounds: { stream: string; maxObservedCount: number; repCount: number; cycles: number }[] };
+    const result = await runCli('bound', '--threads', '64', '--frame', file, '--json');
+    expect(result.status).toBe(0);
+    const r = JSON.parse(result.stdout) as { bounds: { stream: string; maxObservedCount: number; repCount: number; cycles: number }[] };
     expect(r.bounds).toHaveLength(1);
     expect(r.bounds[0]).toMatchObject({ stream: 'bound-test/kernel', maxObservedCount: 7, repCount: 7, cycles: 3 * 4 + 2 + 2 * 4 * 6 });
   });
   it('needs exactly one of --rep-cnt and --frame', async () => {
-    expect(await run('bound', '--threads', '64')).toBe(2);
-    expect(err).toMatch(/exactly one of --rep-cnt/);
+    const result = await runCli('bound', '--threads', '64');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/exactly one of --rep-cnt/);
   });
 });
 
 describe('warpwatch transit', () => {
   it('prints the class and writes the SVG', async () => {
     const svg = join(dir, 'transit.svg');
-    expect(await run('transit', '--lanes', '32', '--peak', '1', '--latency', '100', '--intensity', '32', '--threads', '1024', '--loss', '2', '--svg', svg)).toBe(0);
-    expect(out).toMatch(/balanced \(H = 1\): capacity-bound/);
-    expect(out).toMatch(/H = 2 .*: compute-bound/);
+    const result = await runCli('transit', '--lanes', '32', '--peak', '1', '--latency', '100', '--intensity', '32', '--threads', '1024', '--loss', '2', '--svg', svg);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/balanced \(H = 1\): capacity-bound/);
+    expect(result.stdout).toMatch(/H = 2 .*: compute-bound/);
     expect(readFileSync(svg, 'utf8')).toContain('id="shifted-operating-point"');
   });
   it('exits 2 on a non-positive parameter', async () => {
-    expect(await run('transit', '--lanes', '0', '--peak', '1', '--latency', '1', '--intensity', '1', '--threads', '1')).toBe(2);
-    expect(err).toMatch(/--lanes must be a number > 0, got '0'/);
+    const result = await runCli('transit', '--lanes', '0', '--peak', '1', '--latency', '1', '--intensity', '1', '--threads', '1');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/--lanes must be a number > 0, got '0'/);
   });
 });

@@ -1,25 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { groupLoss } from '../../model/index.ts';
 import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { main } from '../main.ts';
+import { runCli } from '../testing/run-cli.ts';
 import { analyzeFrames } from './analyze.ts';
 
-let out = '';
-let err = '';
-beforeEach(() => {
-  out = '';
-  err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => ((out += String(chunk)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => ((err += String(chunk)), true));
-});
-afterEach(() => {
-  vi.restoreAllMocks();
-  process.exitCode = undefined;
-});
-const cli = (...args: string[]): Promise<number> => main(['node', 'warpwatch', ...args]);
 const dir = mkdtempSync(join(tmpdir(), 'ww-run-analyze-'));
 
 const identity = {
@@ -115,8 +102,9 @@ describe('warpwatch analyze', () => {
     const file = join(dir, 'frames.bin');
     const bytes = [summaryOf(1n, [[1, 2, 3, 4]], [1.5], 10n, 9n)].map((f) => encodeFrame(f));
     writeFileSync(file, Buffer.concat(bytes));
-    expect(await cli('analyze', file, '--json')).toBe(0);
-    const parsed = JSON.parse(out) as { streams: { stream: string; n: number; groups: number; lossCounts: number }[] };
+    const result = await runCli('analyze', file, '--json');
+    expect(result.status).toBe(0);
+    const parsed = JSON.parse(result.stdout) as { streams: { stream: string; n: number; groups: number; lossCounts: number }[] };
     expect(parsed.streams).toHaveLength(1);
     expect(parsed.streams[0]).toMatchObject({ stream: 'job/k', n: 4, groups: 1, lossCounts: 1.6 });
   });
@@ -124,8 +112,9 @@ describe('warpwatch analyze', () => {
   it('rejects a file that is not frames with exit code 2', async () => {
     const file = join(dir, 'garbage.bin');
     writeFileSync(file, 'not frames at all, definitely not');
-    expect(await cli('analyze', file)).toBe(2);
-    expect(err).toMatch(/not a valid frame file/);
+    const result = await runCli('analyze', file);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/not a valid frame file/);
   });
 });
 
@@ -138,18 +127,20 @@ describe('warpwatch run', () => {
     [['run', 'matpow', '--sorted', '--out', 'x'], /--sorted applies to the escape workload only/],
     [['run', 'matpow', '--dist', 'pois(', '--out', 'x'], /pois/],
   ])('rejects %j with exit code 2', async (args, message) => {
-    expect(await cli(...args)).toBe(2);
-    expect(err).toMatch(message);
+    const result = await runCli(...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(message);
   });
 
   it('runs escape on the CPU backend and analyze reads its frames', async () => {
     const file = join(dir, 'escape.bin');
-    expect(await cli('run', 'escape', '--backend', 'cpu', '--n', '8', '--width', '64', '--height', '64', '--max-iter', '64', '--out', file, '--json')).toBe(0);
-    const report = JSON.parse(out.trim().split('\n').pop() ?? '{}') as { groups: number; lossCounts: number };
+    const run = await runCli('run', 'escape', '--backend', 'cpu', '--n', '8', '--width', '64', '--height', '64', '--max-iter', '64', '--out', file, '--json');
+    expect(run.status).toBe(0);
+    const report = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { groups: number; lossCounts: number };
     expect(report.groups).toBe(512);
-    out = '';
-    expect(await cli('analyze', file, '--json')).toBe(0);
-    const { streams } = JSON.parse(out) as { streams: { stream: string; groups: number; lossCounts: number; source: string }[] };
+    const analyze = await runCli('analyze', file, '--json');
+    expect(analyze.status).toBe(0);
+    const { streams } = JSON.parse(analyze.stdout) as { streams: { stream: string; groups: number; lossCounts: number; source: string }[] };
     expect(streams[0]).toMatchObject({ stream: 'local/escape', groups: 512, source: 'cpu' });
     expect(streams[0]?.lossCounts).toBeCloseTo(report.lossCounts, 5);
   }, 900_000);

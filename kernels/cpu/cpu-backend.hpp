@@ -21,10 +21,9 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
-#include <utility>
 
 #include "warpwatch/frame.hpp"
+#include "warpwatch/group-size-dispatch.hpp"
 #include "warpwatch/launch-accumulator.hpp"
 #include "warpwatch/launch-frames.hpp"
 #include "warpwatch/workload-options.hpp"
@@ -80,20 +79,6 @@ inline DeviceInfo cpuDeviceInfo() {
 /// Flush denormals to zero: keeps every lane-iteration the same cost (denormal arithmetic is
 /// up to 100x slower on x86 and would make cost depend on the data, not on the lockstep).
 inline void enableFlushToZero() { _mm_setcsr(_mm_getcsr() | 0x8040); }
-
-namespace detail {
-template <typename F, unsigned... I>
-void dispatchGroupSizeImpl(unsigned n, F& f, std::integer_sequence<unsigned, I...>) {
-  ((n == I + 1 ? (f(std::integral_constant<unsigned, I + 1>{}), 0) : 0), ...);
-}
-}  // namespace detail
-
-/// Calls f(std::integral_constant<unsigned, N>{}) for the runtime group size n (1..32), so each
-/// workload is compiled once per n with a constant lane count the compiler can vectorise.
-template <typename F>
-void dispatchGroupSize(unsigned n, F&& f) {
-  detail::dispatchGroupSizeImpl(n, f, std::make_integer_sequence<unsigned, 32>{});
-}
 
 /// Sets finish[lane] = now for the lanes whose count equals `iterationsDone`, branch-free (a
 /// masked select), so the cost per group-iteration does not depend on which lanes finish.
@@ -160,6 +145,14 @@ GroupMeasurement measureUndisturbed(MeasureGroup&& measureGroup, unsigned maxAtt
     }
     report.groupsRemeasured += 1;
   }
+}
+
+/// Ends a launch: stamps its end time, adds its totals to the exit report and hands its
+/// frames (summary and samples) to the recorder.
+inline void finishLaunch(LaunchInfo& info, const LaunchAccumulator& accumulator, LaunchRecorder& recorder, RunReport& report) {
+  info.endUnixNanos = unixNanosNow();
+  report.add(accumulator.totals());
+  recorder.recordLaunch(info, accumulator.totals(), accumulator.samples().data(), accumulator.samples().size());
 }
 
 /// A launch id that is unique per run and launch: splitmix64 of the wall clock and the index.

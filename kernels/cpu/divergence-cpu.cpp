@@ -96,9 +96,7 @@ int main(int argc, char** argv) {
           accumulator.addGroup(m);
           if (csv) csv << divergenceCsvRow(nested, k, m.endClock - m.startClock, device.clockHz, "cpu", repetition) << '\n';
         }
-        info.endUnixNanos = unixNanosNow();
-        report.add(accumulator.totals());
-        recorder.recordLaunch(info, accumulator.totals(), accumulator.samples().data(), accumulator.samples().size());
+        finishLaunch(info, accumulator, recorder, report);
       }
     }
     recorder.close();

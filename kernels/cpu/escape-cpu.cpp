@@ -86,9 +86,7 @@ double runEscape(const WorkloadOptions& options, LaunchRecorder& recorder, RunRe
       accumulator.addGroup(m);
       checksum += count[0];
     }
-    info.endUnixNanos = unixNanosNow();
-    report.add(accumulator.totals());
-    recorder.recordLaunch(info, accumulator.totals(), accumulator.samples().data(), accumulator.samples().size());
+    finishLaunch(info, accumulator, recorder, report);
   }
   return checksum;
 }

@@ -114,9 +114,7 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
       accumulator.addGroup(m);
       checksum += group->power[0][0][0];
     }
-    info.endUnixNanos = unixNanosNow();
-    report.add(accumulator.totals());
-    recorder.recordLaunch(info, accumulator.totals(), accumulator.samples().data(), accumulator.samples().size());
+    finishLaunch(info, accumulator, recorder, report);
   }
   return checksum;
 }

@@ -1,5 +1,6 @@
 // Shared host pieces of the CUDA workload programs: flag parsing (workload-options.hpp),
-// compile-time dispatch over the group size, launch geometry and the exit report.
+// compile-time dispatch over the group size (group-size-dispatch.hpp), launch geometry, launch
+// completion and the exit report.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,9 +9,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
-#include <type_traits>
-#include <utility>
+#include <string>
 
+#include "warpwatch/group-size-dispatch.hpp"
 #include "warpwatch/recorder.hpp"
 #include "warpwatch/workload-options.hpp"
 
@@ -27,30 +28,46 @@ unsigned long long blocksFor(std::uint64_t groups) {
   return (warps * 32 + kThreadsPerBlock - 1) / kThreadsPerBlock;
 }
 
-namespace detail {
-template <typename F, unsigned... I>
-void dispatchImpl(unsigned n, F& f, std::integer_sequence<unsigned, I...>) {
-  ((n == I + 1 ? (f(std::integral_constant<unsigned, I + 1>{}), 0) : 0), ...);
-}
-}  // namespace detail
+/// Running sums for the one-line JSON report a workload prints on stderr at exit (same shape as
+/// the CPU programs' report, without their remeasurement counters).
+struct RunReport {
+  std::uint64_t launches = 0;
+  std::uint64_t groups = 0;
+  double sumCountsLoss = 0;
+  double sumMeasuredLoss = 0;
+  double seconds = 0;
 
-/// Calls f(std::integral_constant<unsigned, N>{}) for the runtime group size n (1..32).
-template <typename F>
-void dispatchGroupSize(unsigned n, F&& f) {
-  detail::dispatchImpl(n, f, std::make_integer_sequence<unsigned, 32>{});
-}
+  void add(const LaunchTotals& totals) {
+    launches += 1;
+    groups += totals.groupsCounted;
+    sumCountsLoss += totals.sumCountsLoss;
+    sumMeasuredLoss += totals.sumMeasuredLoss;
+  }
+  void print(const char* workload, unsigned n, const RecorderStats& stats, double checksum) const {
+    std::fprintf(stderr,
+                 "{\"workload\":\"%s\",\"backend\":\"cuda\",\"n\":%u,\"launches\":%llu,\"groups\":%llu,\"lossCounts\":%.6f,"
+                 "\"lossMeasured\":%.6f,\"framesWritten\":%llu,\"framesDropped\":%llu,\"launchesSkipped\":%llu,\"seconds\":%.3f,\"checksum\":%.6g}\n",
+                 workload, n, static_cast<unsigned long long>(launches), static_cast<unsigned long long>(groups),
+                 groups ? sumCountsLoss / static_cast<double>(groups) : 0.0, groups ? sumMeasuredLoss / static_cast<double>(groups) : 0.0,
+                 static_cast<unsigned long long>(stats.writer.written),
+                 static_cast<unsigned long long>(stats.writer.droppedQueueFull + stats.writer.droppedSink),
+                 static_cast<unsigned long long>(stats.launchesSkipped), seconds, checksum);
+  }
+};
 
-/// Prints the one-line JSON report (same shape as the CPU programs) on stderr.
-inline void printReport(const char* workload, unsigned n, std::uint64_t launches, std::uint64_t groups, double sumCountsLoss,
-                        double sumMeasuredLoss, const RecorderStats& stats, double seconds, double checksum) {
-  std::fprintf(stderr,
-               "{\"workload\":\"%s\",\"backend\":\"cuda\",\"n\":%u,\"launches\":%llu,\"groups\":%llu,\"lossCounts\":%.6f,"
-               "\"lossMeasured\":%.6f,\"framesWritten\":%llu,\"framesDropped\":%llu,\"launchesSkipped\":%llu,\"seconds\":%.3f,\"checksum\":%.6g}\n",
-               workload, n, static_cast<unsigned long long>(launches), static_cast<unsigned long long>(groups),
-               groups ? sumCountsLoss / static_cast<double>(groups) : 0.0, groups ? sumMeasuredLoss / static_cast<double>(groups) : 0.0,
-               static_cast<unsigned long long>(stats.writer.written),
-               static_cast<unsigned long long>(stats.writer.droppedQueueFull + stats.writer.droppedSink),
-               static_cast<unsigned long long>(stats.launchesSkipped), seconds, checksum);
+/// Completes a kernel launch just enqueued on `stream`: checks the launch, hands it to the
+/// recorder (which copies its frames asynchronously), waits for the stream and adds the
+/// launch's totals to `report`. `kernelName` names the kernel in error messages.
+/// Throws std::runtime_error when the launch or the kernel failed.
+inline void completeLaunch(Recorder& recorder, cudaStream_t stream, const ProbeBuffers& buffers, const char* kernelName, RunReport& report) {
+  const cudaError_t launched = cudaGetLastError();
+  if (launched != cudaSuccess) checkCuda(launched, (std::string(kernelName) + " launch").c_str());
+  recorder.endLaunch(stream);
+  // The exit report reads this launch's totals too (a second small copy; frames do not depend on it).
+  LaunchTotals totals{};
+  checkCuda(cudaMemcpyAsync(&totals, buffers.totals, sizeof(LaunchTotals), cudaMemcpyDeviceToHost, stream), "cudaMemcpy(report totals)");
+  checkCuda(cudaStreamSynchronize(stream), kernelName);
+  report.add(totals);
 }
 
 /// main() wrapper: bad flags exit 2, runtime (CUDA) errors exit 1, each with one stderr line.

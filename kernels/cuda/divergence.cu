@@ -71,9 +71,7 @@ int main(int argc, char** argv) {
     checkCuda(cudaMalloc(&deviceCycles, options.repetitions * sizeof(unsigned long long)), "cudaMalloc(cycles)");
     checkCuda(cudaMalloc(&deviceSink, 32 * sizeof(float)), "cudaMalloc(sink)");
     std::vector<unsigned long long> cycles(options.repetitions);
-    double sumCountsLoss = 0, sumMeasuredLoss = 0;
-    std::uint64_t groups = 0, launches = 0;
-    LaunchTotals totals{};
+    RunReport report;
     const auto started = std::chrono::steady_clock::now();
     for (bool nested : {false, true}) {
       for (unsigned k = 0; k < 32; ++k) {
@@ -85,22 +83,16 @@ int main(int argc, char** argv) {
         const LaunchInfo info = recorder.launchInfo(options.job, kernel, 32, options.repetitions, options.sync, options.samplingStride(), options.selection);
         const ProbeBuffers buffers = recorder.beginLaunch(nullptr, info);
         divergenceKernel<<<1, 32>>>(deviceBounds, nested, options.repetitions, buffers, options.sync, deviceCycles, deviceSink);
-        checkCuda(cudaGetLastError(), "divergenceKernel launch");
-        recorder.endLaunch(nullptr);
-        checkCuda(cudaMemcpy(&totals, buffers.totals, sizeof(LaunchTotals), cudaMemcpyDeviceToHost), "cudaMemcpy(report totals)");
+        completeLaunch(recorder, nullptr, buffers, "divergenceKernel", report);
         checkCuda(cudaMemcpy(cycles.data(), deviceCycles, cycles.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "cudaMemcpy(cycles)");
         for (unsigned r = 0; r < options.repetitions; ++r) {
           if (csv) csv << divergenceCsvRow(nested, k, cycles[r], recorder.device().clockHz, "cuda", r) << '\n';
         }
-        sumCountsLoss += totals.sumCountsLoss;
-        sumMeasuredLoss += totals.sumMeasuredLoss;
-        groups += totals.groupsCounted;
-        launches += 1;
       }
     }
     recorder.close();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) printReport("divergence", 32, launches, groups, sumCountsLoss, sumMeasuredLoss, recorder.stats(), seconds, 0.0);
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) report.print("divergence", 32, recorder.stats(), 0.0);
     cudaFree(deviceBounds);
     cudaFree(deviceCycles);
     cudaFree(deviceSink);

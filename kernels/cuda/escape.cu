@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) escapeKernel(const unsigned*
 }
 
 template <unsigned N>
-double runEscape(const WorkloadOptions& options, Recorder& recorder, double& sumCountsLoss, double& sumMeasuredLoss, std::uint64_t& totalGroups) {
+double runEscape(const WorkloadOptions& options, Recorder& recorder, RunReport& report) {
   const EscapeImage image = escapeImageFor(options, kDefaultGpuSide);
   const std::vector<std::uint64_t> order64 = escapeUnitOrder(image, N, options.sorted);
   const std::vector<unsigned> order(order64.begin(), order64.end());
@@ -51,19 +51,12 @@ double runEscape(const WorkloadOptions& options, Recorder& recorder, double& sum
   checkCuda(cudaMemcpy(deviceOrder, order.data(), order.size() * sizeof(unsigned), cudaMemcpyHostToDevice), "cudaMemcpy(order)");
   cudaStream_t stream;
   checkCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
-  LaunchTotals totals{};
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     const std::string kernel = options.kernel.empty() ? (options.sorted ? "escape-sorted" : "escape") : options.kernel;
     const LaunchInfo info = recorder.launchInfo(options.job, kernel, N, image.groups, options.sync, options.samplingStride(), options.selection);
     const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
     escapeKernel<N><<<static_cast<unsigned>(blocksFor<N>(image.groups)), kThreadsPerBlock, 0, stream>>>(deviceOrder, image, buffers, options.sync, deviceCounts);
-    checkCuda(cudaGetLastError(), "escapeKernel launch");
-    recorder.endLaunch(stream);
-    checkCuda(cudaMemcpyAsync(&totals, buffers.totals, sizeof(LaunchTotals), cudaMemcpyDeviceToHost, stream), "cudaMemcpy(report totals)");
-    checkCuda(cudaStreamSynchronize(stream), "escapeKernel");
-    sumCountsLoss += totals.sumCountsLoss;
-    sumMeasuredLoss += totals.sumMeasuredLoss;
-    totalGroups += totals.groupsCounted;
+    completeLaunch(recorder, stream, buffers, "escapeKernel", report);
   }
   unsigned first = 0;
   checkCuda(cudaMemcpy(&first, deviceCounts, sizeof(unsigned), cudaMemcpyDeviceToHost), "cudaMemcpy(counts)");
@@ -81,15 +74,13 @@ int main(int argc, char** argv) {
   using namespace warpwatch::cuda;
   return runMain(argc, argv, [](const WorkloadOptions& options) {
     Recorder recorder(recorderOptions(options));
-    double sumCountsLoss = 0, sumMeasuredLoss = 0, checksum = 0;
-    std::uint64_t groups = 0;
+    RunReport report;
+    double checksum = 0;
     const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runEscape<decltype(n)::value>(options, recorder, sumCountsLoss, sumMeasuredLoss, groups); });
+    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runEscape<decltype(n)::value>(options, recorder, report); });
     recorder.close();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) {
-      printReport(options.sorted ? "escape-sorted" : "escape", options.groupSize, options.launches, groups, sumCountsLoss, sumMeasuredLoss, recorder.stats(), seconds, checksum);
-    }
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) report.print(options.sorted ? "escape-sorted" : "escape", options.groupSize, recorder.stats(), checksum);
     return 0;
   });
 }

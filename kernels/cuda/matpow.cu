@@ -52,8 +52,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) matpowKernel(const unsigned*
 }
 
 template <unsigned N>
-double runMatpow(const WorkloadOptions& options, const CountDistribution& distribution, Recorder& recorder, double& sumCountsLoss,
-                 double& sumMeasuredLoss, std::uint64_t& totalGroups) {
+double runMatpow(const WorkloadOptions& options, const CountDistribution& distribution, Recorder& recorder, RunReport& report) {
   const std::uint64_t groups = options.groups ? options.groups : kDefaultGpuGroups;
   const std::uint64_t units = groups * N;
   Rng rng(options.seed);
@@ -73,7 +72,6 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
   checkCuda(cudaMemcpy(deviceBase, baseMatrix.data(), baseMatrix.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy(base)");
   cudaStream_t stream;
   checkCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
-  LaunchTotals totals{};
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     for (auto& e : exponents) e = distribution.sample(rng);
     checkCuda(cudaMemcpyAsync(deviceExponents, exponents.data(), units * sizeof(unsigned), cudaMemcpyHostToDevice, stream), "cudaMemcpy(exponents)");
@@ -82,14 +80,7 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
     const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
     matpowKernel<N><<<static_cast<unsigned>(blocksFor<N>(groups)), kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, buffers,
                                                                                                  options.sync, deviceChecksum);
-    checkCuda(cudaGetLastError(), "matpowKernel launch");
-    recorder.endLaunch(stream);
-    // The exit report reads this launch's totals too (a second small copy; frames do not depend on it).
-    checkCuda(cudaMemcpyAsync(&totals, buffers.totals, sizeof(LaunchTotals), cudaMemcpyDeviceToHost, stream), "cudaMemcpy(report totals)");
-    checkCuda(cudaStreamSynchronize(stream), "matpowKernel");
-    sumCountsLoss += totals.sumCountsLoss;
-    sumMeasuredLoss += totals.sumMeasuredLoss;
-    totalGroups += totals.groupsCounted;
+    completeLaunch(recorder, stream, buffers, "matpowKernel", report);
   }
   float checksum = 0;
   checkCuda(cudaMemcpy(&checksum, deviceChecksum, sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(checksum)");
@@ -109,15 +100,13 @@ int main(int argc, char** argv) {
   return runMain(argc, argv, [](const WorkloadOptions& options) {
     const CountDistribution distribution = CountDistribution::parse(options.dist);
     Recorder recorder(recorderOptions(options));
-    double sumCountsLoss = 0, sumMeasuredLoss = 0, checksum = 0;
-    std::uint64_t groups = 0;
+    RunReport report;
+    double checksum = 0;
     const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) {
-      checksum = runMatpow<decltype(n)::value>(options, distribution, recorder, sumCountsLoss, sumMeasuredLoss, groups);
-    });
+    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runMatpow<decltype(n)::value>(options, distribution, recorder, report); });
     recorder.close();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) printReport("matpow", options.groupSize, options.launches, groups, sumCountsLoss, sumMeasuredLoss, recorder.stats(), seconds, checksum);
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) report.print("matpow", options.groupSize, recorder.stats(), checksum);
     return 0;
   });
 }
