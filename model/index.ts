@@ -94,7 +94,7 @@ export {
   type TransitSolution,
 } from './transit-model.ts';
 export { renderTransitSvg, type TransitSvgOptions } from './transit-svg.ts';
-export { DEFAULT_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './sorted-grouping-loss.ts';
+export { DEFAULT_SORTED_UNITS, MAX_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './sorted-grouping-loss.ts';
 export {
   MAX_OPTIMAL_BINNING_SUPPORT,
   binnedGroupingLoss,

@@ -19,54 +19,166 @@ function meanAndStandardError(xs: readonly number[]): { mean: number; standardEr
   return { mean, standardError: Math.sqrt(variance / xs.length) };
 }
 
-describe('sortedGroupingLoss', () => {
-  it('equals grouping the explicit sorted array Q((i − ½)/N), i = 1..N', () => {
-    for (const [units, n] of [
-      [20_000, 32],
-      [256, 32],
-      [1000, 7],
-    ] as const) {
-      const groups = Math.floor(units / n);
-      const sorted = Array.from({ length: groups * n }, (_, i) => geo.quantile((i + 0.5) / (groups * n)));
+/** Exact E over all launches of N units from a small support: every multinomial count vector. */
+function bruteForceSorted(values: readonly number[], probabilities: readonly number[], units: number, n: number): { expectedLoss: number; workloadLoss: number } {
+  const logFactorial = (k: number): number => {
+    let s = 0;
+    for (let i = 2; i <= k; i++) s += Math.log(i);
+    return s;
+  };
+  let expected = 0;
+  let simt = 0;
+  let mimd = 0;
+  const counts: number[] = [];
+  const visit = (j: number, left: number): void => {
+    if (j === values.length - 1) {
+      counts.push(left);
+      let logP = logFactorial(units);
+      counts.forEach((c, i) => (logP += c * Math.log(probabilities[i]!) - logFactorial(c)));
+      const probability = Math.exp(logP);
+      const sorted = counts.flatMap((c, i) => Array.from({ length: c }, () => values[i]!));
       let lossSum = 0;
-      let simt = 0;
-      let mimd = 0;
-      for (let g = 0; g < groups; g++) {
+      for (let g = 0; g < units / n; g++) {
         const lanes = sorted.slice(g * n, g * n + n);
         lossSum += groupLoss(lanes);
-        simt += n * Math.max(...lanes);
-        mimd += lanes.reduce((a, b) => a + b, 0);
+        simt += probability * n * Math.max(...lanes);
+        mimd += probability * lanes.reduce((a, b) => a + b, 0);
       }
-      const result = sortedGroupingLoss(geo, n, { units });
-      expect(result.groups).toBe(groups);
-      expect(result.expectedLoss).toBeCloseTo(lossSum / groups, 12);
-      expect(result.workloadLoss).toBeCloseTo(simt / mimd, 12);
+      expected += (probability * lossSum) / (units / n);
+      counts.pop();
+      return;
+    }
+    for (let c = 0; c <= left; c++) {
+      counts.push(c);
+      visit(j + 1, left - c);
+      counts.pop();
+    }
+  };
+  visit(0, units);
+  return { expectedLoss: expected, workloadLoss: simt / mimd };
+}
+
+/** Seeded launches of the same policy: N units i.i.d., sorted, cut into consecutive groups of n. */
+function simulateSortedLaunches(
+  dist: CategoricalDistribution,
+  n: number,
+  units: number,
+  launches: number,
+  seed: number,
+): { loss: { mean: number; standardError: number }; workload: { ratio: number; standardError: number } } {
+  const draw = createCategoricalSampler(dist);
+  const random = createSeededRandom(seed);
+  const losses: number[] = [];
+  const simts: number[] = [];
+  const mimds: number[] = [];
+  const launch = new Float64Array(units);
+  for (let l = 0; l < launches; l++) {
+    for (let i = 0; i < units; i++) launch[i] = draw(random);
+    launch.sort();
+    let lossSum = 0;
+    let simt = 0;
+    let mimd = 0;
+    for (let g = 0; g < units / n; g++) {
+      const lanes = launch.subarray(g * n, g * n + n);
+      lossSum += groupLoss(lanes);
+      simt += n * lanes[n - 1]!;
+      for (const w of lanes) mimd += w;
+    }
+    losses.push(lossSum / (units / n));
+    simts.push(simt);
+    mimds.push(mimd);
+  }
+  // Workload loss = Σ SIMT / Σ MIMD over all launches (ratio estimator, delta-method standard error).
+  const ratio = simts.reduce((a, b) => a + b, 0) / mimds.reduce((a, b) => a + b, 0);
+  const meanMimd = mimds.reduce((a, b) => a + b, 0) / launches;
+  const residual = simts.reduce((a, s, i) => a + (s - ratio * mimds[i]!) ** 2, 0) / (launches - 1);
+  return { loss: meanAndStandardError(losses), workload: { ratio, standardError: Math.sqrt(residual / launches) / meanMimd } };
+}
+
+/** The earlier deterministic-grid value: the i-th unit = Q((i − ½)/N), no sampling. */
+function deterministicGridLoss(dist: CategoricalDistribution, n: number, units: number): number {
+  const sorted = Array.from({ length: units }, (_, i) => dist.quantile((i + 0.5) / units));
+  let lossSum = 0;
+  for (let g = 0; g < units / n; g++) lossSum += groupLoss(sorted.slice(g * n, g * n + n));
+  return lossSum / (units / n);
+}
+
+describe('sortedGroupingLoss', () => {
+  it('equals the exact expectation over all launches of a few units (every multinomial outcome)', () => {
+    const cases: [number[], number[], number, number][] = [
+      [[0, 1, 2, 40], [0.4, 0.3, 0.2, 0.1], 8, 4],
+      [[0, 1, 2, 40], [0.4, 0.3, 0.2, 0.1], 12, 3],
+      [[0, 1, 2, 40, 45], [0.3, 0.2, 0.1, 0.25, 0.15], 10, 5],
+      [[1, 5, 6, 9, 30], [0.1, 0.3, 0.2, 0.3, 0.1], 12, 4],
+      [[0, 3], [0.9, 0.1], 16, 8],
+      [[2, 3, 4, 5, 6, 7], [0.3, 0.25, 0.2, 0.1, 0.1, 0.05], 12, 6],
+      [[0, 5], [0.5, 0.5], 13, 2], // 13 units: rounded down to 12, i.e. launches of 12 units
+    ];
+    for (const [values, probabilities, units, n] of cases) {
+      const dist = CategoricalDistribution.fromPmf(values.map((v, i) => [v, probabilities[i]!] as const));
+      const exact = bruteForceSorted(values, probabilities, Math.floor(units / n) * n, n);
+      const result = sortedGroupingLoss(dist, n, { units });
+      expect(result.groups).toBe(Math.floor(units / n));
+      expect(Math.abs(result.expectedLoss - exact.expectedLoss)).toBeLessThan(2e-9);
+      expect(result.workloadLoss).toBeCloseTo(exact.workloadLoss, 12);
     }
   });
 
-  it('agrees with sorting simulated launches (fixed seed): the excess loss within 15% plus 4 SE', () => {
-    const units = 20_000;
-    const n = 32;
-    const draw = createCategoricalSampler(geo);
-    const replicates: number[] = [];
-    for (let r = 0; r < 20; r++) {
-      const random = createSeededRandom(100 + r);
-      const launch = Float64Array.from({ length: units }, () => draw(random)).sort();
-      let sum = 0;
-      for (let g = 0; g < units / n; g++) sum += groupLoss(launch.subarray(g * n, g * n + n));
-      replicates.push(sum / (units / n));
+  const supports: [string, CategoricalDistribution][] = [
+    ['zero-heavy', CategoricalDistribution.fromCounts({ 0: 30, 1: 20, 2: 10, 40: 25, 45: 15 })],
+    ['geo(0.05)', geo],
+    ['pois(4)', CategoricalDistribution.fromFamily({ family: 'pois', lambda: 4 })],
+    ['bimodal', CategoricalDistribution.fromCounts({ 1: 30, 2: 20, 3: 10, 40: 25, 45: 15 })],
+    ['gapped', CategoricalDistribution.fromCounts({ 3: 40, 60: 35, 900: 25 })],
+  ];
+  let seed = 1000;
+  for (const [name, dist] of supports) {
+    for (const n of [4, 8, 32]) {
+      for (const units of [4 * n, 2048]) {
+        const caseSeed = seed++;
+        it(`${name}, n = ${n}, N = ${units}: within 4 SE of seeded simulated sorted launches`, () => {
+          const launches = Math.max(300, Math.ceil(400_000 / units));
+          const simulated = simulateSortedLaunches(dist, n, units, launches, caseSeed);
+          const model = sortedGroupingLoss(dist, n, { units });
+          expect(Math.abs(model.expectedLoss - simulated.loss.mean)).toBeLessThanOrEqual(4 * simulated.loss.standardError);
+          expect(Math.abs(model.workloadLoss - simulated.workload.ratio)).toBeLessThanOrEqual(4 * simulated.workload.standardError);
+        });
+      }
     }
-    const simulated = meanAndStandardError(replicates);
-    const model = sortedGroupingLoss(geo, n, { units }).expectedLoss;
-    // The model puts each boundary between two values at its expected position; real launches
-    // move it by ~√N units, which changes the few mixed groups: allow 15% of the excess 1 − loss.
-    expect(Math.abs(simulated.mean - model)).toBeLessThanOrEqual(0.15 * (model - 1) + 4 * simulated.standardError);
-    expect(model).toBeLessThan(expectedLoss(geo, n) / 3); // sorting removes most of the loss
+  }
+
+  it('differs from the deterministic quantile grid where the demo found it (0 → 1 boundary, n = 16, N = 4096)', () => {
+    const zeroHeavy = supports[0]![1];
+    const simulated = simulateSortedLaunches(zeroHeavy, 16, 4096, 800, 77);
+    const model = sortedGroupingLoss(zeroHeavy, 16, { units: 4096 }).expectedLoss;
+    expect(Math.abs(model - simulated.loss.mean)).toBeLessThanOrEqual(4 * simulated.loss.standardError);
+    // The grid value Q((i − ½)/N) is many standard errors away: this check would fail for it.
+    expect(Math.abs(deterministicGridLoss(zeroHeavy, 16, 4096) - simulated.loss.mean)).toBeGreaterThan(6 * simulated.loss.standardError);
   });
 
-  it('tends to 1 as the launch grows and rejects bad unit counts', () => {
-    expect(sortedGroupingLoss(geo, 32, { units: 1 << 24 }).expectedLoss - 1).toBeLessThan(1e-3);
-    expect(() => sortedGroupingLoss(geo, 32, { units: 16 })).toThrow(/units \(launch size\) must be an integer >= n=32, got 16/);
+  it('samples huge launches at a stride within 1e-4 of the excess loss and tends to 1', () => {
+    for (const [dist, n, units] of [
+      [geo, 4, 1 << 19],
+      [CategoricalDistribution.fromFamily({ family: 'unif', low: 0, high: 60 }), 8, 1 << 21],
+    ] as const) {
+      const exact = sortedGroupingLoss(dist, n, { units, exact: true });
+      const strided = sortedGroupingLoss(dist, n, { units });
+      expect(strided.evaluatedGroups).toBeLessThan(exact.evaluatedGroups / 2);
+      expect(Math.abs(strided.expectedLoss - exact.expectedLoss)).toBeLessThan(1e-4 * (exact.expectedLoss - 1));
+      expect(strided.workloadLoss).toBe(exact.workloadLoss);
+    }
+    const huge = sortedGroupingLoss(geo, 4, { units: 2 ** 40 });
+    expect(huge.expectedLoss - 1).toBeGreaterThan(0);
+    expect(huge.expectedLoss - 1).toBeLessThan(1e-9);
+    expect(sortedGroupingLoss(geo, 32, { units: 4096 }).expectedLoss).toBeLessThan(expectedLoss(geo, 32) / 3); // sorting removes most of the loss
+  });
+
+  it('gives 1 for a single value, n = 1, or all-zero work, and rejects bad unit counts', () => {
+    expect(sortedGroupingLoss(CategoricalDistribution.fromCounts({ 0: 5 }), 8, { units: 64 })).toMatchObject({ expectedLoss: 1, workloadLoss: 1, mixedGroups: 0 });
+    expect(sortedGroupingLoss(CategoricalDistribution.fromCounts({ 7: 5 }), 8, { units: 64 }).expectedLoss).toBe(1);
+    expect(sortedGroupingLoss(geo, 1, { units: 64 }).expectedLoss).toBe(1);
+    expect(() => sortedGroupingLoss(geo, 32, { units: 16 })).toThrow(/units \(launch size\) must be an integer >= n=32 and <= 2\^40, got 16/);
+    expect(() => sortedGroupingLoss(geo, 32, { units: 2 ** 41 })).toThrow(/<= 2\^40/);
   });
 });
 
@@ -92,11 +204,17 @@ describe('binnedGroupingLoss', () => {
     }
   });
 
-  for (const edges of ['equal-mass', 'optimal'] as const) {
-    it(`agrees with simulated binning (${edges}, fixed seed) within 4 SE`, () => {
-      const n = 32;
-      const model = binnedGroupingLoss(geo, n, 4, { edges });
-      const draw = createCategoricalSampler(geo);
+  const binningCases: [string, CategoricalDistribution, number, number][] = [
+    ['geo(0.05)', geo, 32, 4],
+    // zero-heavy: bins of zeros only (all-zero groups: H = 1), and a 0 → 1 mix in a bin
+    ['zero-heavy', CategoricalDistribution.fromCounts({ 0: 30, 1: 20, 2: 10, 40: 25, 45: 15 }), 16, 2],
+    ['zero-heavy', CategoricalDistribution.fromCounts({ 0: 30, 1: 20, 2: 10, 40: 25, 45: 15 }), 8, 4],
+    ['zeros and gaps', CategoricalDistribution.fromCounts({ 0: 60, 3: 15, 60: 15, 900: 10 }), 8, 3],
+  ];
+  for (const [name, dist, n, k] of binningCases) for (const edges of ['equal-mass', 'optimal'] as const) {
+    it(`agrees with simulated binning (${name}, n = ${n}, k = ${k}, ${edges}, fixed seed) within 4 SE`, () => {
+      const model = binnedGroupingLoss(dist, n, k, { edges });
+      const draw = createCategoricalSampler(dist);
       const lossReplicates: number[] = [];
       const workloadReplicates: number[] = [];
       for (let r = 0; r < 20; r++) {
