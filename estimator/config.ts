@@ -64,6 +64,8 @@ export interface EstimatorConfig {
   };
   readonly compute: {
     readonly bootstrapReplicates: number;
+    /** Standard error of loss_predicted: auto (linearised when the support is smaller than the replicates), bootstrap, linearised. */
+    readonly standardErrorMethod: 'auto' | 'bootstrap' | 'linearised';
     readonly confidenceLevel: number;
     readonly sweepGroupSizes: readonly number[];
     readonly quantiles: boolean;
@@ -178,6 +180,7 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
  * WARPWATCH_STREAM_RETENTION_MILLIS, WARPWATCH_CURRENT (decay|last-n) [--current],
  * WARPWATCH_HALF_LIFE_LAUNCHES [--half-life-launches], WARPWATCH_LAST_LAUNCHES [--last-launches],
  * WARPWATCH_PREDICTION_BASIS (window|current|cumulative) [--prediction-basis],
+ * WARPWATCH_STANDARD_ERROR (auto|bootstrap|linearised),
  * WARPWATCH_DEDUPE_CAPACITY, WARPWATCH_MAX_EXACT_SUPPORT, WARPWATCH_SUB_BINS_PER_OCTAVE,
  * WARPWATCH_BOOTSTRAP_REPLICATES [--bootstrap-replicates], WARPWATCH_CONFIDENCE_LEVEL,
  * WARPWATCH_SWEEP_GROUP_SIZES (comma list), WARPWATCH_QUANTILES, WARPWATCH_QUANTILE_EXACT_WORK_LIMIT,
@@ -374,6 +377,7 @@ export function loadEstimatorConfig(input: {
     }),
     compute: Object.freeze({
       bootstrapReplicates: integer(flags.bootstrapReplicates, '--bootstrap-replicates', 'WARPWATCH_BOOTSTRAP_REPLICATES', d.bootstrapReplicates, 0, 10_000),
+      standardErrorMethod: oneOf<'auto' | 'bootstrap' | 'linearised'>(undefined, undefined, 'WARPWATCH_STANDARD_ERROR', 'auto', ['auto', 'bootstrap', 'linearised']),
       confidenceLevel: real('WARPWATCH_CONFIDENCE_LEVEL', d.confidenceLevel, 0.5, 0.9999),
       sweepGroupSizes: Object.freeze(sweepGroupSizes),
       quantiles: boolean('WARPWATCH_QUANTILES', true),

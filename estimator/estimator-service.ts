@@ -4,6 +4,7 @@ import { fitParametric } from '../model/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
+import { EstimatorError } from './errors.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
 import { createInfluxWriter, type InfluxWriter } from './influx-writer.ts';
 import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
@@ -42,6 +43,7 @@ export function engineOptionsFromConfig(config: EstimatorConfig, fitter: Paramet
     },
     compute: {
       bootstrapReplicates: config.compute.bootstrapReplicates,
+      standardErrorMethod: config.compute.standardErrorMethod,
       confidenceLevel: config.compute.confidenceLevel,
       sweepGroupSizes: config.compute.sweepGroupSizes,
       quantiles: config.compute.quantiles,
@@ -193,7 +195,7 @@ export async function startEstimator(
   const restoring = new Map<number, Promise<void>>();
   const restorePartition = async (partition: number, expectedGeneration: number): Promise<void> => {
     await mirror.catchUp(60_000);
-    if (!assigned.has(partition) || generation.get(partition) !== expectedGeneration) return;
+    if (!assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
     const prefix = checkpointPrefix(partition);
     const records = new Map<string, string>();
     let marker: string | undefined;
@@ -294,7 +296,11 @@ export async function startEstimator(
     async onBatch(batch) {
       if (!assigned.has(batch.partition)) assigned.add(batch.partition);
       if (!restored.has(batch.partition)) await ensureRestored(batch.partition);
-      if (!restored.has(batch.partition)) return; // revoked while restoring
+      if (!restored.has(batch.partition)) {
+        if (!assigned.has(batch.partition) || batch.isStale()) return; // revoked while restoring
+        // Never skip a batch of an assigned partition: failing makes kafkajs fetch it again.
+        throw new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `partition ${batch.partition} of ${config.kafka.framesTopic} is assigned but not restored`, { retriable: true });
+      }
       let last: string | undefined;
       let sliceStart = performance.now();
       for (const message of batch.messages) {

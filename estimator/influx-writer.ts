@@ -5,10 +5,13 @@ import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 /**
  * The one adapter to InfluxDB (@influxdata/influxdb-client, v2 write API; on InfluxDB 1.8
  * the compatibility endpoint takes org '-', bucket '<database>/<retention policy>' and token
- * '' or 'user:password'). Lines wait in a bounded in-memory buffer and are sent as soon as
- * they are queued (after at most `flushIntervalMillis`; 0 = once the event loop is free), in
- * batches of up to `batchSize` lines with up to `maxInFlightBatches` requests at a time, so
- * a slow write does not hold back the points of the next window close. A failed batch goes
+ * '' or 'user:password'). Lines wait in a bounded in-memory buffer. When no request is in
+ * flight they are sent as soon as they are queued (after `flushIntervalMillis`; 0 = once the
+ * event loop is free). While requests are in flight, new lines wait for one to finish (so a
+ * burst of window closes goes out in a few large requests rather than many small ones) unless
+ * a full batch is ready or the oldest line has waited {@link BUSY_LINGER_MILLIS}: then another
+ * request starts, up to `maxInFlightBatches` at a time, so one slow write does not hold back
+ * the points of the next window close. Requests carry up to `batchSize` lines. A failed batch goes
  * back into the buffer and is retried with exponential backoff (network errors, 429 and
  * 5xx) while new lines keep queueing; when the buffer is full the oldest lines are dropped
  * and counted, never silently. A 4xx other than 429 (a malformed line) drops the batch and
@@ -40,9 +43,18 @@ export interface InfluxWriterOptions {
 /** Default of {@link InfluxWriterOptions.maxInFlightBatches}. */
 export const DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES = 3;
 
+/**
+ * While a request is in flight, a line waits at most this long (ms, or `flushIntervalMillis`
+ * if larger) before another request starts beside it; otherwise it rides with the next request
+ * once one finishes.
+ */
+export const BUSY_LINGER_MILLIS = 50;
+
 /** Counters of the writer. */
 export interface InfluxWriterStats {
   readonly linesWritten: number;
+  /** Write requests that succeeded. */
+  readonly batchesWritten: number;
   readonly linesDropped: number;
   readonly writeErrors: number;
   /** Lines queued or in flight. */
@@ -136,11 +148,15 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
   let nextSequence = 0;
   let waiters: Waiter[] = [];
   let linesWritten = 0;
+  let batchesWritten = 0;
   let linesDropped = 0;
   let writeErrors = 0;
   let attempt = 0;
   let nextAttemptMillis = 0;
   let closed = false;
+  /** When the oldest line now queued was queued (ms since epoch; meaningful while the queue is not empty). */
+  let queuedSinceMillis = 0;
+  const busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
   let scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
   /** Smallest sequence not yet settled (written or dropped); nextSequence when none. */
@@ -178,11 +194,18 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
     scheduled = undefined;
   };
 
+  /** Milliseconds until queued lines may start a request (0 = now), ignoring free slots. */
+  const delayUntilSend = (now: number): number => {
+    if (now < nextAttemptMillis) return nextAttemptMillis - now;
+    if (queue.length >= options.batchSize) return 0;
+    const linger = inFlight.size === 0 ? options.flushIntervalMillis : busyLingerMillis;
+    return Math.max(0, queuedSinceMillis + linger - now);
+  };
+
   /** Arranges the next send: now-ish, after the linger time, or when the backoff ends. */
   const schedule = (): void => {
     if (closed || scheduled !== undefined || queue.length === 0 || idleApis.length === 0) return;
-    const backoffMillis = nextAttemptMillis - Date.now();
-    const delay = backoffMillis > 0 ? backoffMillis : queue.length >= options.batchSize ? 0 : options.flushIntervalMillis;
+    const delay = delayUntilSend(Date.now());
     if (delay <= 0) {
       scheduled = setImmediate(() => {
         scheduled = undefined;
@@ -204,6 +227,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       api.writeRecords(batch.lines);
       await api.flush();
       linesWritten += batch.lines.length;
+      batchesWritten += 1;
       attempt = 0;
       nextAttemptMillis = 0;
     } catch (error) {
@@ -214,6 +238,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
         linesDropped += batch.lines.length;
       } else {
         // Back into the buffer, in sequence order, for the next attempt.
+        if (queue.length === 0) queuedSinceMillis = Date.now();
         const at = lowerBound(queueSequences, batch.sequences[0]!);
         queue.splice(at, 0, ...batch.lines);
         queueSequences.splice(at, 0, ...batch.sequences);
@@ -239,15 +264,15 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       onError(failure);
     }
     settleWaiters();
-    // A flush (or close) in progress sends on without waiting for the linger time.
-    if (waiters.length > 0) pump(true);
-    else schedule();
+    // A slot is free: what waited for it goes now (a flush or close in progress sends on regardless of linger).
+    cancelSchedule();
+    if (!closed || waiters.length > 0) pump(waiters.length > 0);
   };
 
-  /** Starts batches while there are lines and free request slots (`force`: even while backing off). */
+  /** Starts batches while there are lines and free request slots (`force`: now, even while backing off). */
   function pump(force: boolean): void {
     while (queue.length > 0 && idleApis.length > 0) {
-      if (!force && Date.now() < nextAttemptMillis) break;
+      if (!force && delayUntilSend(Date.now()) > 0) break;
       const count = Math.min(options.batchSize, queue.length);
       const batch: Batch = { lines: queue.splice(0, count), sequences: queueSequences.splice(0, count) };
       const api = idleApis.pop()!;
@@ -269,6 +294,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
   return {
     write(points) {
       if (points.length === 0) return;
+      if (queue.length === 0) queuedSinceMillis = Date.now();
       for (const point of points) {
         queue.push(toLineProtocol(point));
         queueSequences.push(nextSequence);
@@ -292,7 +318,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       return waitForAll(true);
     },
     stats() {
-      return { linesWritten, linesDropped, writeErrors, buffered: queue.length + inFlightLines, batchesInFlight: inFlight.size };
+      return { linesWritten, batchesWritten, linesDropped, writeErrors, buffered: queue.length + inFlightLines, batchesInFlight: inFlight.size };
     },
     async close(timeoutMillis) {
       closed = true;

@@ -50,6 +50,8 @@ export interface DistributionRecord {
     readonly lossPredicted: number | null;
     readonly lossPredictedLow: number | null;
     readonly lossPredictedHigh: number | null;
+    /** How the interval's standard error was computed: bootstrap | linearised | none (null when not computable). */
+    readonly standardErrorMethod: 'bootstrap' | 'linearised' | 'none' | null;
     readonly lossCounts: number | null;
     readonly lossMeasured: number | null;
     readonly workloadLossPredicted: number | null;
@@ -115,6 +117,7 @@ export function distributionRecord(
       lossPredicted: orNull(result.lossPredicted),
       lossPredictedLow: orNull(result.lossPredictedLow),
       lossPredictedHigh: orNull(result.lossPredictedHigh),
+      standardErrorMethod: result.standardErrorMethod ?? null,
       lossCounts: orNull(result.lossCounts),
       lossMeasured: orNull(result.lossMeasured),
       workloadLossPredicted: orNull(result.workloadLossPredicted),

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
 import { EstimatorError } from './errors.ts';
 
 /**
@@ -266,6 +266,10 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
         await client.send({
           topic,
           acks: -1,
+          // Checkpoints are the largest records (dedupe memory, histograms: ~2× the frames' bytes at
+          // 10 launches/s per stream); gzip runs in libuv's thread pool, off the event loop, and the
+          // mirror (any kafkajs consumer) decompresses transparently.
+          compression: topic === options.checkpointTopic ? CompressionTypes.GZIP : CompressionTypes.None,
           messages: records.map((record) => ({ key: record.key, value: record.value, headers: record.headers ? { ...record.headers } : undefined })),
         });
       } catch (error) {

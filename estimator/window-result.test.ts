@@ -37,6 +37,36 @@ describe('window-result', () => {
       expect(covered).toBeGreaterThanOrEqual(33);
     });
 
+    it('gives a linearised standard error that matches a 4,000-replicate Poisson bootstrap, and uses it (auto) only when the support is smaller than the replicates', () => {
+      for (const [spec, seed] of [['cat(2:5,11:3,30:2)', 3], ['cat(1:50,2:30,100:1)', 4], ['binom(9,0.4)', 5], ['cat(0:3,1:4,5:1)', 6]] as const) {
+        const { window, identity } = windowOf(spec, 300, seed);
+        const base = { ...testEngineOptions().compute, quantiles: false, sweepGroupSizes: [] };
+        const linearised = computeWindowResult(identity, window, window.histogram, { ...base, bootstrapReplicates: 32, standardErrorMethod: 'linearised' });
+        const bootstrap = computeWindowResult(identity, window, window.histogram, { ...base, bootstrapReplicates: 4_000, standardErrorMethod: 'bootstrap' });
+        expect(linearised.standardErrorMethod).toBe('linearised');
+        expect(bootstrap.standardErrorMethod).toBe('bootstrap');
+        // 4,000 replicates estimate the SE to ~1.1 % (1/√(2·3999)); the linearisation adds a few %.
+        expect(linearised.lossPredictedStandardError! / bootstrap.lossPredictedStandardError!).toBeGreaterThan(0.94);
+        expect(linearised.lossPredictedStandardError! / bootstrap.lossPredictedStandardError!).toBeLessThan(1.06);
+        const auto = computeWindowResult(identity, window, window.histogram, { ...base, bootstrapReplicates: 32 });
+        expect(auto.standardErrorMethod).toBe(window.histogram.counts.size < 32 ? 'linearised' : 'bootstrap');
+        expect(computeWindowResult(identity, window, window.histogram, { ...base, bootstrapReplicates: 0 }).standardErrorMethod).toBe('none');
+      }
+    });
+
+    it('gives a linearised interval that covers the true E[X] in most windows (coverage of a nominal 95 % interval)', () => {
+      const compute = { ...testEngineOptions().compute, bootstrapReplicates: 32, standardErrorMethod: 'linearised' as const, quantiles: false, sweepGroupSizes: [] };
+      let covered = 0;
+      const trials = 40;
+      for (let t = 0; t < trials; t += 1) {
+        const { window, identity, truth } = windowOf('cat(1:5,4:3,12:1)', 200, 2000 + t);
+        const result = computeWindowResult(identity, window, window.histogram, compute);
+        if ((result.lossPredictedLow ?? Infinity) <= truth && truth <= (result.lossPredictedHigh ?? -Infinity)) covered += 1;
+      }
+      // Binomial(40, 0.95): ≥ 33 with probability > 0.99; a badly mis-sized interval fails.
+      expect(covered).toBeGreaterThanOrEqual(33);
+    });
+
     it('reports the best parametric fit with its parameters (Poisson data)', () => {
       const { window, identity } = windowOf('pois(20)', 2000, 5);
       const result = computeWindowResult(identity, window, window.histogram, { ...testEngineOptions().compute, fitter: modelFitter });
