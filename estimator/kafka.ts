@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
 import { EstimatorError } from './errors.ts';
+import type { EstimatorConfig } from './config.ts';
 
 /**
  * The one adapter to Kafka (kafkajs) for the estimator: topic creation, the consumer group
@@ -8,23 +9,8 @@ import { EstimatorError } from './errors.ts';
  * partition can be restored. Everything else gets plain functions from here.
  */
 
-/** Settings (the kafka slice of EstimatorConfig). */
-export interface EstimatorKafkaOptions {
-  readonly brokers: readonly string[];
-  readonly clientId: string;
-  readonly groupId: string;
-  readonly instanceId: string;
-  readonly framesTopic: string;
-  readonly distributionsTopic: string;
-  readonly alertsTopic: string;
-  readonly checkpointTopic: string;
-  readonly partitions: number;
-  readonly replicationFactor: number;
-  readonly fromBeginning: boolean;
-  readonly sessionTimeoutMillis: number;
-  readonly heartbeatIntervalMillis: number;
-  readonly connectionTimeoutMillis: number;
-}
+/** Settings: the kafka slice of EstimatorConfig plus the instance name (Kafka client id suffix). */
+export type EstimatorKafkaOptions = EstimatorConfig['kafka'] & { readonly instanceId: string };
 
 /** One consumed message as the service sees it. */
 export interface ConsumedMessage {

@@ -15,23 +15,8 @@ import { createInfluxMetricsWriter, Secret } from '../../collector/index.ts';
 import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
 import { PIPELINE_HEALTH_UID, generateArtifacts, interpolateInfluxQl, type CatalogedQuery, type GrafanaQueryContext } from '../../dashboards/index.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../estimator/index.ts';
+import { requiredEnv, type InfluxResult } from './stack-env.ts';
 
-function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set; test/integration/global-setup.ts sets it`);
-  return value;
-}
-
-interface InfluxSeries {
-  name: string;
-  tags?: Record<string, string>;
-  columns: string[];
-  values: unknown[][];
-}
-interface InfluxResult {
-  series?: InfluxSeries[];
-  error?: string;
-}
 
 const run = randomUUID().slice(0, 8);
 const database = `ww_cm_${run}`;

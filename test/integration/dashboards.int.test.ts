@@ -30,24 +30,8 @@ import {
   type CatalogedQuery,
   type TemplateVariableState,
 } from '../../dashboards/index.ts';
+import { requiredEnv, type InfluxSeries, type InfluxResult } from './stack-env.ts';
 
-function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set; test/integration/global-setup.ts sets it`);
-  return value;
-}
-
-interface InfluxSeries {
-  name: string;
-  tags?: Record<string, string>;
-  columns: string[];
-  values: unknown[][];
-}
-interface InfluxResult {
-  statement_id: number;
-  series?: InfluxSeries[];
-  error?: string;
-}
 
 const run = randomUUID().slice(0, 8);
 const job = `ww-dash-${run}`;

@@ -5,12 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { InfluxDB, Point } from '@influxdata/influxdb-client';
 import { Kafka, Partitioners, logLevel, type EachMessagePayload } from 'kafkajs';
 import { describe, expect, inject, it } from 'vitest';
+import { requiredEnv } from './stack-env.ts';
 
-function requiredEnv(name: string): string {
-  const value = process.env[name];
-  if (value === undefined || value === '') throw new Error(`${name} is not set; test/integration/global-setup.ts sets it`);
-  return value;
-}
 
 describe('local stack', () => {
   it('exports the stack addresses to test workers through process.env and provide()', () => {
