@@ -84,6 +84,61 @@ function kafkaError(action: string, error: unknown): EstimatorError {
   return new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `${action}: ${error instanceof Error ? error.message : String(error)}`, { retriable, cause: error });
 }
 
+/** Broker answers that mean "not yet": KRaft announces a new topic's leader in metadata a moment before the partition serves requests. */
+const TRANSIENT_KAFKA_ERRORS = new Set([
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+  'LEADER_NOT_AVAILABLE',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'REQUEST_TIMED_OUT',
+  'COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'NOT_COORDINATOR',
+  'OFFSET_NOT_AVAILABLE',
+]);
+
+/**
+ * Whether a kafkajs error is a transient broker state worth retrying (leader moving or not yet
+ * elected, coordinator loading). Looks through kafkajs' retry wrappers (`originalError`, `cause`).
+ *
+ * @example
+ * isTransientKafkaError(Object.assign(new Error('x'), { type: 'NOT_LEADER_FOR_PARTITION' })); // true
+ */
+export function isTransientKafkaError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const type = (current as { type?: unknown }).type;
+    if (typeof type === 'string' && TRANSIENT_KAFKA_ERRORS.has(type)) return true;
+    current = (current as { originalError?: unknown; cause?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Runs a Kafka admin call again while it fails with a transient broker state (see
+ * isTransientKafkaError), with doubling pauses from 100 ms up to 1 s, for at most
+ * `timeoutMillis` in all. kafkajs' own admin retry does not cover these for every call
+ * (`fetchTopicOffsets` gives up at once on NOT_LEADER_FOR_PARTITION, which a freshly created
+ * topic answers for a moment on KRaft).
+ *
+ * @throws the last error when it is not transient or the time is up.
+ * @example
+ * const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets('warpwatch.frames'));
+ */
+export async function retryTransientKafka<T>(operation: () => Promise<T>, timeoutMillis = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMillis;
+  let pause = 100;
+  for (;;) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isTransientKafkaError(error) || Date.now() + pause > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, 1_000);
+    }
+  }
+}
+
 /**
  * Creates the adapter (connects lazily).
  *
@@ -138,6 +193,8 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
             waitForLeaders: true,
             topics: wanted.map((t) => ({ ...t, replicationFactor: options.replicationFactor })),
           });
+          // Leaders are in the metadata now; wait until every new partition also serves requests.
+          for (const t of wanted) await retryTransientKafka(() => client.fetchTopicOffsets(t.topic));
         }
       } catch (error) {
         // Another instance may have created the topics concurrently.
@@ -178,7 +235,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
         },
         async catchUp(timeoutMillis) {
           const client = await getAdmin();
-          const offsets = await client.fetchTopicOffsets(options.checkpointTopic);
+          const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.checkpointTopic));
           const high = BigInt(offsets[0]?.high ?? '0');
           const deadline = Date.now() + timeoutMillis;
           while (position + 1n < high) {
@@ -265,7 +322,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
 
     async framesHighWatermarks() {
       const client = await getAdmin();
-      const offsets = await client.fetchTopicOffsets(options.framesTopic);
+      const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.framesTopic));
       return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
     },
 

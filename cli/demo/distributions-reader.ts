@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
+import { retryTransientKafka } from '../../estimator/kafka.ts';
 import { DemoError } from './errors.ts';
 
 /**
@@ -61,8 +62,8 @@ export async function tailDistributions(
   let consumer: Consumer | undefined;
   try {
     await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(options.topic);
-    await admin.setOffsets({ groupId, topic: options.topic, partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })) });
+    const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets(options.topic));
+    await retryTransientKafka(() => admin.setOffsets({ groupId, topic: options.topic, partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })) }));
     consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });
     await consumer.connect();
     await consumer.subscribe({ topic: options.topic, fromBeginning: false });
@@ -119,7 +120,7 @@ export async function scanDistributions(
   let consumer: Consumer | undefined;
   try {
     await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(options.topic);
+    const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets(options.topic));
     const remaining = new Map(offsets.filter((o) => BigInt(o.high) > BigInt(o.low)).map((o) => [o.partition, BigInt(o.high)]));
     if (remaining.size === 0) return [];
     consumer = kafka.consumer({ groupId, allowAutoTopicCreation: false, maxWaitTimeInMs: 100 });

@@ -4,7 +4,7 @@ import { createKafkaProducer, loadCollectorConfig } from '../../collector/index.
 import type { EstimatorConfig } from '../../estimator/config.ts';
 import { startEstimator, type RunningEstimator } from '../../estimator/estimator-service.ts';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
-import { createEstimatorKafka } from '../../estimator/kafka.ts';
+import { createEstimatorKafka, retryTransientKafka } from '../../estimator/kafka.ts';
 import type { ParametricFitter } from '../../estimator/window-result.ts';
 import { tailDistributions, type DistributionsTail } from './distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
@@ -49,12 +49,14 @@ export async function createKafkaDemoTransport(
     const admin = new Kafka({ clientId: `${config.kafka.clientId}-demo`, brokers: [...brokers], logLevel: logLevel.NOTHING }).admin();
     try {
       await admin.connect();
-      const offsets = await admin.fetchTopicOffsets(config.kafka.framesTopic);
-      await admin.setOffsets({
-        groupId: config.kafka.groupId,
-        topic: config.kafka.framesTopic,
-        partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
-      });
+      const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets(config.kafka.framesTopic));
+      await retryTransientKafka(() =>
+        admin.setOffsets({
+          groupId: config.kafka.groupId,
+          topic: config.kafka.framesTopic,
+          partitions: offsets.map((o) => ({ partition: o.partition, offset: o.high })),
+        }),
+      );
     } finally {
       await admin.disconnect().catch(() => undefined);
     }
