@@ -60,7 +60,7 @@ describe('generated dashboards and alert rules', () => {
       expect(imbalance?.templating.list?.map((v) => v.name)).toEqual(['job', 'kernel', 'device', 'n']);
       expect(imbalance?.panels?.map((p) => p.type)).toEqual([
         'timeseries', 'timeseries', 'timeseries', 'timeseries', 'timeseries',
-        'barchart', 'heatmap', 'barchart', 'table', 'table', 'timeseries',
+        'barchart', 'heatmap', 'barchart', 'table', 'table', 'timeseries', 'timeseries', 'timeseries',
       ]);
       expect(pipeline?.panels).toHaveLength(6);
     });

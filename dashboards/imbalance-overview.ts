@@ -3,7 +3,8 @@
  * size, predicted vs counts vs measured lockstep loss over time, their relative errors,
  * workload loss, the distribution of iteration counts (now, and over time), predicted loss
  * vs group size (the granularity sweep), quantiles of the per-group loss, the best
- * parametric fit, and the estimator's alerts as annotations and as a table.
+ * parametric fit, what the sampled groups show (lane idle share, count correlation,
+ * divergence cost per exit), and the estimator's alerts as annotations and as a table.
  * Panel semantics and what to do about them: docs/dashboards.md.
  */
 import { AnnotationQueryBuilder } from '@grafana/grafana-foundation-sdk/dashboard';
@@ -38,6 +39,8 @@ export const IMBALANCE_PANEL_IDS = {
   bestFit: 9,
   alerts: 10,
   binningErrorBound: 11,
+  laneIdle: 12,
+  divergenceCost: 13,
 } as const;
 
 // The estimator closes event-time windows of 10 s by default; a shorter panel interval only
@@ -282,6 +285,41 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .span(8)
     .height(8);
 
+  const samplesQuery = () => filterByStreamVariables(selectFrom('samples')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
+  const laneIdle = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.laneIdle,
+    title: 'Sampled groups: lane idle share and count correlation',
+    description:
+      'From GroupSamples: share of lane time spent waiting for the deepest lane (1 − ΣC_MIMD/ΣC_SIMT), and the intra-group correlation of iteration counts (≈ 0: lanes independent, as the model assumes; > 0: neighbouring lanes get similar work, so measured-by-counts loss sits below the prediction).',
+    minInterval: MIN_INTERVAL,
+    statement: samplesQuery()
+      .field(FIELDS.samples.laneIdleFraction, { aggregation: 'mean' })
+      .field(FIELDS.samples.countIcc, { aggregation: 'mean' })
+      .build(),
+    target: byStream,
+  })
+    .unit('percentunit')
+    .span(12)
+    .height(8);
+
+  const divergenceCost = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.divergenceCost,
+    title: 'Sampled groups: divergence cost',
+    description:
+      'Least-squares fit over each window\'s sampled groups of (c_end − c0) ≈ c + T·iterations + δ·diverging exits (model.md §4), in device clock ticks (SM cycles; ns on the CPU backend): T per iteration, δ per exit with its standard error. δ within 2 standard errors of 0: no measurable divergence cost.',
+    minInterval: MIN_INTERVAL,
+    statement: samplesQuery()
+      .field(FIELDS.samples.iterationTicks, { aggregation: 'mean' })
+      .field(FIELDS.samples.deltaTicks, { aggregation: 'mean' })
+      .field(FIELDS.samples.deltaStandardError, { aggregation: 'mean' })
+      .build(),
+    target: byStream,
+  })
+    .unit('none')
+    .decimals(1)
+    .span(12)
+    .height(8);
+
   return [
     loss,
     relativeErrors,
@@ -294,6 +332,8 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     bestFit,
     alerts,
     binningErrorBound,
+    laneIdle,
+    divergenceCost,
   ];
 }
 

@@ -29,6 +29,7 @@ export const MEASUREMENT_TAGS = {
   sweep: [...STREAM_TAGS, TAGS.groupSize],
   histogram: [...STREAM_TAGS, TAGS.binLow],
   fit: [...STREAM_TAGS],
+  samples: [...STREAM_TAGS],
   alert: [...STREAM_TAGS, TAGS.kind, TAGS.series],
   pipeline: [TAGS.service, TAGS.instance],
 } as const satisfies Record<SeriesKey, readonly TagName[]>;

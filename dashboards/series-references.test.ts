@@ -60,6 +60,15 @@ describe('MEASUREMENT_TAGS', () => {
       binningErrorBound: 0,
       sweep: [{ groupSize: 8, lossPredicted: 1.2, workloadLossPredicted: 1.1 }],
       fit: { family: 'pois', parameters: { lambda: 3 }, logLikelihood: -10, aic: 22 },
+      sampled: {
+        groups: 12,
+        invalidGroups: 0,
+        lossMeasured: 1.5,
+        lossCounts: 1.4,
+        laneIdleFraction: 0.3,
+        countIcc: 0.01,
+        divergence: { iterationTicks: 40, deltaTicks: 25, deltaStandardError: 3, spillTicks: 170, overheadTicks: 100, rSquared: 0.9, groups: 12 },
+      },
       histogram: [{ low: 0, high: 0, count: 32, probability: 1 }],
     };
     const alert: AlertEvent = {

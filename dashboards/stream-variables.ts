@@ -12,7 +12,7 @@ import { multiSelectVariable } from './multi-select-variable.ts';
 import { showTagValues, type SelectQueryBuilder, type TagOf } from './influxql-query.ts';
 
 /** Measurements that carry the stream tags (job, kernel, device, n, ...). */
-export type StreamSeriesKey = 'window' | 'sweep' | 'histogram' | 'fit' | 'alert';
+export type StreamSeriesKey = 'window' | 'sweep' | 'histogram' | 'fit' | 'samples' | 'alert';
 
 /** One stream variable: its name (= the tag it filters), label, and the tags it depends on. */
 export interface StreamVariable {

@@ -3,6 +3,7 @@ import type { CusumState } from './change-detector.ts';
 import type { CountHistogram } from './count-histogram.ts';
 import { EstimatorError } from './errors.ts';
 import type { StreamIdentity } from './launch-observation.ts';
+import { createSampledGroups, type SampledGroupsAccumulation } from './sampled-groups.ts';
 import type { StreamState, WindowAccumulation } from './stream-state.ts';
 
 /**
@@ -26,8 +27,11 @@ interface HistogramJson {
   t: number;
 }
 
-interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis'> {
+interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis' | 'sampleFrames' | 'samples'> {
   histogram: HistogramJson;
+  /** Absent in checkpoints written before GroupSamples were processed. */
+  sampleFrames?: number;
+  samples?: SampledGroupsAccumulation;
   firstEventMillis: number | null;
   lastEventMillis: number | null;
 }
@@ -121,6 +125,8 @@ export function decodeStreamCheckpoint(text: string, key: string, wallMillis: nu
       histogram: histogramFromJson(window.histogram),
       firstEventMillis: window.firstEventMillis ?? Number.POSITIVE_INFINITY,
       lastEventMillis: window.lastEventMillis ?? Number.NEGATIVE_INFINITY,
+      sampleFrames: window.sampleFrames ?? 0,
+      samples: window.samples ?? createSampledGroups(),
     });
   }
   const state: StreamState = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution, expectedLoss, workloadLoss } from '../model/index.ts';
-import { encodeFrame } from '../protocol/index.ts';
+import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import { MEASUREMENTS } from './series.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
@@ -33,8 +33,29 @@ function lastWriteWins(points: readonly SeriesPoint[]): Map<string, string> {
   return table;
 }
 
+/** A GroupSamples frame for a launch: 6 groups with 1..8 distinct counts, clocks 10 ticks per iteration plus 3 per distinct exit. */
+function samplesFor(frame: LaunchSummaryFrame, salt: number): GroupSamplesFrame {
+  const groups = Array.from({ length: 6 }, (_, g) => {
+    const laneCounts = Array.from({ length: frame.groupSize }, (_, i) => ((i * 7 + g * 3 + salt) % (3 + g * 3)) + (g % 2) * (i % 2));
+    const start = BigInt(1000 * g);
+    const exits = new Set(laneCounts).size - 1;
+    return {
+      groupIndex: g * 4,
+      startClock: start,
+      endClock: start + BigInt(10 * Math.max(...laneCounts) + 3 * exits + 5),
+      laneCounts,
+      laneFinishClocks: laneCounts.map((w) => start + BigInt(10 * w + 1)),
+    };
+  });
+  return { ...frame, type: 'group-samples', frameSequence: frame.frameSequence + 1_000_000, selection: 'stride', samplingStride: 4, groups };
+}
+
 const launches = generateLaunches({ streams: 6, launchesPerStream: 40, launchIntervalMillis: 300, startMillis: 1_700_000_000_000, groups: 32, groupSize: 8, seed: 9 });
-const messages = launches.map((l, i) => ({ partition: i % 3 === 0 ? 0 : 1, key: l.key, value: encodeFrame(l.frame) }));
+// Every third launch also sends a GroupSamples frame, right after its summary.
+const messages = launches.flatMap((l, i) => [
+  { partition: 0, key: l.key, value: encodeFrame(l.frame) },
+  ...(i % 3 === 0 ? [{ partition: 0, key: l.key, value: encodeFrame(samplesFor(l.frame, i)) }] : []),
+]);
 // Kafka keeps one stream in one partition: derive the partition from the stream.
 for (const m of messages) m.partition = Number(m.key.slice(3, 4)) % 2;
 const offsets = new Map<number, number>();
@@ -87,6 +108,37 @@ describe('estimator-engine', () => {
       const distribution = JSON.parse(out.distributions.get('job0/k') ?? '{}') as { schema: string; cumulative: { launches: number } };
       expect(distribution.schema).toBe('warpwatch.distribution/v1');
       expect(distribution.cumulative.launches).toBe(40);
+    });
+
+    it('turns GroupSamples frames into a warpwatch_samples point of the launch window, counted once', () => {
+      const outcomes: FrameOutcome[] = [];
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions(), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const oneStream = launches.filter((l) => l.key === 'job1/k').slice(0, 3);
+      let offset = 0;
+      for (const l of oneStream) {
+        engine.handleMessage(0, String(offset++), encodeFrame(l.frame), 0);
+        const samples = encodeFrame(samplesFor(l.frame, offset));
+        engine.handleMessage(0, String(offset++), samples, 0);
+        engine.handleMessage(0, String(offset++), samples, 0); // a producer retry
+      }
+      expect(outcomes.filter((o) => o === 'recorded')).toHaveLength(6);
+      expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(3);
+      engine.closeAll();
+      const samplePoints = out.points.filter((p) => p.measurement === MEASUREMENTS.samples);
+      const windowPoints = out.points.filter((p) => p.measurement === MEASUREMENTS.window);
+      expect(samplePoints.map((p) => p.timestampMillis)).toEqual(windowPoints.map((p) => p.timestampMillis));
+      expect(samplePoints.reduce((s, p) => s + (p.fields.groups as number), 0)).toBe(18);
+      // Clocks were made with 10 ticks per iteration and 3 per diverging exit (+5 overhead).
+      const withFit = samplePoints.filter((p) => p.fields.divergence_delta_ticks !== undefined);
+      expect(withFit.length).toBeGreaterThan(0);
+      for (const p of withFit) {
+        expect(p.fields.iteration_ticks).toBeCloseTo(10, 6);
+        expect(p.fields.divergence_delta_ticks).toBeCloseTo(3, 6);
+        expect(p.fields.overhead_ticks).toBeCloseTo(5, 5);
+      }
+      const record = JSON.parse(out.distributions.get('job1/k') ?? '{}') as { sampled: { groups: number } | null };
+      expect(record.sampled?.groups).toBeGreaterThan(0);
     });
 
     it('counts duplicated and malformed messages without changing the windows', () => {

@@ -1,10 +1,10 @@
-import { decodeFrame, FrameError } from '../protocol/index.ts';
+import { decodeFrame, FrameError, type FrameKind } from '../protocol/index.ts';
 import { createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertOptions, type AlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
-import { observationFromFrame } from './frame-observation.ts';
+import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
 import { alertRecord, distributionRecord } from './kafka-records.ts';
-import { streamIdentityOf, streamKeyOf, type LaunchObservation } from './launch-observation.ts';
+import { streamIdentityOf, streamKeyOf, type Observation } from './launch-observation.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
@@ -33,14 +33,15 @@ export interface EngineOutputs {
 
 /** Observations of the engine's work (the service maps them to OpenTelemetry metrics). */
 export interface EngineTelemetry {
-  frame(outcome: FrameOutcome): void;
+  /** One message handled; `type` is the frame type when it decoded (`launch-summary` | `group-samples`). */
+  frame(outcome: FrameOutcome, type?: FrameKind): void;
   windowClosed(modelMillis: number, eventLagMillis: number): void;
   modelError(error: unknown, streamKey: string): void;
   alertRaised(kind: string): void;
 }
 
 /** What happened to one message. */
-export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'ignored' | 'replayed';
+export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'replayed';
 
 /** Engine options (slices of the config). */
 export interface EngineOptions {
@@ -88,8 +89,8 @@ export interface EstimatorEngine {
    * Returns what happened to it; never throws for bad frames (they are counted as rejected).
    */
   handleMessage(partition: number, offset: string, value: Uint8Array, wallMillis: number): FrameOutcome;
-  /** Handles an already decoded observation (tests, benchmarks, the in-process demo path). */
-  handleObservation(partition: number, offset: string, observation: LaunchObservation, wallMillis: number): FrameOutcome;
+  /** Handles an already decoded observation, a launch summary's or GroupSamples' (tests, benchmarks, the in-process demo path). */
+  handleObservation(partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome;
   /**
    * Closes windows of streams idle for idleCloseMillis in partitions that are caught up, and
    * forgets streams idle beyond the retention. Returns the number of windows closed.
@@ -167,7 +168,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     }
   };
 
-  const handleObservation = (partition: number, offset: string, observation: LaunchObservation, wallMillis: number): FrameOutcome => {
+  const handleObservation = (partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome => {
     const part = partitionState(partition);
     const offsetValue = BigInt(offset);
     if (offsetValue + 1n > part.nextOffset) part.nextOffset = offsetValue + 1n;
@@ -194,17 +195,21 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
       const outcome = handleObservation(partition, offset, observation, wallMillis);
-      telemetry.frame(outcome);
+      telemetry.frame(outcome, 'kind' in observation ? 'group-samples' : 'launch-summary');
       return outcome;
     },
     handleMessage(partition, offset, value, wallMillis) {
       let outcome: FrameOutcome;
+      let type: FrameKind | undefined;
       try {
         const frame = decodeFrame(value);
-        outcome =
-          frame.type === 'launch-summary'
-            ? handleObservation(partition, offset, observationFromFrame(frame), wallMillis)
-            : 'ignored';
+        type = frame.type;
+        outcome = handleObservation(
+          partition,
+          offset,
+          frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame),
+          wallMillis,
+        );
       } catch (error) {
         if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
         outcome = 'rejected';
@@ -212,7 +217,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       const part = partitionState(partition);
       const next = BigInt(offset) + 1n;
       if (next > part.nextOffset) part.nextOffset = next;
-      telemetry.frame(outcome);
+      telemetry.frame(outcome, type);
       return outcome;
     },
     tick(wallMillis, isCaughtUp) {

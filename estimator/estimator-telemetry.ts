@@ -60,7 +60,7 @@ export function createEstimatorTelemetry(
     consumerLag: 0,
     lastWindowLatencyMillis: undefined,
   };
-  const frames = meter.createCounter('warpwatch.estimator.frames', { description: 'Frames consumed, by outcome', unit: '{frame}' });
+  const frames = meter.createCounter('warpwatch.estimator.frames', { description: 'Frames consumed, by outcome and frame type', unit: '{frame}' });
   const windows = meter.createCounter('warpwatch.estimator.windows.closed', { description: 'Windows closed and computed', unit: '{window}' });
   const modelDuration = meter.createHistogram('warpwatch.estimator.model.duration', { description: 'Model time per window close', unit: 'ms' });
   const eventLag = meter.createHistogram('warpwatch.estimator.window.event_lag', { description: 'Processing time of a window close minus the window end (event time)', unit: 'ms' });
@@ -81,12 +81,12 @@ export function createEstimatorTelemetry(
   });
 
   const engine: EngineTelemetry = {
-    frame(outcome: FrameOutcome) {
+    frame(outcome: FrameOutcome, type) {
       counters.framesIn += 1;
       if (outcome === 'recorded') counters.framesOut += 1;
       else if (outcome === 'rejected') counters.framesRejected += 1;
       else if (outcome === 'late' || outcome === 'duplicate') counters.framesDropped += 1;
-      frames.add(1, { outcome });
+      frames.add(1, type === undefined ? { outcome } : { outcome, type });
     },
     windowClosed(modelMillis, eventLagMillis) {
       counters.windowsClosed += 1;

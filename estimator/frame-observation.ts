@@ -1,5 +1,5 @@
-import { histogramBinRange, type LaunchSummaryFrame } from '../protocol/index.ts';
-import type { LaunchObservation } from './launch-observation.ts';
+import { histogramBinRange, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import type { LaunchObservation, SamplesObservation } from './launch-observation.ts';
 
 /**
  * Maps a decoded LaunchSummary frame to what the window state records. The event time is
@@ -30,5 +30,32 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
     sumLossMeasured: frame.sumMeasuredLoss,
     sumSimtCycles: Number(frame.sumSimtClocks),
     sumMimdCycles: Number(frame.sumMimdClocks),
+  };
+}
+
+/**
+ * Maps a decoded GroupSamples frame to a SamplesObservation: same stream, frame identity and
+ * event time (launch end) as its launch's summary; each group's clocks become offsets from
+ * its start clock c0 (exact as numbers: a group lasts far fewer than 2^53 ticks).
+ *
+ * @example
+ * const samples = samplesObservationFromFrame(frame as GroupSamplesFrame);
+ */
+export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesObservation {
+  return {
+    kind: 'samples',
+    job: frame.job,
+    kernel: frame.kernel,
+    device: frame.device.name,
+    groupSize: frame.groupSize,
+    source: frame.source,
+    launchId: frame.launchId,
+    frameSequence: frame.frameSequence,
+    eventTimeMillis: Number(frame.endUnixNanos / 1_000_000n),
+    groups: frame.groups.map((group) => ({
+      laneCounts: group.laneCounts,
+      laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
+      durationTicks: Number(group.endClock - group.startClock),
+    })),
   };
 }

@@ -1,5 +1,6 @@
 import type { AlertEvent } from './alert-detector.ts';
 import { histogramEntries, type CountHistogram } from './count-histogram.ts';
+import type { SampledGroupsResult } from './sampled-groups.ts';
 import type { CurrentDistributionOptions, StreamState } from './stream-state.ts';
 import type { WindowResult } from './window-result.ts';
 
@@ -61,6 +62,28 @@ export interface DistributionRecord {
     readonly sweep: readonly { readonly groupSize: number; readonly lossPredicted: number; readonly workloadLossPredicted: number }[];
     readonly fit: { readonly family: string; readonly parameters: Readonly<Record<string, number>>; readonly aic: number; readonly logLikelihood: number } | null;
   };
+  /**
+   * What the window's GroupSamples frames show (estimator/sampled-groups.ts), null when the
+   * window had none. Absent in records written before samples were processed.
+   */
+  readonly sampled?: {
+    readonly groups: number;
+    readonly invalidGroups: number;
+    readonly lossMeasured: number;
+    readonly lossCounts: number;
+    readonly laneIdleFraction: number | null;
+    readonly countIcc: number | null;
+    /** Divergence-cost fit in clock ticks (SM cycles on CUDA, ns on the CPU backend); null when not identifiable. */
+    readonly divergence: {
+      readonly iterationTicks: number;
+      readonly deltaTicks: number | null;
+      readonly deltaStandardError: number | null;
+      readonly spillTicks: number | null;
+      readonly overheadTicks: number;
+      readonly rSquared: number;
+      readonly groups: number;
+    } | null;
+  } | null;
 }
 
 function entriesOf(histogram: CountHistogram): DistributionEntries {
@@ -130,6 +153,32 @@ export function distributionRecord(
       sweep: result.sweep,
       fit: result.fit ?? null,
     },
+    sampled: sampledRecord(result.sampled),
+  };
+}
+
+function sampledRecord(sampled: SampledGroupsResult | undefined): DistributionRecord['sampled'] {
+  if (sampled === undefined) return null;
+  const fit = sampled.divergence;
+  return {
+    groups: sampled.groups,
+    invalidGroups: sampled.invalidGroups,
+    lossMeasured: sampled.lossMeasured,
+    lossCounts: sampled.lossCounts,
+    laneIdleFraction: orNull(sampled.laneIdleFraction),
+    countIcc: orNull(sampled.countIcc),
+    divergence:
+      fit === undefined
+        ? null
+        : {
+            iterationTicks: fit.iterationTicks,
+            deltaTicks: orNull(fit.deltaTicks),
+            deltaStandardError: orNull(fit.deltaStandardError),
+            spillTicks: orNull(fit.spillTicks),
+            overheadTicks: fit.overheadTicks,
+            rSquared: fit.rSquared,
+            groups: fit.groups,
+          },
   };
 }
 

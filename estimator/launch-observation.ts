@@ -31,6 +31,49 @@ export interface LaunchObservation {
   readonly sumMimdCycles: number;
 }
 
+/** One sampled group of a GroupSamples frame as the estimator takes it: counts and clock offsets relative to the group start c0. */
+export interface SampledGroupInput {
+  /** w_i per lane. */
+  readonly laneCounts: readonly number[];
+  /** c_i − c0 per lane, clock ticks (negative when the clock ran backwards: counted invalid). */
+  readonly laneFinishTicks: readonly number[];
+  /** c_end − c0, clock ticks. */
+  readonly durationTicks: number;
+}
+
+/**
+ * What the estimator takes from one GroupSamples frame: the same stream and frame identity
+ * as a LaunchObservation, and the sampled groups (model.md §3). `kind` tells the two apart.
+ */
+export interface SamplesObservation {
+  readonly kind: 'samples';
+  readonly job: string;
+  readonly kernel: string;
+  readonly device: string;
+  readonly groupSize: number;
+  readonly source: 'cuda' | 'cpu';
+  readonly launchId: bigint;
+  readonly frameSequence: number;
+  /** Event time of the launch (ms since the Unix epoch): the launch's summary and samples fall in the same window. */
+  readonly eventTimeMillis: number;
+  readonly groups: readonly SampledGroupInput[];
+}
+
+/** Either kind of observation. */
+export type Observation = LaunchObservation | SamplesObservation;
+
+/** The fields of an observation that name its stream. */
+export type ObservationStream = Pick<LaunchObservation, 'job' | 'kernel' | 'device' | 'groupSize' | 'source'>;
+
+/**
+ * Whether an observation is a GroupSamples one.
+ *
+ * @example if (isSamplesObservation(observation)) recordSampledGroup(...);
+ */
+export function isSamplesObservation(observation: Observation): observation is SamplesObservation {
+  return (observation as { kind?: string }).kind === 'samples';
+}
+
 /** The parts of a stream that identify it (stream = `<job>/<kernel>` plus device, n, source). */
 export interface StreamIdentity {
   /** `<job>/<kernel>`: also the Kafka message key. */
@@ -48,7 +91,7 @@ export interface StreamIdentity {
  * @example
  * streamIdentityOf(observation).stream; // 'matpow/matpow16'
  */
-export function streamIdentityOf(observation: LaunchObservation): StreamIdentity {
+export function streamIdentityOf(observation: ObservationStream): StreamIdentity {
   return {
     stream: `${observation.job}/${observation.kernel}`,
     job: observation.job,

@@ -40,7 +40,8 @@ function definedFields(entries: Record<string, number | string | undefined>): Re
 /**
  * The points of one closed window: warpwatch_window (timestamp = window start), one
  * warpwatch_sweep point per what-if group size, one warpwatch_histogram point per bin (when
- * `includeHistogram`), and warpwatch_fit when a fit exists.
+ * `includeHistogram`), warpwatch_samples when the window had GroupSamples, and warpwatch_fit
+ * when a fit exists.
  *
  * @example
  * writer.write(windowPoints(result, { includeHistogram: true }));
@@ -95,6 +96,29 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
         fields: { [FIELDS.histogram.count]: bin.count, [FIELDS.histogram.probability]: bin.probability },
       });
     }
+  }
+  if (result.sampled !== undefined) {
+    const sampled = result.sampled;
+    const g = FIELDS.samples;
+    points.push({
+      measurement: MEASUREMENTS.samples,
+      tags,
+      timestampMillis: time,
+      fields: definedFields({
+        [g.groups]: sampled.groups,
+        [g.invalidGroups]: sampled.invalidGroups,
+        [g.lossMeasured]: sampled.lossMeasured,
+        [g.lossCounts]: sampled.lossCounts,
+        [g.laneIdleFraction]: sampled.laneIdleFraction,
+        [g.countIcc]: sampled.countIcc,
+        [g.iterationTicks]: sampled.divergence?.iterationTicks,
+        [g.deltaTicks]: sampled.divergence?.deltaTicks,
+        [g.deltaStandardError]: sampled.divergence?.deltaStandardError,
+        [g.spillTicks]: sampled.divergence?.spillTicks,
+        [g.overheadTicks]: sampled.divergence?.overheadTicks,
+        [g.rSquared]: sampled.divergence?.rSquared,
+      }),
+    });
   }
   if (result.fit !== undefined) {
     points.push({

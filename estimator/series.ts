@@ -14,6 +14,7 @@ export const MEASUREMENTS = {
   sweep: 'warpwatch_sweep',
   histogram: 'warpwatch_histogram',
   fit: 'warpwatch_fit',
+  samples: 'warpwatch_samples',
   alert: 'warpwatch_alert',
   pipeline: 'warpwatch_pipeline',
 } as const;
@@ -98,6 +99,28 @@ export const FIELDS = {
     parameters: 'parameters',
     aic: 'aic',
     logLikelihood: 'log_likelihood',
+  },
+  /**
+   * warpwatch_samples (one point per window with GroupSamples): `groups` sampled groups,
+   * `invalid_groups` left out; `loss_measured`/`loss_counts` are the means over the sampled
+   * groups; `lane_idle_fraction` = 1 − ΣC_MIMD/ΣC_SIMT (0..1); `count_icc` the intra-group
+   * correlation of iteration counts; the divergence-cost fit (model.md §4) in clock ticks of the
+   * device (SM cycles on CUDA, ns on the CPU backend): `iteration_ticks` T, `divergence_delta_ticks`
+   * δ with `divergence_delta_se_ticks`, `spill_ticks`, `overhead_ticks`, `divergence_r2`.
+   */
+  samples: {
+    groups: 'groups',
+    invalidGroups: 'invalid_groups',
+    lossMeasured: 'loss_measured',
+    lossCounts: 'loss_counts',
+    laneIdleFraction: 'lane_idle_fraction',
+    countIcc: 'count_icc',
+    iterationTicks: 'iteration_ticks',
+    deltaTicks: 'divergence_delta_ticks',
+    deltaStandardError: 'divergence_delta_se_ticks',
+    spillTicks: 'spill_ticks',
+    overheadTicks: 'overhead_ticks',
+    rSquared: 'divergence_r2',
   },
   alert: {
     oldLevel: 'old_level',

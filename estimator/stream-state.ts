@@ -8,7 +8,16 @@ import {
   type CountHistogram,
   type CountHistogramOptions,
 } from './count-histogram.ts';
-import { streamIdentityOf, streamKeyOf, type LaunchObservation, type StreamIdentity } from './launch-observation.ts';
+import {
+  isSamplesObservation,
+  streamIdentityOf,
+  streamKeyOf,
+  type LaunchObservation,
+  type Observation,
+  type SamplesObservation,
+  type StreamIdentity,
+} from './launch-observation.ts';
+import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledGroup, type SampledGroupsAccumulation } from './sampled-groups.ts';
 import { hashString } from './random-deviates.ts';
 
 /**
@@ -53,6 +62,10 @@ export interface WindowAccumulation {
   /** Earliest and latest launch event time seen in the window. */
   firstEventMillis: number;
   lastEventMillis: number;
+  /** GroupSamples frames recorded in the window. */
+  sampleFrames: number;
+  /** What the window's GroupSamples frames contributed (sampled-groups.ts). */
+  samples: SampledGroupsAccumulation;
 }
 
 /** The "current" distribution. In last-n mode `recent` holds one histogram per launch (oldest first). */
@@ -132,6 +145,8 @@ export function createWindowAccumulation(startMillis: number, windowMillis: numb
     sumMimdCycles: 0,
     firstEventMillis: Number.POSITIVE_INFINITY,
     lastEventMillis: Number.NEGATIVE_INFINITY,
+    sampleFrames: 0,
+    samples: createSampledGroups(),
   };
 }
 
@@ -165,6 +180,17 @@ export function recordLaunchInWindow(
 }
 
 /**
+ * Adds one GroupSamples frame to a window (mutates `window`); invalid groups are counted in
+ * `window.samples.invalidGroups`, never thrown.
+ *
+ * @example recordSamplesInWindow(window, samplesObservationFromFrame(frame));
+ */
+export function recordSamplesInWindow(window: WindowAccumulation, observation: SamplesObservation): void {
+  for (const group of observation.groups) recordSampledGroup(window.samples, group);
+  window.sampleFrames += 1;
+}
+
+/**
  * A new window holding both accumulations (same window of the same stream). Associative and
  * commutative: merging partial windows equals recording all their launches into one.
  *
@@ -193,12 +219,14 @@ export function mergeWindowAccumulations(
     sumMimdCycles: a.sumMimdCycles + b.sumMimdCycles,
     firstEventMillis: Math.min(a.firstEventMillis, b.firstEventMillis),
     lastEventMillis: Math.max(a.lastEventMillis, b.lastEventMillis),
+    sampleFrames: a.sampleFrames + b.sampleFrames,
+    samples: mergeSampledGroups(a.samples, b.samples),
   };
 }
 
 /** A deep, independent copy of a window (what is handed to the model and the sinks). */
 export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
-  return { ...window, histogram: cloneCountHistogram(window.histogram) };
+  return { ...window, histogram: cloneCountHistogram(window.histogram), samples: cloneSampledGroups(window.samples) };
 }
 
 /**
@@ -207,7 +235,7 @@ export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
  * with 1,024 remembered frames per stream the chance that a new frame collides with one of
  * them is about 1024/2^53 ≈ 1e-13.
  */
-export function frameIdentityOf(observation: LaunchObservation): number {
+export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'frameSequence'>): number {
   const text = `${observation.launchId.toString()}:${observation.frameSequence}`;
   return (hashString(text) % 2 ** 21) * 2 ** 32 + hashString(`${text}#`);
 }
@@ -243,10 +271,11 @@ function updateCurrent(current: CurrentDistribution, observation: LaunchObservat
 }
 
 /**
- * Records one launch: drops it if this frame was already seen (same launchId and
- * frameSequence) or its window is already closed (late), else adds it to its window, the
- * current and the cumulative distribution, advances the stream's watermark and returns the
- * windows the watermark closed. Mutates `state`.
+ * Records one frame's observation: drops it if this frame was already seen (same launchId and
+ * frameSequence) or its window is already closed (late), else adds it to its window (a
+ * launch summary also to the current and the cumulative distribution; GroupSamples only to
+ * the window's sampled groups), advances the stream's watermark and returns the windows the
+ * watermark closed. Mutates `state`.
  *
  * @param wallMillis processing time now (ms), remembered for idle flushing only.
  * @throws RangeError when the observation belongs to another stream or is malformed.
@@ -255,7 +284,7 @@ function updateCurrent(current: CurrentDistribution, observation: LaunchObservat
  */
 export function recordObservation(
   state: StreamState,
-  observation: LaunchObservation,
+  observation: Observation,
   options: WindowOptions,
   wallMillis: number,
 ): RecordOutcome {
@@ -274,11 +303,15 @@ export function recordObservation(
     window = createWindowAccumulation(startMillis, options.windowMillis);
     state.windows.set(startMillis, window);
   }
-  recordLaunchInWindow(window, observation, options.histogram);
-  updateCurrent(state.current, observation, options);
-  for (const bin of observation.bins) addCount(state.cumulative, bin.low, bin.high, bin.count, options.histogram);
-  state.cumulativeLaunches += 1;
-  state.cumulativeGroups += observation.groups;
+  if (isSamplesObservation(observation)) {
+    recordSamplesInWindow(window, observation);
+  } else {
+    recordLaunchInWindow(window, observation, options.histogram);
+    updateCurrent(state.current, observation, options);
+    for (const bin of observation.bins) addCount(state.cumulative, bin.low, bin.high, bin.count, options.histogram);
+    state.cumulativeLaunches += 1;
+    state.cumulativeGroups += observation.groups;
+  }
   remember(state.dedupe, identity, options.dedupeCapacity);
   state.lastRecordWallMillis = wallMillis;
   state.watermarkMillis = Math.max(state.watermarkMillis, observation.eventTimeMillis);

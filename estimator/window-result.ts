@@ -10,6 +10,7 @@ import {
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { hashString, poissonDeviate } from './random-deviates.ts';
+import { summarizeSampledGroups, type SampledGroupsResult } from './sampled-groups.ts';
 import type { WindowAccumulation } from './stream-state.ts';
 
 /** A parametric fit as the model reports it (best first). */
@@ -95,6 +96,8 @@ export interface WindowResult {
   readonly sweep: readonly { readonly groupSize: number; readonly lossPredicted: number; readonly workloadLossPredicted: number }[];
   /** Best parametric fit, or undefined (no fitter, or fitting failed). */
   readonly fit: ParametricFit | undefined;
+  /** What the window's GroupSamples frames show (lane idle share, count correlation, divergence-cost fit); undefined without samples. */
+  readonly sampled?: SampledGroupsResult | undefined;
   /** The window's own histogram (for warpwatch_histogram): bin low, count, probability. */
   readonly histogram: readonly { readonly low: number; readonly high: number; readonly count: number; readonly probability: number }[];
 }
@@ -304,6 +307,7 @@ export function computeWindowResult(
     binningErrorBound: bound,
     sweep,
     fit,
+    sampled: window.samples === undefined ? undefined : summarizeSampledGroups(window.samples, n),
     histogram,
   };
 }

@@ -65,6 +65,14 @@ export {
 } from './divergence-fit.ts';
 export { solveLeastSquares, type LeastSquaresSolution } from './least-squares.ts';
 export {
+  addRegressionRow,
+  createRegressionMoments,
+  mergeRegressionMoments,
+  solveRegressionMoments,
+  type RegressionMoments,
+  type StreamingRegressionFit,
+} from './streaming-regression.ts';
+export {
   PUBLISHED_FINISHING_TIME_MACHINE,
   PUBLISHED_SUB_BLOCK_SHAPE,
   finishingTimeBound,

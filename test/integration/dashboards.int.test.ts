@@ -108,6 +108,15 @@ function windowResult(kernel: string, startMillis: number, index: number): Windo
       workloadLossPredicted: 1 + Math.log2(size) * 0.09,
     })),
     fit: { family: 'nbinom', parameters: { r: 5, p: 0.3 }, logLikelihood: -615.25, aic: 1234.5 },
+    sampled: {
+      groups: 8,
+      invalidGroups: 0,
+      lossMeasured: measured,
+      lossCounts: counts,
+      laneIdleFraction: 1 - 1 / measured,
+      countIcc: 0.01,
+      divergence: { iterationTicks: 40, deltaTicks: 25 + index, deltaStandardError: 4, spillTicks: undefined, overheadTicks: 120, rSquared: 0.95, groups: 8 },
+    },
     histogram: ([[0, 0.1], [4, 0.2], [8, 0.4], [16, 0.2], [32, 0.1]] as const).map(([low, probability]) => ({
       low,
       high: low + 3,

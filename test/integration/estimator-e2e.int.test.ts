@@ -127,6 +127,17 @@ describe('warpwatch estimate (end to end)', () => {
         expect(Math.abs((row.loss_measured ?? 0) - (row.loss_counts ?? 0)) / (row.loss_counts ?? 1)).toBeLessThan(0.25);
         expect(row.workload_loss_measured).toBeGreaterThanOrEqual(1);
       }
+      // GroupSamples: the CPU backend samples every 64th group (512 groups → 8 per launch).
+      const sampled = await influxQuery(id, `SELECT "groups", "loss_measured", "lane_idle_fraction", "count_icc" FROM "${MEASUREMENTS.samples}" WHERE stream = '${stream}'`);
+      const samplesRow = Object.fromEntries((sampled[0]?.columns ?? []).map((column, i) => [column, sampled[0]?.values[0]?.[i]])) as Record<string, number>;
+      expect(samplesRow.groups).toBe((GROUPS / 64) * LAUNCHES);
+      expect(samplesRow.loss_measured).toBeGreaterThanOrEqual(1);
+      expect(samplesRow.loss_measured).toBeLessThanOrEqual(N);
+      // Idle share = 1 − 1/workload loss of the sampled groups: strictly between 0 and 1 here.
+      expect(samplesRow.lane_idle_fraction).toBeGreaterThan(0);
+      expect(samplesRow.lane_idle_fraction).toBeLessThan(1);
+      // matpow draws lanes independently: ICC ≈ 0 (SE ≈ √(2/(16·32·31)) ≈ 0.011 at 16 groups).
+      expect(Math.abs(samplesRow.count_icc ?? 1)).toBeLessThan(0.08);
       const sweep = await influxQuery(id, `SELECT loss_predicted FROM "${MEASUREMENTS.sweep}" WHERE stream = '${stream}' GROUP BY group_size`);
       expect(sweep.map((s) => s.tags?.group_size).sort((a, b) => Number(a) - Number(b))).toEqual(['1', '2', '4', '8', '16', '32']);
     }
