@@ -55,7 +55,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       process.stderr.write(`warpwatch: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`warpwatch: ${error instanceof Error ? error.message : String(error)}\n`);
+    // Coded errors (WW_ERR_*, docs/errors.md) say their code, so the line can be looked up.
+    const code = (error as { code?: unknown }).code;
+    const prefix = typeof code === 'string' && code.startsWith('WW_ERR_') && !(error as Error).message.includes(code) ? `${code}: ` : '';
+    process.stderr.write(`warpwatch: ${prefix}${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
 }

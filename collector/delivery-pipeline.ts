@@ -166,7 +166,9 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
       return true;
     } catch (error) {
       if (!brokerDown) {
-        log('warn', `Kafka send of ${batch.length} record(s) failed, spooling to disk and retrying every ${options.retryBackoffMillis} ms: ${(error as Error).message}`);
+        const code = (error as { code?: unknown }).code;
+        const prefix = typeof code === 'string' && code.startsWith('WW_ERR_') ? `${code}: ` : '';
+        log('warn', `${prefix}Kafka send of ${batch.length} record(s) failed, spooling to disk and retrying every ${options.retryBackoffMillis} ms: ${(error as Error).message}`);
       }
       brokerDown = true;
       nextProbeAt = now() + options.retryBackoffMillis;

@@ -11,9 +11,11 @@ export const COLLECTOR_ERROR_CODES = [
   'WW_ERR_COLLECTOR_SOURCE_IO',
   'WW_ERR_COLLECTOR_TOO_MANY_ERRORS',
   'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
+  'WW_ERR_COLLECTOR_UNDELIVERED',
   'WW_ERR_COLLECTOR_INFLUX_WRITE',
   'WW_ERR_KAFKA_PRODUCE',
   'WW_ERR_KAFKA_TOPIC',
+  'WW_ERR_KAFKA_AUTH',
   'WW_ERR_SPOOL_IO',
   'WW_ERR_SPOOL_LOCKED',
   'WW_ERR_SPOOL_CORRUPT',
@@ -93,4 +95,19 @@ export class SpoolError extends CollectorError {
     this.name = 'SpoolError';
     this.path = path;
   }
+}
+
+/**
+ * Whether a kafkajs error (or one it caused) is a refused SASL login: wrong user, password or
+ * mechanism. kafkajs raises KafkaJSSASLAuthenticationError for it.
+ *
+ * @example isKafkaAuthenticationError(error) // true after "SASL SCRAM SHA512 authentication failed"
+ */
+export function isKafkaAuthenticationError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    if ((current as { name?: unknown }).name === 'KafkaJSSASLAuthenticationError') return true;
+    current = (current as { originalError?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
+  }
+  return false;
 }

@@ -1,7 +1,7 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer, type SASLOptions } from 'kafkajs';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
-import { CollectorError, KafkaProduceError } from './errors.ts';
+import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
 import type { ProduceFunction, ProduceRecord } from './produce-record.ts';
 
 /** The collector's only connection to Kafka; see {@link createKafkaProducer}. */
@@ -91,6 +91,13 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
     if (old !== undefined) await old.disconnect().catch(() => {});
   };
 
+  const authError = (error: unknown): CollectorError =>
+    new CollectorError(
+      'WW_ERR_KAFKA_AUTH',
+      `Kafka at ${config.brokers.join(',')} refused the SASL login${config.sasl === undefined ? ' (no WARPWATCH_KAFKA_SASL_MECHANISM set: the listener may require one)' : ` of user '${config.sasl.username}' with ${config.sasl.mechanism}`}: ${(error as Error).message}; check WARPWATCH_KAFKA_SASL_USERNAME, WARPWATCH_KAFKA_SASL_PASSWORD(_FILE) and WARPWATCH_KAFKA_SASL_MECHANISM (records stay in the spool and are sent once the login works)`,
+      { retriable: true, cause: error },
+    );
+
   const ensureTopics = async (): Promise<void> => {
     if (topicsReady) return;
     const admin = kafka.admin();
@@ -112,6 +119,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
         topicsReady = true;
         return;
       }
+      if (isKafkaAuthenticationError(error)) throw authError(error);
       throw new CollectorError('WW_ERR_KAFKA_TOPIC', `could not check/create topics ${config.framesTopic}, ${config.dlqTopic} on ${config.brokers.join(',')}: ${(error as Error).message}`, {
         retriable: true,
         cause: error,
@@ -129,6 +137,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       await active.sendBatch({ acks: -1, compression, timeout: config.requestTimeoutMillis, topicMessages: groupByTopic(records) });
     } catch (error) {
       await discardProducer();
+      if (error instanceof CollectorError && error.code === 'WW_ERR_KAFKA_AUTH') throw error;
+      if (isKafkaAuthenticationError(error)) throw authError(error);
       throw new KafkaProduceError(`could not deliver ${records.length} record(s) to ${config.brokers.join(',')}: ${(error as Error).message}`, records.length, error);
     }
   };

@@ -4,6 +4,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { Command } from 'commander';
 import {
   CollectorConfigError,
+  CollectorError,
   createInfluxMetricsWriter,
   createKafkaProducer,
   describeCollectorConfig,
@@ -173,5 +174,14 @@ async function runCollect(options: CollectOptions): Promise<void> {
   );
   if (inputError !== undefined) {
     throw new Error(`reading input failed: ${(inputError as Error).message}`, { cause: inputError });
+  }
+  // A run that ended because its inputs ended (replay, stdin) was asked to deliver them: say so
+  // when some did not reach Kafka. A served socket stopped by a signal exits 0 (the spool keeps them).
+  if (signalled === undefined && !result.flushed) {
+    throw new CollectorError(
+      'WW_ERR_COLLECTOR_UNDELIVERED',
+      `${collector.spool.recordCount} record(s) did not reach Kafka and stay in the spool ${config.spool.directory}; the next \`warpwatch collect\` with this --spool-dir sends them first`,
+      { retriable: true },
+    );
   }
 }

@@ -4,9 +4,10 @@ export type { LocalStackConfig, LocalKafkaConfig, LocalInfluxConfig } from './st
 export { bringUpStack, bringDownStack, stackStatus, acquireStackLease, stackEndpoints, createStackServers, withStackLock } from './local-stack.ts';
 export type { StackEndpoints, StackLease, ServerStatus, ServerUpResult, ServerDownResult } from './local-stack.ts';
 export type { ManagedServer, ServerOwner } from './managed-server.ts';
-export { createKafkaServer, createKafkaClusterId, renderKafkaServerProperties } from './kafka-server.ts';
+export { createKafkaServer, createKafkaClusterId, localKafkaSaslCredentials, renderKafkaServerProperties } from './kafka-server.ts';
+export type { LocalKafkaSaslCredentials } from './kafka-server.ts';
 export { createInfluxServer, renderInfluxConfig, influxQuery, INFLUXD_MODULE, INFLUXD_TOOLCHAINS } from './influx-server.ts';
-export { probeKafka, probeInflux, waitUntilReady, warmUpKafkaGroupCoordinator } from './readiness.ts';
+export { probeKafka, probeKafkaSasl, probeInflux, waitUntilReady, warmUpKafkaGroupCoordinator } from './readiness.ts';
 export type { ProbeResult, ReadinessWait } from './readiness.ts';
 export { createStepReporter, silentReporter, formatDuration } from './progress.ts';
 export type { StepReporter, ProgressWriter } from './progress.ts';

@@ -28,8 +28,11 @@ describe('renderKafkaServerProperties', () => {
   it('describes one combined broker+controller KRaft node bound to 127.0.0.1 on the configured ports', () => {
     expect(properties.get('process.roles')).toBe('broker,controller');
     expect(properties.get('controller.quorum.voters')).toBe('1@127.0.0.1:29093');
-    expect(properties.get('listeners')).toBe('PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093');
-    expect(properties.get('advertised.listeners')).toBe('PLAINTEXT://127.0.0.1:29092');
+    expect(properties.get('listeners')).toBe('PLAINTEXT://127.0.0.1:29092,CONTROLLER://127.0.0.1:29093,SASL_PLAINTEXT://127.0.0.1:29094');
+    expect(properties.get('advertised.listeners')).toBe('PLAINTEXT://127.0.0.1:29092,SASL_PLAINTEXT://127.0.0.1:29094');
+    expect(properties.get('listener.security.protocol.map')).toBe('CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT');
+    expect(properties.get('sasl.enabled.mechanisms')).toBe('SCRAM-SHA-256,SCRAM-SHA-512');
+    expect(properties.get('listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config')).toMatch(/ScramLoginModule required;$/);
     expect(properties.get('log.dirs')).toBe('/tmp/ww-props/kafka/node-29092/data');
   });
 

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeployError } from '../errors.ts';
 import type { ManagedServer } from './managed-server.ts';
 import { runTool, spawnDetached } from './process-control.ts';
 import type { StepReporter } from './progress.ts';
-import { probeKafka, warmUpKafkaGroupCoordinator } from './readiness.ts';
-import { LOCAL_STACK_VERSIONS, type LocalStackConfig } from './stack-config.ts';
+import { probeKafka, probeKafkaSasl, warmUpKafkaGroupCoordinator } from './readiness.ts';
+import { LOCAL_STACK_DEFAULTS, LOCAL_STACK_VERSIONS, type LocalStackConfig } from './stack-config.ts';
 
 /**
  * A fresh KRaft cluster id: 16 random bytes, base64url without padding (22 characters),
@@ -36,11 +36,15 @@ export function renderKafkaServerProperties(config: LocalStackConfig): string {
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${k.host}:${k.controllerPort}`,
-    `listeners=PLAINTEXT://${k.host}:${k.port},CONTROLLER://${k.host}:${k.controllerPort}`,
-    `advertised.listeners=PLAINTEXT://${k.host}:${k.port}`,
+    `listeners=PLAINTEXT://${k.host}:${k.port},CONTROLLER://${k.host}:${k.controllerPort},SASL_PLAINTEXT://${k.host}:${k.saslPort}`,
+    `advertised.listeners=PLAINTEXT://${k.host}:${k.port},SASL_PLAINTEXT://${k.host}:${k.saslPort}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+    // SCRAM on the SASL listener (credentials live in the KRaft metadata, see registerScramUser).
+    'sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512',
+    'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     `log.dirs=${join(k.instanceDirectory, 'data')}`,
     'num.partitions=1',
     'default.replication.factor=1',
@@ -60,6 +64,73 @@ export function renderKafkaServerProperties(config: LocalStackConfig): string {
     'log.cleaner.dedupe.buffer.size=16777216',
     '',
   ].join('\n');
+}
+
+/** The SCRAM login of the local node's SASL listener. */
+export interface LocalKafkaSaslCredentials {
+  /** Bootstrap list of the SASL_PLAINTEXT listener, e.g. ['127.0.0.1:19094']. */
+  readonly brokers: readonly string[];
+  readonly username: string;
+  readonly password: string;
+  /** A file holding only the password (mode 0600), for WARPWATCH_KAFKA_SASL_PASSWORD_FILE. */
+  readonly passwordFile: string;
+}
+
+interface CredentialsFile {
+  username: string;
+  password: string;
+  /** Cluster id of the data directory the user was registered in (re-registered after a re-format). */
+  registeredInCluster: string | null;
+}
+
+const credentialsPath = (config: LocalStackConfig): string => join(config.kafka.instanceDirectory, 'sasl-credentials.json');
+
+function readCredentialsFile(config: LocalStackConfig): CredentialsFile {
+  const path = credentialsPath(config);
+  if (existsSync(path)) {
+    try {
+      const parsed = JSON.parse(readFileSync(path, 'utf8')) as CredentialsFile;
+      if (typeof parsed.username === 'string' && typeof parsed.password === 'string') return parsed;
+    } catch {
+      // Unreadable: make new credentials below (the user is registered again).
+    }
+  }
+  const created: CredentialsFile = { username: LOCAL_STACK_DEFAULTS.kafkaSaslUsername, password: randomBytes(18).toString('base64url'), registeredInCluster: null };
+  writeCredentialsFile(config, created);
+  return created;
+}
+
+function writeCredentialsFile(config: LocalStackConfig, credentials: CredentialsFile): void {
+  mkdirSync(config.kafka.instanceDirectory, { recursive: true });
+  const path = credentialsPath(config);
+  writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  const passwordFile = join(config.kafka.instanceDirectory, 'sasl-password');
+  writeFileSync(passwordFile, credentials.password, { mode: 0o600 });
+  chmodSync(passwordFile, 0o600);
+}
+
+/**
+ * The SCRAM login of the local node (created on first use; a local test credential kept in
+ * `<cache>/kafka/node-<port>/sasl-credentials.json`, mode 0600). The user exists on the node
+ * once the stack is up.
+ *
+ * @example const { brokers, username, passwordFile } = localKafkaSaslCredentials(resolveLocalStackConfig());
+ */
+export function localKafkaSaslCredentials(config: LocalStackConfig): LocalKafkaSaslCredentials {
+  const credentials = readCredentialsFile(config);
+  return {
+    brokers: [`${config.kafka.host}:${config.kafka.saslPort}`],
+    username: credentials.username,
+    password: credentials.password,
+    passwordFile: join(config.kafka.instanceDirectory, 'sasl-password'),
+  };
+}
+
+function clusterIdOf(dataDirectory: string): string | undefined {
+  const file = join(dataDirectory, 'meta.properties');
+  if (!existsSync(file)) return undefined;
+  return /^cluster\.id=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]?.trim();
 }
 
 function renderLog4jProperties(instanceDirectory: string): string {
@@ -198,6 +269,64 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
       // Topics are created by the services (collector/estimator) or auto-created on first use;
       // only the offsets topic is made ready here, for consumer groups.
       await warmUpKafkaGroupCoordinator(k.brokers);
+      await ensureScramUser(config, classPath, dataDirectory);
     },
   };
+}
+
+/**
+ * Registers the SCRAM user of the SASL listener (both mechanisms) once per data directory
+ * with Kafka's ConfigCommand (the AlterUserScramCredentials API; kafkajs has no admin call
+ * for it), then checks that a SCRAM-SHA-512 login works.
+ *
+ * @throws DeployError WW_ERR_STACK_UNREACHABLE when the SASL listener does not answer (a node
+ *   started with an older server.properties: `npm run stack -- down`, then up) or the login fails.
+ */
+async function ensureScramUser(config: LocalStackConfig, classPath: string, dataDirectory: string): Promise<void> {
+  const k = config.kafka;
+  const credentials = readCredentialsFile(config);
+  const clusterId = clusterIdOf(dataDirectory) ?? 'unknown';
+  const saslBroker = `${k.host}:${k.saslPort}`;
+  if (credentials.registeredInCluster !== clusterId) {
+    // One mechanism per call: the API refuses two alterations of one user in one request.
+    for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512']) {
+      await runTool({
+        command: config.tools.java,
+        args: [
+          '-Xmx256m',
+          '-XX:TieredStopAtLevel=1',
+          '-cp',
+          classPath,
+          'kafka.admin.ConfigCommand',
+          '--bootstrap-server',
+          `${k.host}:${k.port}`,
+          '--alter',
+          '--add-config',
+          `${mechanism}=[password=${credentials.password}]`,
+          '--entity-type',
+          'users',
+          '--entity-name',
+          credentials.username,
+        ],
+        cwd: k.instanceDirectory,
+        logFile: join(k.instanceDirectory, 'scram-user.log'),
+        description: `registering the ${mechanism} user '${credentials.username}' (kafka.admin.ConfigCommand)`,
+      });
+    }
+    writeCredentialsFile(config, { ...credentials, registeredInCluster: clusterId });
+  }
+  // Credentials reach the listener through the metadata log a moment after the call returns.
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const probe = await probeKafkaSasl([saslBroker], { mechanism: 'scram-sha-512', username: credentials.username, password: credentials.password });
+    if (probe.ready) return;
+    if (Date.now() > deadline) {
+      throw new DeployError(
+        'WW_ERR_STACK_UNREACHABLE',
+        `kafka: the SASL listener ${saslBroker} does not accept the local SCRAM user (${probe.reason}); if this node was started before the listener existed, run \`npm run stack -- down\` and start it again`,
+        { retriable: true },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }

@@ -44,6 +44,39 @@ export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_0
   }
 }
 
+/**
+ * Logs in to a SASL listener with SCRAM and asks for the cluster metadata, once.
+ *
+ * @example await probeKafkaSasl(['127.0.0.1:19094'], { mechanism: 'scram-sha-512', username: 'warpwatch', password });
+ */
+export async function probeKafkaSasl(
+  brokers: readonly string[],
+  sasl: { mechanism: 'scram-sha-256' | 'scram-sha-512'; username: string; password: string },
+  timeoutMillis = 3_000,
+): Promise<ProbeResult> {
+  const problem = await tcpConnectProblem(brokers[0] ?? '', timeoutMillis);
+  if (problem !== undefined) return { ready: false, reason: problem };
+  const kafka = new Kafka({
+    clientId: 'warpwatch-stack-probe',
+    brokers: [...brokers],
+    logLevel: logLevel.NOTHING,
+    connectionTimeout: timeoutMillis,
+    requestTimeout: timeoutMillis,
+    retry: { retries: 0 },
+    sasl: sasl.mechanism === 'scram-sha-256' ? { ...sasl, mechanism: 'scram-sha-256' } : { ...sasl, mechanism: 'scram-sha-512' },
+  });
+  const admin = kafka.admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return { ready: true, detail: `SASL ${sasl.mechanism} as ${sasl.username}: cluster ${cluster.clusterId}` };
+  } catch (error) {
+    return { ready: false, reason: error instanceof Error ? error.message : String(error) };
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}
+
 /** Connects to `host:port` and disconnects; returns why that failed, or undefined when it worked. */
 function tcpConnectProblem(hostPort: string, timeoutMillis: number): Promise<string | undefined> {
   const separator = hostPort.lastIndexOf(':');

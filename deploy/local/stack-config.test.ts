@@ -41,7 +41,10 @@ describe('resolveLocalStackConfig', () => {
 
   it('rejects colliding local ports', () => {
     expect(() => resolveLocalStackConfig({ WARPWATCH_KAFKA_CONTROLLER_PORT: '19092' })).toThrow(/must differ from the broker port 19092/);
-    expect(() => resolveLocalStackConfig({ WARPWATCH_INFLUX_URL: 'http://127.0.0.1:19093' })).toThrow(/four local ports must differ/);
+    expect(() => resolveLocalStackConfig({ WARPWATCH_INFLUX_URL: 'http://127.0.0.1:19093' })).toThrow(/five local ports must differ/);
+    expect(() => resolveLocalStackConfig({ WARPWATCH_KAFKA_SASL_PORT: '19093' })).toThrow(/SASL_PORT must differ/);
+    expect(resolveLocalStackConfig({ WARPWATCH_KAFKA_BROKERS: '127.0.0.1:29092' }).kafka.saslPort).toBe(29094);
+    expect(resolveLocalStackConfig({}).kafka.saslPort).toBe(19094);
   });
 
   it('keeps defaults in one frozen object', () => {

@@ -18,6 +18,10 @@ export const LOCAL_STACK_DEFAULTS = Object.freeze({
   host: '127.0.0.1',
   kafkaPort: 19092,
   kafkaControllerPort: 19093,
+  /** SASL_PLAINTEXT (SCRAM-SHA-256/512) listener of the same node, for tests of client authentication. */
+  kafkaSaslPort: 19094,
+  /** SCRAM user created on the local node (its password is generated per data directory). */
+  kafkaSaslUsername: 'warpwatch',
   /** JVM heap of the Kafka node (-Xmx), in MiB: enough for tests, modest on small machines. */
   kafkaHeapMebibytes: 512,
   influxPort: 18086,
@@ -40,6 +44,8 @@ export interface LocalKafkaConfig {
   readonly host: string;
   readonly port: number;
   readonly controllerPort: number;
+  /** Port of the SASL_PLAINTEXT listener (SCRAM-SHA-256 and SCRAM-SHA-512) on `host`. */
+  readonly saslPort: number;
   readonly heapMebibytes: number;
   readonly version: string;
   /** `<cache>/kafka/<version>`: pom.xml and libs/ (the jars). */
@@ -100,7 +106,8 @@ function parsePort(text: string, name: string, problems: string[]): number | und
  * - WARPWATCH_CACHE_DIR — cache folder (default `<repo>/.cache/warpwatch`).
  * - WARPWATCH_KAFKA_BROKERS — `host:port`; a single 127.0.0.1/localhost broker is run here on
  *   that port (default 127.0.0.1:19092), anything else is treated as an external cluster.
- * - WARPWATCH_KAFKA_CONTROLLER_PORT (default 19093), WARPWATCH_KAFKA_HEAP_MB (default 512).
+ * - WARPWATCH_KAFKA_CONTROLLER_PORT (default 19093), WARPWATCH_KAFKA_SASL_PORT (default 19094,
+ *   SCRAM listener), WARPWATCH_KAFKA_HEAP_MB (default 512).
  * - WARPWATCH_INFLUX_URL — `http://127.0.0.1:<port>` is run here (default port 18086), other URLs are external.
  * - WARPWATCH_INFLUX_RPC_PORT (default 18088), WARPWATCH_INFLUX_DATABASE (default warpwatch).
  * - WARPWATCH_JAVA, WARPWATCH_MVN, WARPWATCH_GO — commands (default java, mvn, go).
@@ -137,6 +144,11 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
   const controllerText = env['WARPWATCH_KAFKA_CONTROLLER_PORT']?.trim();
   const controllerPort = controllerText ? (parsePort(controllerText, 'WARPWATCH_KAFKA_CONTROLLER_PORT', problems) ?? 0) : kafkaPort === d.kafkaPort ? d.kafkaControllerPort : kafkaPort + 1;
   if (kafkaManaged && controllerPort === kafkaPort) problems.push(`WARPWATCH_KAFKA_CONTROLLER_PORT must differ from the broker port ${kafkaPort}`);
+  const saslText = env['WARPWATCH_KAFKA_SASL_PORT']?.trim();
+  const saslPort = saslText ? (parsePort(saslText, 'WARPWATCH_KAFKA_SASL_PORT', problems) ?? 0) : kafkaPort === d.kafkaPort ? d.kafkaSaslPort : kafkaPort + 2;
+  if (kafkaManaged && (saslPort === kafkaPort || saslPort === controllerPort)) {
+    problems.push(`WARPWATCH_KAFKA_SASL_PORT must differ from the broker port ${kafkaPort} and the controller port ${controllerPort}`);
+  }
   const heapText = env['WARPWATCH_KAFKA_HEAP_MB']?.trim();
   let heapMebibytes: number = d.kafkaHeapMebibytes;
   if (heapText) {
@@ -165,8 +177,8 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
   if (influxManaged && rpcPort === influxPort) problems.push(`WARPWATCH_INFLUX_RPC_PORT must differ from the HTTP port ${influxPort}`);
   const database = env['WARPWATCH_INFLUX_DATABASE']?.trim() || d.influxDatabase;
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(database)) problems.push(`WARPWATCH_INFLUX_DATABASE must be 1..64 of [A-Za-z0-9_.-], got "${database}"`);
-  if (influxManaged && kafkaManaged && new Set([kafkaPort, controllerPort, influxPort, rpcPort]).size < 4) {
-    problems.push(`the four local ports must differ, got kafka ${kafkaPort}, controller ${controllerPort}, influx ${influxPort}, influx rpc ${rpcPort}`);
+  if (influxManaged && kafkaManaged && new Set([kafkaPort, controllerPort, saslPort, influxPort, rpcPort]).size < 5) {
+    problems.push(`the five local ports must differ, got kafka ${kafkaPort}, controller ${controllerPort}, kafka sasl ${saslPort}, influx ${influxPort}, influx rpc ${rpcPort}`);
   }
 
   if (problems.length > 0) throw new DeployError('WW_ERR_STACK_CONFIG', `invalid local stack settings: ${problems.join('; ')}`);
@@ -180,6 +192,7 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
       host: kafkaHost,
       port: kafkaPort,
       controllerPort,
+      saslPort,
       heapMebibytes,
       version: LOCAL_STACK_VERSIONS.kafka,
       installDirectory: join(cacheDirectory, 'kafka', LOCAL_STACK_VERSIONS.kafka),

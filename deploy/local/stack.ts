@@ -2,6 +2,7 @@
 // Like cli/, this file is an entry point: it alone reads argv and sets the exit code.
 import { Command, CommanderError } from 'commander';
 import { DeployError } from '../errors.ts';
+import { localKafkaSaslCredentials } from './kafka-server.ts';
 import { bringDownStack, bringUpStack, createStackServers, stackEndpoints, stackStatus } from './local-stack.ts';
 import { tailFile } from './process-control.ts';
 import { createStepReporter, formatDuration } from './progress.ts';
@@ -35,6 +36,10 @@ function createStackProgram(): Command {
       progress.note(`cache: ${config.cacheDirectory}`);
       const { servers } = await bringUpStack(config, { owner: 'stack', reporter: progress });
       for (const server of servers) out(`${server.name.padEnd(9)} ${server.address.padEnd(24)} ${server.action} (${server.detail})`);
+      if (config.kafka.managed) {
+        const sasl = localKafkaSaslCredentials(config);
+        out(`${'kafka'.padEnd(9)} ${sasl.brokers.join(',').padEnd(24)} SASL_PLAINTEXT, SCRAM-SHA-256/512, user ${sasl.username}, password in ${sasl.passwordFile}`);
+      }
       out(`stack up in ${formatDuration(Date.now() - started)}; for other shells:`);
       for (const line of envLines()) out(`  ${line}`);
     });

@@ -4,7 +4,7 @@
 // run) or installed and started through deploy/local. Teardown stops only what test runs
 // started, and only when no other test run still holds the stack.
 import type { TestProject } from 'vitest/node';
-import { acquireStackLease, createStepReporter, resolveLocalStackConfig, type StackLease } from '../../deploy/local/index.ts';
+import { acquireStackLease, createStepReporter, localKafkaSaslCredentials, resolveLocalStackConfig, type StackLease } from '../../deploy/local/index.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -23,8 +23,16 @@ let lease: StackLease | undefined;
 export async function setup(project: TestProject): Promise<void> {
   const reporter = createStepReporter((line) => process.stderr.write(`[stack] ${line}\n`));
   const started = Date.now();
-  lease = await acquireStackLease(resolveLocalStackConfig(process.env), reporter);
+  const config = resolveLocalStackConfig(process.env);
+  lease = await acquireStackLease(config, reporter);
   const { kafkaBrokers, influxUrl, influxDatabase } = lease.endpoints;
+  // The local node's SCRAM listener (an external cluster brings its own WARPWATCH_TEST_KAFKA_SASL_*).
+  if (config.kafka.managed) {
+    const sasl = localKafkaSaslCredentials(config);
+    process.env['WARPWATCH_TEST_KAFKA_SASL_BROKERS'] = sasl.brokers.join(',');
+    process.env['WARPWATCH_TEST_KAFKA_SASL_USERNAME'] = sasl.username;
+    process.env['WARPWATCH_TEST_KAFKA_SASL_PASSWORD_FILE'] = sasl.passwordFile;
+  }
   // Workers (forks pool) are spawned after global setup and inherit process.env.
   process.env['WARPWATCH_KAFKA_BROKERS'] = kafkaBrokers;
   process.env['WARPWATCH_INFLUX_URL'] = influxUrl;
