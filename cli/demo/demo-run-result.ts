@@ -49,6 +49,18 @@ export function demoRunOf(plan: DemoRunPlan, records: readonly DistributionRecor
   const lossPredicted = required(p.lossPredicted, 'loss_predicted', stream);
   const lossCounts = sumCounts / groups;
   const lossMeasured = sumMeasured / groups;
+  // Sampled groups: counts add up; ICC and idle share from the window with the most samples
+  // (a run is normally one window).
+  const withSamples = records.filter((r) => (r.sampled?.groups ?? 0) > 0);
+  const richest = withSamples.reduce<DistributionRecord | undefined>((best, r) => ((r.sampled?.groups ?? 0) > (best?.sampled?.groups ?? 0) ? r : best), undefined);
+  const sampled =
+    richest?.sampled == null
+      ? undefined
+      : {
+          groups: withSamples.reduce((sum, r) => sum + (r.sampled?.groups ?? 0), 0),
+          countIcc: richest.sampled.countIcc ?? undefined,
+          laneIdleFraction: richest.sampled.laneIdleFraction ?? undefined,
+        };
   const histogram = last.cumulative.entries.map(([low, high, weight]) => [low === high ? low : Math.round((low + high) / 2), weight] as const);
   return {
     workload: plan.workload,
@@ -72,6 +84,7 @@ export function demoRunOf(plan: DemoRunPlan, records: readonly DistributionRecor
     fit: p.fit === null ? undefined : { family: p.fit.family, parameters: p.fit.parameters, aic: p.fit.aic },
     histogram,
     sweep: p.sweep.map((row) => ({ n: row.groupSize, expectedLoss: row.lossPredicted, workloadLoss: row.workloadLossPredicted })),
+    sampled,
     seconds: report.seconds,
     groupsRemeasured: report.groupsRemeasured ?? 0,
     groupsDisturbed: report.groupsDisturbed ?? 0,

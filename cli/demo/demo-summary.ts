@@ -53,6 +53,7 @@ export function formatDemoSummary(results: DemoResults): string[] {
     'η(pred,meas)',
     'workload_loss_pred',
     'workload_loss_meas',
+    'ICC(counts)',
   ];
   const rows = results.runs.map((r) => [
     r.workload,
@@ -67,6 +68,7 @@ export function formatDemoSummary(results: DemoResults): string[] {
     percent(r.etaPredictedMeasured),
     fixed(r.workloadLossPredicted, 4),
     fixed(r.workloadLossMeasured, 4),
+    r.sampled?.countIcc === undefined ? '–' : fixed(r.sampled.countIcc, 3),
   ]);
   const lines = alignColumns([header, ...rows], 2);
   const describe = (label: string, eta: (run: DemoRun) => number, runs: readonly DemoRun[]): string => {
@@ -85,6 +87,12 @@ export function formatDemoSummary(results: DemoResults): string[] {
     lines.push(describe('escape   loss_predicted vs loss_counts  ', (r) => r.etaPredictedCounts, escape));
     lines.push(describe('escape   loss_counts vs loss_measured   ', (r) => r.etaCountsMeasured, escape));
     lines.push('  (escape lanes are neighbouring pixels, not independent draws: a loss_predicted vs loss_counts gap is expected there.)');
+    const iccs = escape.map((r) => r.sampled?.countIcc).filter((v): v is number => v !== undefined);
+    const matpowIccs = matpow.map((r) => r.sampled?.countIcc).filter((v): v is number => v !== undefined);
+    if (iccs.length > 0 && matpowIccs.length > 0) {
+      const range = (values: readonly number[]): string => `${fixed(Math.min(...values), 3)}..${fixed(Math.max(...values), 3)}`;
+      lines.push(`  ICC(counts) of sampled groups, the correlation of iteration counts within a group: escape ${range(iccs)}, matpow ${range(matpowIccs)} (independent lanes: ≈ 0).`);
+    }
     for (const n of [...new Set(escape.map((r) => r.n))]) {
       const plain = escape.find((r) => r.variant === 'plain' && r.n === n);
       const sorted = escape.find((r) => r.variant === 'sorted' && r.n === n);

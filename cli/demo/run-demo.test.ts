@@ -65,6 +65,22 @@ describe('runDemo (real CPU workloads, in-process estimator)', () => {
     }
   });
 
+  it('reports the sampled groups: ICC ≈ 0 for matpow (independent lanes), clearly > 0 for escape (neighbouring pixels)', () => {
+    // Default sampling: every 64th group. matpow: 2 × 256 groups → 8 sampled; escape: 2 × 1024 → 32.
+    for (const variant of ['pois(30)', 'geo(0.1)']) {
+      const run = runOf('matpow', variant);
+      expect(run.sampled?.groups).toBe(run.groups / 64);
+      // ANOVA ICC of independent lanes: mean ≈ −1/(n·g) and SE ≈ √(2/(g·n·(n−1))) ≈ 0.067 at g = 8, n = 8: 0.3 is > 4 SE.
+      expect(Math.abs(run.sampled?.countIcc ?? 1)).toBeLessThan(0.3);
+    }
+    const plain = runOf('escape', 'plain');
+    expect(plain.sampled?.groups).toBe(plain.groups / 64);
+    expect(plain.sampled?.countIcc).toBeGreaterThan(0.3);
+    // The idle share is 1 − 1/(workload loss) of the sampled groups: between 0 and 1.
+    expect(plain.sampled?.laneIdleFraction).toBeGreaterThan(0);
+    expect(plain.sampled?.laneIdleFraction).toBeLessThan(1);
+  });
+
   it('gives escape plain and sorted the same distribution but a smaller loss when sorted', () => {
     const plain = runOf('escape', 'plain');
     const sorted = runOf('escape', 'sorted');

@@ -41,6 +41,13 @@ export interface DemoRun {
   readonly histogram: readonly (readonly [number, number])[];
   /** Predicted loss for n = 1..32 from the observed distribution (the granularity sweep). */
   readonly sweep: readonly { readonly n: number; readonly expectedLoss: number; readonly workloadLoss: number }[];
+  /**
+   * What the estimator made of the run's GroupSamples (sampled groups): how many, the
+   * intra-group correlation of iteration counts (≈ 0: independent lanes as the model assumes;
+   * > 0: neighbouring lanes get similar work) and the idle share of lane time. Absent when the
+   * run had no samples (or in results written before samples were used).
+   */
+  readonly sampled?: { readonly groups: number; readonly countIcc: number | undefined; readonly laneIdleFraction: number | undefined } | undefined;
   /** Wall time of the workload program, seconds. */
   readonly seconds: number;
   /** CPU groups re-measured because the thread was descheduled, and groups still disturbed after all attempts. */

@@ -31,6 +31,7 @@ function resultsTable(runs: readonly DemoRun[]): string {
     'η(pred,meas)',
     'workload_loss_pred',
     'workload_loss_meas',
+    'ICC(counts)',
   ];
   const rows = runs
     .map(
@@ -39,7 +40,8 @@ function resultsTable(runs: readonly DemoRun[]): string {
         `<td>${fixed(r.lossPredicted)}</td><td>${fixed(r.lossPredictedLow, 3)}–${fixed(r.lossPredictedHigh, 3)}</td>` +
         `<td>${fixed(r.lossCounts)}</td><td>${fixed(r.lossMeasured)}</td>` +
         `<td>${percent(r.etaPredictedCounts)}</td><td>${percent(r.etaCountsMeasured)}</td><td>${percent(r.etaPredictedMeasured)}</td>` +
-        `<td>${fixed(r.workloadLossPredicted)}</td><td>${fixed(r.workloadLossMeasured)}</td></tr>`,
+        `<td>${fixed(r.workloadLossPredicted)}</td><td>${fixed(r.workloadLossMeasured)}</td>` +
+        `<td>${r.sampled?.countIcc === undefined ? '–' : fixed(r.sampled.countIcc, 3)}</td></tr>`,
     )
     .join('\n');
   return `<table id="results"><thead><tr>${header.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
