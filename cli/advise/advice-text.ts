@@ -37,7 +37,12 @@ export function formatAdviceText(advice: Advice): string[] {
       'as now (random grouping)',
       fixed(advice.current.expectedLoss),
       fixed(advice.current.workloadLoss),
-      advice.current.observedLossCounts === null ? '' : `observed loss_counts ${fixed(advice.current.observedLossCounts)}`,
+      [
+        advice.current.observedLossCounts === null ? '' : `observed loss_counts ${fixed(advice.current.observedLossCounts)}`,
+        advice.current.observedCountIcc === null ? '' : `ICC(counts) ${advice.current.observedCountIcc.toFixed(2)}`,
+      ]
+        .filter((part) => part !== '')
+        .join(', '),
     ],
     ['sorted by work', fixed(advice.sorting.expectedLoss), fixed(advice.sorting.workloadLoss), `${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values`],
     ...advice.binning.map((b) => [

@@ -64,6 +64,11 @@ describe('advice', () => {
     const near = computeAdvice({ ...base, observedLossCounts: 0.95 * predicted });
     expect(near.recommendation.some((s) => s.startsWith('note:'))).toBe(false);
     expect(computeAdvice(base).current.observedLossCounts).toBeNull();
+    // With sampled groups: the correlation is named in the note, or noted on its own when clearly > 0.
+    expect(computeAdvice({ ...base, observedLossCounts: 0.8 * predicted, observedCountIcc: 0.41 }).recommendation.find((s) => s.startsWith('note:'))).toContain('correlation of counts in sampled groups: 0.41');
+    expect(computeAdvice({ ...base, observedLossCounts: 0.95 * predicted, observedCountIcc: 0.35 }).recommendation.find((s) => s.startsWith('note:'))).toContain('intra-group correlation of counts of 0.35');
+    expect(computeAdvice({ ...base, observedLossCounts: 0.95 * predicted, observedCountIcc: 0.02 }).recommendation.some((s) => s.startsWith('note:'))).toBe(false);
+    expect(computeAdvice(base).current.observedCountIcc).toBeNull();
   });
 
   it('rejects a group size outside 1..32 and too few units per launch', () => {

@@ -27,6 +27,8 @@ export interface AdviceRequest {
   readonly binCounts: readonly number[];
   /** Mean H the source observed at this group size (loss_counts), if it measured groups. */
   readonly observedLossCounts?: number | undefined;
+  /** Intra-group correlation of iteration counts the source saw in sampled groups, if any. */
+  readonly observedCountIcc?: number | undefined;
 }
 
 /** One what-if option with its predicted effect at the current group size. */
@@ -63,7 +65,13 @@ export interface Advice {
   /** Predicted loss for every group size 1..32 (model.md §2d granularity). */
   readonly granularity: readonly { readonly n: number; readonly expectedLoss: number; readonly workloadLoss: number }[];
   /** The loss now, at the current group size (predicted; observed loss_counts when the source measured it). */
-  readonly current: { readonly expectedLoss: number; readonly workloadLoss: number; readonly observedLossCounts: number | null };
+  readonly current: {
+    readonly expectedLoss: number;
+    readonly workloadLoss: number;
+    readonly observedLossCounts: number | null;
+    /** Intra-group correlation of counts in the sampled groups (null when the source had none). */
+    readonly observedCountIcc: number | null;
+  };
   readonly sorting: { readonly expectedLoss: number; readonly workloadLoss: number; readonly groups: number; readonly mixedGroups: number };
   readonly binning: readonly {
     readonly k: number;
@@ -141,7 +149,12 @@ export function computeAdvice(request: AdviceRequest): Advice {
   }));
   const currentRow = granularity[n - 1];
   if (currentRow === undefined) throw new RangeError(`no granularity row for n = ${n}`);
-  const current = { expectedLoss: currentRow.expectedLoss, workloadLoss: currentRow.workloadLoss, observedLossCounts: request.observedLossCounts ?? null };
+  const current = {
+    expectedLoss: currentRow.expectedLoss,
+    workloadLoss: currentRow.workloadLoss,
+    observedLossCounts: request.observedLossCounts ?? null,
+    observedCountIcc: request.observedCountIcc ?? null,
+  };
   const sortedResult = sortedGroupingLoss(distribution, n, { units: request.unitsPerLaunch });
   const sorting = { expectedLoss: sortedResult.expectedLoss, workloadLoss: sortedResult.workloadLoss, groups: sortedResult.groups, mixedGroups: sortedResult.mixedGroups };
   const binning = [...new Set(request.binCounts)]
@@ -219,7 +232,11 @@ export function computeAdvice(request: AdviceRequest): Advice {
   if (observed !== null && Math.abs(now - observed) > 0.1 * now) {
     // model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
     recommendation.push(
-      `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(now)}× predicted for independent lanes: units in one group have ${observed < now ? 'similar' : 'dissimilar'} work, and the what-ifs above assume random grouping.`,
+      `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(now)}× predicted for independent lanes: units in one group have ${observed < now ? 'similar' : 'dissimilar'} work${current.observedCountIcc === null ? '' : ` (intra-group correlation of counts in sampled groups: ${current.observedCountIcc.toFixed(2)})`}, and the what-ifs above assume random grouping.`,
+    );
+  } else if (current.observedCountIcc !== null && current.observedCountIcc > 0.2) {
+    recommendation.push(
+      `note: sampled groups show an intra-group correlation of counts of ${current.observedCountIcc.toFixed(2)}: units in one group have similar work, so the what-ifs above (random grouping) may overstate what sorting or binning gains.`,
     );
   }
   const fit = fits[0];

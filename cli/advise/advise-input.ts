@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, ModelError, parseDistributionSpec } from '../../model/index.ts';
-import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { samplesObservationFromFrame } from '../../estimator/frame-observation.ts';
+import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { readCountsFile } from '../commands/model.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
@@ -20,6 +22,8 @@ export interface AdviseInput {
   readonly unitsPerLaunch: number | undefined;
   /** Mean H of the observed groups from their counts (loss_counts), when the source measured groups at `groupSize`. */
   readonly observedLossCounts: number | undefined;
+  /** Intra-group correlation of iteration counts over sampled groups (GroupSamples), when the source has samples. */
+  readonly observedCountIcc?: number | undefined;
 }
 
 /** Adds LaunchSummary histograms into one count map (bins beyond 1023 at their representative). */
@@ -37,6 +41,17 @@ function commonGroupSize(summaries: readonly LaunchSummaryFrame[]): number | und
 function observedLossCountsOf(summaries: readonly LaunchSummaryFrame[]): number | undefined {
   const groups = summaries.reduce((sum, f) => sum + f.groupsCounted, 0);
   return commonGroupSize(summaries) === undefined || groups === 0 ? undefined : summaries.reduce((sum, f) => sum + f.sumCountsLoss, 0) / groups;
+}
+
+/** ICC of iteration counts over the GroupSamples of one group size (estimator/sampled-groups.ts); undefined without samples. */
+function countIccOf(samples: readonly GroupSamplesFrame[], groupSize: number | undefined): number | undefined {
+  if (groupSize === undefined) return undefined;
+  const accumulation = createSampledGroups();
+  for (const frame of samples) {
+    if (frame.groupSize !== groupSize) continue;
+    for (const group of samplesObservationFromFrame(frame).groups) recordSampledGroup(accumulation, group);
+  }
+  return summarizeSampledGroups(accumulation, groupSize)?.countIcc;
 }
 
 function unitsPerLaunchOf(summaries: readonly LaunchSummaryFrame[]): number | undefined {
@@ -106,6 +121,7 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     throw new UsageError(`--frames file '${file}' holds ${streams.length} streams (${streams.join(', ')}); pick one with --stream`);
   }
   const selected = summaries.filter((f) => streamIdOf(f) === chosen);
+  const samples = frames.filter((f): f is GroupSamplesFrame => f.type === 'group-samples' && streamIdOf(f) === chosen);
   const counts = countsOfSummaries(selected);
   if (counts.size === 0) throw new UsageError(`--frames file '${file}': stream ${chosen} counted no groups`);
   return {
@@ -114,6 +130,7 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     groupSize: commonGroupSize(selected),
     unitsPerLaunch: unitsPerLaunchOf(selected),
     observedLossCounts: observedLossCountsOf(selected),
+    observedCountIcc: countIccOf(samples, commonGroupSize(selected)),
   };
 }
 
@@ -141,6 +158,7 @@ export function adviseInputFromRecord(record: DistributionRecord, basis: Distrib
     groupSize: record.groupSize,
     unitsPerLaunch: record.window.launches > 0 ? Math.max(1, Math.round(record.window.units / record.window.launches)) : undefined,
     observedLossCounts: record.predictions.lossCounts ?? undefined,
+    observedCountIcc: record.sampled?.countIcc ?? undefined,
   };
 }
 
@@ -179,6 +197,7 @@ export async function adviseInputFromStream(
 export async function adviseInputFromWorkload(options: { readonly workload: 'matpow' | 'escape'; readonly args: readonly string[]; readonly onBuildLine?: (line: string) => void }): Promise<AdviseInput> {
   const { binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS, ...(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine }) });
   const summaries: LaunchSummaryFrame[] = [];
+  const samples: GroupSamplesFrame[] = [];
   let run;
   try {
     run = await streamWorkloadFrames({
@@ -188,6 +207,7 @@ export async function adviseInputFromWorkload(options: { readonly workload: 'mat
       onFrame: (raw) => {
         const frame = decodeFrame(raw);
         if (frame.type === 'launch-summary') summaries.push(frame);
+        else samples.push(frame);
       },
     });
   } catch (error) {
@@ -203,5 +223,6 @@ export async function adviseInputFromWorkload(options: { readonly workload: 'mat
     groupSize: commonGroupSize(summaries),
     unitsPerLaunch: unitsPerLaunchOf(summaries),
     observedLossCounts: observedLossCountsOf(summaries),
+    observedCountIcc: countIccOf(samples, commonGroupSize(summaries)),
   };
 }

@@ -74,7 +74,8 @@ async function runAdvise(flags: AdviseFlags): Promise<void> {
   if (groupSize > 32) throw new UsageError(`the input was recorded with groups of ${groupSize} lanes; advise covers 1..32, give --n`);
   const unitsPerLaunch = flags.units === undefined ? Math.max(input.unitsPerLaunch ?? 1 << 20, groupSize) : parseNumberOption('--units', flags.units, { min: groupSize, max: 2 ** 40, integer: true });
   const observedLossCounts = groupSize === input.groupSize ? input.observedLossCounts : undefined;
-  const advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts });
+  const observedCountIcc = groupSize === input.groupSize ? input.observedCountIcc : undefined;
+  const advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc });
   if (flags.html !== undefined) {
     try {
       writeFileSync(flags.html, renderAdviceReport(advice));
