@@ -71,10 +71,16 @@ async function main(argv: readonly string[]): Promise<number> {
   const quick = argv.includes('--quick');
   const timeBasis = argv.includes('--wall') ? 'wall' : 'cpu';
   const filters = argv.filter((a) => !a.startsWith('--'));
-  const files = readdirSync(benchDirectory)
+  const all = readdirSync(benchDirectory)
     .filter((f) => f.endsWith('.bench.ts'))
-    .sort()
-    .filter((f) => filters.length === 0 || filters.some((filter) => basename(f, '.bench.ts').includes(filter)));
+    .sort();
+  const names = new Set(all.map((f) => basename(f, '.bench.ts')));
+  // A filter that names a bench exactly runs that bench only ('estimator' is not also 'estimator-detector');
+  // otherwise it matches every bench whose name contains it.
+  const files = all.filter((f) => {
+    const name = basename(f, '.bench.ts');
+    return filters.length === 0 || filters.some((filter) => (names.has(filter) ? name === filter : name.includes(filter)));
+  });
   if (files.length === 0) {
     process.stderr.write(`bench: no bench/*.bench.ts matches ${filters.join(', ') || '(all)'}\n`);
     return 2;

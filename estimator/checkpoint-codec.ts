@@ -3,7 +3,7 @@ import type { CusumState } from './change-detector.ts';
 import type { CountHistogram } from './count-histogram.ts';
 import { EstimatorError } from './errors.ts';
 import type { StreamIdentity } from './launch-observation.ts';
-import { createSampledGroups, type SampledGroupsAccumulation } from './sampled-groups.ts';
+import type { SampledGroupsAccumulation } from './sampled-groups.ts';
 import type { StreamState, WindowAccumulation } from './stream-state.ts';
 
 /**
@@ -29,7 +29,7 @@ interface HistogramJson {
 
 interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis' | 'sampleFrames' | 'samples'> {
   histogram: HistogramJson;
-  /** Absent in checkpoints written before GroupSamples were processed. */
+  /** Absent in checkpoints written before GroupSamples were processed, and while the window has none. */
   sampleFrames?: number;
   samples?: SampledGroupsAccumulation;
   firstEventMillis: number | null;
@@ -126,7 +126,7 @@ export function decodeStreamCheckpoint(text: string, key: string, wallMillis: nu
       firstEventMillis: window.firstEventMillis ?? Number.POSITIVE_INFINITY,
       lastEventMillis: window.lastEventMillis ?? Number.NEGATIVE_INFINITY,
       sampleFrames: window.sampleFrames ?? 0,
-      samples: window.samples ?? createSampledGroups(),
+      samples: window.samples ?? undefined,
     });
   }
   const state: StreamState = {

@@ -75,6 +75,7 @@ describe('estimator-engine', () => {
       engine.closeAll();
       const windows = out.points.filter((p) => p.measurement === MEASUREMENTS.window);
       expect(windows.length).toBe(Math.ceil((39 * 300 + 1) / 1000));
+      expect(out.points.some((p) => p.measurement === MEASUREMENTS.samples)).toBe(false); // no GroupSamples sent
       const first = windows[0]!;
       // Independent recomputation from the frames of that window.
       const inWindow = oneStream.filter((l) => Number(l.frame.endUnixNanos / 1_000_000n) < first.timestampMillis + 1000);

@@ -64,8 +64,8 @@ export interface WindowAccumulation {
   lastEventMillis: number;
   /** GroupSamples frames recorded in the window. */
   sampleFrames: number;
-  /** What the window's GroupSamples frames contributed (sampled-groups.ts). */
-  samples: SampledGroupsAccumulation;
+  /** What the window's GroupSamples frames contributed (sampled-groups.ts); undefined until the first one (most windows of a stream without sampling never need it). */
+  samples: SampledGroupsAccumulation | undefined;
 }
 
 /** The "current" distribution. In last-n mode `recent` holds one histogram per launch (oldest first). */
@@ -146,7 +146,7 @@ export function createWindowAccumulation(startMillis: number, windowMillis: numb
     firstEventMillis: Number.POSITIVE_INFINITY,
     lastEventMillis: Number.NEGATIVE_INFINITY,
     sampleFrames: 0,
-    samples: createSampledGroups(),
+    samples: undefined,
   };
 }
 
@@ -186,7 +186,8 @@ export function recordLaunchInWindow(
  * @example recordSamplesInWindow(window, samplesObservationFromFrame(frame));
  */
 export function recordSamplesInWindow(window: WindowAccumulation, observation: SamplesObservation): void {
-  for (const group of observation.groups) recordSampledGroup(window.samples, group);
+  const samples = (window.samples ??= createSampledGroups());
+  for (const group of observation.groups) recordSampledGroup(samples, group);
   window.sampleFrames += 1;
 }
 
@@ -220,13 +221,13 @@ export function mergeWindowAccumulations(
     firstEventMillis: Math.min(a.firstEventMillis, b.firstEventMillis),
     lastEventMillis: Math.max(a.lastEventMillis, b.lastEventMillis),
     sampleFrames: a.sampleFrames + b.sampleFrames,
-    samples: mergeSampledGroups(a.samples, b.samples),
+    samples: a.samples === undefined ? (b.samples === undefined ? undefined : cloneSampledGroups(b.samples)) : b.samples === undefined ? cloneSampledGroups(a.samples) : mergeSampledGroups(a.samples, b.samples),
   };
 }
 
 /** A deep, independent copy of a window (what is handed to the model and the sinks). */
 export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
-  return { ...window, histogram: cloneCountHistogram(window.histogram), samples: cloneSampledGroups(window.samples) };
+  return { ...window, histogram: cloneCountHistogram(window.histogram), samples: window.samples === undefined ? undefined : cloneSampledGroups(window.samples) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { emulateReconvergenceStack, type LoopSpec } from './reconvergence-stack.ts';
+import { createSeededRandom } from './random.ts';
 import { divergencePatternBounds } from './divergence-cost.ts';
 
 // Independent reference: an instruction-level SIMT machine with a GPGPU-Sim style PDOM stack
@@ -206,5 +207,19 @@ describe('emulateReconvergenceStack', () => {
       expect(() => emulateReconvergenceStack({ bounds: [1, 2], body: [{ bounds: [1] }] })).toThrow(/one trip count per lane/);
       expect(() => emulateReconvergenceStack({ bounds: [1] }, { spillChunkEntries: 20 })).toThrow(/spillChunkEntries/);
     });
+  });
+});
+
+describe('emulateReconvergenceStack single-loop fast path', () => {
+  it('equals the iteration-by-iteration emulation (same loop with an empty body) on random bounds and stack sizes', () => {
+    const source = createSeededRandom(77);
+    for (let trial = 0; trial < 400; trial += 1) {
+      const lanes = 1 + source.nextInt(32);
+      const spread = 1 + source.nextInt(64);
+      const bounds = Array.from({ length: lanes }, () => source.nextInt(spread));
+      const physicalEntries = 2 + source.nextInt(16);
+      const options = { physicalEntries, spillChunkEntries: 1 + source.nextInt(physicalEntries), baseDepth: source.nextInt(20) };
+      expect(emulateReconvergenceStack({ bounds }, options), JSON.stringify({ bounds, options })).toEqual(emulateReconvergenceStack({ bounds, body: [] }, options));
+    }
   });
 });

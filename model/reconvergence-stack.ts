@@ -140,6 +140,26 @@ export function emulateReconvergenceStack(
   stack.spills = 0; // the enclosing tokens' own spills happened before the loop nest
   const counts = { pushes: 0, pops: 0, divergingExits: 0, issuedIterations: 0 };
 
+  // A single loop without a body (the estimator's per-group case, many times a second): every
+  // distinct trip count but the largest is a diverging exit, no token is popped before the end.
+  const only = list.length === 1 ? list[0] : undefined;
+  if (only !== undefined && only.body === undefined) {
+    let issued = 0;
+    for (const bound of only.bounds) if (bound > issued) issued = bound;
+    const pushes = new Set(only.bounds).size; // 1 entry token + (distinct − 1) diverging exits
+    for (let i = 0; i < pushes; i += 1) pushToken(stack, physicalEntries, chunk);
+    for (let i = 0; i < pushes; i += 1) popToken(stack, chunk);
+    return {
+      pushes,
+      pops: pushes,
+      maxDepth: Math.max(stack.maxDepth, baseDepth),
+      divergingExits: pushes - 1,
+      issuedIterations: issued,
+      spills: stack.spills,
+      reloads: stack.reloads,
+    };
+  }
+
   const runLoop = (loop: LoopSpec, active: readonly number[]): void => {
     if (active.length === 0) return;
     pushToken(stack, physicalEntries, chunk);
