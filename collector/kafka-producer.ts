@@ -41,8 +41,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
     connectionTimeout: config.connectionTimeoutMillis,
     requestTimeout: config.requestTimeoutMillis,
     retry: { retries: config.retries, initialRetryTime: 100, maxRetryTime: 2_000 },
-    ssl: config.tls === undefined ? undefined : tlsOptions(config.tls),
-    sasl: config.sasl === undefined ? undefined : saslOptions(config.sasl),
+    ...kafkaClientSecurity(config),
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => {
       const message = entry.log.message;
@@ -179,6 +178,26 @@ function groupByTopic(records: readonly ProduceRecord[]): { topic: string; messa
     });
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+/**
+ * The kafkajs client options (`sasl`, `ssl`) for the SASL and TLS settings of a config;
+ * secrets are revealed here only, to be handed to kafkajs. The estimator and the CLI's Kafka
+ * readers use the same settings (cli/kafka-security.ts).
+ *
+ * @example new Kafka({ clientId, brokers, ...kafkaClientSecurity(config.kafka) })
+ */
+export function kafkaClientSecurity(config: Pick<CollectorConfig['kafka'], 'sasl' | 'tls'>): KafkaClientSecurity {
+  return {
+    ...(config.tls === undefined ? {} : { ssl: tlsOptions(config.tls) }),
+    ...(config.sasl === undefined ? {} : { sasl: saslOptions(config.sasl) }),
+  };
+}
+
+/** SASL and TLS options of a kafkajs client; empty = plaintext without login. */
+export interface KafkaClientSecurity {
+  readonly sasl?: SASLOptions;
+  readonly ssl?: { ca?: string[]; cert?: string; key?: string; rejectUnauthorized: boolean };
 }
 
 function tlsOptions(tls: NonNullable<CollectorConfig['kafka']['tls']>): { ca?: string[]; cert?: string; key?: string; rejectUnauthorized: boolean } {

@@ -1,3 +1,4 @@
+import type { KafkaConfig } from 'kafkajs';
 import { hostname } from 'node:os';
 import { EstimatorConfigError } from './errors.ts';
 import { TOPICS } from './series.ts';
@@ -6,6 +7,9 @@ import { TOPICS } from './series.ts';
 export type PredictionBasis = 'window' | 'current' | 'cumulative';
 
 /** Validated, frozen settings of the estimator; built once by {@link loadEstimatorConfig}. */
+/** The kafkajs client options for SASL and TLS. */
+export type EstimatorKafkaSecurity = Pick<KafkaConfig, 'sasl' | 'ssl'>;
+
 export interface EstimatorConfig {
   /** Instance name (tag `instance` of warpwatch_pipeline; Kafka client id suffix). */
   readonly instanceId: string;
@@ -26,6 +30,13 @@ export interface EstimatorConfig {
     readonly sessionTimeoutMillis: number;
     readonly heartbeatIntervalMillis: number;
     readonly connectionTimeoutMillis: number;
+    /**
+     * SASL/TLS options handed to kafkajs as they are; absent = plaintext without login. Not read
+     * from the environment here: the CLI builds them from WARPWATCH_KAFKA_SASL_* and
+     * WARPWATCH_KAFKA_TLS* with the collector's parser (cli/kafka-security.ts), so both services
+     * read the same variables the same way.
+     */
+    readonly security?: EstimatorKafkaSecurity;
   };
   /** InfluxDB sink, or undefined when disabled (`--influx-url off`). */
   readonly influx:

@@ -5,7 +5,7 @@ export type { MeasurementName, AlertKind } from './series.ts';
 export { ESTIMATOR_ERROR_CODES, EstimatorError, EstimatorConfigError } from './errors.ts';
 export type { EstimatorErrorCode } from './errors.ts';
 export { ESTIMATOR_DEFAULTS, loadEstimatorConfig } from './config.ts';
-export type { EstimatorConfig, EstimatorFlags, PredictionBasis } from './config.ts';
+export type { EstimatorConfig, EstimatorFlags, EstimatorKafkaSecurity, PredictionBasis } from './config.ts';
 export {
   DEFAULT_COUNT_HISTOGRAM_OPTIONS,
   addCount,

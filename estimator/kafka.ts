@@ -150,6 +150,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
   const kafka = new Kafka({
     clientId: `${options.clientId}-${options.instanceId}`,
     brokers: [...options.brokers],
+    ...options.security,
     connectionTimeout: options.connectionTimeoutMillis,
     logLevel: logLevel.NOTHING,
     retry: { retries: 8, initialRetryTime: 200 },

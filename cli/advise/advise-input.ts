@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { EstimatorKafkaSecurity } from '../../estimator/config.ts';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, ModelError, parseDistributionSpec } from '../../model/index.ts';
@@ -171,14 +172,14 @@ export function adviseInputFromRecord(record: DistributionRecord, basis: Distrib
  * @example await adviseInputFromStream({ brokers: ['127.0.0.1:19092'], topic: 'warpwatch.distributions' }, 'job/kernel', 'cumulative')
  */
 export async function adviseInputFromStream(
-  kafka: { readonly brokers: readonly string[]; readonly topic: string },
+  kafka: { readonly brokers: readonly string[]; readonly topic: string; readonly security?: EstimatorKafkaSecurity | undefined },
   streamId: string,
   basis: DistributionBasis,
   timeoutMillis = 20_000,
 ): Promise<AdviseInput> {
   let records: DistributionRecord[];
   try {
-    records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise' }, (r) => r.stream === streamId, timeoutMillis);
+    records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise', security: kafka.security }, (r) => r.stream === streamId, timeoutMillis);
   } catch (error) {
     throw new AdviseError('WW_ERR_ADVISE_KAFKA', `reading ${kafka.topic} on ${kafka.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
   }

@@ -13,6 +13,7 @@ import {
 import { computeAdvice } from '../advise/advice.ts';
 import { formatAdviceText } from '../advise/advice-text.ts';
 import { renderAdviceReport } from '../report/advice-report.ts';
+import { withKafkaSecurity } from '../kafka-security.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 
@@ -61,8 +62,8 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
     ];
     return adviseInputFromWorkload({ workload: flags.workload, args });
   }
-  const config = loadEstimatorConfig({ env: process.env });
-  return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic }, flags.stream ?? '', flags.basis);
+  const config = withKafkaSecurity(loadEstimatorConfig({ env: process.env }), process.env);
+  return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic, security: config.kafka.security }, flags.stream ?? '', flags.basis);
 }
 
 async function runAdvise(flags: AdviseFlags): Promise<void> {

@@ -7,6 +7,7 @@ import { formatDemoSummary } from '../demo/demo-summary.ts';
 import type { DemoTransport } from '../demo/demo-transport.ts';
 import { createInProcessTransport } from '../demo/in-process-transport.ts';
 import { createKafkaDemoTransport } from '../demo/kafka-transport.ts';
+import { withKafkaSecurity } from '../kafka-security.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
 import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
@@ -59,7 +60,8 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   const buildMillis = Date.now() - buildStarted;
   progress.buildDone(buildMillis);
 
-  const config = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
+  const baseConfig = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
+  const config = flags.kafka === true ? withKafkaSecurity(baseConfig, process.env) : baseConfig;
   const transport: DemoTransport =
     flags.kafka === true
       ? await createKafkaDemoTransport(config, demoFitter, (line) => {

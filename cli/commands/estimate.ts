@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
+import { withKafkaSecurity } from '../kafka-security.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface EstimateOptions {
@@ -65,7 +66,7 @@ async function runEstimate(options: EstimateOptions): Promise<void> {
   let config: EstimatorConfig;
   try {
     const { latest, ...rest } = options;
-    config = loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } });
+    config = withKafkaSecurity(loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } }), process.env);
   } catch (error) {
     if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error });
     throw error;

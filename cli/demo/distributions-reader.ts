@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import type { EstimatorKafkaSecurity } from '../../estimator/config.ts';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
 import { retryTransientKafka } from '../../estimator/kafka.ts';
 import { DemoError } from './errors.ts';
@@ -15,6 +16,8 @@ export interface DistributionsReaderOptions {
   readonly topic: string;
   readonly clientId: string;
   readonly connectionTimeoutMillis?: number;
+  /** SASL/TLS client options (cli/kafka-security.ts); absent = plaintext. */
+  readonly security?: EstimatorKafkaSecurity | undefined;
 }
 
 /** A running tail of the topic. */
@@ -36,6 +39,7 @@ function clientOf(options: DistributionsReaderOptions): Kafka {
   return new Kafka({
     clientId: options.clientId,
     brokers: [...options.brokers],
+    ...options.security,
     connectionTimeout: options.connectionTimeoutMillis ?? 3_000,
     logLevel: logLevel.NOTHING,
     retry: { retries: 5, initialRetryTime: 200 },

@@ -46,7 +46,7 @@ export async function createKafkaDemoTransport(
     } finally {
       await estimatorKafka.stop();
     }
-    const admin = new Kafka({ clientId: `${config.kafka.clientId}-demo`, brokers: [...brokers], logLevel: logLevel.NOTHING }).admin();
+    const admin = new Kafka({ clientId: `${config.kafka.clientId}-demo`, brokers: [...brokers], ...config.kafka.security, logLevel: logLevel.NOTHING }).admin();
     try {
       await admin.connect();
       const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets(config.kafka.framesTopic));
@@ -61,7 +61,7 @@ export async function createKafkaDemoTransport(
       await admin.disconnect().catch(() => undefined);
     }
     tail = await tailDistributions(
-      { brokers, topic: config.kafka.distributionsTopic, clientId: `${config.kafka.clientId}-demo` },
+      { brokers, topic: config.kafka.distributionsTopic, clientId: `${config.kafka.clientId}-demo`, security: config.kafka.security },
       `${config.kafka.groupId}.results`,
       (record) => {
         const key = streamRefKey(record.stream, record.groupSize);

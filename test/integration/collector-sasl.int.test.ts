@@ -1,7 +1,8 @@
-// The collector's SASL/SCRAM options against the real broker's SASL_PLAINTEXT listener (the
-// local node's, see deploy/local/kafka-server.ts): frames arrive byte-identical with both
-// mechanisms and the password from a file; a wrong password is a clear, coded error that
-// names no secret, and the frames stay in the spool (nothing lost).
+// SASL/SCRAM against the real broker's SASL_PLAINTEXT listener (the local node's, see
+// deploy/local/kafka-server.ts). Collector: frames arrive byte-identical with both mechanisms
+// and the password from a file; a wrong password is a clear, coded error that names no secret,
+// and the frames stay in the spool (nothing lost). Whole pipeline: collector and estimator both
+// log in with SCRAM, the windows reach InfluxDB, and advise reads the stream back over SCRAM.
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
 import { consumeTopic } from './collector-kafka-helpers.ts';
+import { createDatabase, dropDatabase, estimatorEnv, influxQuery, spawnEstimator, stopChild, uniqueId, waitUntil } from './estimator-support.ts';
 import { requiredEnv } from './stack-env.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-collector-sasl-'));
@@ -81,5 +83,49 @@ describe('collector with SASL/SCRAM (real broker)', () => {
       .filter((path) => statSync(path).isFile())
       .reduce((sum, path) => sum + statSync(path).size, 0);
     expect(spooled).toBeGreaterThan(0);
+  });
+
+  it('runs the whole pipeline over SCRAM: collector and estimator log in, windows reach InfluxDB, advise reads the stream', async () => {
+    const id = uniqueId('wwsasl');
+    await createDatabase(id);
+    const scram = {
+      WARPWATCH_KAFKA_BROKERS: requiredEnv('WARPWATCH_TEST_KAFKA_SASL_BROKERS'),
+      WARPWATCH_KAFKA_SASL_MECHANISM: 'scram-sha-256',
+      WARPWATCH_KAFKA_SASL_USERNAME: requiredEnv('WARPWATCH_TEST_KAFKA_SASL_USERNAME'),
+      WARPWATCH_KAFKA_SASL_PASSWORD_FILE: requiredEnv('WARPWATCH_TEST_KAFKA_SASL_PASSWORD_FILE'),
+    };
+    const env = estimatorEnv(id, id, `${id}-group`, { ...scram, WARPWATCH_WINDOW_MILLIS: '600000' });
+    const estimator = spawnEstimator(env, 'sasl');
+    try {
+      await estimator.waitForLog(/group .* on /, 60_000);
+      const frames = join(directory, 'pipeline.wwf');
+      const run = spawnSync(process.execPath, ['bin/warpwatch.mjs', 'run', 'matpow', '--backend', 'cpu', '--dist', 'pois(20)', '--n', '16', '--groups', '256', '--launches', '2', '--job', 'sasljob', '--out', frames], {
+        encoding: 'utf8',
+        timeout: 240_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+      const sent = collect(frames, `${id}.frames`, join(directory, 'spool-pipeline'), scram);
+      expect(sent.status, sent.stderr).toBe(0);
+      await waitUntil(
+        async () => {
+          const rows = await influxQuery(id, `SELECT sum("groups") FROM "warpwatch_window" WHERE stream = 'sasljob/matpow'`);
+          return Number(rows[0]?.values[0]?.[1] ?? 0) === 512;
+        },
+        60_000,
+        'the window of sasljob/matpow in InfluxDB',
+      );
+      const advise = spawnSync(process.execPath, ['bin/warpwatch.mjs', 'advise', '--stream', 'sasljob/matpow', '--json'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, ...env },
+      });
+      expect(advise.status, advise.stderr).toBe(0);
+      const advice = JSON.parse(advise.stdout) as { groupSize: number; distribution: { totalWeight: number } };
+      expect(advice.groupSize).toBe(16);
+      expect(advice.distribution.totalWeight).toBe(512 * 16);
+    } finally {
+      await stopChild(estimator);
+      await dropDatabase(id).catch(() => undefined);
+    }
   });
 });
