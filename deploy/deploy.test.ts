@@ -25,7 +25,14 @@ const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : [
 /** `WARPWATCH_*` names a service's config module mentions (it is the only reader of the environment). */
 function envNamesReadBy(service: Service): Set<string> {
   const source = readFileSync(join(root, SERVICE_CONFIG_MODULES[service]), 'utf8');
-  return new Set(source.match(/WARPWATCH_[A-Z0-9_]+/g) ?? []);
+  const names = new Set(source.match(/WARPWATCH_[A-Z0-9_]+/g) ?? []);
+  if (service === 'estimator') {
+    // The estimator's Kafka login: the collector's SASL/TLS variables, read by the collector's parser (cli/kafka-security.ts).
+    const security = readFileSync(join(root, 'cli', 'kafka-security.ts'), 'utf8');
+    expect(security).toContain('/^WARPWATCH_KAFKA_(SASL|TLS)/');
+    for (const name of envNamesReadBy('collector')) if (/^WARPWATCH_KAFKA_(SASL|TLS)/.test(name)) names.add(name);
+  }
+  return names;
 }
 
 // Compose applies YAML merge keys (`<<: *warpwatch-service`); YAML 1.2 parsers need them switched on.
