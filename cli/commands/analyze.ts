@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CategoricalDistribution, expectedLoss, workloadLoss } from '../../model/index.ts';
 import { FrameError, decodeFrames, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
@@ -38,6 +39,12 @@ export interface StreamAnalysis {
   /** Sampled groups in GroupSamples frames, and sampled groups the device could not store. */
   readonly sampledGroups: number;
   readonly droppedSamples: number;
+  /**
+   * Intra-group correlation of iteration counts over the sampled groups (one-way ANOVA ICC, the
+   * estimator's computation): ≈ 0 for independent lanes, > 0 when a group's lanes get similar
+   * work (why lossCounts sits below lossPredicted); null without samples or variation.
+   */
+  readonly countIcc: number | null;
   /**
    * Divergence-extended prediction of lossMeasured (model.md §4): lossCounts + divergenceTerm,
    * the term estimated on the sampled groups; null when not computed (see divergenceNote).
@@ -116,6 +123,15 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
     const lossCounts = sumCountsLoss / groups;
     const lossMeasured = sumMeasuredLoss / groups;
     const outcome = analyzeDivergence(samples, first.device.clockHz, divergenceSettings);
+    const sampledAccumulation = createSampledGroups();
+    for (const group of samples) {
+      recordSampledGroup(sampledAccumulation, {
+        laneCounts: group.laneCounts,
+        laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
+        durationTicks: Number(group.endClock - group.startClock),
+      });
+    }
+    const countIcc = summarizeSampledGroups(sampledAccumulation, n)?.countIcc ?? null;
     const divergence = 'analysis' in outcome ? outcome.analysis : null;
     const presetOnCpu = divergence?.architecture !== undefined && first.source === 'cpu';
     const divergenceNote =
@@ -143,6 +159,7 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
       meanCount: sumCounts / (groups * n),
       sampledGroups,
       droppedSamples,
+      countIcc,
       lossExtended: divergence === null ? null : lossCounts + divergence.divergenceTerm,
       divergenceTerm: divergence?.divergenceTerm ?? null,
       gapExplainedFraction: divergence?.gapExplainedFraction ?? null,
@@ -158,7 +175,7 @@ function formatAnalysis(a: StreamAnalysis): string {
   const cpuNote = a.source === 'cpu' ? '  (CPU lockstep backend: CPU SIMD lanes, not a GPU measurement)' : '';
   return [
     `${a.stream}  source=${a.source} n=${a.n} device=${a.device}${cpuNote}`,
-    `  launches ${a.launches}, groups ${a.groups}, mean count ${a.meanCount.toFixed(3)}, sampled groups ${a.sampledGroups}${a.droppedSamples ? ` (+${a.droppedSamples} dropped)` : ''}`,
+    `  launches ${a.launches}, groups ${a.groups}, mean count ${a.meanCount.toFixed(3)}, sampled groups ${a.sampledGroups}${a.droppedSamples ? ` (+${a.droppedSamples} dropped)` : ''}${a.countIcc === null ? '' : `, ICC(counts) ${a.countIcc.toFixed(3)}`}`,
     `  lossPredicted ${a.lossPredicted.toFixed(4)}   lossCounts ${a.lossCounts.toFixed(4)}   lossMeasured ${a.lossMeasured.toFixed(4)}`,
     `  workloadLoss predicted ${a.workloadLossPredicted.toFixed(4)}   counts ${a.workloadLossCounts.toFixed(4)}   measured ${a.workloadLossMeasured.toFixed(4)}`,
     `  η(predicted, counts) ${pct(a.etaPredictedCounts)}   η(counts, measured) ${pct(a.etaCountsMeasured)}   η(predicted, measured) ${pct(a.etaPredictedMeasured)}`,

@@ -89,6 +89,7 @@ describe('analyzeFrames', () => {
     const predicted = bruteForceExpectedLoss([...groupsA.flat(), ...groupsB.flat()], 4);
     expect(stream?.lossPredicted).toBeCloseTo(predicted, 8);
     expect(stream?.etaPredictedCounts).toBeCloseTo(Math.abs((predicted - (1.6 + 1 + 4) / 3) / predicted), 8);
+    expect(stream?.countIcc).toBeNull(); // one sampled group: no correlation to estimate
   });
 
   it('keeps streams with different group sizes apart', () => {
@@ -140,8 +141,10 @@ describe('warpwatch run', () => {
     expect(report.groups).toBe(512);
     const analyze = await runCli('analyze', file, '--json');
     expect(analyze.status).toBe(0);
-    const { streams } = JSON.parse(analyze.stdout) as { streams: { stream: string; groups: number; lossCounts: number; source: string }[] };
-    expect(streams[0]).toMatchObject({ stream: 'local/escape', groups: 512, source: 'cpu' });
+    const { streams } = JSON.parse(analyze.stdout) as { streams: { stream: string; groups: number; lossCounts: number; source: string; sampledGroups: number; countIcc: number | null }[] };
+    expect(streams[0]).toMatchObject({ stream: 'local/escape', groups: 512, source: 'cpu', sampledGroups: 8 });
+    // Neighbouring pixels: counts within a group are strongly correlated.
+    expect(streams[0]?.countIcc).toBeGreaterThan(0.2);
     expect(streams[0]?.lossCounts).toBeCloseTo(report.lossCounts, 5);
   }, 900_000);
 });
