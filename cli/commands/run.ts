@@ -22,6 +22,7 @@ interface RunFlags {
   seed?: string;
   sorted?: boolean;
   sync?: string;
+  probe?: string;
   sampleRate?: string;
   selection?: string;
   out?: string;
@@ -61,6 +62,11 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
   if (flags.sync !== undefined) {
     if (flags.sync !== 'on' && flags.sync !== 'off') throw new UsageError(`--sync must be on or off, got '${flags.sync}'`);
     pass('--sync', flags.sync);
+  }
+  if (flags.probe !== undefined) {
+    if (flags.probe !== 'on' && flags.probe !== 'off') throw new UsageError(`--probe must be on or off, got '${flags.probe}'`);
+    if (flags.probe === 'off' && (workload !== 'matpow' || flags.backend !== 'cuda')) throw new UsageError('--probe off is supported by matpow on the cuda backend only');
+    pass('--probe', flags.probe);
   }
   if (flags.sampleRate !== undefined) pass('--sample-rate', String(parseNumberOption('--sample-rate', flags.sampleRate, { min: 0, max: 1 })));
   if (flags.selection !== undefined) {
@@ -121,6 +127,7 @@ export function registerRunCommand(program: Command): void {
     .option('--seed <seed>', 'random seed, 0..2^64-1 (default 1)')
     .option('--sorted', 'escape: sort units by estimated work before grouping')
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
+    .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
     .option('--selection <stride|hash>', 'how sampled groups are chosen (default stride)')
     .option('--out <file>', "frame file, or '-' for stdout")

@@ -163,6 +163,7 @@ template <typename Body>
 int runMain(int argc, char** argv, Body&& body) {
   try {
     const WorkloadOptions options = parseWorkloadOptions(argc - 1, argv + 1);
+    if (!options.probe) throw std::invalid_argument("--probe off is supported by the CUDA matpow program only (the CPU backend always measures)");
     selectGroupClock(options.clock);
     enableFlushToZero();
     return body(options);

@@ -36,6 +36,8 @@ struct RunReport {
   double sumCountsLoss = 0;
   double sumMeasuredLoss = 0;
   double seconds = 0;
+  /// Σ over launches of the kernel's own time (CUDA events around the launch), ms; 0 when not timed.
+  double kernelMillis = 0;
 
   void add(const LaunchTotals& totals) {
     launches += 1;
@@ -46,12 +48,12 @@ struct RunReport {
   void print(const char* workload, unsigned n, const RecorderStats& stats, double checksum) const {
     std::fprintf(stderr,
                  "{\"workload\":\"%s\",\"backend\":\"cuda\",\"n\":%u,\"launches\":%llu,\"groups\":%llu,\"lossCounts\":%.6f,"
-                 "\"lossMeasured\":%.6f,\"framesWritten\":%llu,\"framesDropped\":%llu,\"launchesSkipped\":%llu,\"seconds\":%.3f,\"checksum\":%.6g}\n",
+                 "\"lossMeasured\":%.6f,\"framesWritten\":%llu,\"framesDropped\":%llu,\"launchesSkipped\":%llu,\"seconds\":%.3f,\"kernelMillis\":%.4f,\"checksum\":%.6g}\n",
                  workload, n, static_cast<unsigned long long>(launches), static_cast<unsigned long long>(groups),
                  groups ? sumCountsLoss / static_cast<double>(groups) : 0.0, groups ? sumMeasuredLoss / static_cast<double>(groups) : 0.0,
                  static_cast<unsigned long long>(stats.writer.written),
                  static_cast<unsigned long long>(stats.writer.droppedQueueFull + stats.writer.droppedSink),
-                 static_cast<unsigned long long>(stats.launchesSkipped), seconds, checksum);
+                 static_cast<unsigned long long>(stats.launchesSkipped), seconds, kernelMillis, checksum);
   }
 };
 
@@ -71,10 +73,12 @@ inline void completeLaunch(Recorder& recorder, cudaStream_t stream, const ProbeB
 }
 
 /// main() wrapper: bad flags exit 2, runtime (CUDA) errors exit 1, each with one stderr line.
+/// `probeOffSupported`: the program can run its kernel without the probe (`--probe off`).
 template <typename Body>
-int runMain(int argc, char** argv, Body&& body) {
+int runMain(int argc, char** argv, Body&& body, bool probeOffSupported = false) {
   try {
     const WorkloadOptions options = parseWorkloadOptions(argc - 1, argv + 1);
+    if (!options.probe && !probeOffSupported) throw std::invalid_argument("--probe off is supported by the CUDA matpow program only");
     return body(options);
   } catch (const std::invalid_argument& error) {
     std::fprintf(stderr, "%s: %s\n", argv[0], error.what());

@@ -18,7 +18,7 @@ namespace {
 constexpr int kDim = 16;
 constexpr std::uint64_t kDefaultGpuGroups = 1ull << 18;
 
-template <unsigned N>
+template <unsigned N, template <unsigned> class Probe>
 __global__ void __launch_bounds__(kThreadsPerBlock) matpowKernel(const unsigned* __restrict__ exponents, const float* __restrict__ baseMatrix,
                                                                   std::uint64_t groupCount, ProbeBuffers probeBuffers, bool sync,
                                                                   float* __restrict__ checksum) {
@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) matpowKernel(const unsigned*
   for (unsigned i = threadIdx.x; i < kDim * kDim; i += blockDim.x) base[i / kDim][i % kDim] = baseMatrix[i];
   __syncthreads();
 
-  GroupProbe<N> probe(probeBuffers, sync);
+  Probe<N> probe(probeBuffers, sync);
   if (!probe.active(groupCount)) return;
   const unsigned exponent = exponents[probe.unitIndex()];
   float power[kDim][kDim];
@@ -72,16 +72,38 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
   checkCuda(cudaMemcpy(deviceBase, baseMatrix.data(), baseMatrix.size() * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy(base)");
   cudaStream_t stream;
   checkCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+  cudaEvent_t kernelStart, kernelStop;
+  checkCuda(cudaEventCreate(&kernelStart), "cudaEventCreate");
+  checkCuda(cudaEventCreate(&kernelStop), "cudaEventCreate");
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     for (auto& e : exponents) e = distribution.sample(rng);
     checkCuda(cudaMemcpyAsync(deviceExponents, exponents.data(), units * sizeof(unsigned), cudaMemcpyHostToDevice, stream), "cudaMemcpy(exponents)");
-    const LaunchInfo info = recorder.launchInfo(options.job, options.kernel.empty() ? "matpow" : options.kernel, N, groups, options.sync,
-                                                options.samplingStride(), options.selection);
-    const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
-    matpowKernel<N><<<static_cast<unsigned>(blocksFor<N>(groups)), kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, buffers,
-                                                                                                 options.sync, deviceChecksum);
-    completeLaunch(recorder, stream, buffers, "matpowKernel", report);
+    const unsigned blocks = static_cast<unsigned>(blocksFor<N>(groups));
+    if (options.probe) {
+      const LaunchInfo info = recorder.launchInfo(options.job, options.kernel.empty() ? "matpow" : options.kernel, N, groups, options.sync,
+                                                  options.samplingStride(), options.selection);
+      const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
+      checkCuda(cudaEventRecord(kernelStart, stream), "cudaEventRecord");
+      matpowKernel<N, GroupProbe><<<blocks, kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, buffers, options.sync, deviceChecksum);
+      checkCuda(cudaEventRecord(kernelStop, stream), "cudaEventRecord");
+      completeLaunch(recorder, stream, buffers, "matpowKernel", report);
+    } else {
+      // Overhead baseline: the same kernel and inputs, the probe compiled out; no frames.
+      checkCuda(cudaEventRecord(kernelStart, stream), "cudaEventRecord");
+      matpowKernel<N, NullGroupProbe><<<blocks, kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, ProbeBuffers{}, options.sync, deviceChecksum);
+      checkCuda(cudaEventRecord(kernelStop, stream), "cudaEventRecord");
+      const cudaError_t launched = cudaGetLastError();
+      if (launched != cudaSuccess) checkCuda(launched, "matpowKernel (probe off) launch");
+      checkCuda(cudaStreamSynchronize(stream), "matpowKernel (probe off)");
+      report.launches += 1;
+    }
+    checkCuda(cudaEventSynchronize(kernelStop), "cudaEventSynchronize");
+    float millis = 0;
+    checkCuda(cudaEventElapsedTime(&millis, kernelStart, kernelStop), "cudaEventElapsedTime");
+    report.kernelMillis += millis;
   }
+  cudaEventDestroy(kernelStart);
+  cudaEventDestroy(kernelStop);
   float checksum = 0;
   checkCuda(cudaMemcpy(&checksum, deviceChecksum, sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(checksum)");
   cudaStreamDestroy(stream);
@@ -108,5 +130,5 @@ int main(int argc, char** argv) {
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (!options.quiet) report.print("matpow", options.groupSize, recorder.stats(), checksum);
     return 0;
-  });
+  }, /*probeOffSupported=*/true);
 }

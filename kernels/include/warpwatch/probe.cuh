@@ -74,6 +74,39 @@ __device__ __forceinline__ unsigned long long clockTicks() { return static_cast<
 
 }  // namespace detail
 
+/// A probe that records nothing: the same group/lane mapping as GroupProbe<N>, every measuring
+/// call a no-op. A kernel templated on its probe type runs the identical work with it, which is
+/// the baseline of the probe-overhead measurement (`--probe off`).
+template <unsigned N>
+class NullGroupProbe {
+  static_assert(N >= 1 && N <= 32, "group size must be 1..32");
+
+ public:
+  static constexpr unsigned kGroupsPerWarp = 32 / N;
+
+  __device__ NullGroupProbe(const ProbeBuffers&, bool) {
+    const unsigned lane = threadIdx.x & 31u;
+    const unsigned long long globalWarp = (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    groupInWarp_ = lane / N;
+    rank_ = lane % N;
+    groupIndex_ = globalWarp * kGroupsPerWarp + groupInWarp_;
+  }
+  __device__ bool active(unsigned long long groupCount) const { return groupInWarp_ < kGroupsPerWarp && groupIndex_ < groupCount; }
+  __device__ unsigned long long groupIndex() const { return groupIndex_; }
+  __device__ unsigned long long unitIndex() const { return groupIndex_ * N + rank_; }
+  __device__ unsigned rank() const { return rank_; }
+  __device__ void begin() {}
+  __device__ void iteration() {}
+  __device__ void iterations(unsigned) {}
+  __device__ void finish() {}
+  __device__ void end() {}
+
+ private:
+  unsigned groupInWarp_ = 0;
+  unsigned rank_ = 0;
+  unsigned long long groupIndex_ = 0;
+};
+
 /// The probe of one lane in a group of N lanes. All lanes of a group must call begin(), finish()
 /// and end() (they contain group-wide shuffles); iteration() is per lane and free of communication.
 template <unsigned N>

@@ -7,6 +7,7 @@
 //   --launches L         launches (one LaunchSummary each)            (default 1)
 //   --seed S             u64 seed                                     (default 1)
 //   --sync on|off        synchronise the group before its end clock   (default on)
+//   --probe on|off       CUDA matpow: run the kernel without the probe (no frames; for the probe-overhead timing) (default on)
 //   --sample-rate R      fraction of groups sampled, 0..1; 0 = none   (default 1/64)
 //   --selection stride|hash                                           (default stride)
 //   --sample-capacity C  sample buffer slots per launch (overflow counted) (default 4096)
@@ -38,6 +39,7 @@ struct WorkloadOptions {
   std::uint64_t launches = 1;
   std::uint64_t seed = 1;
   bool sync = true;
+  bool probe = true;  ///< CUDA matpow: false = the same kernel with a probe that does nothing (overhead baseline)
   double sampleRate = 1.0 / 64.0;
   Selection selection = Selection::Stride;
   std::uint32_t sampleCapacity = 4096;
@@ -94,6 +96,11 @@ inline WorkloadOptions parseWorkloadOptions(int argc, char** argv) {
       if (v == "on") o.sync = true;
       else if (v == "off") o.sync = false;
       else problems.push_back("--sync must be on or off, got '" + v + "'");
+    } else if (flag == "--probe") {
+      const std::string v = value();
+      if (v == "on") o.probe = true;
+      else if (v == "off") o.probe = false;
+      else problems.push_back("--probe must be on or off, got '" + v + "'");
     } else if (flag == "--sample-rate") {
       const std::string v = value();
       char* end = nullptr;
