@@ -4,7 +4,7 @@ import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-cod
 import { createCountHistogram } from './count-histogram.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
 import { alertRecord, distributionRecord } from './kafka-records.ts';
-import { streamIdentityOf, streamKeyOf, type Observation } from './launch-observation.ts';
+import { isSamplesObservation, streamIdentityOf, streamKeyOf, type Observation } from './launch-observation.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
@@ -195,7 +195,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
       const outcome = handleObservation(partition, offset, observation, wallMillis);
-      telemetry.frame(outcome, 'kind' in observation ? 'group-samples' : 'launch-summary');
+      telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
       return outcome;
     },
     handleMessage(partition, offset, value, wallMillis) {

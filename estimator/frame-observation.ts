@@ -1,5 +1,5 @@
-import { histogramBinRange, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
-import type { LaunchObservation, SamplesObservation } from './launch-observation.ts';
+import { histogramBinRange, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import type { LaunchObservation, ObservationIdentity, SampledGroupInput, SamplesObservation } from './launch-observation.ts';
 
 /**
  * Maps a decoded LaunchSummary frame to what the window state records. The event time is
@@ -13,14 +13,7 @@ import type { LaunchObservation, SamplesObservation } from './launch-observation
  */
 export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservation {
   return {
-    job: frame.job,
-    kernel: frame.kernel,
-    device: frame.device.name,
-    groupSize: frame.groupSize,
-    source: frame.source,
-    launchId: frame.launchId,
-    frameSequence: frame.frameSequence,
-    eventTimeMillis: Number(frame.endUnixNanos / 1_000_000n),
+    ...identityOfFrame(frame),
     bins: frame.histogram.map((entry) => {
       const range = histogramBinRange(entry.bin);
       return { low: range.low, high: range.high, count: entry.count };
@@ -42,8 +35,26 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
  * const samples = samplesObservationFromFrame(frame as GroupSamplesFrame);
  */
 export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesObservation {
+  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups.map(sampledGroupInputOf) };
+}
+
+/**
+ * One sampled group with its clocks as offsets from its start clock c0 (exact as numbers: a
+ * group lasts far fewer than 2^53 ticks).
+ *
+ * @example recordSampledGroup(samples, sampledGroupInputOf(frame.groups[0]));
+ */
+export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
   return {
-    kind: 'samples',
+    laneCounts: group.laneCounts,
+    laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
+    durationTicks: Number(group.endClock - group.startClock),
+  };
+}
+
+/** Stream and frame identity of a frame; the event time is the launch end (host clock), ms. */
+function identityOfFrame(frame: Frame): ObservationIdentity {
+  return {
     job: frame.job,
     kernel: frame.kernel,
     device: frame.device.name,
@@ -52,10 +63,5 @@ export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesOb
     launchId: frame.launchId,
     frameSequence: frame.frameSequence,
     eventTimeMillis: Number(frame.endUnixNanos / 1_000_000n),
-    groups: frame.groups.map((group) => ({
-      laneCounts: group.laneCounts,
-      laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
-      durationTicks: Number(group.endClock - group.startClock),
-    })),
   };
 }

@@ -1,10 +1,8 @@
 /**
- * What the estimator takes from one LaunchSummary frame: the stream it belongs to, its
- * identity for de-duplication, its event time, the per-lane iteration-count histogram and
- * the per-launch sums of measured and count-based loss. Decoupled from the wire format so
- * the window logic is tested without frames (frame-observation.ts maps a decoded frame).
+ * The stream and frame identity every observation carries (LaunchSummary and GroupSamples
+ * frames of one launch share it; frameSequence tells the frames apart).
  */
-export interface LaunchObservation {
+export interface ObservationIdentity {
   readonly job: string;
   readonly kernel: string;
   /** Device name (e.g. "NVIDIA H100 80GB HBM3" or the CPU model). */
@@ -17,6 +15,15 @@ export interface LaunchObservation {
   readonly frameSequence: number;
   /** Event time of the launch (milliseconds since the Unix epoch), used for windowing. */
   readonly eventTimeMillis: number;
+}
+
+/**
+ * What the estimator takes from one LaunchSummary frame: the stream it belongs to, its
+ * identity for de-duplication, its event time, the per-lane iteration-count histogram and
+ * the per-launch sums of measured and count-based loss. Decoupled from the wire format so
+ * the window logic is tested without frames (frame-observation.ts maps a decoded frame).
+ */
+export interface LaunchObservation extends ObservationIdentity {
   /** Lanes per iteration-count bin, [low, high] inclusive (low = high: exact value). */
   readonly bins: readonly { readonly low: number; readonly high: number; readonly count: number }[];
   /** Number of groups (warps/tiles) of the launch. */
@@ -45,17 +52,8 @@ export interface SampledGroupInput {
  * What the estimator takes from one GroupSamples frame: the same stream and frame identity
  * as a LaunchObservation, and the sampled groups (model.md §3). `kind` tells the two apart.
  */
-export interface SamplesObservation {
+export interface SamplesObservation extends ObservationIdentity {
   readonly kind: 'samples';
-  readonly job: string;
-  readonly kernel: string;
-  readonly device: string;
-  readonly groupSize: number;
-  readonly source: 'cuda' | 'cpu';
-  readonly launchId: bigint;
-  readonly frameSequence: number;
-  /** Event time of the launch (ms since the Unix epoch): the launch's summary and samples fall in the same window. */
-  readonly eventTimeMillis: number;
   readonly groups: readonly SampledGroupInput[];
 }
 
@@ -63,7 +61,7 @@ export interface SamplesObservation {
 export type Observation = LaunchObservation | SamplesObservation;
 
 /** The fields of an observation that name its stream. */
-export type ObservationStream = Pick<LaunchObservation, 'job' | 'kernel' | 'device' | 'groupSize' | 'source'>;
+export type ObservationStream = Pick<ObservationIdentity, 'job' | 'kernel' | 'device' | 'groupSize' | 'source'>;
 
 /**
  * Whether an observation is a GroupSamples one.

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CategoricalDistribution, expectedLoss, workloadLoss } from '../../model/index.ts';
 import { FrameError, decodeFrames, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
 import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
@@ -124,13 +125,7 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
     const lossMeasured = sumMeasuredLoss / groups;
     const outcome = analyzeDivergence(samples, first.device.clockHz, divergenceSettings);
     const sampledAccumulation = createSampledGroups();
-    for (const group of samples) {
-      recordSampledGroup(sampledAccumulation, {
-        laneCounts: group.laneCounts,
-        laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
-        durationTicks: Number(group.endClock - group.startClock),
-      });
-    }
+    for (const group of samples) recordSampledGroup(sampledAccumulation, sampledGroupInputOf(group));
     const countIcc = summarizeSampledGroups(sampledAccumulation, n)?.countIcc ?? null;
     const divergence = 'analysis' in outcome ? outcome.analysis : null;
     const presetOnCpu = divergence?.architecture !== undefined && first.source === 'cpu';

@@ -5,7 +5,7 @@ import { DeployError } from '../errors.ts';
 import type { ManagedServer } from './managed-server.ts';
 import { runTool, spawnDetached } from './process-control.ts';
 import type { StepReporter } from './progress.ts';
-import { probeKafka, probeKafkaSasl, warmUpKafkaGroupCoordinator } from './readiness.ts';
+import { probeKafka, warmUpKafkaGroupCoordinator } from './readiness.ts';
 import { LOCAL_STACK_DEFAULTS, LOCAL_STACK_VERSIONS, type LocalStackConfig } from './stack-config.ts';
 
 /**
@@ -318,7 +318,7 @@ async function ensureScramUser(config: LocalStackConfig, classPath: string, data
   // Credentials reach the listener through the metadata log a moment after the call returns.
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const probe = await probeKafkaSasl([saslBroker], { mechanism: 'scram-sha-512', username: credentials.username, password: credentials.password });
+    const probe = await probeKafka([saslBroker], 3_000, { mechanism: 'scram-sha-512', username: credentials.username, password: credentials.password });
     if (probe.ready) return;
     if (Date.now() > deadline) {
       throw new DeployError(

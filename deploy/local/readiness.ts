@@ -6,15 +6,24 @@ import { isProcessRunning, sleep, tailFile } from './process-control.ts';
 /** Result of one readiness probe: ready with a short description, or not with the reason. */
 export type ProbeResult = { readonly ready: true; readonly detail: string } | { readonly ready: false; readonly reason: string };
 
+/** A SCRAM login for {@link probeKafka}. */
+export interface ProbeSasl {
+  readonly mechanism: 'scram-sha-256' | 'scram-sha-512';
+  readonly username: string;
+  readonly password: string;
+}
+
 /**
- * Asks a Kafka cluster for its metadata (kafkajs admin `describeCluster`), once, without retries.
+ * Asks a Kafka cluster for its metadata (kafkajs admin `describeCluster`), once, without retries;
+ * with `sasl`, after logging in with SCRAM (the local node's SASL listener).
  *
  * @param brokers - bootstrap list, e.g. ['127.0.0.1:19092'].
  * @param timeoutMillis - connection and request timeout.
  * @returns ready with 'cluster <id>, <k> broker(s)', or the reason it is not.
  * @example await probeKafka(['127.0.0.1:19092'], 2_000);
+ * @example await probeKafka(['127.0.0.1:19094'], 3_000, { mechanism: 'scram-sha-512', username: 'warpwatch', password });
  */
-export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_000): Promise<ProbeResult> {
+export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_000, sasl?: ProbeSasl): Promise<ProbeResult> {
   // A plain TCP connect first, destroyed on timeout: a kafkajs connection to a port whose
   // listener does not accept stays half-open (SYN_SENT) for minutes and keeps the process alive.
   const tcpProblems: string[] = [];
@@ -31,45 +40,14 @@ export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_0
     connectionTimeout: timeoutMillis,
     requestTimeout: timeoutMillis,
     retry: { retries: 0 },
+    ...(sasl === undefined ? {} : { sasl: sasl.mechanism === 'scram-sha-256' ? { ...sasl, mechanism: 'scram-sha-256' } : { ...sasl, mechanism: 'scram-sha-512' } }),
   });
   const admin = kafka.admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return { ready: true, detail: `cluster ${cluster.clusterId}, ${cluster.brokers.length} broker(s), controller ${cluster.controller}` };
-  } catch (error) {
-    return { ready: false, reason: error instanceof Error ? error.message : String(error) };
-  } finally {
-    await admin.disconnect().catch(() => undefined);
-  }
-}
-
-/**
- * Logs in to a SASL listener with SCRAM and asks for the cluster metadata, once.
- *
- * @example await probeKafkaSasl(['127.0.0.1:19094'], { mechanism: 'scram-sha-512', username: 'warpwatch', password });
- */
-export async function probeKafkaSasl(
-  brokers: readonly string[],
-  sasl: { mechanism: 'scram-sha-256' | 'scram-sha-512'; username: string; password: string },
-  timeoutMillis = 3_000,
-): Promise<ProbeResult> {
-  const problem = await tcpConnectProblem(brokers[0] ?? '', timeoutMillis);
-  if (problem !== undefined) return { ready: false, reason: problem };
-  const kafka = new Kafka({
-    clientId: 'warpwatch-stack-probe',
-    brokers: [...brokers],
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: timeoutMillis,
-    requestTimeout: timeoutMillis,
-    retry: { retries: 0 },
-    sasl: sasl.mechanism === 'scram-sha-256' ? { ...sasl, mechanism: 'scram-sha-256' } : { ...sasl, mechanism: 'scram-sha-512' },
-  });
-  const admin = kafka.admin();
-  try {
-    await admin.connect();
-    const cluster = await admin.describeCluster();
-    return { ready: true, detail: `SASL ${sasl.mechanism} as ${sasl.username}: cluster ${cluster.clusterId}` };
+    const login = sasl === undefined ? '' : `SASL ${sasl.mechanism} as ${sasl.username}: `;
+    return { ready: true, detail: `${login}cluster ${cluster.clusterId}, ${cluster.brokers.length} broker(s), controller ${cluster.controller}` };
   } catch (error) {
     return { ready: false, reason: error instanceof Error ? error.message : String(error) };
   } finally {
