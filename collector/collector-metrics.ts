@@ -14,6 +14,55 @@ export interface CollectorTotals {
   readonly framesDropped: number;
   readonly threadRecordsIn: number;
   readonly connectionsClosedForErrors: number;
+  /** Records a previous run left in the spool, found at start (damaged ones included; they count as dropped too). */
+  readonly recordsRecovered: number;
+  /** Dropped records per reason (the same counts as framesDropped, split). */
+  readonly droppedByReason: Readonly<Record<string, number>>;
+  /** Records moved to the DLQ by the agent because Kafka could not take them, per reason. */
+  readonly reroutedByReason: Readonly<Record<string, number>>;
+}
+
+/** Drop reasons decided before a record reaches the delivery pipeline (it was never submitted). */
+export const INTAKE_DROP_REASONS: readonly string[] = ['connection-closed', 'validation-backlog', 'validation-worker-failed'];
+
+/**
+ * The collector's bookkeeping identity: every record read (valid frames, rejected stretches,
+ * items dropped at intake, and records a previous run left in the spool) is delivered (frames or DLQ), dropped after intake with a
+ * reason, or still held in the spool (`held`). `balanced` says whether the two sides agree.
+ *
+ * @example accountingOf(metrics.totals(), spool.recordCount) // { read: 12, delivered: 10, dropped: 1, held: 1, balanced: true }
+ */
+export function accountingOf(totals: CollectorTotals, held: number): { read: number; delivered: number; dropped: number; held: number; balanced: boolean } {
+  let intakeDrops = 0;
+  for (const reason of INTAKE_DROP_REASONS) intakeDrops += totals.droppedByReason[reason] ?? 0;
+  const read = totals.framesIn + totals.framesRejected + intakeDrops + totals.recordsRecovered;
+  const delivered = totals.framesOut + totals.dlqOut;
+  return { read, delivered, dropped: totals.framesDropped, held, balanced: read === delivered + totals.framesDropped + held };
+}
+
+/**
+ * The collector's closing summary, true by construction: the accounting identity with every
+ * drop reason, and "everything delivered" only when nothing was dropped and nothing is held.
+ *
+ * @example describeTotals(metrics.totals(), spool.recordCount)
+ * // 'read 500 (frames 500, rejected 0) = delivered 500 (frames 500, DLQ 0) + dropped 0 + held 0; everything delivered'
+ */
+export function describeTotals(totals: CollectorTotals, held: number): string {
+  const a = accountingOf(totals, held);
+  const reasons = Object.entries(totals.droppedByReason)
+    .filter(([, n]) => n > 0)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
+  const recovered = totals.recordsRecovered > 0 ? `, recovered from the spool ${totals.recordsRecovered}` : '';
+  const rerouted = Object.entries(totals.reroutedByReason).map(([reason, n]) => `${reason} ${n}`).join(', ');
+  const verdict =
+    a.dropped === 0 && a.held === 0
+      ? 'everything delivered'
+      : [a.dropped > 0 ? `${a.dropped} record(s) dropped` : '', a.held > 0 ? `${a.held} record(s) left in the spool` : ''].filter((t) => t !== '').join(', ');
+  return (
+    `read ${a.read} (frames ${totals.framesIn}, rejected ${totals.framesRejected}${recovered}) = delivered ${a.delivered} (frames ${totals.framesOut}, DLQ ${totals.dlqOut}${rerouted === '' ? '' : `; moved to the DLQ: ${rerouted}`})` +
+    ` + dropped ${a.dropped}${reasons === '' ? '' : ` (${reasons})`} + held ${a.held}; ${verdict}${a.balanced ? '' : ' (WARNING: the counts do not balance; please report this)'}`
+  );
 }
 
 /**
@@ -25,8 +74,10 @@ export interface CollectorTotals {
  * - `warpwatch.collector.frames.out` {frame}: delivered to warpwatch.frames
  * - `warpwatch.collector.frames.rejected` {frame}: invalid, sent to the DLQ; attributes source, code
  * - `warpwatch.collector.dlq.out` {message}: delivered to warpwatch.dlq
- * - `warpwatch.collector.frames.spooled` {frame}: written to the disk spool
- * - `warpwatch.collector.frames.dropped` {frame}: lost on purpose (spool full); attribute reason
+ * - `warpwatch.collector.frames.spooled` {frame}: taken into the write-ahead disk spool
+ * - `warpwatch.collector.records.rerouted` {record}: moved to the DLQ because Kafka could not take them; attribute reason
+ * - `warpwatch.collector.frames.dropped` {frame}: dropped, counted; attribute reason (spool-full, disk-full, disk-error,
+ *   disk-error-at-stop, spool-corrupt, too-large-for-spool, rejected-by-broker, connection-closed, validation-backlog, closed)
  * - `warpwatch.collector.thread_records.in` {record}: lane records carried by frames in
  * - `warpwatch.collector.produce.duration` (ms histogram): one batch send until acknowledged
  * - `warpwatch.collector.spool.size` (By gauge), `warpwatch.collector.queue.size` (By gauge)
@@ -34,7 +85,10 @@ export interface CollectorTotals {
  * Job and kernel never become attributes (unbounded cardinality).
  */
 export class CollectorMetrics {
-  #totals = { framesIn: 0, framesOut: 0, framesRejected: 0, dlqOut: 0, framesSpooled: 0, framesDropped: 0, threadRecordsIn: 0, connectionsClosedForErrors: 0 };
+  #totals = { framesIn: 0, framesOut: 0, framesRejected: 0, dlqOut: 0, framesSpooled: 0, framesDropped: 0, threadRecordsIn: 0, connectionsClosedForErrors: 0, recordsRecovered: 0 };
+  #droppedByReason: Record<string, number> = {};
+  #reroutedByReason: Record<string, number> = {};
+  readonly #rerouted;
   readonly #framesIn;
   readonly #framesOut;
   readonly #framesRejected;
@@ -55,10 +109,11 @@ export class CollectorMetrics {
     this.#framesOut = meter.createCounter('warpwatch.collector.frames.out', { unit: '{frame}', description: 'Frames acknowledged by Kafka' });
     this.#framesRejected = meter.createCounter('warpwatch.collector.frames.rejected', { unit: '{frame}', description: 'Invalid frames routed to the DLQ' });
     this.#dlqOut = meter.createCounter('warpwatch.collector.dlq.out', { unit: '{message}', description: 'DLQ messages acknowledged by Kafka' });
-    this.#framesSpooled = meter.createCounter('warpwatch.collector.frames.spooled', { unit: '{frame}', description: 'Messages written to the disk spool' });
+    this.#framesSpooled = meter.createCounter('warpwatch.collector.frames.spooled', { unit: '{frame}', description: 'Records taken into the write-ahead disk spool' });
     this.#framesDropped = meter.createCounter('warpwatch.collector.frames.dropped', { unit: '{frame}', description: 'Messages dropped because the spool was full' });
     this.#threadRecordsIn = meter.createCounter('warpwatch.collector.thread_records.in', { unit: '{record}', description: 'Per-lane records carried by valid frames' });
     this.#connectionsClosed = meter.createCounter('warpwatch.collector.connections.closed_for_errors', { unit: '{connection}', description: 'Connections closed after too many invalid frames' });
+    this.#rerouted = meter.createCounter('warpwatch.collector.records.rerouted', { unit: '{record}', description: 'Records moved to the DLQ because Kafka could not take them' });
     this.#produceDuration = meter.createHistogram('warpwatch.collector.produce.duration', {
       unit: 'ms',
       description: 'Time from sending a batch to its acknowledgement',
@@ -100,7 +155,7 @@ export class CollectorMetrics {
     this.#produceDuration.record(durationMillis);
   }
 
-  /** Records were written to the disk spool. */
+  /** Records were taken into the write-ahead spool (every accepted record is). */
   spooled(count: number): void {
     this.#totals.framesSpooled += count;
     this.#framesSpooled.add(count);
@@ -109,11 +164,23 @@ export class CollectorMetrics {
   /** Records were dropped on purpose; `reason` is a small fixed vocabulary (e.g. spool-full, too-large). */
   dropped(count: number, reason: string): void {
     this.#totals.framesDropped += count;
+    this.#droppedByReason[reason] = (this.#droppedByReason[reason] ?? 0) + count;
     this.#framesDropped.add(count, { reason });
+  }
+
+  /** `count` records a previous run left in the spool were found at start. */
+  recovered(count: number): void {
+    this.#totals.recordsRecovered += count;
+  }
+
+  /** Records were moved to the DLQ by the agent (too large for the broker, or rejected by it); `reason` too-large | broker-rejected. */
+  rerouted(count: number, reason: string): void {
+    this.#reroutedByReason[reason] = (this.#reroutedByReason[reason] ?? 0) + count;
+    this.#rerouted.add(count, { reason });
   }
 
   /** Current totals (a copy). */
   totals(): CollectorTotals {
-    return { ...this.#totals };
+    return { ...this.#totals, droppedByReason: { ...this.#droppedByReason }, reroutedByReason: { ...this.#reroutedByReason } };
   }
 }

@@ -186,7 +186,7 @@ describe('startCollector', () => {
       expect(closes).toHaveLength(1);
       const last = points[points.length - 1];
       expect(last?.tags).toEqual({ service: 'collector', instance: 'unit-host:1' });
-      expect(last?.fields).toEqual({ frames_in: 12, frames_out: 12, frames_rejected: 1, frames_spooled: 0, frames_dropped: 0, influx_write_errors: 0 });
+      expect(last?.fields).toEqual({ frames_in: 12, frames_out: 12, frames_rejected: 1, frames_spooled: 13, frames_dropped: 0, influx_write_errors: 0 });
     });
   });
 });

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Meter } from '@opentelemetry/api';
-import { CollectorMetrics } from './collector-metrics.ts';
+import { CollectorMetrics, accountingOf } from './collector-metrics.ts';
 import type { CollectorConfig } from './config.ts';
 import { CollectorError } from './errors.ts';
 import { createDeliveryPipeline, type DeliveryPipeline, type LogFunction } from './delivery-pipeline.ts';
@@ -81,23 +81,35 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     segmentBytes: config.spool.segmentBytes,
     policy: config.spool.policy,
     fsyncIntervalMillis: config.spool.fsyncIntervalMillis,
-    onCorrupt: (error, lostBytes) => {
-      metrics.dropped(1, 'spool-corrupt');
-      log('warn', `${error.message} (${lostBytes} bytes)`);
+    memoryMaxBytes: config.maxQueueBytes,
+    diskRetryMillis: config.retryBackoffMillis,
+    onCorrupt: (error, lostRecords, lostBytes) => {
+      metrics.dropped(lostRecords, 'spool-corrupt');
+      log('warn', `${error.code}: ${error.message} (${lostRecords} record(s), ${lostBytes} bytes)`);
     },
+    onDrop: (count, reason) => metrics.dropped(count, reason),
+    onDiskState: (error) =>
+      error === undefined
+        ? log('info', `spool directory ${config.spool.directory} takes writes again; records held in memory are written to it`)
+        : log('warn', `WW_ERR_SPOOL_IO: spool write failed (${error.code}: ${error.message}); records are held in memory (up to WARPWATCH_QUEUE_MAX_BYTES) and dropped, counted, beyond it; retrying the disk every ${config.retryBackoffMillis} ms`),
   });
   observed.spool = spool;
-  if (spool.recordCount > 0) log('info', `spool holds ${spool.recordCount} record(s) from a previous run; replaying them first`);
+  // Damaged records found at recovery were counted dropped already; they were recovered too.
+  metrics.recovered(spool.recordCount + (metrics.totals().droppedByReason['spool-corrupt'] ?? 0));
+  if (spool.recordCount > 0) log('info', `spool holds ${spool.recordCount} record(s) from a previous run; delivering them first`);
   const pipeline = createDeliveryPipeline({
     produce: deps.produce,
     spool,
     metrics,
-    maxQueueBytes: config.maxQueueBytes,
     maxBatchBytes: config.batch.maxBatchBytes,
     maxBatchRecords: config.batch.maxBatchRecords,
     lingerMillis: config.batch.lingerMillis,
     retryBackoffMillis: config.retryBackoffMillis,
     produceTimeoutMillis: config.produceTimeoutMillis,
+    stallMillis: config.brokerStallMillis,
+    maxMessageBytes: config.kafka.maxMessageBytes,
+    dlqTopic: config.kafka.dlqTopic,
+    dlqMaxValueBytes: config.dlqMaxValueBytes,
     log,
   });
   observed.pipeline = pipeline;
@@ -144,10 +156,10 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
 
   let stopping = false;
   let stopped: Promise<{ flushed: boolean }> | undefined;
-  // File replay waits while the memory queue is half full or the spool is being used, so
-  // a large file never pushes live frames into the spool.
+  // File replay waits while the spool holds more than a few batches or the memory cache is
+  // half full, so a large file never fills the spool (or pushes live frames out of the cache).
   const waitForCapacity = async (): Promise<void> => {
-    while (!stopping && (pipeline.queuedBytes + intake.backlogBytes > config.maxQueueBytes / 2 || spool.recordCount > 0)) {
+    while (!stopping && (pipeline.queuedBytes + intake.backlogBytes > config.maxQueueBytes / 2 || spool.recordCount > 4 * config.batch.maxBatchRecords)) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };
@@ -203,14 +215,18 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     },
     health() {
       const state = pipeline.state;
+      const reasons = degradedReasons(state, spool, config.spool.maxBytes);
       return {
-        status: stopping || state === 'closed' ? 'stopping' : state === 'broker-unavailable' ? 'degraded' : 'ok',
+        status: stopping || state === 'closed' ? 'stopping' : reasons.length > 0 ? 'degraded' : 'ok',
+        reasons,
         delivery: state,
         queuedBytes: pipeline.queuedBytes,
         spoolBytes: spool.sizeBytes,
         spoolRecords: spool.recordCount,
+        memoryOnlyRecords: spool.memoryOnlyRecords,
         connections: socket?.connectionCount ?? 0,
         ...metrics.totals(),
+        accounting: accountingOf(metrics.totals(), spool.recordCount),
         ...(deps.metricsWriter === undefined ? {} : { influx: deps.metricsWriter.stats() }),
       };
     },
@@ -219,4 +235,20 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
       return stopped;
     },
   };
+}
+
+/**
+ * Why the collector is degraded right now, each a short code with detail: `broker-unavailable`
+ * (the last send failed), `broker-stalled` (a send has been outstanding longer than the stall
+ * limit: a frozen broker), `disk:<errno>` (the spool disk refuses writes; records are held in
+ * memory), `spool-full` (the spool is at 95 % of its bound). Empty = ok.
+ *
+ * @example degradedReasons('broker-stalled', spool, 1 << 30) // ['broker-stalled']
+ */
+export function degradedReasons(state: string, spool: Pick<DiskSpool, 'diskError' | 'sizeBytes'>, spoolMaxBytes: number): string[] {
+  const reasons: string[] = [];
+  if (state === 'broker-unavailable' || state === 'broker-stalled') reasons.push(state);
+  if (spool.diskError !== undefined) reasons.push(`disk:${spool.diskError.code}`);
+  if (spool.sizeBytes >= 0.95 * spoolMaxBytes) reasons.push('spool-full');
+  return reasons;
 }

@@ -49,6 +49,11 @@ export interface CollectorConfig {
     readonly retries: number;
     readonly connectionTimeoutMillis: number;
     readonly requestTimeoutMillis: number;
+    /**
+     * Largest record the broker takes, bytes (its message.max.bytes); topics the collector
+     * creates get this max.message.bytes. A larger record goes to the DLQ, capped.
+     */
+    readonly maxMessageBytes: number;
     readonly sasl: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: Secret } | undefined;
     readonly tls:
       | { readonly ca: string | undefined; readonly cert: string | undefined; readonly key: Secret | undefined; readonly rejectUnauthorized: boolean }
@@ -74,8 +79,12 @@ export interface CollectorConfig {
   };
   /** How often a failed broker is probed again (replaying the spool head). */
   readonly retryBackoffMillis: number;
-  /** Longest wait for one batch; past it the batch counts as failed and is spooled. */
+  /** Longest wait for one batch; past it the batch counts as failed and stays at the spool head. */
   readonly produceTimeoutMillis: number;
+  /** A send outstanding this long reports the broker as stalled on /healthz (a frozen broker). */
+  readonly brokerStallMillis: number;
+  /** Bytes of a record's value kept when the agent moves it to the DLQ (too large, rejected by Kafka). */
+  readonly dlqMaxValueBytes: number;
   /** SIGTERM: stop accepting and flush within this time; what is left is spooled. */
   readonly shutdownTimeoutMillis: number;
   /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
@@ -158,7 +167,11 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   spoolPolicy: 'drop-oldest' as SpoolPolicy,
   spoolFsyncIntervalMillis: 1_000,
   retryBackoffMillis: 1_000,
-  produceTimeoutMillis: 60_000,
+  produceTimeoutMillis: 15_000,
+  brokerStallMillis: 2_000,
+  /** 8 MiB: every frame SPEC.md allows (≤ 16 B + 4 MiB) plus headers. */
+  maxMessageBytes: 8 * 1024 * 1024,
+  dlqMaxValueBytes: 64 * 1024,
   shutdownTimeoutMillis: 10_000,
   metricsPort: 9464,
   metricsHost: '127.0.0.1',
@@ -195,7 +208,8 @@ export type ReadTextFile = (path: string) => string;
  * WARPWATCH_BATCH_MAX_RECORDS, WARPWATCH_BATCH_LINGER_MILLIS, WARPWATCH_QUEUE_MAX_BYTES,
  * WARPWATCH_SPOOL_DIR, WARPWATCH_SPOOL_MAX_BYTES, WARPWATCH_SPOOL_SEGMENT_BYTES,
  * WARPWATCH_SPOOL_POLICY, WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS, WARPWATCH_RETRY_BACKOFF_MILLIS,
- * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
+ * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_BROKER_STALL_MILLIS, WARPWATCH_KAFKA_MAX_MESSAGE_BYTES,
+ * WARPWATCH_DLQ_MAX_VALUE_BYTES, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
  * (or "off"), WARPWATCH_METRICS_HOST, WARPWATCH_HOST, WARPWATCH_LABELS ("k=v,k2=v2"),
  * WARPWATCH_MAX_CONNECTION_ERRORS, WARPWATCH_VALIDATION_WORKER (true|false). Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
  * Self-metrics to InfluxDB (the estimator's names): WARPWATCH_INFLUX_URL [--influx-url; unset or
@@ -436,6 +450,7 @@ export function loadCollectorConfig(input: {
       retries: integer(undefined, undefined, 'WARPWATCH_KAFKA_RETRIES', d.retries, 1, 100),
       connectionTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS', d.connectionTimeoutMillis, 100, 600_000),
       requestTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_REQUEST_TIMEOUT_MILLIS', d.requestTimeoutMillis, 100, 600_000),
+      maxMessageBytes: byteSize(undefined, undefined, 'WARPWATCH_KAFKA_MAX_MESSAGE_BYTES', d.maxMessageBytes, 64 * 1024, 1024 ** 3),
       sasl,
       tls,
     }),
@@ -454,6 +469,8 @@ export function loadCollectorConfig(input: {
     }),
     retryBackoffMillis: integer(undefined, undefined, 'WARPWATCH_RETRY_BACKOFF_MILLIS', d.retryBackoffMillis, 10, 600_000),
     produceTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_PRODUCE_TIMEOUT_MILLIS', d.produceTimeoutMillis, 100, 3_600_000),
+    brokerStallMillis: integer(undefined, undefined, 'WARPWATCH_BROKER_STALL_MILLIS', d.brokerStallMillis, 100, 600_000),
+    dlqMaxValueBytes: byteSize(undefined, undefined, 'WARPWATCH_DLQ_MAX_VALUE_BYTES', d.dlqMaxValueBytes, 1024, 64 * 1024 ** 2),
     shutdownTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS', d.shutdownTimeoutMillis, 100, 3_600_000),
     metricsPort,
     metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,

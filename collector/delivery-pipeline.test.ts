@@ -24,12 +24,19 @@ class FakeBroker {
   readonly delivered: ProduceRecord[] = [];
   readonly batchSizes: number[] = [];
   down = false;
+  /** Records with a value longer than this make the whole batch fail as Kafka does (MESSAGE_TOO_LARGE). */
+  rejectValuesOver = Number.POSITIVE_INFINITY;
   #stalled: (() => void)[] = [];
   stall = false;
 
   readonly produce = async (records: readonly ProduceRecord[]): Promise<void> => {
     if (this.stall) await new Promise<void>((resolve) => this.#stalled.push(resolve));
     if (this.down) throw new Error('broker unreachable');
+    if (records.some((r) => r.value.byteLength > this.rejectValuesOver)) {
+      // The shape kafkajs gives: a non-retriable wrapper whose cause is the protocol error.
+      const protocol = Object.assign(new Error('The request included a message larger than the max message size the server will accept'), { type: 'MESSAGE_TOO_LARGE', retriable: false });
+      throw Object.assign(new Error(protocol.message), { name: 'KafkaJSNonRetriableError', cause: protocol });
+    }
     this.batchSizes.push(records.length);
     this.delivered.push(...records);
   };
@@ -53,21 +60,37 @@ describe('createDeliveryPipeline', () => {
   let spool: DiskSpool;
   let metrics: CollectorMetrics;
   let pipeline: DeliveryPipeline | undefined;
-  const openSpool = (maxBytes = 64 << 20, policy: SpoolPolicy = 'drop-oldest'): DiskSpool =>
-    openDiskSpool({ directory, maxBytes, segmentBytes: Math.min(maxBytes, 64 * 1024), policy, fsyncIntervalMillis: 1000 });
-  const start = (broker: FakeBroker, overrides: Partial<{ maxQueueBytes: number; maxBatchRecords: number }> = {}): DeliveryPipeline => {
+  const openSpool = (maxBytes = 64 << 20, policy: SpoolPolicy = 'drop-oldest', memoryMaxBytes = 1 << 20): DiskSpool =>
+    openDiskSpool({
+      directory,
+      maxBytes,
+      segmentBytes: Math.min(maxBytes / 4, 64 * 1024),
+      policy,
+      fsyncIntervalMillis: 1000,
+      memoryMaxBytes,
+      onDrop: (count, reason) => metrics.dropped(count, reason),
+    });
+  const start = (broker: FakeBroker, overrides: Partial<{ maxBatchRecords: number; maxMessageBytes: number; stallMillis: number }> = {}): DeliveryPipeline => {
     pipeline = createDeliveryPipeline({
       produce: broker.produce,
       spool,
       metrics,
-      maxQueueBytes: overrides.maxQueueBytes ?? 1 << 20,
       maxBatchBytes: 64 * 1024,
       maxBatchRecords: overrides.maxBatchRecords ?? 50,
       lingerMillis: 1,
       retryBackoffMillis: 20,
       produceTimeoutMillis: 5_000,
+      stallMillis: overrides.stallMillis ?? 2_000,
+      maxMessageBytes: overrides.maxMessageBytes ?? 1 << 20,
+      dlqTopic: 'warpwatch.dlq',
+      dlqMaxValueBytes: 1000,
     });
     return pipeline;
+  };
+  /** Every submitted record is delivered, dropped (counted) or still held: exactly. */
+  const expectBalanced = (submitted: number): void => {
+    const totals = metrics.totals();
+    expect(totals.framesOut + totals.dlqOut + totals.framesDropped + spool.recordCount).toBe(submitted);
   };
 
   beforeEach(() => {
@@ -90,16 +113,20 @@ describe('createDeliveryPipeline', () => {
       expect(broker.delivered.map(seqOf)).toEqual(range(1000));
       expect(Math.max(...broker.batchSizes)).toBeLessThanOrEqual(50);
       expect(metrics.totals().framesOut).toBe(1000);
-      expect(metrics.totals().framesSpooled).toBe(0);
+      expect(metrics.totals().framesSpooled).toBe(1000); // write-ahead: every record is on disk before it is sent
     });
 
-    it('never blocks: a stalled broker makes the queue overflow into the spool, then order is kept', async () => {
+    it('never blocks: with a stalled broker every record goes to disk, memory stays bounded, then order is kept', async () => {
+      spool.close();
+      spool = openSpool(64 << 20, 'drop-oldest', 64 * 1024);
       const broker = new FakeBroker();
       broker.stall = true;
-      const p = start(broker, { maxQueueBytes: 64 * 1024 });
-      for (let i = 0; i < 2000; i++) p.submit(record(i)); // ~600 KB: far over the 64 KiB queue
+      const p = start(broker);
+      for (let i = 0; i < 2000; i++) p.submit(record(i)); // ~600 KB: far over the 64 KiB memory bound
+      spool.flushWrites();
       expect(p.queuedBytes).toBeLessThanOrEqual(64 * 1024);
-      expect(metrics.totals().framesSpooled).toBeGreaterThan(1500);
+      expect(metrics.totals().framesSpooled).toBe(2000);
+      expect(spool.sizeBytes).toBeGreaterThan(2000 * 200);
       broker.release();
       expect(await p.flush(10_000)).toBe(true);
       expect(broker.delivered.map(seqOf)).toEqual(range(2000));
@@ -124,6 +151,7 @@ describe('createDeliveryPipeline', () => {
       expect(await p.flush(10_000)).toBe(true);
       expect(broker.delivered.map(seqOf)).toEqual(range(600));
       expect(metrics.totals().framesDropped).toBe(0);
+      expectBalanced(600);
     });
 
     it('counts drops when the spool is full (drop-newest keeps the oldest records)', async () => {
@@ -131,7 +159,7 @@ describe('createDeliveryPipeline', () => {
       spool = openSpool(64 * 1024, 'drop-newest');
       const broker = new FakeBroker();
       broker.down = true;
-      const p = start(broker, { maxQueueBytes: 64 * 1024 });
+      const p = start(broker);
       for (let i = 0; i < 1000; i++) p.submit(record(i));
       await until(() => p.state === 'broker-unavailable');
       broker.down = false;
@@ -140,6 +168,8 @@ describe('createDeliveryPipeline', () => {
       const dropped = metrics.totals().framesDropped;
       expect(dropped).toBeGreaterThan(0);
       expect(delivered.length + dropped).toBe(1000);
+      expect(metrics.totals().droppedByReason).toEqual({ 'spool-full': dropped });
+      expectBalanced(1000);
       // Nothing delivered twice, and every stream's records arrive in increasing order.
       expect(new Set(delivered).size).toBe(delivered.length);
       for (let stream = 0; stream < 4; stream++) {
@@ -176,6 +206,55 @@ describe('createDeliveryPipeline', () => {
       expect(await p.close(5_000)).toEqual({ flushed: true });
       pipeline = undefined;
       expect(broker.delivered).toHaveLength(10);
+    });
+  });
+
+  describe('records Kafka cannot take', () => {
+    it('moves a record over the size limit to the DLQ (value capped, reason in headers) and delivers the rest behind it', async () => {
+      const broker = new FakeBroker();
+      const p = start(broker, { maxMessageBytes: 4096 });
+      const big: ProduceRecord = { ...record(1), value: new Uint8Array(10_000).fill(7) };
+      p.submit(record(0));
+      p.submit(big);
+      for (let i = 2; i < 10; i++) p.submit(record(i));
+      expect(await p.flush(5_000)).toBe(true);
+      expect(broker.delivered.map((r) => r.topic)).toEqual(['warpwatch.frames', 'warpwatch.dlq', ...Array(8).fill('warpwatch.frames')]);
+      const dlq = broker.delivered[1] as ProduceRecord;
+      expect(dlq.value.byteLength).toBe(1000);
+      expect(dlq.headers['ww-error-code']).toBe('WW_ERR_COLLECTOR_RECORD_TOO_LARGE');
+      expect(dlq.headers['ww-original-bytes']).toBe('10000');
+      expect(dlq.headers['ww-original-key']).toBe(big.key);
+      expect(metrics.totals()).toMatchObject({ framesOut: 9, dlqOut: 1, reroutedByReason: { 'too-large': 1 } });
+      expectBalanced(10);
+    });
+
+    it('isolates a record the broker rejects for good, sends it to the DLQ, and never stalls behind it', async () => {
+      const broker = new FakeBroker();
+      broker.rejectValuesOver = 5_000;
+      const p = start(broker);
+      for (let i = 0; i < 30; i++) p.submit(i === 13 ? { ...record(i), value: new Uint8Array(6_000) } : record(i));
+      expect(await p.flush(5_000)).toBe(true);
+      const frames = broker.delivered.filter((r) => r.topic === 'warpwatch.frames').map(seqOf);
+      expect(frames).toEqual(range(30).filter((i) => i !== 13));
+      const dlq = broker.delivered.filter((r) => r.topic === 'warpwatch.dlq');
+      expect(dlq).toHaveLength(1);
+      expect(dlq[0]?.headers['ww-error-code']).toBe('WW_ERR_KAFKA_RECORD_REJECTED');
+      expect(dlq[0]?.headers['ww-error-message']).toContain('MESSAGE_TOO_LARGE');
+      expect(p.state).toBe('idle');
+      expectBalanced(30);
+    });
+  });
+
+  describe('health state', () => {
+    it('reports a stalled send (a frozen broker) after the stall limit, and idle again after it answers', async () => {
+      const broker = new FakeBroker();
+      broker.stall = true;
+      const p = start(broker, { stallMillis: 50 });
+      p.submit(record(0));
+      await until(() => p.state === 'broker-stalled', 2_000);
+      broker.release();
+      expect(await p.flush(2_000)).toBe(true);
+      expect(p.state).toBe('idle');
     });
   });
 });

@@ -10,62 +10,117 @@ export type LogFunction = (level: LogLevel, message: string) => void;
 
 /** Settings and I/O of {@link createDeliveryPipeline}. Sizes in bytes, times in milliseconds. */
 export interface DeliveryPipelineOptions {
-  /** Sends one batch to Kafka (kafka-producer.ts in production, a double in tests). */
+  /** Sends one batch to Kafka (kafka-producer.ts in production, a double in unit tests). */
   readonly produce: ProduceFunction;
-  /** Overflow and outage storage. */
+  /** The write-ahead spool every record goes through (disk-spool.ts). */
   readonly spool: DiskSpool;
   readonly metrics: CollectorMetrics;
-  /** Bound of the in-memory queue; a record that does not fit goes to the spool. */
-  readonly maxQueueBytes: number;
   readonly maxBatchBytes: number;
   readonly maxBatchRecords: number;
   /** A partial batch waits at most this long for more records. */
   readonly lingerMillis: number;
   /** After a failed send, wait this long before trying the broker again. */
   readonly retryBackoffMillis: number;
-  /** A send that takes longer counts as failed (its records are spooled; Kafka may still get them: at-least-once). */
+  /** A send that takes longer counts as failed (its records stay at the spool head and are sent again). */
   readonly produceTimeoutMillis: number;
+  /** A send outstanding longer than this reports the broker as stalled (default 2000). */
+  readonly stallMillis?: number;
+  /** Largest record the broker takes (its message.max.bytes); a larger record goes to the DLQ, capped. */
+  readonly maxMessageBytes: number;
+  /** Topic of records the broker cannot take. */
+  readonly dlqTopic: string;
+  /** Bytes of a record's value kept when it is moved to the DLQ (default 65536). */
+  readonly dlqMaxValueBytes?: number;
   readonly log?: LogFunction;
   /** Monotonic clock in milliseconds (default performance.now). */
   readonly now?: () => number;
 }
 
 /** What the pipeline is doing, for /healthz. */
-export type DeliveryState = 'idle' | 'delivering' | 'replaying-spool' | 'broker-unavailable' | 'closed';
+export type DeliveryState = 'idle' | 'delivering' | 'broker-stalled' | 'broker-unavailable' | 'closed';
 
 /**
- * Moves records from the sources to Kafka without ever blocking a source:
- * `submit` is synchronous and always returns at once. Records go to a bounded memory
- * queue, are batched by bytes, count and linger time, and sent one batch at a time (so
- * per-key order is the submit order). When the queue is full or a send fails, records go
- * to the disk spool, and from then on every record goes through the spool until it is
- * drained, which keeps the order; a failed in-flight batch is put before the spool's
- * content. When the spool is full its policy drops records, counted.
+ * Moves records from the sources to Kafka through the write-ahead spool, without ever
+ * blocking a source: `submit` is synchronous and returns at once. Every record is written to
+ * the spool as it arrives (durable against a crash of the agent before it is produced);
+ * the delivery loop reads batches from the spool head, sends them one batch at a time (so
+ * per-key order is the arrival order) and commits what Kafka acknowledged. A failed send
+ * leaves the batch at the head and is retried after a backoff. A record over the broker's
+ * size limit, or one the broker rejects for good (MESSAGE_TOO_LARGE, INVALID_RECORD, ...),
+ * is moved to the DLQ with its value capped and the reason in its headers, and delivery
+ * goes on behind it.
  */
 export interface DeliveryPipeline {
-  /** Accepts one record; never blocks, never throws for back-pressure (overflow is spooled or dropped and counted). */
+  /** Accepts one record; never blocks, never throws (what cannot be kept is dropped and counted). */
   submit(record: ProduceRecord): void;
-  /** Bytes held in the memory queue. */
+  /** Estimated bytes of records held in memory (the spool's cache and records the disk refused). */
   readonly queuedBytes: number;
-  /** Records held in the memory queue. */
+  /** Records not yet acknowledged by Kafka. */
   readonly queuedRecords: number;
   readonly state: DeliveryState;
-  /** Resolves true once memory queue and spool are empty and nothing is in flight, or false after `timeoutMillis`. */
+  /** Resolves true once every record is acknowledged and nothing is in flight, or false after `timeoutMillis`. */
   flush(timeoutMillis: number): Promise<boolean>;
   /**
-   * Flushes for at most `timeoutMillis`, then stops: what is still in memory (and a batch
-   * still in flight) is written to the spool, the spool is closed. Resolves with whether
-   * everything reached Kafka.
+   * Flushes for at most `timeoutMillis`, then stops: what is not yet acknowledged stays in
+   * the spool for the next start (a batch still in flight may also reach Kafka: at least
+   * once). Closes the spool. Resolves with whether everything reached Kafka.
    */
   close(timeoutMillis: number): Promise<{ flushed: boolean }>;
 }
 
+/** Kafka error types that reject a record for good: resending the same bytes cannot succeed. */
+const RECORD_REJECTIONS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP']);
+/** Kafka's record batch header plus record framing, beyond what recordSizeBytes counts. */
+const KAFKA_BATCH_OVERHEAD_BYTES = 61;
+
 /**
- * Starts the delivery loop.
+ * The Kafka error type when `error` (or an error it wraps) says the broker rejected the
+ * record for good, else undefined (the failure is retriable: outage, timeout, leadership).
+ *
+ * @example recordRejectionOf(new KafkaJSProtocolError({ type: 'MESSAGE_TOO_LARGE', ... })) // 'MESSAGE_TOO_LARGE'
+ */
+export function recordRejectionOf(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+    const type = (current as { type?: unknown }).type;
+    if (typeof type === 'string' && RECORD_REJECTIONS.has(type)) return type;
+    current = (current as { originalError?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * The DLQ form of a record Kafka cannot take: value capped at `maxValueBytes`, headers of
+ * the original plus `ww-error-code`, `ww-error-message`, `ww-original-topic`,
+ * `ww-original-key` and `ww-original-bytes` (the uncapped value length).
+ *
+ * @example toDlqRecord(record, 'warpwatch.dlq', 'WW_ERR_COLLECTOR_RECORD_TOO_LARGE', 'record of 2 MB over 1 MB', 65536)
+ */
+export function toDlqRecord(record: ProduceRecord, dlqTopic: string, code: string, message: string, maxValueBytes: number): ProduceRecord {
+  return {
+    topic: dlqTopic,
+    key: null,
+    value: record.value.subarray(0, Math.min(record.value.byteLength, maxValueBytes)),
+    headers: {
+      ...record.headers,
+      'ww-error-code': code,
+      'ww-error-message': message.slice(0, 300),
+      'ww-original-topic': record.topic,
+      'ww-original-key': record.key ?? '',
+      'ww-original-bytes': String(record.value.byteLength),
+    },
+    timestampMillis: record.timestampMillis,
+  };
+}
+
+type SendOutcome = { ok: true } | { ok: false; rejection: string | undefined; error: Error };
+
+/**
+ * Starts the delivery loop over `options.spool`.
  *
  * @example
- * const pipeline = createDeliveryPipeline({ produce, spool, metrics, maxQueueBytes: 64 << 20, maxBatchBytes: 1 << 20,
- *   maxBatchRecords: 10_000, lingerMillis: 5, retryBackoffMillis: 1000, produceTimeoutMillis: 60_000 });
+ * const pipeline = createDeliveryPipeline({ produce, spool, metrics, maxBatchBytes: 1 << 20, maxBatchRecords: 10_000,
+ *   lingerMillis: 5, retryBackoffMillis: 1000, produceTimeoutMillis: 15_000, maxMessageBytes: 8 << 20, dlqTopic: 'warpwatch.dlq' });
  * pipeline.submit(record);
  * await pipeline.close(10_000);
  */
@@ -73,25 +128,16 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
   const { produce, spool, metrics } = options;
   const now = options.now ?? (() => performance.now());
   const log: LogFunction = options.log ?? (() => {});
+  const stallMillis = options.stallMillis ?? 2_000;
+  const dlqMaxValueBytes = options.dlqMaxValueBytes ?? 65_536;
 
-  // Memory queue: an array with a moving head, compacted now and then (O(1) amortised).
-  let queue: ProduceRecord[] = [];
-  let queueSizes: number[] = []; // recordSizeBytes of each queued record, computed once
-  let queueHead = 0;
-  let queueBytes = 0;
-  let batchStartedAt = 0; // when the records now at the head of the queue started waiting
-
-  let spoolMode = spool.recordCount > 0; // a previous run left records: they go first
   let brokerDown = false;
   let nextProbeAt = 0;
-  let inFlight: readonly ProduceRecord[] | undefined;
-  let inFlightFromSpool = false;
+  let inFlightSince: number | undefined;
   let closing = false;
   let stopped = false;
   let wakeLoop: (() => void) | undefined;
   const idleWaiters = new Set<() => void>();
-
-  const queueLength = (): number => queue.length - queueHead;
 
   const sleep = (millis: number): Promise<void> =>
     new Promise((resolve) => {
@@ -104,135 +150,131 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
       if (Number.isFinite(millis)) timer = setTimeout(done, Math.max(0, millis));
       wakeLoop = done;
     });
-
   const wake = (): void => wakeLoop?.();
-
-  const isIdle = (): boolean => queueLength() === 0 && !spoolMode && inFlight === undefined;
-
+  const isIdle = (): boolean => spool.recordCount === 0 && inFlightSince === undefined;
   const notifyIdle = (): void => {
-    if (!isIdle()) return;
-    for (const waiter of idleWaiters) waiter();
+    if (isIdle()) for (const waiter of idleWaiters) waiter();
   };
 
-  const toSpool = (record: ProduceRecord): void => {
-    const result = spool.append(record);
-    if (result.spooled) metrics.spooled(1);
-    if (result.droppedRecords > 0) metrics.dropped(result.droppedRecords, 'spool-full');
+  const tooLarge = (record: ProduceRecord): boolean => recordSizeBytes(record) + KAFKA_BATCH_OVERHEAD_BYTES > options.maxMessageBytes;
+  const oversizeToDlq = (record: ProduceRecord): ProduceRecord => {
+    if (!tooLarge(record)) return record;
+    metrics.rerouted(1, 'too-large');
+    return toDlqRecord(
+      record,
+      options.dlqTopic,
+      'WW_ERR_COLLECTOR_RECORD_TOO_LARGE',
+      `record of ${record.value.byteLength} bytes is over the broker limit WARPWATCH_KAFKA_MAX_MESSAGE_BYTES=${options.maxMessageBytes}; value capped to ${dlqMaxValueBytes} bytes`,
+      dlqMaxValueBytes,
+    );
   };
 
-  const moveQueueToSpool = (): void => {
-    for (let i = queueHead; i < queue.length; i++) toSpool(queue[i] as ProduceRecord);
-    queue = [];
-    queueSizes = [];
-    queueHead = 0;
-    queueBytes = 0;
-  };
-
-  const takeBatch = (): ProduceRecord[] => {
-    const batch: ProduceRecord[] = [];
-    let bytes = 0;
-    while (queueHead < queue.length && batch.length < options.maxBatchRecords) {
-      const record = queue[queueHead] as ProduceRecord;
-      const size = queueSizes[queueHead] as number;
-      if (batch.length > 0 && bytes + size > options.maxBatchBytes) break;
-      batch.push(record);
-      bytes += size;
-      queueBytes -= size;
-      queueHead += 1;
-    }
-    if (queueHead > 4096 && queueHead * 2 > queue.length) {
-      queue = queue.slice(queueHead);
-      queueSizes = queueSizes.slice(queueHead);
-      queueHead = 0;
-    }
-    // What is left has waited at least as long as this batch; a full batch goes at once anyway.
-    batchStartedAt = now();
-    return batch;
-  };
-
-  const send = async (batch: readonly ProduceRecord[]): Promise<boolean> => {
-    const started = now();
+  const send = async (batch: readonly ProduceRecord[]): Promise<SendOutcome> => {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
         produce(batch),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`send did not complete within ${options.produceTimeoutMillis} ms`)), options.produceTimeoutMillis);
+          timer = setTimeout(() => reject(new Error(`send did not complete within ${options.produceTimeoutMillis} ms (WARPWATCH_PRODUCE_TIMEOUT_MILLIS)`)), options.produceTimeoutMillis);
         }),
       ]);
-      metrics.delivered(batch, now() - started);
-      if (brokerDown) log('info', 'Kafka accepts records again; replaying the spool');
-      brokerDown = false;
-      return true;
+      return { ok: true };
     } catch (error) {
-      if (!brokerDown) {
-        const code = (error as { code?: unknown }).code;
-        const prefix = typeof code === 'string' && code.startsWith('WW_ERR_') ? `${code}: ` : '';
-        log('warn', `${prefix}Kafka send of ${batch.length} record(s) failed, spooling to disk and retrying every ${options.retryBackoffMillis} ms: ${(error as Error).message}`);
-      }
-      brokerDown = true;
-      nextProbeAt = now() + options.retryBackoffMillis;
-      return false;
+      return { ok: false, rejection: recordRejectionOf(error), error: error as Error };
     } finally {
       if (timer !== undefined) clearTimeout(timer);
     }
   };
 
+  const brokerFailed = (count: number, error: Error): void => {
+    if (!brokerDown) {
+      const code = (error as { code?: unknown }).code;
+      const prefix = typeof code === 'string' && code.startsWith('WW_ERR_') ? `${code}: ` : '';
+      log('warn', `${prefix}Kafka send of ${count} record(s) failed; they stay in the spool, retrying every ${options.retryBackoffMillis} ms: ${error.message}`);
+    }
+    brokerDown = true;
+    nextProbeAt = now() + options.retryBackoffMillis;
+  };
+
+  /**
+   * The broker rejected a batch for good: find the record(s) by sending one at a time; a
+   * rejected record goes to the DLQ (capped), one the DLQ also rejects is dropped, counted.
+   * A retriable failure meanwhile leaves the whole batch at the head (records already sent
+   * may arrive twice: at least once). Returns the records delivered, or undefined.
+   */
+  const isolate = async (batch: readonly ProduceRecord[]): Promise<{ delivered: ProduceRecord[]; dropped: number } | undefined> => {
+    const delivered: ProduceRecord[] = [];
+    let dropped = 0;
+    for (const record of batch) {
+      let outcome = await send([record]);
+      if (outcome.ok) {
+        delivered.push(record);
+        continue;
+      }
+      if (outcome.rejection === undefined || stopped) return undefined;
+      const dlq = toDlqRecord(record, options.dlqTopic, 'WW_ERR_KAFKA_RECORD_REJECTED', `Kafka rejected the record: ${outcome.rejection}: ${outcome.error.message}`, dlqMaxValueBytes);
+      outcome = await send([dlq]);
+      if (outcome.ok) {
+        metrics.rerouted(1, 'broker-rejected');
+        delivered.push(dlq);
+      } else if (outcome.rejection !== undefined) {
+        dropped += 1;
+      } else {
+        return undefined;
+      }
+    }
+    const rejected = delivered.filter((record) => record.headers['ww-error-code'] === 'WW_ERR_KAFKA_RECORD_REJECTED').length + dropped;
+    log('warn', `WW_ERR_KAFKA_RECORD_REJECTED: Kafka rejected ${rejected} record(s) of a batch for good; moved to the DLQ ${options.dlqTopic} (value capped at ${dlqMaxValueBytes} bytes)${dropped > 0 ? `, ${dropped} dropped (the DLQ rejected them too)` : ''}`);
+    return { delivered, dropped };
+  };
+
+  /** Sends the head batch; true when it was settled (delivered, moved to the DLQ or dropped). */
+  const deliverHead = async (): Promise<boolean> => {
+    const batch = spool.peek(options.maxBatchRecords, options.maxBatchBytes);
+    if (batch.length === 0) return false;
+    const outgoing = batch.map(oversizeToDlq);
+    const started = now();
+    inFlightSince = started;
+    const outcome = await send(outgoing);
+    let settled: { delivered: ProduceRecord[]; dropped: number } | undefined = outcome.ok ? { delivered: outgoing, dropped: 0 } : undefined;
+    if (!outcome.ok && outcome.rejection !== undefined && !stopped) settled = await isolate(outgoing);
+    inFlightSince = undefined;
+    if (stopped || settled === undefined) {
+      spool.release();
+      if (!stopped && !outcome.ok) brokerFailed(batch.length, outcome.error);
+      else if (!stopped) brokerFailed(batch.length, new Error('a record was rejected, then the broker failed'));
+      return false;
+    }
+    spool.commit(batch.length);
+    metrics.delivered(settled.delivered, now() - started);
+    if (settled.dropped > 0) metrics.dropped(settled.dropped, 'rejected-by-broker');
+    if (brokerDown) log('info', 'Kafka accepts records again; delivering the spool');
+    brokerDown = false;
+    return true;
+  };
+
   const loop = async (): Promise<void> => {
     while (!stopped) {
-      if (queueLength() > 0) {
-        const batchFull = queueBytes >= options.maxBatchBytes || queueLength() >= options.maxBatchRecords;
-        if (!closing && !batchFull) {
-          const waitMillis = options.lingerMillis - (now() - batchStartedAt);
-          if (waitMillis > 0) {
-            await sleep(waitMillis);
-            continue;
-          }
-        }
-        const batch = takeBatch();
-        inFlight = batch;
-        const ok = await send(batch);
-        inFlight = undefined;
-        if (stopped) return;
-        if (!ok) {
-          // The failed batch is older than anything spooled meanwhile: it goes first.
-          spool.prepend(batch);
-          metrics.spooled(batch.length);
-          moveQueueToSpool();
-          spoolMode = true;
-        }
+      if (spool.recordCount === 0) {
+        notifyIdle();
+        await sleep(Number.POSITIVE_INFINITY);
+        // Woken by a new record: let a batch fill for up to the linger time.
+        if (!closing && !stopped && spool.recordCount < options.maxBatchRecords && options.lingerMillis > 0) await sleep(options.lingerMillis);
         continue;
       }
-      if (spoolMode) {
-        if (brokerDown) {
-          const waitMillis = nextProbeAt - now();
-          if (waitMillis > 0) {
-            await sleep(waitMillis);
-            continue;
-          }
-        }
-        const batch = spool.peek(options.maxBatchRecords, options.maxBatchBytes);
-        if (batch.length === 0) {
-          spoolMode = false;
-          continue;
-        }
-        inFlight = batch;
-        inFlightFromSpool = true;
-        const ok = await send(batch);
-        inFlight = undefined;
-        inFlightFromSpool = false;
-        if (stopped) return;
-        if (ok) spool.commit(batch.length);
+      if (brokerDown && now() < nextProbeAt && !stopped) {
+        await sleep(nextProbeAt - now());
         continue;
       }
-      notifyIdle();
-      await sleep(Number.POSITIVE_INFINITY);
+      if (!(await deliverHead()) && !brokerDown && spool.recordCount > 0 && !stopped) {
+        // Records held but none readable yet (for example the disk just failed): look again soon.
+        await sleep(options.retryBackoffMillis);
+      }
     }
   };
 
   const running = loop().catch((error: unknown) => {
-    // Only a spool I/O failure can get here; the sources keep running and records are dropped, counted.
-    log('error', `delivery loop stopped: ${(error as Error).message}`);
+    log('error', `delivery loop stopped: ${(error as Error).message}; records stay in the spool for the next start`);
     stopped = true;
   });
 
@@ -256,32 +298,21 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
         metrics.dropped(1, 'closed');
         return;
       }
-      const size = recordSizeBytes(record);
-      if (spoolMode || queueBytes + size > options.maxQueueBytes) {
-        if (!spoolMode) {
-          moveQueueToSpool();
-          spoolMode = true;
-        }
-        toSpool(record);
+      if (spool.append(record)) {
+        metrics.spooled(1);
         wake();
-        return;
       }
-      if (queueLength() === 0) batchStartedAt = now();
-      queue.push(record);
-      queueSizes.push(size);
-      queueBytes += size;
-      if (queueLength() === 1 || queueBytes >= options.maxBatchBytes || queueLength() >= options.maxBatchRecords) wake();
     },
     get queuedBytes() {
-      return queueBytes;
+      return spool.memoryBytes;
     },
     get queuedRecords() {
-      return queueLength();
+      return spool.recordCount;
     },
     get state(): DeliveryState {
       if (stopped) return 'closed';
       if (brokerDown) return 'broker-unavailable';
-      if (spoolMode) return 'replaying-spool';
+      if (inFlightSince !== undefined && now() - inFlightSince > stallMillis) return 'broker-stalled';
       return isIdle() ? 'idle' : 'delivering';
     },
     flush,
@@ -291,13 +322,6 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
       const flushed = await flush(timeoutMillis);
       stopped = true;
       wake();
-      if (inFlight !== undefined && !inFlightFromSpool) {
-        // Still unacknowledged: keep it (Kafka may also get it: at-least-once, never lost).
-        spool.prepend(inFlight);
-        metrics.spooled(inFlight.length);
-      }
-      inFlight = undefined;
-      moveQueueToSpool();
       spool.close();
       // The loop ends by itself once a send still in flight settles; it touches nothing after `stopped`.
       void running;

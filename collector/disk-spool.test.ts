@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import * as fs from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SpoolPolicy } from './config.ts';
-import { openDiskSpool, type DiskSpool } from './disk-spool.ts';
+import { openDiskSpool, type DiskSpool, type DiskSpoolOptions, type SpoolDropReason, type SpoolFs } from './disk-spool.ts';
 import { SpoolError } from './errors.ts';
 import type { ProduceRecord } from './produce-record.ts';
 import { encodeSpoolRecord } from './spool-record.ts';
@@ -31,17 +31,29 @@ function drain(spool: DiskSpool, batch = 7): number[] {
 
 describe('openDiskSpool', () => {
   let directory: string;
-  const open = (overrides: Partial<{ maxBytes: number; segmentBytes: number; policy: SpoolPolicy }> = {}, onCorrupt?: (e: SpoolError, lost: number) => void): DiskSpool =>
+  let drops: Record<string, number>;
+  const open = (
+    overrides: Partial<DiskSpoolOptions> = {},
+    onCorrupt?: (e: SpoolError, lostRecords: number, lostBytes: number) => void,
+  ): DiskSpool =>
     openDiskSpool({
       directory,
-      maxBytes: overrides.maxBytes ?? 1 << 20,
-      segmentBytes: overrides.segmentBytes ?? 10 * RECORD_BYTES,
-      policy: overrides.policy ?? 'drop-oldest',
+      maxBytes: 1 << 20,
+      segmentBytes: 10 * RECORD_BYTES,
+      policy: 'drop-oldest',
       fsyncIntervalMillis: 0,
+      memoryMaxBytes: 1 << 20,
+      cursorIntervalMillis: 0,
       onCorrupt,
+      onDrop: (count: number, reason: SpoolDropReason) => {
+        drops[reason] = (drops[reason] ?? 0) + count;
+      },
+      ...overrides,
     });
+  const segmentFiles = (): string[] => readdirSync(directory).filter((n) => n.endsWith('.seg'));
 
   beforeEach(() => {
+    drops = {};
     directory = mkdtempSync(join(tmpdir(), 'ww-spool-'));
   });
   afterEach(() => {
@@ -51,8 +63,9 @@ describe('openDiskSpool', () => {
   describe('append / peek / commit', () => {
     it('returns records first-in first-out across many segments', () => {
       const spool = open();
-      for (let i = 0; i < 95; i++) expect(spool.append(record(i))).toEqual({ spooled: true, droppedRecords: 0 });
-      expect(readdirSync(directory).filter((n) => n.endsWith('.seg'))).toHaveLength(10);
+      for (let i = 0; i < 95; i++) expect(spool.append(record(i))).toBe(true);
+      spool.flushWrites();
+      expect(segmentFiles()).toHaveLength(10);
       expect(spool.recordCount).toBe(95);
       expect(drain(spool)).toEqual(Array.from({ length: 95 }, (_, i) => i));
       expect(spool.recordCount).toBe(0);
@@ -98,10 +111,9 @@ describe('openDiskSpool', () => {
   describe('bound', () => {
     it('drop-oldest discards whole old segments and counts their records', () => {
       const spool = open({ maxBytes: 30 * RECORD_BYTES, segmentBytes: 10 * RECORD_BYTES, policy: 'drop-oldest' });
-      let dropped = 0;
-      for (let i = 0; i < 45; i++) dropped += spool.append(record(i)).droppedRecords;
+      for (let i = 0; i < 45; i++) spool.append(record(i));
       // 30 records fit; records 0..9 then 10..19 were dropped as whole segments when 30 and 40 arrived.
-      expect(dropped).toBe(20);
+      expect(drops).toEqual({ 'spool-full': 20 });
       expect(spool.sizeBytes).toBeLessThanOrEqual(30 * RECORD_BYTES);
       expect(drain(spool)).toEqual(Array.from({ length: 25 }, (_, i) => i + 20));
       spool.close();
@@ -109,28 +121,12 @@ describe('openDiskSpool', () => {
 
     it('drop-newest refuses incoming records once full and counts them', () => {
       const spool = open({ maxBytes: 30 * RECORD_BYTES, segmentBytes: 10 * RECORD_BYTES, policy: 'drop-newest' });
-      let dropped = 0;
-      for (let i = 0; i < 45; i++) dropped += spool.append(record(i)).droppedRecords;
-      expect(dropped).toBe(15);
+      let refused = 0;
+      for (let i = 0; i < 45; i++) if (!spool.append(record(i))) refused += 1;
+      expect(refused).toBe(15);
+      expect(drops).toEqual({ 'spool-full': 15 });
       expect(drain(spool)).toEqual(Array.from({ length: 30 }, (_, i) => i));
       spool.close();
-    });
-  });
-
-  describe('prepend', () => {
-    it('delivers prepended records before everything already spooled, also after a restart', () => {
-      const spool = open();
-      for (let i = 10; i < 15; i++) spool.append(record(i));
-      spool.prepend([record(7), record(8), record(9)]);
-      expect(spool.recordCount).toBe(8);
-      const first = spool.peek(2, 1 << 20);
-      expect(first.map(seqOf)).toEqual([7, 8]);
-      spool.commit(2);
-      spool.close();
-      const reopened = open();
-      expect(reopened.recordCount).toBe(6);
-      expect(drain(reopened)).toEqual([9, 10, 11, 12, 13, 14]);
-      reopened.close();
     });
   });
 
@@ -139,7 +135,7 @@ describe('openDiskSpool', () => {
       const spool = open();
       for (let i = 0; i < 25; i++) spool.append(record(i));
       const records = spool.peek(12, 1 << 20);
-      expect(records.map(seqOf)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]); // a peek stays within one segment
+      expect(records.map(seqOf)).toEqual(Array.from({ length: 12 }, (_, i) => i)); // cached: across segments
       spool.commit(8);
       // Simulate a crash: no close(); release the lock as the dead process would leave it stale.
       writeFileSync(join(directory, 'LOCK'), '999999999');
@@ -155,12 +151,13 @@ describe('openDiskSpool', () => {
       spool.close();
       const segment = join(directory, readdirSync(directory).find((n) => n.endsWith('.seg')) as string);
       truncateSync(segment, statSync(segment).size - 10);
-      const reports: number[] = [];
-      const reopened = open({ segmentBytes: 1 << 20 }, (error, lost) => {
+      const reports: [number, number][] = [];
+      const reopened = open({ segmentBytes: 1 << 20 }, (error, lostRecords, lostBytes) => {
         expect(error.code).toBe('WW_ERR_SPOOL_CORRUPT');
-        reports.push(lost);
+        reports.push([lostRecords, lostBytes]);
       });
-      expect(reports).toEqual([RECORD_BYTES - 10]);
+      expect(reports).toEqual([[1, RECORD_BYTES - 10]]);
+      expect(statSync(segment).size).toBe(4 * RECORD_BYTES);
       expect(drain(reopened)).toEqual([0, 1, 2, 3]);
       reopened.close();
     });
@@ -171,6 +168,174 @@ describe('openDiskSpool', () => {
       const spool = open();
       writeFileSync(join(directory, 'LOCK'), String(process.ppid));
       expect(() => open()).toThrow(expect.objectContaining({ code: 'WW_ERR_SPOOL_LOCKED' }) as Error);
+      spool.close();
+    });
+  });
+
+  describe('write-ahead', () => {
+    it('has every appended record on disk at the end of the event-loop turn, before any peek (durable against a crash)', async () => {
+      const spool = open({ segmentBytes: 1 << 20 });
+      for (let i = 0; i < 50; i++) spool.append(record(i));
+      await Promise.resolve(); // the turn ends: the microtask writes
+      // Read the files as a crashed process would leave them (no close, no fsync needed for a process crash).
+      const bytes = Buffer.concat(segmentFiles().sort().map((n) => readFileSync(join(directory, n))));
+      expect(bytes.length).toBe(50 * RECORD_BYTES);
+      writeFileSync(join(directory, 'LOCK'), '999999999');
+      const reopened = open({ segmentBytes: 1 << 20 });
+      expect(reopened.recordCount).toBe(50);
+      expect(drain(reopened)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+      reopened.close();
+      spool.close();
+    });
+
+    it('keeps memory bounded: records past the cache bound are read back from disk, in order', () => {
+      const spool = open({ memoryMaxBytes: 10 * (RECORD_BYTES + 512), segmentBytes: 1 << 20 });
+      for (let i = 0; i < 100; i++) spool.append(record(i));
+      spool.flushWrites();
+      expect(spool.memoryBytes).toBeLessThanOrEqual(10 * (RECORD_BYTES + 512));
+      expect(spool.recordCount).toBe(100);
+      expect(drain(spool, 13)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+      expect(spool.memoryBytes).toBe(0);
+      spool.close();
+    });
+
+    it('never drops the segment whose records are in flight (drop-oldest drops the incoming record then)', () => {
+      const spool = open({ maxBytes: 20 * RECORD_BYTES, segmentBytes: 10 * RECORD_BYTES, policy: 'drop-oldest' });
+      for (let i = 0; i < 20; i++) spool.append(record(i));
+      const inFlight = spool.peek(5, 1 << 20);
+      expect(spool.append(record(20))).toBe(false);
+      expect(drops).toEqual({ 'spool-full': 1 });
+      spool.commit(inFlight.length);
+      spool.release();
+      expect(spool.append(record(21))).toBe(true); // now the oldest segment (5 left) goes
+      expect(drops).toEqual({ 'spool-full': 6 });
+      expect(drain(spool)).toEqual([...Array.from({ length: 10 }, (_, i) => i + 10), 21]);
+      spool.close();
+    });
+  });
+
+  describe('disk faults', () => {
+    /** node:fs, with writes failing (after a partial write of `partialBytes`) while `failing` is set. */
+    const faultyFs = (state: { failing?: string; partialBytes?: number; failTruncate?: boolean }): SpoolFs => ({
+      ...fs,
+      writeSync: ((fd: number, buffer: Buffer, offset?: number, length?: number) => {
+        if (state.failing !== undefined && buffer.length > 64) {
+          if ((state.partialBytes ?? 0) > 0 && length !== undefined && length > state.partialBytes!) {
+            const n = fs.writeSync(fd, buffer, offset, state.partialBytes);
+            state.partialBytes = 0;
+            return n;
+          }
+          throw Object.assign(new Error(`${state.failing}: simulated`), { code: state.failing });
+        }
+        return fs.writeSync(fd, buffer, offset, length);
+      }) as SpoolFs['writeSync'],
+      ftruncateSync: ((fd: number, len?: number) => {
+        if (state.failTruncate === true) throw Object.assign(new Error('EIO: simulated'), { code: 'EIO' });
+        fs.ftruncateSync(fd, len);
+      }) as SpoolFs['ftruncateSync'],
+    });
+
+    it('on ENOSPC holds records in memory, drops beyond the bound (counted disk-full), leaves no torn bytes, and resumes when space returns', () => {
+      let clock = 0;
+      const state: { failing?: string; partialBytes?: number } = {};
+      const states: (string | undefined)[] = [];
+      const spool = open({
+        segmentBytes: 1 << 20,
+        memoryMaxBytes: 30 * (RECORD_BYTES + 512),
+        fs: faultyFs(state),
+        now: () => clock,
+        diskRetryMillis: 1000,
+        onDiskState: (e) => states.push(e?.code),
+      });
+      for (let i = 0; i < 10; i++) spool.append(record(i));
+      spool.flushWrites();
+      state.failing = 'ENOSPC';
+      state.partialBytes = RECORD_BYTES + 17; // a torn write: one record and a bit
+      for (let i = 10; i < 60; i++) spool.append(record(i));
+      spool.flushWrites();
+      expect(spool.diskError?.code).toBe('ENOSPC');
+      // The segment was cut back to whole records: nothing torn on disk.
+      expect(statSync(join(directory, segmentFiles()[0] as string)).size).toBe(10 * RECORD_BYTES);
+      // Memory holds 30 records in all: 10 cached + 20 refused; the other 30 are dropped, counted.
+      expect(spool.memoryOnlyRecords).toBe(20);
+      expect(drops).toEqual({ 'disk-full': 30 });
+      expect(spool.recordCount).toBe(30);
+      state.failing = undefined;
+      clock += 1000;
+      for (let i = 60; i < 65; i++) spool.append(record(i));
+      spool.flushWrites();
+      expect(spool.diskError).toBeUndefined();
+      expect(states).toEqual(['ENOSPC', undefined]);
+      expect(spool.memoryOnlyRecords).toBe(0);
+      const out = drain(spool);
+      expect(out).toEqual([...Array.from({ length: 30 }, (_, i) => i), ...Array.from({ length: 5 }, (_, i) => i + 60)]);
+      // Exact accounting: 65 in = 35 out + 30 dropped + 0 held.
+      expect(out.length + (drops['disk-full'] ?? 0) + spool.recordCount).toBe(65);
+      spool.close();
+    });
+
+    it('delivers records the disk refused straight from memory while the disk stays broken (EIO)', () => {
+      const state: { failing?: string } = { failing: 'EIO' };
+      const spool = open({ segmentBytes: 1 << 20, fs: faultyFs(state), now: () => 0 });
+      for (let i = 0; i < 20; i++) spool.append(record(i));
+      expect(drain(spool, 6)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+      expect(spool.diskError?.code).toBe('EIO');
+      for (let i = 20; i < 23; i++) spool.append(record(i));
+      // Stopping while records exist only in memory loses them: counted, and the count returned.
+      expect(spool.close()).toBe(3);
+      expect(drops).toEqual({ 'disk-error-at-stop': 3 });
+    });
+
+    it('when the torn bytes cannot be cut off, seals the segment; recovery counts the torn stretch and keeps every record after it', () => {
+      let clock = 0;
+      const state: { failing?: string; partialBytes?: number; failTruncate?: boolean } = {};
+      const spool = open({ segmentBytes: 1 << 20, fs: faultyFs(state), now: () => clock });
+      for (let i = 0; i < 5; i++) spool.append(record(i));
+      spool.flushWrites();
+      Object.assign(state, { failing: 'ENOSPC', partialBytes: 40, failTruncate: true });
+      spool.append(record(5));
+      spool.flushWrites();
+      Object.assign(state, { failing: undefined, failTruncate: false });
+      clock += 5000;
+      for (let i = 6; i < 9; i++) spool.append(record(i));
+      spool.flushWrites();
+      // Crash now (no close): the next run must find 5 + 4 records and 40 torn bytes.
+      writeFileSync(join(directory, 'LOCK'), '999999999');
+      const reports: [number, number][] = [];
+      const reopened = open({ segmentBytes: 1 << 20 }, (_e, records, bytes) => reports.push([records, bytes]));
+      expect(reports).toEqual([[1, 40]]);
+      expect(drain(reopened)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+      reopened.close();
+      spool.close();
+    });
+
+    it('cuts a damaged stretch out of the middle of a segment and keeps the records behind it', () => {
+      const spool = open({ segmentBytes: 1 << 20 });
+      for (let i = 0; i < 3; i++) spool.append(record(i));
+      spool.close();
+      const path = join(directory, segmentFiles()[0] as string);
+      const good = readFileSync(path);
+      const tail = Buffer.concat([2, 3, 4].map((i) => encodeSpoolRecord(record(i + 1))));
+      // Record 1 torn (half written), then records 3..5 appended behind it, as after a disk that filled and freed.
+      writeFileSync(path, Buffer.concat([good.subarray(0, RECORD_BYTES), good.subarray(RECORD_BYTES, RECORD_BYTES + 50), tail]));
+      const reports: [number, number][] = [];
+      const reopened = open({ segmentBytes: 1 << 20 }, (_e, records, bytes) => reports.push([records, bytes]));
+      expect(reports).toEqual([[1, 50]]);
+      expect(reopened.recordCount).toBe(4);
+      expect(drain(reopened)).toEqual([0, 3, 4, 5]);
+      reopened.close();
+    });
+
+    it('finds no records in zeros or random bytes (a pre-allocated or overwritten segment)', () => {
+      const path = join(directory, '0000000000000001.seg');
+      let x = 12345;
+      const noise = Buffer.alloc(200_000, 0);
+      for (let i = 100_000; i < noise.length; i++) noise[i] = (x = (x * 1103515245 + 12345) >>> 0) >>> 24;
+      writeFileSync(path, noise);
+      const reports: [number, number][] = [];
+      const spool = open({}, (_e, records, bytes) => reports.push([records, bytes]));
+      expect(reports).toEqual([[1, 200_000]]);
+      expect(spool.recordCount).toBe(0);
       spool.close();
     });
   });

@@ -1,26 +1,47 @@
-import {
-  closeSync,
-  fdatasyncSync,
-  ftruncateSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  readdirSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import * as nodeFs from 'node:fs';
 import { join } from 'node:path';
 import type { SpoolPolicy } from './config.ts';
 import { SpoolError } from './errors.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecord } from './spool-record.ts';
+import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecord, scanSpoolSegment } from './spool-record.ts';
 
-/** Settings of {@link openDiskSpool}. Sizes in bytes. */
+/**
+ * The file-system calls the spool makes, all synchronous (ordering is decided at the call,
+ * never by I/O completion). Production passes node:fs; fault tests wrap it to fail with
+ * ENOSPC or EIO at chosen calls.
+ */
+export type SpoolFs = Pick<
+  typeof nodeFs,
+  | 'closeSync'
+  | 'fdatasyncSync'
+  | 'ftruncateSync'
+  | 'mkdirSync'
+  | 'openSync'
+  | 'readFileSync'
+  | 'readSync'
+  | 'readdirSync'
+  | 'renameSync'
+  | 'unlinkSync'
+  | 'writeFileSync'
+  | 'writeSync'
+>;
+
+/** Why the spool dropped records on purpose (the `reason` attribute of the dropped counter). */
+export type SpoolDropReason =
+  /** The spool reached `maxBytes` (drop-newest, or drop-oldest with nothing old to drop). */
+  | 'spool-full'
+  /** The disk refused the write (ENOSPC, EDQUOT) and the memory bound was reached too. */
+  | 'disk-full'
+  /** The disk failed otherwise (EIO, EROFS, ...) and the memory bound was reached too. */
+  | 'disk-error'
+  /** One record larger than a whole segment. */
+  | 'too-large-for-spool'
+  /** Records the disk had refused were still only in memory when the collector stopped. */
+  | 'disk-error-at-stop';
+
+/** Settings of {@link openDiskSpool}. Sizes in bytes, times in milliseconds. */
 export interface DiskSpoolOptions {
-  /** Directory holding the segment files, the cursor and the lock (created if missing). */
+  /** Directory holding the segment files, the cursor and the lock (created 0700 if missing). */
   readonly directory: string;
   /** Bound on the total size of all segment files. */
   readonly maxBytes: number;
@@ -28,449 +49,742 @@ export interface DiskSpoolOptions {
   readonly segmentBytes: number;
   /** Full spool: drop the oldest segment (`drop-oldest`) or the incoming record (`drop-newest`). */
   readonly policy: SpoolPolicy;
-  /** Appended data is fdatasync'ed at least this often; 0 = after every record. */
+  /** Written data is fdatasync'ed at least this often; 0 = after every write (one write per event-loop turn). */
   readonly fsyncIntervalMillis: number;
-  /** Called when recovery or reading finds a torn or corrupt record (the rest of that segment is discarded). */
-  readonly onCorrupt?: (error: SpoolError, lostBytes: number) => void;
+  /**
+   * Bound on records held in memory: a cache of recent records (also on disk, so delivery
+   * need not read them back) plus records the disk refused. Counted as the encoded size
+   * plus {@link MEMORY_OVERHEAD_BYTES} per record, close to the real heap cost.
+   */
+  readonly memoryMaxBytes: number;
+  /** After a disk error, writing is tried again this often (default 1000). */
+  readonly diskRetryMillis?: number;
+  /** The replay cursor is written at most this often (default 100); a crash re-sends at most this much. */
+  readonly cursorIntervalMillis?: number;
+  /** Damaged bytes found (recovery or read): `lostRecords` is exact where known, else 1 per damaged stretch. */
+  readonly onCorrupt?: (error: SpoolError, lostRecords: number, lostBytes: number) => void;
+  /** Records dropped on purpose, with the reason. */
+  readonly onDrop?: (count: number, reason: SpoolDropReason) => void;
+  /** The disk started failing (`error` set) or works again (`undefined`). */
+  readonly onDiskState?: (error: SpoolDiskError | undefined) => void;
+  /** File-system calls (default node:fs). */
+  readonly fs?: SpoolFs;
+  /** Monotonic clock in milliseconds (default performance.now). */
+  readonly now?: () => number;
 }
 
-/** Outcome of {@link DiskSpool.append}. */
-export interface SpoolAppendResult {
-  /** True when the record is now on disk. */
-  readonly spooled: boolean;
-  /** Records discarded to honour the bound: the incoming one (drop-newest) or an old segment's (drop-oldest). */
-  readonly droppedRecords: number;
+/** The disk refuses writes: what it said and since when (monotonic ms). */
+export interface SpoolDiskError {
+  /** errno code such as ENOSPC or EIO. */
+  readonly code: string;
+  readonly message: string;
+  readonly sinceMillis: number;
 }
 
 /**
- * A bounded, crash-safe FIFO of records on disk: numbered segment files of
- * length-prefixed, CRC-32C-checked records (spool-record.ts), a cursor file for the
- * replay position, and a lock file so two collectors never share a directory.
- * Single-threaded use from the event loop; every method is synchronous so ordering is
- * decided at the call, never by I/O completion.
+ * A bounded, crash-safe write-ahead log of records: every record is written to disk when it
+ * arrives (before it is produced), delivery reads from the head and commits what Kafka
+ * acknowledged. See {@link openDiskSpool}.
  */
 export interface DiskSpool {
   /** Bytes of all segment files on disk (the bounded quantity). */
   readonly sizeBytes: number;
-  /** Records not yet committed. */
+  /** Records held and not yet committed: on disk, in memory only, or waiting for the write. */
   readonly recordCount: number;
-  /** Appends one record at the tail; applies the full-spool policy first. */
-  append(record: ProduceRecord): SpoolAppendResult;
-  /** Returns up to `maxRecords` records (about `maxBytes`, at least one) from the head, without removing them. */
-  peek(maxRecords: number, maxBytes: number): readonly ProduceRecord[];
+  /** Estimated bytes of records held in memory (cache + records the disk refused). */
+  readonly memoryBytes: number;
+  /** Records held only in memory because the disk refused them (lost on a crash). */
+  readonly memoryOnlyRecords: number;
+  /** Set while the disk refuses writes. */
+  readonly diskError: SpoolDiskError | undefined;
   /**
-   * Puts `records` before everything else in the spool (a batch that was in flight when the
-   * broker failed, older than what was spooled meanwhile). Written atomically to a retry
-   * file; not subject to the size bound (it is at most one batch).
+   * Takes one record. It is written to disk at the end of the current event-loop turn
+   * (together with every other record of that turn: one write), or by {@link flushWrites}.
+   * Returns false when the record was dropped at once (counted through `onDrop`).
    */
-  prepend(records: readonly ProduceRecord[]): void;
+  append(record: ProduceRecord): boolean;
+  /** Writes the records appended so far now. */
+  flushWrites(): void;
+  /**
+   * Returns up to `maxRecords` records (about `maxBytes`, at least one) from the head, without
+   * removing them, and marks them in flight until {@link commit} or {@link release}.
+   */
+  peek(maxRecords: number, maxBytes: number): readonly ProduceRecord[];
   /** Removes the first `count` records of the last peek (they were delivered). */
   commit(count: number): void;
-  /** Flushes appended data to stable storage now. */
+  /** The last peek was not delivered: its records stay at the head. */
+  release(): void;
+  /** Flushes written data to stable storage now. */
   sync(): void;
-  /** Syncs, closes files and releases the lock. */
-  close(): void;
+  /**
+   * Writes what is pending, syncs, writes the cursor, closes files and releases the lock.
+   * Records only in memory (the disk refused them) are lost: returns their number (also
+   * reported through `onDrop` as `disk-error-at-stop`).
+   */
+  close(): number;
 }
+
+/** Heap cost per record held in memory beyond its encoded bytes (object, headers, typed array). */
+export const MEMORY_OVERHEAD_BYTES = 512;
 
 interface Segment {
   readonly sequence: number;
   readonly path: string;
+  /** Bytes of valid records (a torn tail after a failed truncate lies beyond it and is never read). */
   sizeBytes: number;
   recordCount: number;
 }
 
-const SEGMENT_SUFFIX = '.seg';
+/** A record held in memory: the cache of on-disk records (segment set) or refused by the disk (segment undefined). */
+interface MemoryEntry {
+  readonly record: ProduceRecord;
+  /** Encoded (on-disk) size. */
+  readonly diskBytes: number;
+  segment: Segment | undefined;
+}
+
+interface PendingWrite {
+  readonly record: ProduceRecord;
+  readonly encoded: Buffer;
+}
+
+const SEGMENT_PATTERN = /^\d{16}\.seg$/;
 const CURSOR_FILE = 'cursor.json';
 const LOCK_FILE = 'LOCK';
-const RETRY_FILE = 'retry.seg';
+/** errno codes that mean "no space" rather than a broken disk. */
+const NO_SPACE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
 /**
- * Opens (or creates) the spool in `options.directory`, recovering what a previous run
- * left: segments are scanned, a torn or corrupt tail is truncated (reported through
- * `onCorrupt`), and replay resumes at the saved cursor. Records committed after the last
- * cursor write are replayed again (at-least-once, never lost).
+ * Opens (or creates) the write-ahead spool in `options.directory`, recovering what a
+ * previous run left.
+ *
+ * Layout of what it holds, oldest first: records only on disk (read back in batches),
+ * records on disk and cached in memory (delivered without a read), records the disk
+ * refused (memory only, written as soon as the disk takes writes again, in order). New
+ * records are cached while the reader is caught up and the memory bound allows, else they
+ * stay on disk only; so memory is bounded and order is the arrival order.
+ *
+ * Recovery: segments before the cursor are deleted; every other segment is scanned with
+ * resynchronisation; a torn tail is truncated, a damaged stretch in the middle is cut out
+ * (the segment is rewritten), each counted through `onCorrupt`; delivery resumes at the
+ * cursor. Records delivered after the last cursor write are delivered again (at least once).
  *
  * @throws SpoolError WW_ERR_SPOOL_LOCKED when a live process holds the directory,
- *   WW_ERR_SPOOL_IO when it cannot be created, read or written.
+ *   WW_ERR_SPOOL_IO when it cannot be created or read at start.
  * @example
- * const spool = openDiskSpool({ directory: '/var/lib/warpwatch/spool', maxBytes: 1 << 30, segmentBytes: 16 << 20, policy: 'drop-oldest', fsyncIntervalMillis: 1000 });
+ * const spool = openDiskSpool({ directory: '/var/lib/warpwatch/spool', maxBytes: 1 << 30, segmentBytes: 16 << 20,
+ *   policy: 'drop-oldest', fsyncIntervalMillis: 1000, memoryMaxBytes: 64 << 20 });
+ * spool.append(record);
+ * const batch = spool.peek(1000, 1 << 20); await send(batch); spool.commit(batch.length);
  */
 export function openDiskSpool(options: DiskSpoolOptions): DiskSpool {
-  const { directory } = options;
-  const io = <T>(what: string, path: string, fn: () => T): T => {
+  return new WriteAheadSpool(options);
+}
+
+class WriteAheadSpool implements DiskSpool {
+  readonly #o: DiskSpoolOptions;
+  readonly #fs: SpoolFs;
+  readonly #now: () => number;
+  readonly #lockPath: string;
+  readonly #segments: Segment[] = [];
+  #lastSequence = 0;
+  /** Read position in the head segment (bytes and records already committed). */
+  #headOffset = 0;
+  #headConsumed = 0;
+  #diskBytes = 0;
+  /** Records on disk not yet committed (cached or not). */
+  #diskRecords = 0;
+  #active: Segment | undefined;
+  #activeFd: number | undefined;
+  #readFd: number | undefined;
+  #readSegment: Segment | undefined;
+  /** On-disk records cached in memory: the oldest uncommitted on-disk records when non-empty. */
+  #cached: MemoryEntry[] = [];
+  #cachedHead = 0;
+  /** Records the disk refused, after every on-disk record. */
+  #memoryOnly: MemoryEntry[] = [];
+  #memoryBytes = 0;
+  #pending: PendingWrite[] = [];
+  #pendingBytes = 0;
+  #flushScheduled = false;
+  #peek: { source: 'disk' | 'memory'; sizes: number[] } | undefined;
+  #diskError: SpoolDiskError | undefined;
+  #nextDiskTry = 0;
+  #dirty = false;
+  #cursorDirty = false;
+  #cursorWrittenAt = Number.NEGATIVE_INFINITY;
+  #closed = false;
+  readonly #timers: NodeJS.Timeout[] = [];
+
+  constructor(options: DiskSpoolOptions) {
+    this.#o = options;
+    this.#fs = options.fs ?? nodeFs;
+    this.#now = options.now ?? (() => performance.now());
+    const { directory } = options;
+    this.#io('mkdir', directory, () => this.#fs.mkdirSync(directory, { recursive: true, mode: 0o700 }));
+    this.#lockPath = join(directory, LOCK_FILE);
+    acquireLock(this.#fs, this.#lockPath);
+    try {
+      this.#recover();
+    } catch (error) {
+      this.#releaseLock();
+      throw error;
+    }
+    if (options.fsyncIntervalMillis > 0) this.#every(options.fsyncIntervalMillis, () => this.#syncQuietly());
+    this.#every(options.cursorIntervalMillis ?? 100, () => {
+      if (this.#cursorDirty) this.#writeCursorQuietly();
+    });
+    this.#every(options.diskRetryMillis ?? 1_000, () => {
+      if (this.#diskError !== undefined && this.#memoryOnly.length > 0) this.flushWrites();
+    });
+  }
+
+  get sizeBytes(): number {
+    return this.#diskBytes;
+  }
+
+  get recordCount(): number {
+    return this.#diskRecords + this.#memoryOnly.length + this.#pending.length;
+  }
+
+  get memoryBytes(): number {
+    return this.#memoryBytes;
+  }
+
+  get memoryOnlyRecords(): number {
+    return this.#memoryOnly.length;
+  }
+
+  get diskError(): SpoolDiskError | undefined {
+    return this.#diskError;
+  }
+
+  append(record: ProduceRecord): boolean {
+    if (this.#closed) throw new SpoolError('WW_ERR_SPOOL_IO', 'spool is closed', this.#o.directory);
+    const encoded = encodeSpoolRecord(record);
+    if (encoded.length > this.#o.segmentBytes || encoded.length > this.#o.maxBytes) {
+      this.#o.onDrop?.(1, 'too-large-for-spool');
+      return false;
+    }
+    if (!this.#makeRoom(encoded.length)) {
+      this.#o.onDrop?.(1, 'spool-full');
+      return false;
+    }
+    this.#pending.push({ record, encoded });
+    this.#pendingBytes += encoded.length;
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(() => this.flushWrites());
+    }
+    return true;
+  }
+
+  flushWrites(): void {
+    this.#flushScheduled = false;
+    if (this.#closed) return;
+    if (this.#memoryOnly.length > 0 && !this.#retryMemoryOnly()) {
+      // The disk still refuses: new records queue behind the refused ones, in memory.
+      this.#toMemoryOnly(this.#takePending());
+      return;
+    }
+    const pending = this.#takePending();
+    if (pending.length === 0) return;
+    let uncached = this.#diskRecords - (this.#cached.length - this.#cachedHead);
+    const written = this.#writeRecords(pending.map((p) => p.encoded));
+    for (let i = 0; i < written.length; i++) {
+      // Cached only while every older on-disk record is cached too (then the cache is the head).
+      const { record, encoded } = pending[i] as PendingWrite;
+      const cost = encoded.length + MEMORY_OVERHEAD_BYTES;
+      if (uncached === 0 && this.#memoryBytes + cost <= this.#o.memoryMaxBytes) {
+        this.#cached.push({ record, diskBytes: encoded.length, segment: written[i] });
+        this.#memoryBytes += cost;
+      } else {
+        uncached += 1;
+      }
+    }
+    if (written.length < pending.length) this.#toMemoryOnly(pending.slice(written.length));
+  }
+
+  peek(maxRecords: number, maxBytes: number): readonly ProduceRecord[] {
+    this.flushWrites();
+    this.#peek = undefined;
+    const uncachedOnDisk = this.#diskRecords - (this.#cached.length - this.#cachedHead);
+    if (this.#cached.length - this.#cachedHead === 0 && uncachedOnDisk > 0) return this.#peekDisk(Math.min(maxRecords, uncachedOnDisk), maxBytes);
+    const out: ProduceRecord[] = [];
+    const sizes: number[] = [];
+    let bytes = 0;
+    const take = (entries: MemoryEntry[], from: number): boolean => {
+      for (let i = from; i < entries.length; i++) {
+        const entry = entries[i] as MemoryEntry;
+        if (out.length >= maxRecords || (out.length > 0 && bytes + entry.diskBytes > maxBytes)) return false;
+        out.push(entry.record);
+        sizes.push(entry.diskBytes);
+        bytes += entry.diskBytes;
+      }
+      return true;
+    };
+    // Cached records first; memory-only ones only once nothing on disk is left before them.
+    if (take(this.#cached, this.#cachedHead) && uncachedOnDisk === 0) take(this.#memoryOnly, 0);
+    if (out.length > 0) this.#peek = { source: 'memory', sizes };
+    return out;
+  }
+
+  commit(count: number): void {
+    const peek = this.#peek;
+    this.#peek = undefined;
+    if (peek === undefined) return;
+    const n = Math.min(count, peek.sizes.length);
+    if (peek.source === 'disk') {
+      for (let i = 0; i < n; i++) this.#advanceHead(peek.sizes[i] as number);
+      this.#maybeWriteCursor();
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      let entry: MemoryEntry;
+      if (this.#cachedHead < this.#cached.length) {
+        entry = this.#cached[this.#cachedHead] as MemoryEntry;
+        this.#cached[this.#cachedHead++] = undefined as unknown as MemoryEntry;
+      } else {
+        entry = this.#memoryOnly.shift() as MemoryEntry;
+      }
+      this.#memoryBytes -= entry.diskBytes + MEMORY_OVERHEAD_BYTES;
+      if (entry.segment !== undefined) this.#advanceHead(entry.diskBytes);
+    }
+    if (this.#cachedHead > 1024 && this.#cachedHead * 2 > this.#cached.length) {
+      this.#cached = this.#cached.slice(this.#cachedHead);
+      this.#cachedHead = 0;
+    }
+    this.#maybeWriteCursor();
+  }
+
+  /** Writes the cursor when it moved and the last write is at least cursorIntervalMillis old. */
+  #maybeWriteCursor(): void {
+    if (this.#cursorDirty && this.#now() - this.#cursorWrittenAt >= (this.#o.cursorIntervalMillis ?? 100)) this.#writeCursorQuietly();
+  }
+
+  release(): void {
+    this.#peek = undefined;
+  }
+
+  sync(): void {
+    this.flushWrites();
+    this.#syncQuietly();
+  }
+
+  close(): number {
+    if (this.#closed) return 0;
+    this.flushWrites();
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#syncQuietly();
+    this.#closeActive();
+    this.#closeReader();
+    this.#writeCursorQuietly();
+    const lost = this.#memoryOnly.length;
+    if (lost > 0) this.#o.onDrop?.(lost, 'disk-error-at-stop');
+    this.#memoryOnly = [];
+    this.#releaseLock();
+    return lost;
+  }
+
+  // --- writing --------------------------------------------------------------------------
+
+  #takePending(): PendingWrite[] {
+    const pending = this.#pending;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    return pending;
+  }
+
+  /** Writes encoded records in order, rolling segments; returns the segment of each record written before a failure. */
+  #writeRecords(encoded: readonly Buffer[]): Segment[] {
+    const segments: Segment[] = [];
+    let done = 0;
+    while (done < encoded.length) {
+      try {
+        const segment = this.#activeSegment(encoded[done] as Buffer);
+        // One write for as many records as fit in this segment.
+        let end = done;
+        let bytes = 0;
+        while (end < encoded.length && (end === done || segment.sizeBytes + bytes + (encoded[end] as Buffer).length <= this.#o.segmentBytes)) {
+          bytes += (encoded[end] as Buffer).length;
+          end += 1;
+        }
+        this.#writeAll(segment, end - done === 1 ? (encoded[done] as Buffer) : Buffer.concat(encoded.slice(done, end), bytes));
+        segment.sizeBytes += bytes;
+        segment.recordCount += end - done;
+        this.#diskBytes += bytes;
+        this.#diskRecords += end - done;
+        for (; done < end; done++) segments.push(segment);
+      } catch (error) {
+        this.#diskFailed(error);
+        return segments;
+      }
+    }
+    if (done > 0) this.#diskWorks();
+    return segments;
+  }
+
+  /** The segment to append `next` to: the active one, or a new one when it would overflow. */
+  #activeSegment(next: Buffer): Segment {
+    if (this.#active !== undefined && this.#active.sizeBytes + next.length > this.#o.segmentBytes) this.#closeActive();
+    if (this.#active !== undefined) return this.#active;
+    const sequence = this.#lastSequence + 1;
+    const path = join(this.#o.directory, `${String(sequence).padStart(16, '0')}.seg`);
+    this.#activeFd = this.#fs.openSync(path, 'wx', 0o600);
+    this.#lastSequence = sequence;
+    const segment: Segment = { sequence, path, sizeBytes: 0, recordCount: 0 };
+    this.#active = segment;
+    this.#segments.push(segment);
+    if (this.#segments.length === 1) this.#cursorDirty = true;
+    return segment;
+  }
+
+  /** Writes `bytes` at the end of `segment`; on failure cuts the segment back to its last whole record. */
+  #writeAll(segment: Segment, bytes: Buffer): void {
+    const fd = this.#activeFd as number;
+    try {
+      let written = 0;
+      while (written < bytes.length) written += this.#fs.writeSync(fd, bytes, written, bytes.length - written);
+      if (this.#o.fsyncIntervalMillis === 0) this.#fs.fdatasyncSync(fd);
+      else this.#dirty = true;
+    } catch (error) {
+      try {
+        this.#fs.ftruncateSync(fd, segment.sizeBytes);
+      } catch {
+        // Cannot cut the torn bytes off: seal the segment at its valid size (they are never
+        // read; a later recovery finds and counts them as a torn stretch).
+      }
+      this.#closeActive();
+      throw error;
+    }
+  }
+
+  #toMemoryOnly(pending: readonly PendingWrite[]): void {
+    let dropped = 0;
+    for (const { record, encoded } of pending) {
+      const cost = encoded.length + MEMORY_OVERHEAD_BYTES;
+      if (this.#memoryBytes + cost > this.#o.memoryMaxBytes) {
+        dropped += 1;
+        continue;
+      }
+      this.#memoryOnly.push({ record, diskBytes: encoded.length, segment: undefined });
+      this.#memoryBytes += cost;
+    }
+    if (dropped > 0) this.#o.onDrop?.(dropped, NO_SPACE_CODES.has(this.#diskError?.code ?? '') ? 'disk-full' : 'disk-error');
+  }
+
+  /** Tries to write the records the disk refused (at most every diskRetryMillis); true when none is left. */
+  #retryMemoryOnly(): boolean {
+    if (this.#now() < this.#nextDiskTry) return false;
+    const entries = this.#memoryOnly;
+    const uncached = this.#diskRecords - (this.#cached.length - this.#cachedHead);
+    const written = this.#writeRecords(entries.map((entry) => encodeSpoolRecord(entry.record)));
+    for (let i = 0; i < written.length; i++) {
+      const entry = entries[i] as MemoryEntry;
+      entry.segment = written[i];
+      // Stay cached when nothing uncached lies before them on disk; else read back from disk later.
+      if (uncached === 0) this.#cached.push(entry);
+      else this.#memoryBytes -= entry.diskBytes + MEMORY_OVERHEAD_BYTES;
+    }
+    this.#memoryOnly = entries.slice(written.length);
+    return this.#memoryOnly.length === 0;
+  }
+
+  #diskFailed(error: unknown): void {
+    const code = (error as NodeJS.ErrnoException).code ?? 'EIO';
+    this.#nextDiskTry = this.#now() + (this.#o.diskRetryMillis ?? 1_000);
+    if (this.#diskError === undefined) {
+      this.#diskError = { code, message: (error as Error).message, sinceMillis: this.#now() };
+      this.#o.onDiskState?.(this.#diskError);
+    }
+  }
+
+  #diskWorks(): void {
+    if (this.#diskError === undefined) return;
+    this.#diskError = undefined;
+    this.#o.onDiskState?.(undefined);
+  }
+
+  /** Applies the bound before `size` more bytes: drop-oldest removes old segments. False = no room. */
+  #makeRoom(size: number): boolean {
+    // Decide on what is on disk: write this turn's records first.
+    if (this.#diskBytes + this.#pendingBytes + size > this.#o.maxBytes && this.#pending.length > 0) this.flushWrites();
+    while (this.#diskBytes + this.#pendingBytes + size > this.#o.maxBytes) {
+      const head = this.#segments[0];
+      // Never drop the segment being written, nor records in flight (their commit would double-count).
+      if (this.#o.policy === 'drop-newest' || head === undefined || head === this.#active || this.#peek !== undefined) return false;
+      const dropped = this.#removeHead();
+      if (dropped > 0) this.#o.onDrop?.(dropped, 'spool-full');
+    }
+    return true;
+  }
+
+  // --- reading and committing -----------------------------------------------------------
+
+  #peekDisk(maxRecords: number, maxBytes: number): readonly ProduceRecord[] {
+    for (;;) {
+      const head = this.#segments[0];
+      if (head === undefined) return [];
+      const remaining = head.sizeBytes - this.#headOffset;
+      if (remaining <= 0) {
+        if (head === this.#active) return [];
+        this.#removeHead();
+        continue;
+      }
+      let buffer = this.#readHead(head, Math.min(remaining, Math.max(maxBytes, SPOOL_RECORD_HEADER_BYTES)));
+      let scan = decodeSpoolRecords(buffer, { maxRecords });
+      if (scan.records.length === 0 && scan.stop === 'truncated' && buffer.length >= SPOOL_RECORD_HEADER_BYTES) {
+        // The first record is larger than maxBytes: read exactly that record.
+        buffer = this.#readHead(head, Math.min(remaining, SPOOL_RECORD_HEADER_BYTES + buffer.readUInt32LE(0)));
+        scan = decodeSpoolRecords(buffer, { maxRecords: 1 });
+      }
+      if (scan.records.length === 0) {
+        // Unreadable record at the read position (damaged after it was written): the rest of
+        // this segment is lost; its record count is known exactly.
+        const lostRecords = head.recordCount - this.#headConsumed;
+        this.#o.onCorrupt?.(
+          new SpoolError('WW_ERR_SPOOL_CORRUPT', `spool segment ${head.path}: unreadable record at byte ${this.#headOffset}; discarded ${lostRecords} record(s), ${remaining} bytes`, head.path),
+          lostRecords,
+          remaining,
+        );
+        this.#diskRecords -= lostRecords;
+        this.#diskBytes -= remaining;
+        head.recordCount = this.#headConsumed;
+        head.sizeBytes = this.#headOffset;
+        if (head === this.#active) this.#closeActive();
+        continue;
+      }
+      this.#peek = { source: 'disk', sizes: scan.recordBytes };
+      return scan.records;
+    }
+  }
+
+  #readHead(head: Segment, length: number): Buffer {
+    if (this.#readSegment !== head) {
+      this.#closeReader();
+      this.#readFd = this.#io('open segment', head.path, () => this.#fs.openSync(head.path, 'r'));
+      this.#readSegment = head;
+    }
+    const fd = this.#readFd as number;
+    return this.#io('read', head.path, () => {
+      const buffer = Buffer.allocUnsafe(length);
+      let got = 0;
+      while (got < length) {
+        const n = this.#fs.readSync(fd, buffer, got, length - got, this.#headOffset + got);
+        if (n === 0) break;
+        got += n;
+      }
+      return buffer.subarray(0, got);
+    });
+  }
+
+  /** One on-disk record of `bytes` at the head was delivered. */
+  #advanceHead(bytes: number): void {
+    this.#headOffset += bytes;
+    this.#headConsumed += 1;
+    this.#diskRecords -= 1;
+    this.#cursorDirty = true;
+    const head = this.#segments[0];
+    // A fully delivered segment goes, the one being written too (the next write starts a new one).
+    if (head !== undefined && this.#headOffset >= head.sizeBytes) this.#removeHead();
+  }
+
+  /** Deletes the head segment; returns how many uncommitted records it held (dropped from the cache too). */
+  #removeHead(): number {
+    const head = this.#segments.shift();
+    if (head === undefined) return 0;
+    const remaining = head.recordCount - this.#headConsumed;
+    if (head === this.#readSegment) this.#closeReader();
+    if (head === this.#active) this.#closeActive();
+    while (this.#cachedHead < this.#cached.length && (this.#cached[this.#cachedHead] as MemoryEntry).segment === head) {
+      const entry = this.#cached[this.#cachedHead] as MemoryEntry;
+      this.#cached[this.#cachedHead++] = undefined as unknown as MemoryEntry;
+      this.#memoryBytes -= entry.diskBytes + MEMORY_OVERHEAD_BYTES;
+    }
+    try {
+      this.#fs.unlinkSync(head.path);
+    } catch {
+      // Already gone or the disk fails: recovery deletes segments before the cursor anyway.
+    }
+    this.#diskBytes -= head.sizeBytes - 0;
+    this.#diskRecords -= remaining;
+    this.#headOffset = 0;
+    this.#headConsumed = 0;
+    this.#cursorDirty = true;
+    this.#writeCursorQuietly();
+    return remaining;
+  }
+
+  // --- recovery ---------------------------------------------------------------------------
+
+  #recover(): void {
+    const { directory } = this.#o;
+    const cursor = readCursor(this.#fs, join(directory, CURSOR_FILE));
+    const names = this.#io('readdir', directory, () => this.#fs.readdirSync(directory))
+      .filter((name) => SEGMENT_PATTERN.test(name))
+      .sort();
+    for (const name of names) {
+      const sequence = Number(name.slice(0, 16));
+      const path = join(directory, name);
+      this.#lastSequence = Math.max(this.#lastSequence, sequence);
+      if (cursor !== undefined && sequence < cursor.sequence) {
+        this.#io('unlink', path, () => this.#fs.unlinkSync(path));
+        continue;
+      }
+      const startAt = this.#segments.length === 0 && cursor !== undefined && cursor.sequence === sequence ? cursor.offsetBytes : 0;
+      this.#recoverSegment(sequence, path, startAt);
+    }
+    this.#cursorDirty = true;
+  }
+
+  /** Scans one segment, repairs it (truncate a torn tail, cut out damage), and adds its records. */
+  #recoverSegment(sequence: number, path: string, cursorOffset: number): void {
+    const bytes = this.#io('read', path, () => this.#fs.readFileSync(path));
+    const scan = scanSpoolSegment(bytes);
+    for (const damage of scan.damage) {
+      this.#o.onCorrupt?.(
+        new SpoolError(
+          'WW_ERR_SPOOL_CORRUPT',
+          `spool segment ${path}: ${damage.where === 'tail' ? 'torn tail' : 'damaged stretch'} of ${damage.length} bytes at byte ${damage.offset} (CRC-32C or length check failed); counted as 1 lost record, the records after it are kept`,
+          path,
+        ),
+        1,
+        damage.length,
+      );
+    }
+    // Records at or after the cursor (the last boundary at or before it).
+    let first = 0;
+    while (first < scan.offsets.length && (scan.offsets[first] as number) + (scan.lengths[first] as number) <= cursorOffset) first += 1;
+    const keep = scan.offsets.length - first;
+    if (keep === 0) {
+      this.#io('unlink', path, () => this.#fs.unlinkSync(path));
+      return;
+    }
+    const middleDamage = scan.damage.some((d) => d.where === 'middle');
+    let size: number;
+    let headOffset = 0;
+    if (middleDamage) {
+      // Rewrite with the kept records only (atomically), so reading never meets the damage.
+      const parts = [];
+      for (let i = first; i < scan.offsets.length; i++) parts.push(bytes.subarray(scan.offsets[i], (scan.offsets[i] as number) + (scan.lengths[i] as number)));
+      const clean = Buffer.concat(parts);
+      const tmp = `${path}.tmp`;
+      this.#io('rewrite', path, () => {
+        this.#fs.writeFileSync(tmp, clean, { mode: 0o600 });
+        this.#fs.renameSync(tmp, path);
+      });
+      size = clean.length;
+    } else {
+      const last = scan.offsets.length - 1;
+      size = (scan.offsets[last] as number) + (scan.lengths[last] as number);
+      if (size < bytes.length) {
+        this.#io('truncate', path, () => {
+          const fd = this.#fs.openSync(path, 'r+');
+          try {
+            this.#fs.ftruncateSync(fd, size);
+          } finally {
+            this.#fs.closeSync(fd);
+          }
+        });
+      }
+      headOffset = first > 0 ? (scan.offsets[first] as number) : 0;
+    }
+    const segment: Segment = { sequence, path, sizeBytes: size, recordCount: scan.offsets.length - (middleDamage ? first : 0) };
+    if (this.#segments.length === 0) {
+      this.#headOffset = headOffset;
+      this.#headConsumed = middleDamage ? 0 : first;
+    }
+    this.#segments.push(segment);
+    this.#diskBytes += size;
+    this.#diskRecords += keep;
+  }
+
+  // --- small helpers ----------------------------------------------------------------------
+
+  #io<T>(what: string, path: string, fn: () => T): T {
     try {
       return fn();
     } catch (error) {
       if (error instanceof SpoolError) throw error;
       throw new SpoolError('WW_ERR_SPOOL_IO', `spool ${what} failed for ${path}: ${(error as Error).message}`, path, { cause: error });
     }
-  };
-
-  io('mkdir', directory, () => mkdirSync(directory, { recursive: true, mode: 0o700 }));
-  const lockPath = join(directory, LOCK_FILE);
-  acquireLock(lockPath, io);
-
-  const segments: Segment[] = [];
-  let headReadOffset = 0;
-  let headConsumed = 0;
-  let totalBytes = 0;
-  let totalRecords = 0;
-  let lastSequence = 0;
-  let activeFd: number | undefined;
-  let active: Segment | undefined;
-  let headFd: number | undefined;
-  let headFdSegment: Segment | undefined;
-  let peekedBytes: number[] = [];
-  let peekedFromRetry = false;
-  let retryRecords: ProduceRecord[] = [];
-  let retryBytes: number[] = [];
-  const retryPath = join(directory, RETRY_FILE);
-  let dirty = false;
-  let closed = false;
-
-  // --- recovery -------------------------------------------------------------------------
-  const cursor = readCursor(join(directory, CURSOR_FILE));
-  const names = io('readdir', directory, () => readdirSync(directory))
-    .filter((name) => /^\d{16}\.seg$/.test(name))
-    .sort();
-  for (const name of names) {
-    const sequence = Number(name.slice(0, 16));
-    const path = join(directory, name);
-    lastSequence = Math.max(lastSequence, sequence);
-    if (cursor !== undefined && sequence < cursor.sequence) {
-      io('unlink', path, () => unlinkSync(path));
-      continue;
-    }
-    const bytes = io('read', path, () => readFileSync(path));
-    const scan = decodeSpoolRecords(bytes, { decode: false });
-    if (scan.stop !== 'end') {
-      const lost = bytes.length - scan.validBytes;
-      io('truncate', path, () => {
-        const fd = openSync(path, 'r+');
-        try {
-          ftruncateSync(fd, scan.validBytes);
-        } finally {
-          closeSync(fd);
-        }
-      });
-      options.onCorrupt?.(
-        new SpoolError(
-          'WW_ERR_SPOOL_CORRUPT',
-          `spool segment ${path}: ${scan.stop} record at byte ${scan.validBytes} (CRC-32C or length check failed); discarded ${lost} bytes after it`,
-          path,
-        ),
-        lost,
-      );
-    }
-    if (scan.recordBytes.length === 0) {
-      io('unlink', path, () => unlinkSync(path));
-      continue;
-    }
-    const segment: Segment = { sequence, path, sizeBytes: scan.validBytes, recordCount: scan.recordBytes.length };
-    if (segments.length === 0 && cursor !== undefined && cursor.sequence === sequence) {
-      // Resume at the last record boundary at or before the saved offset.
-      let offset = 0;
-      let consumed = 0;
-      for (const length of scan.recordBytes) {
-        if (offset + length > cursor.offsetBytes) break;
-        offset += length;
-        consumed += 1;
-      }
-      headReadOffset = offset;
-      headConsumed = consumed;
-    }
-    segments.push(segment);
-    totalBytes += segment.sizeBytes;
-    totalRecords += segment.recordCount;
   }
-  totalRecords -= headConsumed;
-  const retryContent = io('read', retryPath, () => {
+
+  #every(millis: number, fn: () => void): void {
+    const timer = setInterval(fn, millis);
+    timer.unref();
+    this.#timers.push(timer);
+  }
+
+  #syncQuietly(): void {
+    if (!this.#dirty || this.#activeFd === undefined) return;
     try {
-      return readFileSync(retryPath);
+      this.#fs.fdatasyncSync(this.#activeFd);
+      this.#dirty = false;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
+      // The data stays in the page cache (safe against a crash, not a power loss): report it.
+      this.#diskFailed(error);
     }
-  });
-  if (retryContent !== undefined) {
-    const scan = decodeSpoolRecords(retryContent);
-    if (scan.stop !== 'end') {
-      options.onCorrupt?.(
-        new SpoolError('WW_ERR_SPOOL_CORRUPT', `spool retry file ${retryPath}: ${scan.stop} record at byte ${scan.validBytes}; discarded the rest`, retryPath),
-        retryContent.length - scan.validBytes,
-      );
-    }
-    retryRecords = scan.records;
-    retryBytes = scan.recordBytes;
-    totalBytes += scan.validBytes;
-    totalRecords += scan.records.length;
-    if (scan.records.length === 0) io('unlink', retryPath, () => unlinkSync(retryPath));
   }
 
-  // --- helpers --------------------------------------------------------------------------
-  const writeCursor = (): void => {
-    const head = segments[0];
-    const path = join(directory, CURSOR_FILE);
-    const tmp = `${path}.tmp`;
-    const text = JSON.stringify({ sequence: head?.sequence ?? lastSequence + 1, offsetBytes: head === undefined ? 0 : headReadOffset });
-    io('cursor write', path, () => {
-      writeFileSync(tmp, text);
-      renameSync(tmp, path);
-    });
-  };
-
-  const writeRetryFile = (): void => {
-    if (retryRecords.length === 0) {
-      io('unlink', retryPath, () => {
-        try {
-          unlinkSync(retryPath);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-        }
-      });
-      return;
+  #writeCursorQuietly(): void {
+    const head = this.#segments[0];
+    const path = join(this.#o.directory, CURSOR_FILE);
+    const text = JSON.stringify({ sequence: head?.sequence ?? this.#lastSequence + 1, offsetBytes: head === undefined ? 0 : this.#headOffset });
+    try {
+      this.#fs.writeFileSync(`${path}.tmp`, text);
+      this.#fs.renameSync(`${path}.tmp`, path);
+      this.#cursorDirty = false;
+      this.#cursorWrittenAt = this.#now();
+    } catch {
+      // Cannot write the cursor (disk full): a crash would re-send more (duplicates, never loss).
     }
-    const tmp = `${retryPath}.tmp`;
-    io('retry write', retryPath, () => {
-      const fd = openSync(tmp, 'w', 0o600);
+  }
+
+  #closeActive(): void {
+    if (this.#activeFd !== undefined) {
+      const fd = this.#activeFd;
       try {
-        for (const record of retryRecords) {
-          const bytes = encodeSpoolRecord(record);
-          let written = 0;
-          while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-        }
-        fdatasyncSync(fd);
-      } finally {
-        closeSync(fd);
+        if (this.#dirty) this.#fs.fdatasyncSync(fd);
+      } catch (error) {
+        this.#diskFailed(error);
       }
-      renameSync(tmp, retryPath);
-    });
-  };
-
-  const closeHeadFd = (): void => {
-    if (headFd !== undefined) {
-      closeSync(headFd);
-      headFd = undefined;
-      headFdSegment = undefined;
-    }
-  };
-
-  const closeActive = (): void => {
-    if (activeFd !== undefined) {
-      const fd = activeFd;
-      io('fsync', active?.path ?? directory, () => {
-        if (dirty) fdatasyncSync(fd);
-        closeSync(fd);
-      });
-      dirty = false;
-    }
-    activeFd = undefined;
-    active = undefined;
-  };
-
-  /** Removes the head segment; returns how many records it still held. */
-  const removeHead = (): number => {
-    const head = segments.shift();
-    if (head === undefined) return 0;
-    const remaining = head.recordCount - headConsumed;
-    if (head === headFdSegment) closeHeadFd();
-    if (head === active) closeActive();
-    io('unlink', head.path, () => unlinkSync(head.path));
-    totalBytes -= head.sizeBytes;
-    totalRecords -= remaining;
-    headReadOffset = 0;
-    headConsumed = 0;
-    // A peek from the head segment is void now (its records were just dropped).
-    if (!peekedFromRetry) peekedBytes = [];
-    return remaining;
-  };
-
-  const fsyncTimer =
-    options.fsyncIntervalMillis > 0
-      ? setInterval(() => {
-          if (dirty && activeFd !== undefined && !closed) {
-            const fd = activeFd;
-            io('fsync', active?.path ?? directory, () => fdatasyncSync(fd));
-            dirty = false;
-          }
-        }, options.fsyncIntervalMillis)
-      : undefined;
-  fsyncTimer?.unref();
-
-  // --- the spool ------------------------------------------------------------------------
-  return {
-    get sizeBytes() {
-      return totalBytes;
-    },
-    get recordCount() {
-      return totalRecords;
-    },
-
-    append(record) {
-      const bytes = encodeSpoolRecord(record);
-      const size = bytes.length;
-      if (size > options.maxBytes || size > options.segmentBytes) return { spooled: false, droppedRecords: 1 };
-      if (active !== undefined && active.sizeBytes + size > options.segmentBytes) closeActive();
-      let droppedRecords = 0;
-      while (totalBytes + size > options.maxBytes) {
-        const head = segments[0];
-        if (options.policy === 'drop-newest' || head === undefined || head === active) {
-          return { spooled: false, droppedRecords: droppedRecords + 1 };
-        }
-        droppedRecords += removeHead();
-        writeCursor();
-      }
-      if (active === undefined) {
-        lastSequence += 1;
-        const path = join(directory, `${String(lastSequence).padStart(16, '0')}${SEGMENT_SUFFIX}`);
-        activeFd = io('create segment', path, () => openSync(path, 'wx', 0o600));
-        active = { sequence: lastSequence, path, sizeBytes: 0, recordCount: 0 };
-        segments.push(active);
-        if (segments.length === 1) writeCursor();
-      }
-      const fd = activeFd as number;
-      const segment = active;
-      io('append', segment.path, () => {
-        let written = 0;
-        while (written < size) written += writeSync(fd, bytes, written, size - written);
-        if (options.fsyncIntervalMillis === 0) fdatasyncSync(fd);
-      });
-      dirty = options.fsyncIntervalMillis !== 0;
-      segment.sizeBytes += size;
-      segment.recordCount += 1;
-      totalBytes += size;
-      totalRecords += 1;
-      return { spooled: true, droppedRecords };
-    },
-
-    prepend(records) {
-      if (records.length === 0) return;
-      const added = records.map((record) => encodeSpoolRecord(record).length);
-      retryRecords = [...records, ...retryRecords];
-      retryBytes = [...added, ...retryBytes];
-      for (const length of added) totalBytes += length;
-      totalRecords += records.length;
-      peekedBytes = [];
-      writeRetryFile();
-    },
-
-    peek(maxRecords, maxBytes) {
-      peekedBytes = [];
-      peekedFromRetry = false;
-      if (retryRecords.length > 0) {
-        let bytes = 0;
-        let n = 0;
-        while (n < retryRecords.length && n < maxRecords && (n === 0 || bytes + (retryBytes[n] as number) <= maxBytes)) {
-          bytes += retryBytes[n] as number;
-          n += 1;
-        }
-        peekedFromRetry = true;
-        peekedBytes = retryBytes.slice(0, n);
-        return retryRecords.slice(0, n);
-      }
-      for (;;) {
-        const head = segments[0];
-        if (head === undefined) return [];
-        const remaining = head.sizeBytes - headReadOffset;
-        if (remaining <= 0) {
-          if (head === active) return [];
-          removeHead();
-          writeCursor();
-          continue;
-        }
-        if (headFdSegment !== head) {
-          closeHeadFd();
-          headFd = io('open segment', head.path, () => openSync(head.path, 'r'));
-          headFdSegment = head;
-        }
-        const fd = headFd as number;
-        const readAt = (length: number): Buffer =>
-          io('read', head.path, () => {
-            const buffer = Buffer.allocUnsafe(length);
-            let got = 0;
-            while (got < length) {
-              const n = readSync(fd, buffer, got, length - got, headReadOffset + got);
-              if (n === 0) break;
-              got += n;
-            }
-            return buffer.subarray(0, got);
-          });
-        let buffer = readAt(Math.min(remaining, Math.max(maxBytes, SPOOL_RECORD_HEADER_BYTES)));
-        let scan = decodeSpoolRecords(buffer, { maxRecords });
-        if (scan.records.length === 0 && scan.stop === 'truncated' && buffer.length >= SPOOL_RECORD_HEADER_BYTES) {
-          // The first record is larger than maxBytes: read exactly that record.
-          buffer = readAt(Math.min(remaining, SPOOL_RECORD_HEADER_BYTES + buffer.readUInt32LE(0)));
-          scan = decodeSpoolRecords(buffer, { maxRecords: 1 });
-        }
-        const corrupt = scan.stop === 'corrupt' || (scan.records.length === 0 && buffer.length === remaining);
-        if (corrupt && scan.records.length === 0) {
-          // Unreadable record at the read position: the rest of this segment is lost.
-          const lost = remaining;
-          const lostRecords = head.recordCount - headConsumed;
-          options.onCorrupt?.(
-            new SpoolError('WW_ERR_SPOOL_CORRUPT', `spool segment ${head.path}: corrupt record at byte ${headReadOffset}; discarded ${lostRecords} record(s), ${lost} bytes`, head.path),
-            lost,
-          );
-          head.recordCount = headConsumed;
-          totalRecords -= lostRecords;
-          totalBytes -= lost;
-          head.sizeBytes = headReadOffset;
-          continue;
-        }
-        peekedBytes = scan.recordBytes;
-        return scan.records;
-      }
-    },
-
-    commit(count) {
-      const n = Math.min(count, peekedBytes.length);
-      if (n <= 0) return;
-      let bytes = 0;
-      for (let i = 0; i < n; i++) bytes += peekedBytes[i] as number;
-      peekedBytes = peekedBytes.slice(n);
-      if (peekedFromRetry) {
-        retryRecords = retryRecords.slice(n);
-        retryBytes = retryBytes.slice(n);
-        totalBytes -= bytes;
-        totalRecords -= n;
-        writeRetryFile();
-        return;
-      }
-      headReadOffset += bytes;
-      headConsumed += n;
-      totalRecords -= n;
-      const head = segments[0];
-      if (head !== undefined && headReadOffset >= head.sizeBytes) removeHead();
-      writeCursor();
-    },
-
-    sync() {
-      if (dirty && activeFd !== undefined) {
-        const fd = activeFd;
-        io('fsync', active?.path ?? directory, () => fdatasyncSync(fd));
-        dirty = false;
-      }
-    },
-
-    close() {
-      if (closed) return;
-      closed = true;
-      if (fsyncTimer !== undefined) clearInterval(fsyncTimer);
-      closeActive();
-      closeHeadFd();
-      writeCursor();
       try {
-        unlinkSync(lockPath);
+        this.#fs.closeSync(fd);
       } catch {
-        // Already gone: nothing to release.
+        // Nothing more to do with this descriptor.
       }
-    },
-  };
+    }
+    this.#dirty = false;
+    this.#activeFd = undefined;
+    this.#active = undefined;
+  }
+
+  #closeReader(): void {
+    if (this.#readFd !== undefined) {
+      try {
+        this.#fs.closeSync(this.#readFd);
+      } catch {
+        // Nothing more to do with this descriptor.
+      }
+    }
+    this.#readFd = undefined;
+    this.#readSegment = undefined;
+  }
+
+  #releaseLock(): void {
+    try {
+      this.#fs.unlinkSync(this.#lockPath);
+    } catch {
+      // Already gone: nothing to release.
+    }
+  }
 }
 
-function readCursor(path: string): { sequence: number; offsetBytes: number } | undefined {
+function readCursor(fs: SpoolFs, path: string): { sequence: number; offsetBytes: number } | undefined {
   try {
-    const parsed = JSON.parse(readFileSync(path, 'utf8')) as { sequence?: unknown; offsetBytes?: unknown };
+    const parsed = JSON.parse(fs.readFileSync(path, 'utf8') as string) as { sequence?: unknown; offsetBytes?: unknown };
     if (Number.isSafeInteger(parsed.sequence) && Number.isSafeInteger(parsed.offsetBytes)) {
       return { sequence: parsed.sequence as number, offsetBytes: parsed.offsetBytes as number };
     }
@@ -480,27 +794,31 @@ function readCursor(path: string): { sequence: number; offsetBytes: number } | u
   return undefined;
 }
 
-function acquireLock(lockPath: string, io: <T>(what: string, path: string, fn: () => T) => T): void {
+function acquireLock(fs: SpoolFs, lockPath: string): void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(lockPath, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      const fd = fs.openSync(lockPath, 'wx', 0o600);
+      fs.writeSync(fd, String(process.pid));
+      fs.closeSync(fd);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
         throw new SpoolError('WW_ERR_SPOOL_IO', `spool lock ${lockPath} cannot be created: ${(error as Error).message}`, lockPath, { cause: error });
       }
-      const holder = Number(io('read lock', lockPath, () => readFileSync(lockPath, 'utf8')).trim());
-      if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-        throw new SpoolError(
-          'WW_ERR_SPOOL_LOCKED',
-          `spool directory is in use by process ${holder} (lock ${lockPath}); give each collector its own --spool-dir`,
-          lockPath,
-        );
+      let holder = Number.NaN;
+      try {
+        holder = Number((fs.readFileSync(lockPath, 'utf8') as string).trim());
+      } catch {
+        // Unreadable lock: treat as stale.
       }
-      // Stale lock from a process that is gone (or ourselves): take it over.
-      io('remove stale lock', lockPath, () => unlinkSync(lockPath));
+      if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new SpoolError('WW_ERR_SPOOL_LOCKED', `spool directory is in use by process ${holder} (lock ${lockPath}); give each collector its own --spool-dir`, lockPath);
+      }
+      try {
+        fs.unlinkSync(lockPath);
+      } catch {
+        // Removed concurrently: try again.
+      }
     }
   }
   throw new SpoolError('WW_ERR_SPOOL_LOCKED', `spool lock ${lockPath} could not be acquired`, lockPath);

@@ -6,13 +6,13 @@ export type { CollectorConfig, CollectorFlags, CompressionName, ReadTextFile, Sa
 export { Secret } from './secret.ts';
 export { recordSizeBytes } from './produce-record.ts';
 export type { ProduceFunction, ProduceRecord } from './produce-record.ts';
-export { encodeSpoolRecord, decodeSpoolRecords } from './spool-record.ts';
-export type { SpoolScan } from './spool-record.ts';
+export { encodeSpoolRecord, decodeSpoolRecords, scanSpoolSegment } from './spool-record.ts';
+export type { SpoolDamage, SpoolScan, SpoolSegmentScan } from './spool-record.ts';
 export { openDiskSpool } from './disk-spool.ts';
-export type { DiskSpool, DiskSpoolOptions, SpoolAppendResult } from './disk-spool.ts';
-export { CollectorMetrics } from './collector-metrics.ts';
+export type { DiskSpool, DiskSpoolOptions, SpoolDiskError, SpoolDropReason, SpoolFs } from './disk-spool.ts';
+export { CollectorMetrics, INTAKE_DROP_REASONS, accountingOf, describeTotals } from './collector-metrics.ts';
 export type { CollectorTotals, FrameSourceKind } from './collector-metrics.ts';
-export { createDeliveryPipeline } from './delivery-pipeline.ts';
+export { createDeliveryPipeline, recordRejectionOf, toDlqRecord } from './delivery-pipeline.ts';
 export type { DeliveryPipeline, DeliveryPipelineOptions, DeliveryState, LogFunction, LogLevel } from './delivery-pipeline.ts';
 export { createTraceparentGenerator } from './trace-context.ts';
 export { createFrameIntake } from './frame-intake.ts';
@@ -30,5 +30,5 @@ export { collectorPipelinePoint, startPipelineReporter } from './pipeline-report
 export type { MetricsPoint, MetricsPointWriter, MetricsWriterStats, PipelineReporter, PipelineReporterOptions } from './pipeline-reporter.ts';
 export { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 export type { InfluxMetricsWriterOptions } from './influx-metrics-writer.ts';
-export { startCollector } from './collector.ts';
+export { degradedReasons, startCollector } from './collector.ts';
 export type { CollectorDependencies, RunningCollector } from './collector.ts';

@@ -103,13 +103,15 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
     try {
       await admin.connect();
       const existing = new Set(await admin.listTopics());
+      // The topics take every record the agent sends (max.message.bytes = WARPWATCH_KAFKA_MAX_MESSAGE_BYTES).
+      const configEntries = [{ name: 'max.message.bytes', value: String(config.maxMessageBytes) }];
       const missing = [
-        { topic: config.framesTopic, numPartitions: config.partitions, replicationFactor: config.replicationFactor },
-        { topic: config.dlqTopic, numPartitions: 1, replicationFactor: config.replicationFactor },
+        { topic: config.framesTopic, numPartitions: config.partitions, replicationFactor: config.replicationFactor, configEntries },
+        { topic: config.dlqTopic, numPartitions: 1, replicationFactor: config.replicationFactor, configEntries },
       ].filter((t) => !existing.has(t.topic));
       if (missing.length > 0) {
         await admin.createTopics({ topics: missing, waitForLeaders: true });
-        log('info', `created Kafka topic(s) ${missing.map((t) => `${t.topic} (${t.numPartitions} partition(s))`).join(', ')}`);
+        log('info', `created Kafka topic(s) ${missing.map((t) => `${t.topic} (${t.numPartitions} partition(s))`).join(', ')} with max.message.bytes=${config.maxMessageBytes}`);
       }
       topicsReady = true;
     } catch (error) {

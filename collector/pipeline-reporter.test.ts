@@ -31,6 +31,9 @@ const zeroTotals: CollectorTotals = {
   framesDropped: 0,
   threadRecordsIn: 0,
   connectionsClosedForErrors: 0,
+  recordsRecovered: 0,
+  droppedByReason: {},
+  reroutedByReason: {},
 };
 
 describe('collectorPipelinePoint', () => {

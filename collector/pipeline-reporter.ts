@@ -50,8 +50,8 @@ export interface MetricsPointWriter {
 /**
  * The `warpwatch_pipeline` point of a collector: cumulative counters since its start.
  * frames_in = valid frames received, frames_out = frames Kafka acknowledged on the frames
- * topic, frames_rejected = invalid frames sent to the DLQ, frames_spooled = records written
- * to the disk spool, frames_dropped = records lost on purpose (spool full, closed
+ * topic, frames_rejected = invalid frames sent to the DLQ, frames_spooled = records taken
+ * into the write-ahead disk spool (every accepted record, frames and DLQ), frames_dropped = records lost on purpose (spool full, closed
  * connection, ...), influx_write_errors = failed write requests of this very writer.
  *
  * @example

@@ -8,6 +8,7 @@ import {
   createInfluxMetricsWriter,
   createKafkaProducer,
   describeCollectorConfig,
+  describeTotals,
   loadCollectorConfig,
   startCollector,
   startHealthServer,
@@ -168,8 +169,7 @@ async function runCollect(options: CollectOptions): Promise<void> {
   const influx = metricsWriter?.stats();
   log(
     'info',
-    `stopped${signalled === undefined ? '' : ` on ${signalled}`}: frames in ${totals.framesIn}, out ${totals.framesOut}, rejected ${totals.framesRejected}, ` +
-      `spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}; ${result.flushed ? 'everything delivered' : `${collector.spool.recordCount} record(s) left in the spool`}` +
+    `stopped${signalled === undefined ? '' : ` on ${signalled}`}: ${describeTotals(totals, collector.spool.recordCount)}` +
       (influx === undefined ? '' : `; pipeline points to InfluxDB: ${influx.pointsWritten} written, ${influx.pointsDropped} dropped, ${influx.writeErrors} write error(s)`),
   );
   if (inputError !== undefined) {
@@ -177,10 +177,10 @@ async function runCollect(options: CollectOptions): Promise<void> {
   }
   // A run that ended because its inputs ended (replay, stdin) was asked to deliver them: say so
   // when some did not reach Kafka. A served socket stopped by a signal exits 0 (the spool keeps them).
-  if (signalled === undefined && !result.flushed) {
+  if (signalled === undefined && (!result.flushed || totals.framesDropped > 0)) {
     throw new CollectorError(
       'WW_ERR_COLLECTOR_UNDELIVERED',
-      `${collector.spool.recordCount} record(s) did not reach Kafka and stay in the spool ${config.spool.directory}; the next \`warpwatch collect\` with this --spool-dir sends them first`,
+      `${collector.spool.recordCount} record(s) did not reach Kafka and stay in the spool ${config.spool.directory} (the next \`warpwatch collect\` with this --spool-dir sends them first); ${totals.framesDropped} record(s) were dropped (reasons on the line above)`,
       { retriable: true },
     );
   }

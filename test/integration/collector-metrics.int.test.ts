@@ -122,7 +122,7 @@ describe('collector self-metrics in the real InfluxDB', () => {
 
   it('the CLI reports its points as written, and the last point holds the final totals as floats', async () => {
     expect(stderr).toMatch(/influx=http:\/\/127\.0\.0\.1:\d+ bucket=ww_cm_\w+\/autogen instance=ww-cm-\w+:replay every 200 ms/);
-    expect(stderr).toMatch(/frames in 20, out 20, rejected 1, spooled 0, dropped 0; everything delivered; pipeline points to InfluxDB: \d+ written, 0 dropped, 0 write error\(s\)/);
+    expect(stderr).toMatch(/read 21 \(frames 20, rejected 1\) = delivered 21 \(frames 20, DLQ 1\) \+ dropped 0 \+ held 0; everything delivered; pipeline points to InfluxDB: \d+ written, 0 dropped, 0 write error\(s\)/);
     const written = Number(/pipeline points to InfluxDB: (\d+) written/.exec(stderr)?.[1]);
     expect(written).toBeGreaterThanOrEqual(2); // one at start, one at stop, one per 200 ms between
 

@@ -150,7 +150,7 @@ describe('collector with a real Kafka broker', () => {
     const { code, millis } = await exited;
     expect(code).toBe(0);
     expect(millis).toBeLessThan(15_000); // WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS default 10 s + exit
-    expect(stderr).toMatch(/stopped on SIGTERM: frames in 500, out 500, rejected 0, spooled 0, dropped 0; everything delivered/);
+    expect(stderr).toMatch(/stopped on SIGTERM: read 500 \(frames 500, rejected 0\) = delivered 500 \(frames 500, DLQ 0\) \+ dropped 0 \+ held 0; everything delivered/);
     const got = await consumeTopic(brokers(), topic, 500);
     expect(got).toHaveLength(500);
     const bySequence = new Map(got.map((m) => [decodeFrame(m.value).frameSequence, m.value]));
