@@ -113,10 +113,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
 
     // The collector: socket → splitter → decode → enrich → queue → batches → idempotent producer.
     let peakRssBytes = 0;
-    const startVariant = async (name: string, validationWorker: boolean): Promise<{ collector: RunningCollector; runCollector: () => Promise<void> }> => {
+    const startVariant = async (name: string, validationWorker: boolean, env: Record<string, string> = {}): Promise<{ collector: RunningCollector; runCollector: () => Promise<void> }> => {
       const socketPath = join(directory, `${name}.sock`);
       const config = loadCollectorConfig({
-        env: { WARPWATCH_FRAMES_TOPIC: `bench.collector-${runId}`, WARPWATCH_DLQ_TOPIC: `bench.dlq-${runId}`, WARPWATCH_VALIDATION_WORKER: String(validationWorker) },
+        env: { WARPWATCH_FRAMES_TOPIC: `bench.collector-${runId}`, WARPWATCH_DLQ_TOPIC: `bench.dlq-${runId}`, WARPWATCH_VALIDATION_WORKER: String(validationWorker), ...env },
         flags: { socket: socketPath, brokers, partitions: String(PARTITIONS), spoolDir: join(directory, `spool-${name}`), host: 'bench-host', metricsPort: 'off' },
       });
       const producer = createKafkaProducer(config.kafka);
@@ -140,7 +140,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await ctx.measure(workerName, workerVariant.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: true } });
     await workerVariant.collector.stop();
 
-    const defaultName = 'collector (default: validation on the event loop)';
+    // The strictest durability policy: fdatasync after every write (one write per event-loop turn).
+    const fsyncName = 'collector, fsync after every write';
+    const fsyncVariant = await startVariant('fsync', false, { WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS: '0' });
+    await ctx.measure(fsyncName, fsyncVariant.runCollector, { runs: 5, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, fsyncEveryWrite: true } });
+    await fsyncVariant.collector.stop();
+
+    const defaultName = 'collector (default: write-ahead spool, fsync every 1 s, validation on the event loop)';
     const memoryBefore = process.memoryUsage();
     const inline = await startVariant('inline', false);
     await ctx.measure(defaultName, inline.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: false } });
@@ -176,6 +182,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       ['plain', plainName],
       ['collectorDefault', defaultName],
       ['collectorWorker', workerName],
+      ['collectorFsyncEveryWrite', fsyncName],
     ] as const) {
       const c = caseOf(name);
       metrics[`${label}FramesPerSecondWall`] = perSecond(c?.medianMillis, frameCount);
@@ -199,7 +206,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       notes: [
         'thread records = lanes described by the frames (groups x group size); FramesPerSecondWall = frames / median wall time, FramesPerCpuSecond = frames / median CPU time of this process (all threads)',
         `paired interleaved wall-time runs (default collector): collector/plain throughput ratios ${pairedRatios.map((r) => r.toFixed(2)).join(', ')} (median ${pairedMedianRatio.toFixed(2)})`,
-        'the plain producer sends the bare frames; the collector also reads the sockets, validates every frame with protocol decodeFrame (on the event loop by default), and adds ww-source, ww-host and traceparent headers to every message',
+        'the plain producer sends the bare frames; the collector also reads the sockets, validates every frame with protocol decodeFrame (on the event loop by default), adds ww-source, ww-host and traceparent headers to every message, and writes every record to its write-ahead disk spool before producing it (one write per event-loop turn)',
         'agent memory: `warpwatch collect` run as a separate process (default settings, metrics on /healthz), RSS from /proc/<pid>/status: idle after start, median over the last rounds (steady), peak',
         `default collector totals after the runs: in ${totals.framesIn}, out ${totals.framesOut}, spooled ${totals.framesSpooled}, dropped ${totals.framesDropped}, rejected ${totals.framesRejected}`,
       ],

@@ -80,6 +80,8 @@ export interface PrivateKafka {
   readonly brokers: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Sends a signal to the node: SIGKILL (dead broker, waits until it is gone), SIGSTOP / SIGCONT (frozen broker). */
+  signal(signal: 'SIGKILL' | 'SIGSTOP' | 'SIGCONT'): Promise<void>;
   /** Stops it and deletes its data directory. */
   destroy(): Promise<void>;
 }
@@ -111,7 +113,24 @@ export function createPrivateKafka(port: number): PrivateKafka {
       await waitUntilReady({ name: 'private kafka', probe: () => server.probe(), pid, commandLineMarker: server.commandLineMarker, logFile: server.logFile, timeoutMillis: 120_000 });
     },
     stop,
+    async signal(name) {
+      if (pid === undefined) throw new Error('private kafka is not running');
+      const target = pid;
+      process.kill(target, name);
+      if (name !== 'SIGKILL') return;
+      pid = undefined;
+      for (let i = 0; i < 200; i++) {
+        try {
+          process.kill(target, 0);
+        } catch {
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`private kafka ${target} did not die on SIGKILL`);
+    },
     async destroy() {
+      if (pid !== undefined) process.kill(pid, 'SIGCONT');
       await stop();
       rmSync(server.instanceDirectory, { recursive: true, force: true });
     },
