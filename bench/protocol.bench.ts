@@ -1,7 +1,8 @@
 /**
  * Benchmark of the frame codec (protocol/): µs per frame to encode and decode a LaunchSummary
  * and GroupSamples frames (4 groups × 32 lanes = the collector's 1.7 KB frame, 32 × 32, and the
- * 4096-group maximum), and splitter throughput in MB/s on a stream of frames.
+ * 4096-group maximum), and splitter throughput in MB/s on a stream of frames and on garbage
+ * ('WWFR' repeated: one rejected stretch, whatever its length).
  *
  * Baselines, all measured in the same run:
  * - the previous implementation: protocol/ as of commit PREVIOUS_COMMIT (before the
@@ -252,6 +253,27 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   metrics['stream.splitMegabytesPerSecond'] = megabytesPerSecond('split stream');
   metrics['stream.splitDecodeMegabytesPerSecond'] = megabytesPerSecond('split + decode stream (crcVerified)');
   metrics['stream.splitDecodeMicrosPerFrame'] = (ctx.cases.find((c) => c.name === 'split + decode stream (crcVerified)')!.medianCpuMillis * 1000) / streamFrames.length;
+  // Garbage: 'WWFR' repeated (a magic with a bad header every 4 bytes) in 64 KiB chunks, then
+  // one frame. The splitter resynchronises on the next valid frame, so the whole stretch is one
+  // rejection (discardedLength = the stretch, discarded = a 64 KiB sample). Not run on the
+  // previous implementation: it yields one rejection per 4 bytes (2M items for 8 MiB).
+  const garbageBytes = ctx.quick ? 1 << 20 : 8 << 20;
+  const garbageStream = new Uint8Array(garbageBytes + streamFrames[0]!.length);
+  for (let i = 0; i < garbageBytes; i++) garbageStream[i] = [0x57, 0x57, 0x46, 0x52][i % 4]!;
+  garbageStream.set(streamFrames[0]!, garbageBytes);
+  const garbageChunks: Uint8Array[] = [];
+  for (let i = 0; i < garbageStream.length; i += 65536) garbageChunks.push(garbageStream.subarray(i, i + 65536));
+  let garbageItems = 0;
+  await ctx.measure('split garbage (WWFR repeated)', () => {
+    const splitter = createFrameSplitter();
+    garbageItems = 0;
+    for (const chunk of garbageChunks) garbageItems += splitter.push(chunk).length;
+    garbageItems += splitter.end().length;
+    sink += garbageItems;
+  }, { ...budget, parameters: { garbageBytes, chunkBytes: 65536 } });
+  if (garbageItems !== 2) throw new Error(`split garbage: expected 1 rejection and 1 frame, got ${garbageItems} items`);
+  metrics['garbage.bytes'] = garbageBytes;
+  metrics['garbage.splitMegabytesPerSecond'] = garbageStream.length / 1e6 / (ctx.cases.find((c) => c.name === 'split garbage (WWFR repeated)')!.medianCpuMillis / 1000);
   if (previous.codec !== undefined) {
     metrics['stream.previousSplitMegabytesPerSecond'] = megabytesPerSecond('split stream: previous');
     metrics['stream.previousSplitDecodeMegabytesPerSecond'] = megabytesPerSecond('split + decode stream: previous');

@@ -80,23 +80,68 @@ describe.each([
 
     it('sends garbage and corrupted frames to the DLQ with their error code and keeps the valid ones', async () => {
       const { submitted, intake, metrics } = setup();
-      const good1 = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
+      const good0 = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
       const corrupt = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 1 });
       corrupt[corrupt.length - 1] = (corrupt[corrupt.length - 1] as number) ^ 0xff; // payload byte → CRC mismatch
       const good2 = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 2 });
+      const good3 = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 3 });
       const stream = intake.openStream('stdin', Number.POSITIVE_INFINITY);
-      stream.push(concat([good1, new TextEncoder().encode('hello, not a frame'), corrupt, good2]));
-      stream.push(good1.subarray(0, 20));
+      stream.push(concat([good0, new TextEncoder().encode('hello, not a frame'), good2, corrupt, good3]));
+      stream.push(good0.subarray(0, 20));
       await stream.end();
       const frames = submitted.filter((r) => r.topic === 'warpwatch.frames');
       const dlq = submitted.filter((r) => r.topic === 'warpwatch.dlq');
-      expect(frames.map((r) => decodeFrame(r.value).frameSequence)).toEqual([0, 2]);
+      expect(frames.map((r) => decodeFrame(r.value).frameSequence)).toEqual([0, 2, 3]);
       expect(dlq.map((r) => r.headers['ww-error-code'])).toEqual(['WW_ERR_FRAME_BAD_MAGIC', 'WW_ERR_FRAME_CRC_MISMATCH', 'WW_ERR_FRAME_TRUNCATED']);
+      expect(dlq.map((r) => r.headers['ww-discarded-bytes'])).toEqual(['18', String(corrupt.length), '20']);
       expect(new TextDecoder().decode(dlq[0]?.value)).toBe('hello, not a frame');
       expect(Buffer.from(dlq[1]?.value ?? []).equals(Buffer.from(corrupt))).toBe(true);
       expect(dlq.every((r) => r.headers['ww-source'] === 'stdin' && r.headers['ww-host'] === 'gpu-host-7' && r.key === null)).toBe(true);
-      expect(metrics.totals()).toMatchObject({ framesIn: 2, framesRejected: 3 });
+      expect(metrics.totals()).toMatchObject({ framesIn: 3, framesRejected: 3 });
     });
+
+    it('sends garbage and damaged frames that touch each other to the DLQ as one record', async () => {
+      const { submitted, intake } = setup();
+      const corrupt = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 1 });
+      corrupt[corrupt.length - 1] = (corrupt[corrupt.length - 1] as number) ^ 0xff;
+      const junk = new TextEncoder().encode('hello, not a frame');
+      const stream = intake.openStream('stdin', Number.POSITIVE_INFINITY);
+      stream.push(concat([fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 }), junk, corrupt, fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 2 })]));
+      await stream.end();
+      const dlq = submitted.filter((r) => r.topic === 'warpwatch.dlq');
+      expect(dlq).toHaveLength(1);
+      expect(dlq[0]?.headers['ww-error-code']).toBe('WW_ERR_FRAME_BAD_MAGIC');
+      expect(dlq[0]?.headers['ww-discarded-bytes']).toBe(String(junk.length + corrupt.length));
+      expect(Buffer.from(dlq[0]?.value ?? []).equals(Buffer.from(concat([junk, corrupt])))).toBe(true);
+      expect(submitted.filter((r) => r.topic === 'warpwatch.frames').map((r) => decodeFrame(r.value).frameSequence)).toEqual([0, 2]);
+    });
+
+    it('sends 4 MiB of repeated WWFR garbage as ONE capped DLQ record, keeps the socket open and submits every valid frame', async () => {
+      const { submitted, intake, metrics } = setup();
+      const garbageLength = 4 * 1024 * 1024;
+      const garbage = new Uint8Array(garbageLength);
+      for (let i = 0; i < garbageLength; i++) garbage[i] = [0x57, 0x57, 0x46, 0x52][i % 4] as number; // 'WWFR' repeated
+      const frames = Array.from({ length: 5 }, (_, i) => fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: i }));
+      let closed = 0;
+      const stream = intake.openStream('socket', 16, () => closed++);
+      const all = concat([frames[0] as Uint8Array, frames[1] as Uint8Array, garbage, frames[2] as Uint8Array, frames[3] as Uint8Array, frames[4] as Uint8Array]);
+      for (let at = 0; at < all.length; at += 65536) stream.push(all.subarray(at, Math.min(all.length, at + 65536)));
+      await stream.end();
+      const dlq = submitted.filter((r) => r.topic === 'warpwatch.dlq');
+      expect(dlq).toHaveLength(1);
+      expect(dlq[0]?.headers['ww-error-code']).toBe('WW_ERR_FRAME_UNKNOWN_VERSION');
+      expect(dlq[0]?.headers['ww-discarded-bytes']).toBe('4194304');
+      expect(dlq[0]?.value.length).toBeLessThanOrEqual(64 * 1024);
+      expect(Buffer.from(dlq[0]?.value ?? []).equals(Buffer.from(garbage.subarray(0, dlq[0]?.value.length)))).toBe(true);
+      const out = submitted.filter((r) => r.topic === 'warpwatch.frames');
+      expect(out).toHaveLength(5);
+      out.forEach((r, i) => expect(Buffer.from(r.value).equals(Buffer.from(frames[i] as Uint8Array))).toBe(true));
+      // DLQ record between frames 1 and 2, in stream order.
+      expect(submitted.map((r) => (r.topic === 'warpwatch.dlq' ? 'r' : 'f')).join('')).toBe('ffrfff');
+      expect(closed).toBe(0);
+      expect(stream.errorCount).toBe(1);
+      expect(metrics.totals()).toMatchObject({ framesIn: 5, framesRejected: 1 });
+    }, 60_000);
 
     it('stops a stream once its error budget is spent and calls back once', async () => {
       const { intake, submitted } = setup();

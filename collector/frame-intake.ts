@@ -31,11 +31,11 @@ export interface FrameIntakeOptions {
 
 /** One byte stream (a socket connection, stdin, a file) being split into frames. */
 export interface FrameStream {
-  /** Feeds bytes (never blocks); valid frames are submitted, invalid stretches go to the DLQ. */
+  /** Feeds bytes (never blocks); valid frames are submitted, each contiguous invalid stretch goes to the DLQ as one record. */
   push(chunk: Uint8Array): void;
   /** The stream ended: resolves once all its bytes are validated and submitted (leftover bytes are a truncated frame). */
   end(): Promise<void>;
-  /** Invalid frames seen on this stream so far. */
+  /** Invalid stretches (and frames failing decoding) seen on this stream so far. */
   readonly errorCount: number;
 }
 
@@ -43,7 +43,7 @@ export interface FrameStream {
 export interface FrameIntake {
   /**
    * @param source where the bytes come from (ww-source header).
-   * @param maxErrors after this many invalid frames the stream stops and `onTooManyErrors` is called once (sockets); Infinity for files/stdin.
+   * @param maxErrors after this many rejects (one per contiguous invalid stretch) the stream stops and `onTooManyErrors` is called once (sockets); Infinity for files/stdin.
    * @param onTooManyErrors close the connection here.
    */
   openStream(source: FrameSourceKind, maxErrors: number, onTooManyErrors?: () => void): FrameStream;
@@ -76,8 +76,12 @@ interface StreamState {
  * (stream-validator.ts), on the event loop or in one worker thread; valid frames are
  * submitted unchanged with key = stream id `<job>/<kernel>` and headers ww-source,
  * ww-host, traceparent and ww-label-*; anything invalid goes to the DLQ topic with
- * ww-error-code and ww-error-message headers, and the stream keeps going (the splitter
- * resynchronises). Per-stream order is kept in both modes.
+ * ww-error-code, ww-error-message and ww-discarded-bytes headers, and the stream keeps going
+ * (the splitter resynchronises on the next valid frame). One contiguous invalid stretch is one
+ * DLQ record (and one error against the stream's budget), however long: its value is a sample
+ * of the stretch's first 64 KiB, ww-discarded-bytes its exact length in bytes (decimal); a
+ * frame that passes the CRC but fails decoding is its own record, whole. Per-stream order is
+ * kept in both modes.
  *
  * @example
  * const intake = createFrameIntake({ pipeline, metrics, framesTopic: 'warpwatch.frames', dlqTopic: 'warpwatch.dlq', hostName: 'gpu-7', labels: {} });
@@ -96,14 +100,20 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   let backlogBytes = 0;
   const drainWaiters = new Set<() => void>();
 
-  const reject = (state: StreamState, code: string, message: string, bytes: Uint8Array): void => {
+  const reject = (state: StreamState, code: string, message: string, bytes: Uint8Array, discardedLength: number): void => {
     state.errorCount += 1;
     options.metrics.frameRejected(state.source, code);
     options.pipeline.submit({
       topic: options.dlqTopic,
       key: null,
       value: bytes,
-      headers: { ...state.baseHeaders, 'ww-error-code': code, 'ww-error-message': message.slice(0, MAX_ERROR_MESSAGE_CHARS), traceparent: nextTraceparent() },
+      headers: {
+        ...state.baseHeaders,
+        'ww-error-code': code,
+        'ww-error-message': message.slice(0, MAX_ERROR_MESSAGE_CHARS),
+        'ww-discarded-bytes': String(discardedLength),
+        traceparent: nextTraceparent(),
+      },
       timestampMillis: wallClockMillis(),
     });
     if (state.errorCount >= state.maxErrors && !state.stopped) {
@@ -135,7 +145,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
       }
       const item = items[i] as ValidatedItem;
       if (item.kind === 'frame') accept(state, item.raw, item.key, item.threadRecords);
-      else reject(state, item.code, item.message, item.bytes);
+      else reject(state, item.code, item.message, item.bytes, item.discardedLength);
     }
     countAccepted(state);
   };
@@ -160,7 +170,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
           frame += 1;
         } else {
           const item = response.rejects[rejected++] as ValidationResponse['rejects'][number];
-          reject(state, item.code, item.message, item.bytes);
+          reject(state, item.code, item.message, item.bytes, item.discardedLength);
         }
       }
       countAccepted(state);
@@ -226,7 +236,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
             return;
           }
           if (backlogBytes + chunk.byteLength > maxBacklogBytes) {
-            // Validation cannot keep up: drop this chunk (the splitter resynchronises on the next magic), counted.
+            // Validation cannot keep up: drop this chunk (the splitter resynchronises on the next valid frame), counted.
             options.metrics.dropped(1, 'validation-backlog');
             return;
           }

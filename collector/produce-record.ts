@@ -7,9 +7,9 @@ export interface ProduceRecord {
   readonly topic: string;
   /** Partition key: the stream id `<job>/<kernel>` for frames; null when unknown (DLQ). */
   readonly key: string | null;
-  /** Raw bytes (the frame, or the rejected bytes for the DLQ). */
+  /** Raw bytes (the frame; for the DLQ the rejected bytes, at most the first 64 KiB of a long stretch). */
   readonly value: Uint8Array;
-  /** Kafka headers (ww-source, ww-host, traceparent, ww-label-*, ww-error-code). */
+  /** Kafka headers (ww-source, ww-host, traceparent, ww-label-*; on the DLQ also ww-error-code, ww-error-message, ww-discarded-bytes). */
   readonly headers: Readonly<Record<string, string>>;
   /** When the collector received the frame, milliseconds since the Unix epoch. */
   readonly timestampMillis: number;

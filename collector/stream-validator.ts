@@ -13,8 +13,13 @@ export type ValidatedItem =
     }
   | {
       readonly kind: 'reject';
-      /** The rejected bytes (a copy the caller may keep). */
+      /**
+       * The rejected bytes, or for a long rejected stretch its first 64 KiB only (the
+       * splitter's sample; a copy the caller may keep).
+       */
       readonly bytes: Uint8Array;
+      /** Exact length of the rejected stretch in bytes (≥ bytes.length). */
+      readonly discardedLength: number;
       /** A protocol error code such as WW_ERR_FRAME_CRC_MISMATCH. */
       readonly code: string;
       readonly message: string;
@@ -30,9 +35,11 @@ export interface StreamValidator {
 
 /**
  * Validation of one byte stream with the protocol codec: the protocol splitter cuts the
- * stream into raw frames (header and CRC checked, resynchronising after garbage), then
- * `decodeFrame` checks every payload field. Pure computation, no I/O, so it runs the same
- * on the event loop or in the validation worker.
+ * stream into raw frames (header and CRC checked, resynchronising after garbage on the next
+ * valid frame: one reject per contiguous rejected stretch, with a capped sample and the exact
+ * length), then `decodeFrame` checks every payload field (a frame that fails is its own
+ * reject, whole). Pure computation, no I/O, so it runs the same on the event loop or in the
+ * validation worker.
  *
  * @example const validator = createStreamValidator(); for (const item of validator.push(chunk)) ...
  */
@@ -42,7 +49,7 @@ export function createStreamValidator(): StreamValidator {
     const out: ValidatedItem[] = [];
     for (const item of items) {
       if (!('raw' in item)) {
-        out.push({ kind: 'reject', bytes: item.discarded.slice(), code: item.error.code, message: item.error.message });
+        out.push({ kind: 'reject', bytes: item.discarded, discardedLength: item.discardedLength, code: item.error.code, message: item.error.message });
         continue;
       }
       let frame: Frame;
@@ -50,7 +57,7 @@ export function createStreamValidator(): StreamValidator {
         frame = decodeFrame(item.raw);
       } catch (error) {
         const e = error as FrameError;
-        out.push({ kind: 'reject', bytes: item.raw, code: typeof e.code === 'string' ? e.code : 'WW_ERR_FRAME_INVALID', message: e.message });
+        out.push({ kind: 'reject', bytes: item.raw, discardedLength: item.raw.length, code: typeof e.code === 'string' ? e.code : 'WW_ERR_FRAME_INVALID', message: e.message });
         continue;
       }
       out.push({ kind: 'frame', raw: item.raw, key: streamIdOf(frame), threadRecords: threadRecordsOf(frame) });

@@ -7,7 +7,7 @@
  * In:  { op: 'push', id, chunk } | { op: 'end', id }
  * Out: { id, consumedBytes, ended, kinds ('f' frame / 'r' reject, in stream order),
  *        frames: Uint8Array (all valid frames concatenated), lengths, keys, threadRecords,
- *        rejects: { bytes, code, message }[] }
+ *        rejects: { bytes (a sample, ≤ 64 KiB for a stretch), discardedLength (exact), code, message }[] }
  */
 import { parentPort } from 'node:worker_threads';
 import { createStreamValidator, type StreamValidator, type ValidatedItem } from './stream-validator.ts';
@@ -29,7 +29,8 @@ export interface ValidationResponse {
   readonly lengths: readonly number[];
   readonly keys: readonly string[];
   readonly threadRecords: readonly number[];
-  readonly rejects: readonly { readonly bytes: Uint8Array; readonly code: string; readonly message: string }[];
+  /** Rejects in order: `bytes` is the sample the validator kept, `discardedLength` the exact length rejected. */
+  readonly rejects: readonly { readonly bytes: Uint8Array; readonly discardedLength: number; readonly code: string; readonly message: string }[];
 }
 
 /**
@@ -44,7 +45,7 @@ export function packValidatedItems(id: number, consumedBytes: number, ended: boo
   const lengths: number[] = [];
   const keys: string[] = [];
   const threadRecords: number[] = [];
-  const rejects: { bytes: Uint8Array; code: string; message: string }[] = [];
+  const rejects: { bytes: Uint8Array; discardedLength: number; code: string; message: string }[] = [];
   let at = 0;
   let kinds = '';
   for (const item of items) {
@@ -56,7 +57,7 @@ export function packValidatedItems(id: number, consumedBytes: number, ended: boo
       keys.push(item.key);
       threadRecords.push(item.threadRecords);
     } else {
-      rejects.push({ bytes: item.bytes, code: item.code, message: item.message });
+      rejects.push({ bytes: item.bytes, discardedLength: item.discardedLength, code: item.code, message: item.message });
     }
   }
   return { id, consumedBytes, ended, kinds, frames, lengths, keys, threadRecords, rejects };

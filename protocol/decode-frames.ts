@@ -10,7 +10,8 @@ import type { Frame } from './types.ts';
 /**
  * Decodes every frame of a buffer of concatenated frames (what a recorder writes to a file),
  * in order. Strict: the first problem throws, with its byte offset. For a tolerant reader that
- * skips damaged frames, use createFrameSplitter.
+ * skips damaged bytes (one error per contiguous damaged stretch, with its exact length and a
+ * capped sample), use createFrameSplitter.
  *
  * @param bytes - zero or more whole frames back to back
  * @returns the frames in file order

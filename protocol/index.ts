@@ -36,7 +36,7 @@ export { encodeFrame } from './encode-frame.ts';
 export { decodeFrame } from './decode-frame.ts';
 export type { DecodeFrameOptions } from './decode-frame.ts';
 export { decodeFrames, readFrameFile } from './decode-frames.ts';
-export { createFrameSplitter } from './frame-splitter.ts';
+export { DEFAULT_MAX_SAMPLE_BYTES, createFrameSplitter } from './frame-splitter.ts';
 export type { FrameSplitItem, FrameSplitter, FrameSplitterOptions } from './frame-splitter.ts';
 export { parseStreamId, streamIdOf } from './stream-id.ts';
 export {

@@ -74,7 +74,7 @@ export async function runDemo(inputs: DemoInputs): Promise<DemoResults> {
     for (const [index, plan] of plans.entries()) {
       progress.runStarted(plan, index);
       const streamId = `${inputs.settings.job}/${plan.kernel}`;
-      const { report, frameErrors } = await streamWorkloadFrames({
+      const { report, frameErrors, rejectedBytes } = await streamWorkloadFrames({
         binDir: inputs.binDir,
         workload: plan.workload,
         args: plan.args,
@@ -84,7 +84,7 @@ export async function runDemo(inputs: DemoInputs): Promise<DemoResults> {
         },
       });
       if (frameErrors.length > 0) {
-        notes.push(`${streamId} n=${plan.n}: ${frameErrors.length} malformed frames skipped (first: ${frameErrors[0]?.message ?? ''})`);
+        notes.push(`${streamId} n=${plan.n}: ${rejectedBytes} malformed bytes skipped in ${frameErrors.length} stretch(es) (first: ${frameErrors[0]?.message ?? ''})`);
       }
       if (report.framesDropped > 0) notes.push(`${streamId} n=${plan.n}: the program dropped ${report.framesDropped} frames`);
       const ref: DemoStreamRef = { stream: streamId, groupSize: plan.n, groups: report.groups };

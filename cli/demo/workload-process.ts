@@ -17,8 +17,10 @@ export interface StreamedWorkloadRun {
   readonly report: WorkloadReport;
   /** Frames handed to `onFrame`. */
   readonly frames: number;
-  /** Bytes the splitter rejected (with the errors), normally none. */
+  /** The splitter's errors, one per contiguous rejected stretch of stdout, normally none. */
   readonly frameErrors: readonly FrameError[];
+  /** Bytes the splitter rejected in total (exact, Σ of the stretches' lengths), normally 0. */
+  readonly rejectedBytes: number;
 }
 
 /**
@@ -47,6 +49,7 @@ export function streamWorkloadFrames(options: {
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const splitter = createFrameSplitter();
     const frameErrors: FrameError[] = [];
+    let rejectedBytes = 0;
     let frames = 0;
     let stderr = '';
     let failure: unknown;
@@ -56,6 +59,7 @@ export function streamWorkloadFrames(options: {
       for (const item of items) {
         if ('error' in item) {
           frameErrors.push(item.error);
+          rejectedBytes += item.discardedLength;
           continue;
         }
         frames += 1;
@@ -111,7 +115,7 @@ export function streamWorkloadFrames(options: {
           } catch (error) {
             throw new DemoError('WW_ERR_DEMO_WORKLOAD', `${binary} printed no report line (got '${last.slice(0, 200)}')`, { cause: error });
           }
-          resolvePromise({ report, frames, frameErrors });
+          resolvePromise({ report, frames, frameErrors, rejectedBytes });
         })
         .catch(reject);
     });
