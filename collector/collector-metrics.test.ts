@@ -1,10 +1,11 @@
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { CollectorMetrics, accountingOf, describeTotals } from './collector-metrics.ts';
+import type { ProduceRecord } from './produce-record.ts';
 import { degradedReasons } from './collector.ts';
 
 const fresh = (): CollectorMetrics => new CollectorMetrics(otelMetrics.getMeter('test'), { spoolBytes: () => 0, queueBytes: () => 0 });
-const rec = (dlq = false) => ({ topic: 't', key: null, value: new Uint8Array(1), headers: dlq ? { 'ww-error-code': 'X' } : {}, timestampMillis: 0 });
+const rec = (dlq = false): ProduceRecord => ({ topic: 't', key: null, value: new Uint8Array(1), headers: dlq ? { 'ww-error-code': 'X' } : {}, timestampMillis: 0 });
 
 describe('accountingOf', () => {
   it('balances read (frames, rejections, intake drops, recovered) against delivered + dropped + held', () => {

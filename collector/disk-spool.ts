@@ -282,7 +282,9 @@ class WriteAheadSpool implements DiskSpool {
   flushWrites(): void {
     this.#flushScheduled = false;
     if (this.#closed) return;
-    if (this.#memoryOnly.length > 0 && !this.#retryMemoryOnly()) {
+    // Memory about to overflow: try the disk now rather than drop (one failed write per turn at most).
+    const memoryFull = this.#memoryBytes + this.#pendingBytes + this.#pending.length * MEMORY_OVERHEAD_BYTES > this.#o.memoryMaxBytes;
+    if (this.#memoryOnly.length > 0 && !this.#retryMemoryOnly(memoryFull)) {
       // The disk still refuses: new records queue behind the refused ones, in memory.
       this.#toMemoryOnly(this.#takePending());
       return;
@@ -474,9 +476,9 @@ class WriteAheadSpool implements DiskSpool {
     if (dropped > 0) this.#o.onDrop?.(dropped, NO_SPACE_CODES.has(this.#diskError?.code ?? '') ? 'disk-full' : 'disk-error');
   }
 
-  /** Tries to write the records the disk refused (at most every diskRetryMillis); true when none is left. */
-  #retryMemoryOnly(): boolean {
-    if (this.#now() < this.#nextDiskTry) return false;
+  /** Tries to write the records the disk refused (at most every diskRetryMillis unless `force`); true when none is left. */
+  #retryMemoryOnly(force = false): boolean {
+    if (!force && this.#now() < this.#nextDiskTry) return false;
     const entries = this.#memoryOnly;
     const uncached = this.#diskRecords - (this.#cached.length - this.#cachedHead);
     const written = this.#writeRecords(entries.map((entry) => encodeSpoolRecord(entry.record)));

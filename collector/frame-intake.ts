@@ -98,6 +98,8 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   const streams = new Map<number, StreamState>();
   let nextStreamId = 1;
   let backlogBytes = 0;
+  /** Chunks handed to the worker and not yet answered (one answer per chunk). */
+  let backlogChunks = 0;
   const drainWaiters = new Set<() => void>();
 
   const reject = (state: StreamState, code: string, message: string, bytes: Uint8Array, discardedLength: number): void => {
@@ -152,6 +154,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
 
   const handleResponse = (response: ValidationResponse): void => {
     backlogBytes -= response.consumedBytes;
+    if (response.consumedBytes > 0) backlogChunks -= 1;
     const state = streams.get(response.id);
     if (state !== undefined) {
       let frame = 0;
@@ -193,8 +196,10 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
     const fail = (reason: string): void => {
       if (worker === undefined || closing) return;
       worker = undefined;
-      log('error', `validation worker stopped (${reason}); validating on the main thread from now on; bytes it held were lost`);
+      log('error', `validation worker stopped (${reason}); validating on the main thread from now on; ${backlogChunks} chunk(s) it held were lost (counted dropped, reason validation-worker-failed)`);
+      if (backlogChunks > 0) options.metrics.dropped(backlogChunks, 'validation-worker-failed');
       backlogBytes = 0;
+      backlogChunks = 0;
       for (const [id, state] of streams) {
         if (state.resolveEnd !== undefined) {
           streams.delete(id);
@@ -243,6 +248,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
           // Copy exactly the chunk's bytes into a buffer we can transfer (a socket Buffer may share its memory).
           const copy = new Uint8Array(chunk);
           backlogBytes += copy.byteLength;
+          backlogChunks += 1;
           send({ op: 'push', id, chunk: copy }, [copy.buffer as ArrayBuffer]);
         },
         end() {

@@ -244,7 +244,8 @@ describe('collector chaos (real broker, real agent process)', () => {
       expect(full.droppedByReason['disk-full']).toBeGreaterThan(0);
       expect(full.accounting.balanced).toBe(true);
 
-      rmSync(join(mountPoint, 'ballast')); // space returns
+      rmSync(join(mountPoint, 'ballast')); // space returns: the agent notices within its retry interval
+      await until('the disk to take writes again', async () => ((await agent.health()).reasons.some((r) => r.startsWith('disk:')) ? undefined : true), 10_000);
       await writeAll(socket, frames('enospc', 3000, 200));
       const resumed = await until('spooling to resume', async () => {
         const h = await agent.health();
