@@ -140,12 +140,6 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await ctx.measure(workerName, workerVariant.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: true } });
     await workerVariant.collector.stop();
 
-    // The strictest durability policy: fdatasync after every write (one write per event-loop turn).
-    const fsyncName = 'collector, fsync after every write';
-    const fsyncVariant = await startVariant('fsync', false, { WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS: '0' });
-    await ctx.measure(fsyncName, fsyncVariant.runCollector, { runs: 5, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, fsyncEveryWrite: true } });
-    await fsyncVariant.collector.stop();
-
     const defaultName = 'collector (default: write-ahead spool, fsync every 1 s, validation on the event loop)';
     const memoryBefore = process.memoryUsage();
     const inline = await startVariant('inline', false);
@@ -169,6 +163,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const pairedMedianRatio = pairedRatios.length % 2 === 1 ? (pairedRatios[middle] as number) : ((pairedRatios[middle - 1] as number) + (pairedRatios[middle] as number)) / 2;
     const memoryAfter = process.memoryUsage();
     const totals = inline.collector.metrics.totals();
+
+    // The strictest durability policy: fdatasync after every write (one write per event-loop turn).
+    const fsyncName = 'collector, fsync after every write';
+    const fsyncVariant = await startVariant('fsync', false, { WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS: '0' });
+    await ctx.measure(fsyncName, fsyncVariant.runCollector, { runs: 5, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, fsyncEveryWrite: true } });
+    await fsyncVariant.collector.stop();
+
 
     // Memory at steady state of the real agent: `warpwatch collect` as its own process, fed the
     // same frames five times, its resident set sampled from /proc every 100 ms.

@@ -69,8 +69,9 @@ describe('openDiskSpool', () => {
       expect(spool.recordCount).toBe(95);
       expect(drain(spool)).toEqual(Array.from({ length: 95 }, (_, i) => i));
       expect(spool.recordCount).toBe(0);
-      expect(spool.sizeBytes).toBe(0);
-      expect(readdirSync(directory).filter((n) => n.endsWith('.seg'))).toHaveLength(0);
+      // Delivered segments are deleted; the one being written stays until it is full.
+      expect(segmentFiles()).toHaveLength(1);
+      expect(spool.sizeBytes).toBe(5 * RECORD_BYTES);
       spool.close();
     });
 
@@ -214,14 +215,50 @@ describe('openDiskSpool', () => {
     });
   });
 
+  describe('fsync policy', () => {
+    const countingFs = (counter: { syncs: number }): SpoolFs => ({
+      ...fs,
+      fdatasyncSync: ((fd: number) => {
+        counter.syncs += 1;
+        fs.fdatasyncSync(fd);
+      }) as SpoolFs['fdatasyncSync'],
+    });
+    const ticks = (n: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, n * 20 + 15));
+
+    it('syncs a backlog (records still undelivered one interval later) and skips data already delivered', async () => {
+      const counter = { syncs: 0 };
+      const spool = open({ fsyncIntervalMillis: 20, fs: countingFs(counter), segmentBytes: 1 << 20 });
+      for (let i = 0; i < 10; i++) spool.append(record(i));
+      expect(drain(spool)).toHaveLength(10); // delivered at once: a healthy pipeline
+      await ticks(4);
+      expect(counter.syncs).toBe(0);
+      for (let i = 10; i < 20; i++) spool.append(record(i)); // a backlog: nobody delivers
+      spool.flushWrites();
+      await ticks(4);
+      expect(counter.syncs).toBeGreaterThanOrEqual(1);
+      spool.close();
+    });
+
+    it('syncs after every write with interval 0', () => {
+      const counter = { syncs: 0 };
+      const spool = open({ fsyncIntervalMillis: 0, fs: countingFs(counter), segmentBytes: 1 << 20 });
+      spool.append(record(0));
+      spool.flushWrites();
+      spool.append(record(1));
+      spool.flushWrites();
+      expect(counter.syncs).toBe(2);
+      spool.close();
+    });
+  });
+
   describe('disk faults', () => {
     /** node:fs, with writes failing (after a partial write of `partialBytes`) while `failing` is set. */
     const faultyFs = (state: { failing?: string; partialBytes?: number; failTruncate?: boolean }): SpoolFs => ({
       ...fs,
       writeSync: ((fd: number, buffer: Buffer, offset?: number, length?: number) => {
         if (state.failing !== undefined && buffer.length > 64) {
-          if ((state.partialBytes ?? 0) > 0 && length !== undefined && length > state.partialBytes!) {
-            const n = fs.writeSync(fd, buffer, offset, state.partialBytes);
+          if ((state.partialBytes ?? 0) > 0 && (length ?? buffer.length - (offset ?? 0)) > state.partialBytes!) {
+            const n = fs.writeSync(fd, buffer, offset ?? 0, state.partialBytes);
             state.partialBytes = 0;
             return n;
           }
@@ -229,6 +266,17 @@ describe('openDiskSpool', () => {
         }
         return fs.writeSync(fd, buffer, offset, length);
       }) as SpoolFs['writeSync'],
+      writevSync: ((fd: number, buffers: Buffer[]) => {
+        if (state.failing !== undefined) {
+          if ((state.partialBytes ?? 0) > 0) {
+            const n = fs.writeSync(fd, Buffer.concat(buffers).subarray(0, state.partialBytes));
+            state.partialBytes = 0;
+            return n;
+          }
+          throw Object.assign(new Error(`${state.failing}: simulated`), { code: state.failing });
+        }
+        return fs.writevSync(fd, buffers);
+      }) as SpoolFs['writevSync'],
       ftruncateSync: ((fd: number, len?: number) => {
         if (state.failTruncate === true) throw Object.assign(new Error('EIO: simulated'), { code: 'EIO' });
         fs.ftruncateSync(fd, len);

@@ -24,6 +24,7 @@ export type SpoolFs = Pick<
   | 'unlinkSync'
   | 'writeFileSync'
   | 'writeSync'
+  | 'writevSync'
 >;
 
 /** Why the spool dropped records on purpose (the `reason` attribute of the dropped counter). */
@@ -49,7 +50,11 @@ export interface DiskSpoolOptions {
   readonly segmentBytes: number;
   /** Full spool: drop the oldest segment (`drop-oldest`) or the incoming record (`drop-newest`). */
   readonly policy: SpoolPolicy;
-  /** Written data is fdatasync'ed at least this often; 0 = after every write (one write per event-loop turn). */
+  /**
+   * 0 = fdatasync after every write (one write per event-loop turn). Otherwise the interval of
+   * the periodic fdatasync, which runs only while records written before the previous tick are
+   * still undelivered (a backlog); see the class notes.
+   */
   readonly fsyncIntervalMillis: number;
   /**
    * Bound on records held in memory: a cache of recent records (also on disk, so delivery
@@ -59,7 +64,7 @@ export interface DiskSpoolOptions {
   readonly memoryMaxBytes: number;
   /** After a disk error, writing is tried again this often (default 1000). */
   readonly diskRetryMillis?: number;
-  /** The replay cursor is written at most this often (default 100); a crash re-sends at most this much. */
+  /** The replay cursor is written at most this often (default 500); a crash re-sends at most this much. */
   readonly cursorIntervalMillis?: number;
   /** Damaged bytes found (recovery or read): `lostRecords` is exact where known, else 1 per damaged stretch. */
   readonly onCorrupt?: (error: SpoolError, lostRecords: number, lostBytes: number) => void;
@@ -211,6 +216,10 @@ class WriteAheadSpool implements DiskSpool {
   #diskError: SpoolDiskError | undefined;
   #nextDiskTry = 0;
   #dirty = false;
+  /** Records ever written to disk / ever delivered from disk (monotonic), for the fsync policy. */
+  #writtenTotal = 0;
+  #deliveredTotal = 0;
+  #writtenAtLastTick = 0;
   #cursorDirty = false;
   #cursorWrittenAt = Number.NEGATIVE_INFINITY;
   #closed = false;
@@ -230,8 +239,8 @@ class WriteAheadSpool implements DiskSpool {
       this.#releaseLock();
       throw error;
     }
-    if (options.fsyncIntervalMillis > 0) this.#every(options.fsyncIntervalMillis, () => this.#syncQuietly());
-    this.#every(options.cursorIntervalMillis ?? 100, () => {
+    if (options.fsyncIntervalMillis > 0) this.#every(options.fsyncIntervalMillis, () => this.#fsyncTick());
+    this.#every(options.cursorIntervalMillis ?? 500, () => {
       if (this.#cursorDirty) this.#writeCursorQuietly();
     });
     this.#every(options.diskRetryMillis ?? 1_000, () => {
@@ -361,7 +370,7 @@ class WriteAheadSpool implements DiskSpool {
 
   /** Writes the cursor when it moved and the last write is at least cursorIntervalMillis old. */
   #maybeWriteCursor(): void {
-    if (this.#cursorDirty && this.#now() - this.#cursorWrittenAt >= (this.#o.cursorIntervalMillis ?? 100)) this.#writeCursorQuietly();
+    if (this.#cursorDirty && this.#now() - this.#cursorWrittenAt >= (this.#o.cursorIntervalMillis ?? 500)) this.#writeCursorQuietly();
   }
 
   release(): void {
@@ -412,11 +421,12 @@ class WriteAheadSpool implements DiskSpool {
           bytes += (encoded[end] as Buffer).length;
           end += 1;
         }
-        this.#writeAll(segment, end - done === 1 ? (encoded[done] as Buffer) : Buffer.concat(encoded.slice(done, end), bytes));
+        this.#writeAll(segment, encoded.slice(done, end), bytes);
         segment.sizeBytes += bytes;
         segment.recordCount += end - done;
         this.#diskBytes += bytes;
         this.#diskRecords += end - done;
+        this.#writtenTotal += end - done;
         for (; done < end; done++) segments.push(segment);
       } catch (error) {
         this.#diskFailed(error);
@@ -429,7 +439,10 @@ class WriteAheadSpool implements DiskSpool {
 
   /** The segment to append `next` to: the active one, or a new one when it would overflow. */
   #activeSegment(next: Buffer): Segment {
-    if (this.#active !== undefined && this.#active.sizeBytes + next.length > this.#o.segmentBytes) this.#closeActive();
+    if (this.#active !== undefined && this.#active.sizeBytes + next.length > this.#o.segmentBytes) {
+      this.#closeActive();
+      this.#dropConsumedHead();
+    }
     if (this.#active !== undefined) return this.#active;
     const sequence = this.#lastSequence + 1;
     const path = join(this.#o.directory, `${String(sequence).padStart(16, '0')}.seg`);
@@ -442,12 +455,17 @@ class WriteAheadSpool implements DiskSpool {
     return segment;
   }
 
-  /** Writes `bytes` at the end of `segment`; on failure cuts the segment back to its last whole record. */
-  #writeAll(segment: Segment, bytes: Buffer): void {
+  /** Writes `parts` (`total` bytes) at the end of `segment` in one gathered write; on failure cuts the segment back to its last whole record. */
+  #writeAll(segment: Segment, parts: Buffer[], total: number): void {
     const fd = this.#activeFd as number;
     try {
-      let written = 0;
-      while (written < bytes.length) written += this.#fs.writeSync(fd, bytes, written, bytes.length - written);
+      let written = parts.length === 1 ? this.#fs.writeSync(fd, parts[0] as Buffer) : this.#fs.writevSync(fd, parts);
+      if (written < total) {
+        // A short write (rare: a signal, a nearly full disk): write the rest piece by piece.
+        const rest = Buffer.concat(parts, total).subarray(written);
+        for (let at = 0; at < rest.length; ) at += this.#fs.writeSync(fd, rest, at, rest.length - at);
+        written = total;
+      }
       if (this.#o.fsyncIntervalMillis === 0) this.#fs.fdatasyncSync(fd);
       else this.#dirty = true;
     } catch (error) {
@@ -583,13 +601,18 @@ class WriteAheadSpool implements DiskSpool {
 
   /** One on-disk record of `bytes` at the head was delivered. */
   #advanceHead(bytes: number): void {
+    this.#dropConsumedHead();
     this.#headOffset += bytes;
     this.#headConsumed += 1;
     this.#diskRecords -= 1;
+    this.#deliveredTotal += 1;
     this.#cursorDirty = true;
-    const head = this.#segments[0];
-    // A fully delivered segment goes, the one being written too (the next write starts a new one).
-    if (head !== undefined && this.#headOffset >= head.sizeBytes) this.#removeHead();
+    this.#dropConsumedHead();
+  }
+
+  /** Deletes fully delivered segments at the head (the one being written stays until it is full). */
+  #dropConsumedHead(): void {
+    for (let head = this.#segments[0]; head !== undefined && head !== this.#active && this.#headOffset >= head.sizeBytes; head = this.#segments[0]) this.#removeHead();
   }
 
   /** Deletes the head segment; returns how many uncommitted records it held (dropped from the cache too). */
@@ -719,6 +742,19 @@ class WriteAheadSpool implements DiskSpool {
     this.#timers.push(timer);
   }
 
+  /**
+   * The periodic fsync: only when a record written before the previous tick is still not
+   * delivered. A healthy pipeline delivers within milliseconds, so its data (deleted soon
+   * after) is not forced to the platters; a backlog (slow or absent broker) is synced every
+   * interval. A power loss therefore costs at most the records of the last two intervals
+   * that Kafka had not acknowledged.
+   */
+  #fsyncTick(): void {
+    const backlog = this.#deliveredTotal < this.#writtenAtLastTick;
+    this.#writtenAtLastTick = this.#writtenTotal;
+    if (backlog) this.#syncQuietly();
+  }
+
   #syncQuietly(): void {
     if (!this.#dirty || this.#activeFd === undefined) return;
     try {
@@ -748,7 +784,8 @@ class WriteAheadSpool implements DiskSpool {
     if (this.#activeFd !== undefined) {
       const fd = this.#activeFd;
       try {
-        if (this.#dirty) this.#fs.fdatasyncSync(fd);
+        // A full segment is synced when it still holds undelivered records (else they were delivered: nothing to protect).
+        if (this.#dirty && this.#diskRecords > 0) this.#fs.fdatasyncSync(fd);
       } catch (error) {
         this.#diskFailed(error);
       }

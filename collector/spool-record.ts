@@ -18,7 +18,6 @@ const SPOOL_RECORD_VERSION = 1;
 /** A record larger than this is certainly corrupt (frames are ≤ 4 MiB + headers). */
 export const MAX_SPOOL_PAYLOAD_BYTES = 8 * 1024 * 1024;
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -27,43 +26,36 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * @example const bytes = encodeSpoolRecord(record); fs.writeSync(fd, bytes);
  */
 export function encodeSpoolRecord(record: ProduceRecord): Buffer {
-  const topic = encoder.encode(record.topic);
-  const key = record.key === null ? null : encoder.encode(record.key);
-  const headers: [Uint8Array, Uint8Array][] = [];
+  // Lengths first, then one allocation; strings are written straight into it (no temporaries).
+  const topicLength = Buffer.byteLength(record.topic, 'utf8');
+  const keyLength = record.key === null ? -1 : Buffer.byteLength(record.key, 'utf8');
+  let headerCount = 0;
   let headerBytes = 0;
   for (const name in record.headers) {
-    const pair: [Uint8Array, Uint8Array] = [encoder.encode(name), encoder.encode(record.headers[name] ?? '')];
-    headers.push(pair);
-    headerBytes += 6 + pair[0].length + pair[1].length;
+    headerCount += 1;
+    headerBytes += 6 + Buffer.byteLength(name, 'utf8') + Buffer.byteLength(record.headers[name] ?? '', 'utf8');
   }
-  const payloadLength = 1 + 8 + 2 + topic.length + 4 + (key?.length ?? 0) + 2 + headerBytes + 4 + record.value.byteLength;
+  const payloadLength = 1 + 8 + 2 + topicLength + 4 + Math.max(0, keyLength) + 2 + headerBytes + 4 + record.value.byteLength;
   const out = Buffer.allocUnsafe(SPOOL_RECORD_HEADER_BYTES + payloadLength);
   let at = SPOOL_RECORD_HEADER_BYTES;
   out.writeUInt8(SPOOL_RECORD_VERSION, at);
-  at += 1;
-  out.writeDoubleLE(record.timestampMillis, at);
-  at += 8;
-  out.writeUInt16LE(topic.length, at);
-  at += 2;
-  out.set(topic, at);
-  at += topic.length;
-  out.writeInt32LE(key === null ? -1 : key.length, at);
+  out.writeDoubleLE(record.timestampMillis, at + 1);
+  out.writeUInt16LE(topicLength, at + 9);
+  at += 11;
+  at += out.write(record.topic, at, 'utf8');
+  out.writeInt32LE(keyLength, at);
   at += 4;
-  if (key !== null) {
-    out.set(key, at);
-    at += key.length;
-  }
-  out.writeUInt16LE(headers.length, at);
+  if (record.key !== null) at += out.write(record.key, at, 'utf8');
+  out.writeUInt16LE(headerCount, at);
   at += 2;
-  for (const [name, value] of headers) {
-    out.writeUInt16LE(name.length, at);
-    at += 2;
-    out.set(name, at);
-    at += name.length;
-    out.writeUInt32LE(value.length, at);
-    at += 4;
-    out.set(value, at);
-    at += value.length;
+  for (const name in record.headers) {
+    const value = record.headers[name] ?? '';
+    const nameLength = out.write(name, at + 2, 'utf8');
+    out.writeUInt16LE(nameLength, at);
+    at += 2 + nameLength;
+    const valueLength = out.write(value, at + 4, 'utf8');
+    out.writeUInt32LE(valueLength, at);
+    at += 4 + valueLength;
   }
   out.writeUInt32LE(record.value.byteLength, at);
   at += 4;
