@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { hostname, tmpdir, homedir } from 'node:os';
+import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
 import { CollectorConfigError } from './errors.ts';
 import { Secret } from './secret.ts';
@@ -140,9 +140,23 @@ export interface CollectorFlags {
   readonly instance?: string | undefined;
 }
 
+/**
+ * The default socket path: under `$XDG_RUNTIME_DIR` (a directory only this user may use)
+ * when set, else in a per-user directory of /tmp (`/tmp/warpwatch-<uid>`), so another user
+ * cannot create it first without the collector refusing it (WW_ERR_COLLECTOR_SOCKET_DIR_UNSAFE).
+ *
+ * @example defaultSocketPath({ XDG_RUNTIME_DIR: '/run/user/1000' }) // '/run/user/1000/warpwatch/collector.sock'
+ */
+export function defaultSocketPath(env: Readonly<Record<string, string | undefined>>): string {
+  const runtime = env['XDG_RUNTIME_DIR'];
+  if (runtime !== undefined && runtime.startsWith('/')) return join(runtime, 'warpwatch', 'collector.sock');
+  return join('/tmp', `warpwatch-${process.getuid?.() ?? 0}`, 'collector.sock');
+}
+
 /** Defaults, in one place. Sizes in bytes, times in milliseconds. */
 export const COLLECTOR_DEFAULTS = Object.freeze({
-  socketPath: join(tmpdir(), 'warpwatch', 'collector.sock'),
+  /** `$XDG_RUNTIME_DIR/warpwatch/collector.sock` (a per-user 0700 directory), else `/tmp/warpwatch-<uid>/collector.sock`. */
+  socketPath: defaultSocketPath(process.env),
   socketMode: 0o660,
   maxConnectionErrors: 16,
   validationWorker: false,

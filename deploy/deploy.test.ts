@@ -178,6 +178,13 @@ describe('deploy contracts', () => {
       expect(composeVolumes('collector').map((v) => v.target)).toContain(COLLECTOR_SOCKET_DIRECTORY);
     });
 
+    it('gives the socket a dedicated host folder (never /tmp), mode 0660 and a group', () => {
+      const mount = composeVolumes('collector').find((v) => v.target === COLLECTOR_SOCKET_DIRECTORY);
+      expect(mount?.source).toBe('/run/warpwatch');
+      expect(composeEnv('collector')['WARPWATCH_SOCKET_MODE']).toBe('0660');
+      expect(withDefaults(String(composeService('collector')['user']))).toBe('1000:1000');
+    });
+
     it('provisions Grafana with the datasource, dashboards and alert rules from deploy/grafana and dashboards/generated', () => {
       const mounts = new Map(composeVolumes('grafana').map((v) => [v.target, v.source]));
       expect(mounts.get('/etc/grafana/provisioning/datasources')).toBe('./grafana/datasources');
@@ -225,6 +232,15 @@ describe('deploy contracts', () => {
       expect(mount, 'volumeMount of the socket folder').toBeDefined();
       const volume = asArray(podSpec(daemonSet)['volumes']).map(asRecord).find((v) => v['name'] === mount?.['name']);
       expect(asRecord(volume?.['hostPath'])['path']).toBe(COLLECTOR_SOCKET_DIRECTORY);
+    });
+
+    it('makes the socket folder owned by the collector alone (init container: owner 1000, group 2000, 0750) with socket mode 0660', () => {
+      const daemonSet = k8sObject('DaemonSet', 'warpwatch-collector');
+      expect(k8sEnv(daemonSet).get('WARPWATCH_SOCKET_MODE')?.['value']).toBe('0660');
+      const security = asRecord(podSpec(daemonSet)['securityContext']);
+      expect(security).toMatchObject({ runAsUser: 1000, runAsGroup: 2000, runAsNonRoot: true });
+      const init = asArray(podSpec(daemonSet)['initContainers']).map(asRecord);
+      expect(init.map((c) => asArray(c['command']).join(' ')).join('\n')).toContain('chown 1000:2000 /run/warpwatch && chmod 0750 /run/warpwatch');
     });
 
     it('runs estimators as a Deployment with replicas <= the frames topic partitions', () => {

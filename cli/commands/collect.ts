@@ -55,7 +55,7 @@ export function registerCollectCommand(program: Command): void {
         'and replayed in order. Runs until SIGTERM/SIGINT when serving a socket, otherwise until the inputs end. ' +
         'Every flag has a WARPWATCH_* environment variable (see docs/collector.md); flags win.',
     )
-    .option('--socket <path>', 'serve this unix socket (default when no other source: $TMPDIR/warpwatch/collector.sock; env WARPWATCH_SOCKET)')
+    .option('--socket <path>', 'serve this unix socket (default when no other source: $XDG_RUNTIME_DIR/warpwatch/collector.sock, else /tmp/warpwatch-<uid>/collector.sock; its directory must belong to the collector alone; env WARPWATCH_SOCKET)')
     .option('--socket-mode <octal>', 'permission bits of the socket file (default 0660; env WARPWATCH_SOCKET_MODE)')
     .option('--stdin', 'read frames from standard input (e.g. `job | warpwatch collect --stdin`)')
     .option('--replay <file...>', 'replay recorded frame files, in order')

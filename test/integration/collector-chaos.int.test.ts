@@ -382,4 +382,20 @@ describe('collector chaos (real broker, real agent process)', () => {
     expect(distinctFrames(got).size).toBe(10);
     process.stderr.write(`[chaos flood] peak RSS socket ${(socketPeak / 2 ** 20).toFixed(0)} MiB, stdin ${(stdinPeak / 2 ** 20).toFixed(0)} MiB\n`);
   }, 300_000);
+
+  it('refuses a socket directory another user prepared (mode 0777), before serving anything', async () => {
+    const hostile = join(directory, 'hostile');
+    mkdirSync(hostile);
+    spawnSync('chmod', ['0777', hostile]);
+    const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--socket', join(hostile, 'collector.sock'), '--brokers', kafka.brokers, '--spool-dir', join(directory, 'hostile-spool'), '--metrics-port', '0'], {
+      env: { ...process.env, WARPWATCH_INFLUX_URL: 'off' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/WW_ERR_COLLECTOR_SOCKET_DIR_UNSAFE: socket directory .*hostile has mode 0777/);
+    expect(() => readFileSync(join(hostile, 'collector.sock'))).toThrow();
+  }, 60_000);
 });
