@@ -102,6 +102,15 @@ describe('socket directory', () => {
     expect(modeOf(join(parent, 'run'))).toBe(0o750);
   });
 
+  it('refuses a good directory inside a folder another user may write to (it could be renamed away)', () => {
+    const open = join(root, 'open2');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const inner = join(open, 'run');
+    mkdirSync(inner, { mode: 0o750 });
+    expect(() => prepareSocketDirectory(inner)).toThrow(expect.objectContaining({ code: 'WW_ERR_COLLECTOR_SOCKET_DIR_UNSAFE', message: expect.stringContaining('writable by others without the sticky bit') as string }) as Error);
+  });
+
   it('defaults to the per-user runtime directory, else a per-user directory in /tmp', () => {
     expect(defaultSocketPath({ XDG_RUNTIME_DIR: '/run/user/1000' })).toBe('/run/user/1000/warpwatch/collector.sock');
     expect(defaultSocketPath({})).toBe(`/tmp/warpwatch-${process.getuid?.() ?? 0}/collector.sock`);

@@ -1,6 +1,6 @@
-import { chmodSync, lstatSync, mkdirSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, realpathSync, unlinkSync, type Stats } from 'node:fs';
 import { createConnection, createServer, type Socket } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { CollectorMetrics } from './collector-metrics.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError } from './errors.ts';
@@ -158,11 +158,11 @@ export function prepareSocketDirectory(directory: string, mode = 0o750): void {
       throw new CollectorError('WW_ERR_COLLECTOR_SOURCE_IO', `cannot inspect the socket directory ${directory}: ${(error as Error).message}`, { cause: error });
     }
   }
+  const parent = dirname(resolve(directory));
+  if (stats === undefined && parent !== directory) prepareParent(parent, uid);
+  // Every folder above must be safe too, or another user could rename ours away and put theirs in its place.
+  checkAncestors(parent, uid);
   if (stats === undefined) {
-    const parent = dirname(directory);
-    if (parent !== directory) {
-      prepareParent(parent, uid);
-    }
     try {
       mkdirSync(directory, { mode });
       chmodSync(directory, mode); // the umask may have cleared bits; nobody else can swap it: the parent is safe
@@ -176,6 +176,28 @@ export function prepareSocketDirectory(directory: string, mode = 0o750): void {
   if (stats.uid !== uid) throw unsafe(directory, `is owned by uid ${stats.uid}, not by the collector (uid ${uid})`, `Remove it, or chown it to uid ${uid} with mode 0750.`);
   if ((stats.mode & 0o022) !== 0) {
     throw unsafe(directory, `has mode ${(stats.mode & 0o7777).toString(8).padStart(4, '0')} (group or others may write)`, `chmod 0750 ${directory}, or remove it and let the collector create it.`);
+  }
+}
+
+/**
+ * Checks the real path of `parent` and every folder above it up to `/`: each must be owned by
+ * this user or root and not writable by group or others unless sticky (like /tmp). Symbolic
+ * links above the socket directory are resolved first (e.g. /var/run → /run is common).
+ */
+function checkAncestors(parent: string, uid: number): void {
+  let real: string;
+  try {
+    real = realpathSync(parent);
+  } catch (error) {
+    throw new CollectorError('WW_ERR_COLLECTOR_SOURCE_IO', `cannot resolve ${parent}: ${(error as Error).message}`, { cause: error });
+  }
+  for (let at = real; ; at = dirname(at)) {
+    const stats = lstatSync(at);
+    const sticky = (stats.mode & 0o1000) !== 0;
+    if ((stats.uid !== uid && stats.uid !== 0) || ((stats.mode & 0o022) !== 0 && !sticky)) {
+      throw unsafe(at, `is above the socket and ${stats.uid !== uid && stats.uid !== 0 ? `owned by uid ${stats.uid}` : 'writable by others without the sticky bit'}`, 'Choose a socket directory under folders only you or root can write.');
+    }
+    if (dirname(at) === at) return;
   }
 }
 
