@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { SpoolPolicy } from './config.ts';
 import { SpoolError } from './errors.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecord, scanSpoolSegment } from './spool-record.ts';
+import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecordParts, scanSpoolSegment, type SpoolRecordParts } from './spool-record.ts';
 
 /**
  * The file-system calls the spool makes, all synchronous (ordering is decided at the call,
@@ -150,7 +150,7 @@ interface MemoryEntry {
 
 interface PendingWrite {
   readonly record: ProduceRecord;
-  readonly encoded: Buffer;
+  readonly encoded: SpoolRecordParts;
 }
 
 const SEGMENT_PATTERN = /^\d{16}\.seg$/;
@@ -270,7 +270,7 @@ class WriteAheadSpool implements DiskSpool {
 
   append(record: ProduceRecord): boolean {
     if (this.#closed) throw new SpoolError('WW_ERR_SPOOL_IO', 'spool is closed', this.#o.directory);
-    const encoded = encodeSpoolRecord(record);
+    const encoded = encodeSpoolRecordParts(record);
     if (encoded.length > this.#o.segmentBytes || encoded.length > this.#o.maxBytes) {
       this.#o.onDrop?.(1, 'too-large-for-spool');
       return false;
@@ -408,20 +408,23 @@ class WriteAheadSpool implements DiskSpool {
   }
 
   /** Writes encoded records in order, rolling segments; returns the segment of each record written before a failure. */
-  #writeRecords(encoded: readonly Buffer[]): Segment[] {
+  #writeRecords(encoded: readonly SpoolRecordParts[]): Segment[] {
     const segments: Segment[] = [];
     let done = 0;
     while (done < encoded.length) {
       try {
-        const segment = this.#activeSegment(encoded[done] as Buffer);
+        const segment = this.#activeSegment((encoded[done] as SpoolRecordParts).length);
         // One write for as many records as fit in this segment.
         let end = done;
         let bytes = 0;
-        while (end < encoded.length && (end === done || segment.sizeBytes + bytes + (encoded[end] as Buffer).length <= this.#o.segmentBytes)) {
-          bytes += (encoded[end] as Buffer).length;
+        const parts: Uint8Array[] = [];
+        while (end < encoded.length && (end === done || segment.sizeBytes + bytes + (encoded[end] as SpoolRecordParts).length <= this.#o.segmentBytes)) {
+          const record = encoded[end] as SpoolRecordParts;
+          parts.push(record.head, record.value);
+          bytes += record.length;
           end += 1;
         }
-        this.#writeAll(segment, encoded.slice(done, end), bytes);
+        this.#writeAll(segment, parts, bytes);
         segment.sizeBytes += bytes;
         segment.recordCount += end - done;
         this.#diskBytes += bytes;
@@ -437,9 +440,9 @@ class WriteAheadSpool implements DiskSpool {
     return segments;
   }
 
-  /** The segment to append `next` to: the active one, or a new one when it would overflow. */
-  #activeSegment(next: Buffer): Segment {
-    if (this.#active !== undefined && this.#active.sizeBytes + next.length > this.#o.segmentBytes) {
+  /** The segment to append a record of `nextBytes` to: the active one, or a new one when it would overflow. */
+  #activeSegment(nextBytes: number): Segment {
+    if (this.#active !== undefined && this.#active.sizeBytes + nextBytes > this.#o.segmentBytes) {
       this.#closeActive();
       this.#dropConsumedHead();
     }
@@ -456,10 +459,10 @@ class WriteAheadSpool implements DiskSpool {
   }
 
   /** Writes `parts` (`total` bytes) at the end of `segment` in one gathered write; on failure cuts the segment back to its last whole record. */
-  #writeAll(segment: Segment, parts: Buffer[], total: number): void {
+  #writeAll(segment: Segment, parts: Uint8Array[], total: number): void {
     const fd = this.#activeFd as number;
     try {
-      let written = parts.length === 1 ? this.#fs.writeSync(fd, parts[0] as Buffer) : this.#fs.writevSync(fd, parts);
+      let written = this.#fs.writevSync(fd, parts);
       if (written < total) {
         // A short write (rare: a signal, a nearly full disk): write the rest piece by piece.
         const rest = Buffer.concat(parts, total).subarray(written);
@@ -499,7 +502,7 @@ class WriteAheadSpool implements DiskSpool {
     if (!force && this.#now() < this.#nextDiskTry) return false;
     const entries = this.#memoryOnly;
     const uncached = this.#diskRecords - (this.#cached.length - this.#cachedHead);
-    const written = this.#writeRecords(entries.map((entry) => encodeSpoolRecord(entry.record)));
+    const written = this.#writeRecords(entries.map((entry) => encodeSpoolRecordParts(entry.record)));
     for (let i = 0; i < written.length; i++) {
       const entry = entries[i] as MemoryEntry;
       entry.segment = written[i];

@@ -1,12 +1,19 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { fixtureFrameBytes } from './frame-fixtures.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecord } from './spool-record.ts';
+import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecord, scanSpoolSegment } from './spool-record.ts';
+
+/** Values: arbitrary bytes (written as v1 records) or real frames (v2: the frame's own CRC covers its payload). */
+const valueArbitrary = fc.oneof(
+  fc.uint8Array({ maxLength: 2000 }),
+  fc.record({ sequence: fc.nat({ max: 1000 }), groups: fc.integer({ min: 1, max: 6 }) }).map(({ sequence, groups }) => fixtureFrameBytes({ job: 'j', kernel: 'k', sequence, groups })),
+);
 
 const recordArbitrary: fc.Arbitrary<ProduceRecord> = fc.record({
   topic: fc.string({ minLength: 1, maxLength: 40 }),
   key: fc.option(fc.string({ maxLength: 60 }), { nil: null }),
-  value: fc.uint8Array({ maxLength: 2000 }),
+  value: valueArbitrary,
   headers: fc.dictionary(fc.string({ minLength: 1, maxLength: 20 }), fc.string({ maxLength: 80 }), { maxKeys: 6 }),
   timestampMillis: fc.integer({ min: 0, max: 2 ** 45 }),
 });
@@ -55,6 +62,19 @@ describe('spool records', () => {
         }),
         { numRuns: 200 },
       );
+    });
+
+    it('writes validated frames as v2 and everything else (DLQ records, other bytes) as v1', () => {
+      const frame = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
+      const record = (headers: Record<string, string>, value: Uint8Array): ProduceRecord => ({ topic: 't', key: 'k', value, headers, timestampMillis: 1 });
+      expect(encodeSpoolRecord(record({}, frame))[SPOOL_RECORD_HEADER_BYTES]).toBe(2);
+      expect(encodeSpoolRecord(record({ 'ww-error-code': 'WW_ERR_FRAME_CRC_MISMATCH' }, frame))[SPOOL_RECORD_HEADER_BYTES]).toBe(1);
+      expect(encodeSpoolRecord(record({}, frame.subarray(0, 100)))[SPOOL_RECORD_HEADER_BYTES]).toBe(1);
+      // A flipped bit deep in a v2 frame's payload is caught by the frame's own CRC, in both scanners.
+      const bytes = encodeSpoolRecord(record({}, frame));
+      bytes[bytes.length - 7] = (bytes[bytes.length - 7] as number) ^ 0x10;
+      expect(decodeSpoolRecords(bytes).stop).toBe('corrupt');
+      expect(scanSpoolSegment(bytes).offsets).toEqual([]);
     });
 
     it('counts records without decoding when asked', () => {

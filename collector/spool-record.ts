@@ -2,23 +2,121 @@ import type { ProduceRecord } from './produce-record.ts';
 import { crc32c } from '../protocol/index.ts';
 
 /**
- * On-disk layout of one spool record (little-endian):
+ * On-disk layout of one spool record (little-endian), in one of two versions:
  *
- *     u32 payloadLength | u32 crc32c(payload) | payload
- *     payload = u8 version(1) | f64 timestampMillis | u16 topicLength, topic
- *             | i32 keyLength (-1 = null), key | u16 headerCount, { u16 nameLength, name, u32 valueLength, value }*
- *             | u32 valueLength, value
+ *     u32 payloadLength | u32 checksum | payload
+ *     v1 payload = u8 1 | f64 timestampMillis | u16 topicLength, topic
+ *                | i32 keyLength (-1 = null), key | u16 headerCount, { u16 nameLength, name, u32 valueLength, value }*
+ *                | u32 valueLength, value                        checksum = crc32c(payload)
+ *     v2 payload = u8 2 | u32 valueLength | f64 timestampMillis | topic, key and headers as in v1
+ *                | value (a validated warpwatch frame)          checksum = crc32c(payload without value[16..])
  *
- * Strings are UTF-8. The CRC makes a torn write (crash mid-append) or a flipped bit
- * detectable at recovery instead of replaying garbage to Kafka.
+ * v2 is written for frames the collector validated: a frame's own header carries the CRC-32C
+ * of its payload (bytes 12..16), so the record checksum covers everything else (metadata and
+ * the 16-byte frame header) and readers check the frame's CRC for the rest; the hot write
+ * path then checksums about 150 bytes instead of the whole frame. Everything else (DLQ
+ * records) is v1. Strings are UTF-8. Either way a torn write (crash mid-append) or a flipped
+ * bit is detected at recovery instead of replaying garbage to Kafka.
  */
 export const SPOOL_RECORD_HEADER_BYTES = 8;
 
-const SPOOL_RECORD_VERSION = 1;
+const SPOOL_RECORD_V1 = 1;
+const SPOOL_RECORD_V2 = 2;
+/** Frame header bytes covered by the v2 record checksum (magic, version, type, length, payload CRC). */
+const FRAME_HEADER_BYTES = 16;
 /** A record larger than this is certainly corrupt (frames are ≤ 4 MiB + headers). */
 export const MAX_SPOOL_PAYLOAD_BYTES = 8 * 1024 * 1024;
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** A record ready to append: `head` (length, checksum, metadata) followed by `value` on disk; `length` = both. */
+export interface SpoolRecordParts {
+  readonly head: Buffer;
+  readonly value: Uint8Array;
+  readonly length: number;
+}
+
+/** UTF-8 byte length of `text`; a plain loop for ASCII (headers, topics, keys), which avoids a native call. */
+function utf8Length(text: string): number {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text, 'utf8');
+  return text.length;
+}
+
+/** Writes `text` as UTF-8 at `at`; returns the bytes written (ASCII by a plain loop). */
+function writeUtf8(out: Buffer, text: string, at: number): number {
+  const length = text.length;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return out.write(text, at, 'utf8');
+    out[at + i] = c;
+  }
+  return length;
+}
+
+/** True when `record` is a frame the collector validated (not a DLQ record) with a consistent frame header. */
+function isValidatedFrame(record: ProduceRecord): boolean {
+  const v = record.value;
+  return (
+    record.headers['ww-error-code'] === undefined &&
+    v.length >= FRAME_HEADER_BYTES &&
+    v[0] === 0x57 && v[1] === 0x57 && v[2] === 0x46 && v[3] === 0x52 && // 'WWFR'
+    (v[8]! | (v[9]! << 8) | (v[10]! << 16) | (v[11]! << 24)) >>> 0 === v.length - FRAME_HEADER_BYTES
+  );
+}
+
+/**
+ * Serialises a record into the two pieces that are written one after the other (no copy of
+ * the value): v2 for validated frames, v1 otherwise (see the layout above).
+ *
+ * @example const { head, value } = encodeSpoolRecordParts(record); fs.writevSync(fd, [head, value]);
+ */
+export function encodeSpoolRecordParts(record: ProduceRecord): SpoolRecordParts {
+  const v2 = isValidatedFrame(record);
+  const topicLength = utf8Length(record.topic);
+  const keyLength = record.key === null ? -1 : utf8Length(record.key);
+  let headerCount = 0;
+  let headerBytes = 0;
+  for (const name in record.headers) {
+    headerCount += 1;
+    headerBytes += 6 + utf8Length(name) + utf8Length(record.headers[name] ?? '');
+  }
+  const metaLength = 1 + 4 + 8 + 2 + topicLength + 4 + Math.max(0, keyLength) + 2 + headerBytes; // v1: the u32 value length moves to the end
+  const head = Buffer.allocUnsafe(SPOOL_RECORD_HEADER_BYTES + metaLength);
+  let at = SPOOL_RECORD_HEADER_BYTES;
+  head.writeUInt8(v2 ? SPOOL_RECORD_V2 : SPOOL_RECORD_V1, at);
+  at += 1;
+  if (v2) {
+    head.writeUInt32LE(record.value.byteLength, at);
+    at += 4;
+  }
+  head.writeDoubleLE(record.timestampMillis, at);
+  head.writeUInt16LE(topicLength, at + 8);
+  at += 10;
+  at += writeUtf8(head, record.topic, at);
+  head.writeInt32LE(keyLength, at);
+  at += 4;
+  if (record.key !== null) at += writeUtf8(head, record.key, at);
+  head.writeUInt16LE(headerCount, at);
+  at += 2;
+  for (const name in record.headers) {
+    const nameLength = writeUtf8(head, name, at + 2);
+    head.writeUInt16LE(nameLength, at);
+    at += 2 + nameLength;
+    const valueLength = writeUtf8(head, record.headers[name] ?? '', at + 4);
+    head.writeUInt32LE(valueLength, at);
+    at += 4 + valueLength;
+  }
+  if (!v2) {
+    head.writeUInt32LE(record.value.byteLength, at);
+    at += 4;
+  }
+  const payloadLength = at - SPOOL_RECORD_HEADER_BYTES + record.value.byteLength;
+  const meta = head.subarray(SPOOL_RECORD_HEADER_BYTES, at);
+  const checksum = v2 ? crc32c(record.value.subarray(0, FRAME_HEADER_BYTES), crc32c(meta)) : crc32c(record.value, crc32c(meta));
+  head.writeUInt32LE(payloadLength, 0);
+  head.writeUInt32LE(checksum, 4);
+  return { head: head.subarray(0, at), value: record.value, length: at + record.value.byteLength };
+}
 
 /**
  * Serialises a record with its length and CRC-32C, ready to append to a segment file.
@@ -26,43 +124,24 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * @example const bytes = encodeSpoolRecord(record); fs.writeSync(fd, bytes);
  */
 export function encodeSpoolRecord(record: ProduceRecord): Buffer {
-  // Lengths first, then one allocation; strings are written straight into it (no temporaries).
-  const topicLength = Buffer.byteLength(record.topic, 'utf8');
-  const keyLength = record.key === null ? -1 : Buffer.byteLength(record.key, 'utf8');
-  let headerCount = 0;
-  let headerBytes = 0;
-  for (const name in record.headers) {
-    headerCount += 1;
-    headerBytes += 6 + Buffer.byteLength(name, 'utf8') + Buffer.byteLength(record.headers[name] ?? '', 'utf8');
-  }
-  const payloadLength = 1 + 8 + 2 + topicLength + 4 + Math.max(0, keyLength) + 2 + headerBytes + 4 + record.value.byteLength;
-  const out = Buffer.allocUnsafe(SPOOL_RECORD_HEADER_BYTES + payloadLength);
-  let at = SPOOL_RECORD_HEADER_BYTES;
-  out.writeUInt8(SPOOL_RECORD_VERSION, at);
-  out.writeDoubleLE(record.timestampMillis, at + 1);
-  out.writeUInt16LE(topicLength, at + 9);
-  at += 11;
-  at += out.write(record.topic, at, 'utf8');
-  out.writeInt32LE(keyLength, at);
-  at += 4;
-  if (record.key !== null) at += out.write(record.key, at, 'utf8');
-  out.writeUInt16LE(headerCount, at);
-  at += 2;
-  for (const name in record.headers) {
-    const value = record.headers[name] ?? '';
-    const nameLength = out.write(name, at + 2, 'utf8');
-    out.writeUInt16LE(nameLength, at);
-    at += 2 + nameLength;
-    const valueLength = out.write(value, at + 4, 'utf8');
-    out.writeUInt32LE(valueLength, at);
-    at += 4 + valueLength;
-  }
-  out.writeUInt32LE(record.value.byteLength, at);
-  at += 4;
-  out.set(record.value, at);
-  out.writeUInt32LE(payloadLength, 0);
-  out.writeUInt32LE(crc32c(out.subarray(SPOOL_RECORD_HEADER_BYTES)), 4);
-  return out;
+  const { head, value, length } = encodeSpoolRecordParts(record);
+  return Buffer.concat([head, value], length);
+}
+
+/**
+ * Whether the record whose payload is bytes[start, end) passes its checksum: v1 over the
+ * whole payload; v2 over the payload up to the frame's first 16 bytes, and the frame's own
+ * CRC-32C over the rest.
+ */
+function checksumOk(bytes: Buffer, start: number, end: number, stored: number): boolean {
+  const version = bytes[start];
+  if (version === SPOOL_RECORD_V1) return crc32c(bytes.subarray(start, end)) === stored;
+  if (version !== SPOOL_RECORD_V2 || end - start < 5) return false;
+  const valueLength = bytes.readUInt32LE(start + 1);
+  if (valueLength < FRAME_HEADER_BYTES || valueLength > end - start - 5) return false;
+  const valueStart = end - valueLength;
+  if (crc32c(bytes.subarray(start, valueStart + FRAME_HEADER_BYTES)) !== stored) return false;
+  return crc32c(bytes.subarray(valueStart + FRAME_HEADER_BYTES, end)) === bytes.readUInt32LE(valueStart + 12);
 }
 
 /** Result of scanning spool bytes: the records found and where the valid prefix ends. */
@@ -107,7 +186,7 @@ export function decodeSpoolRecords(bytes: Buffer, options: { maxRecords?: number
       stop = 'truncated';
       break;
     }
-    if (crc32c(bytes.subarray(at + SPOOL_RECORD_HEADER_BYTES, end)) !== bytes.readUInt32LE(at + 4)) {
+    if (!checksumOk(bytes, at + SPOOL_RECORD_HEADER_BYTES, end, bytes.readUInt32LE(at + 4))) {
       stop = 'corrupt';
       break;
     }
@@ -132,9 +211,18 @@ function decodePayload(bytes: Buffer, start: number, end: number): ProduceRecord
       if (at + n > end) throw new RangeError('short');
     };
     need(11);
-    if (bytes.readUInt8(at) !== SPOOL_RECORD_VERSION) return undefined;
-    const timestampMillis = bytes.readDoubleLE(at + 1);
-    at += 9;
+    const version = bytes.readUInt8(at);
+    if (version !== SPOOL_RECORD_V1 && version !== SPOOL_RECORD_V2) return undefined;
+    at += 1;
+    let v2ValueLength = -1;
+    if (version === SPOOL_RECORD_V2) {
+      need(4);
+      v2ValueLength = bytes.readUInt32LE(at);
+      at += 4;
+    }
+    need(10);
+    const timestampMillis = bytes.readDoubleLE(at);
+    at += 8;
     const topicLength = bytes.readUInt16LE(at);
     at += 2;
     need(topicLength + 4);
@@ -166,9 +254,12 @@ function decodePayload(bytes: Buffer, start: number, end: number): ProduceRecord
       headers[name] = decoder.decode(bytes.subarray(at, at + valueLength));
       at += valueLength;
     }
-    need(4);
-    const valueLength = bytes.readUInt32LE(at);
-    at += 4;
+    let valueLength = v2ValueLength;
+    if (version === SPOOL_RECORD_V1) {
+      need(4);
+      valueLength = bytes.readUInt32LE(at);
+      at += 4;
+    }
     if (at + valueLength !== end) return undefined;
     // Copy: the segment buffer is reused/dropped, the record outlives it.
     const value = new Uint8Array(valueLength);
@@ -179,7 +270,7 @@ function decodePayload(bytes: Buffer, start: number, end: number): ProduceRecord
   }
 }
 
-/** Smallest valid payload: version, timestamp, empty topic, null key, no headers, empty value. */
+/** Smallest valid payload (v1): version, timestamp, empty topic, null key, no headers, empty value. */
 const MIN_SPOOL_PAYLOAD_BYTES = 1 + 8 + 2 + 4 + 2 + 4;
 
 /** A stretch of a segment that holds no valid record (a torn write, a flipped bit, foreign bytes). */
@@ -208,8 +299,8 @@ function validRecordAt(bytes: Buffer, at: number): number {
   const payloadLength = bytes.readUInt32LE(at);
   if (payloadLength < MIN_SPOOL_PAYLOAD_BYTES || payloadLength > MAX_SPOOL_PAYLOAD_BYTES) return -1;
   const end = at + SPOOL_RECORD_HEADER_BYTES + payloadLength;
-  if (end > bytes.length || bytes[at + SPOOL_RECORD_HEADER_BYTES] !== SPOOL_RECORD_VERSION) return -1;
-  if (crc32c(bytes.subarray(at + SPOOL_RECORD_HEADER_BYTES, end)) !== bytes.readUInt32LE(at + 4)) return -1;
+  if (end > bytes.length) return -1;
+  if (!checksumOk(bytes, at + SPOOL_RECORD_HEADER_BYTES, end, bytes.readUInt32LE(at + 4))) return -1;
   return end;
 }
 
