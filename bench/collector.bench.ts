@@ -140,7 +140,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await ctx.measure(workerName, workerVariant.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: true } });
     await workerVariant.collector.stop();
 
-    const defaultName = 'collector (default: write-ahead spool, fsync every 1 s, validation on the event loop)';
+    const defaultName = 'collector (default: write-ahead spool, validation on the event loop)';
     const memoryBefore = process.memoryUsage();
     const inline = await startVariant('inline', false);
     await ctx.measure(defaultName, inline.runCollector, { runs: 7, warmupRuns: 1, maxTotalMillis: 30_000, baseline: plainName, parameters: { frames: frameCount, bytes: frameBytes, validationWorker: false } });
