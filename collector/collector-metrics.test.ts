@@ -29,10 +29,10 @@ describe('describeTotals', () => {
     m.delivered([rec(), rec(), rec()], 1);
     expect(describeTotals(m.totals(), 0)).toBe('read 3 (frames 3, rejected 0) = delivered 3 (frames 3, DLQ 0) + dropped 0 + held 0; everything delivered');
     m.framesIn('stdin', 2, 0);
-    m.dropped(1, 'validation-backlog');
+    m.dropped(1, 'connection-closed');
     m.dropped(1, 'disk-full');
     expect(describeTotals(m.totals(), 1)).toBe(
-      'read 6 (frames 5, rejected 0) = delivered 3 (frames 3, DLQ 0) + dropped 2 (validation-backlog 1, disk-full 1) + held 1; 2 record(s) dropped, 1 record(s) left in the spool',
+      'read 6 (frames 5, rejected 0) = delivered 3 (frames 3, DLQ 0) + dropped 2 (connection-closed 1, disk-full 1) + held 1; 2 record(s) dropped, 1 record(s) left in the spool',
     );
   });
 });

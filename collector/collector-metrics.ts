@@ -23,7 +23,7 @@ export interface CollectorTotals {
 }
 
 /** Drop reasons decided before a record reaches the delivery pipeline (it was never submitted). */
-export const INTAKE_DROP_REASONS: readonly string[] = ['connection-closed', 'validation-backlog', 'validation-worker-failed'];
+export const INTAKE_DROP_REASONS: readonly string[] = ['connection-closed', 'validation-worker-failed'];
 
 /**
  * The collector's bookkeeping identity: every record read (valid frames, rejected stretches,
@@ -77,7 +77,7 @@ export function describeTotals(totals: CollectorTotals, held: number): string {
  * - `warpwatch.collector.frames.spooled` {frame}: taken into the write-ahead disk spool
  * - `warpwatch.collector.records.rerouted` {record}: moved to the DLQ because Kafka could not take them; attribute reason
  * - `warpwatch.collector.frames.dropped` {frame}: dropped, counted; attribute reason (spool-full, disk-full, disk-error,
- *   disk-error-at-stop, spool-corrupt, too-large-for-spool, rejected-by-broker, connection-closed, validation-backlog, closed)
+ *   disk-error-at-stop, spool-corrupt, too-large-for-spool, rejected-by-broker, connection-closed, validation-worker-failed, closed)
  * - `warpwatch.collector.thread_records.in` {record}: lane records carried by frames in
  * - `warpwatch.collector.produce.duration` (ms histogram): one batch send until acknowledged
  * - `warpwatch.collector.spool.size` (By gauge), `warpwatch.collector.queue.size` (By gauge)

@@ -116,6 +116,26 @@ describe('startCollector', () => {
     });
   });
 
+  describe('accounting', () => {
+    it('pauses reading while the validation worker is behind, and drops nothing', async () => {
+      // A backlog bound of 64 KiB against a burst of ~14 MB on stdin: the old intake dropped whole chunks here.
+      const c = config({ stdin: true }, { WARPWATCH_VALIDATION_WORKER: 'true', WARPWATCH_QUEUE_MAX_BYTES: '64KiB', WARPWATCH_BATCH_MAX_BYTES: '16KiB' });
+      const stdin = new Readable({ read() {} });
+      collector = await startCollector({ config: c, produce, meter: otelMetrics.getMeter('t'), log: () => {}, stdin });
+      for (let s = 0; s < 400; s++) {
+        const frame = Buffer.from(fixtureFrameBytes({ job: 'burst', kernel: 'k', sequence: s }));
+        stdin.push(Buffer.concat(Array.from({ length: 20 }, () => frame))); // ~34 KB each
+      }
+      stdin.push(null);
+      await collector.inputsDone;
+      expect(await collector.flush(30_000)).toBe(true);
+      const health = collector.health() as unknown as { framesDropped: number; accounting: { read: number; delivered: number; dropped: number; held: number; balanced: boolean } };
+      expect(health.framesDropped).toBe(0);
+      expect(health.accounting).toEqual({ read: 8000, delivered: 8000, dropped: 0, held: 0, balanced: true });
+      expect(delivered.map((r) => decodeFrame(r.value).frameSequence)).toEqual(Array.from({ length: 8000 }, (_, i) => Math.floor(i / 20)));
+    });
+  });
+
   describe('stdin and replay sources', () => {
     it('replays frame files and reads stdin, then reports the inputs done', async () => {
       const file = join(directory, 'run.wwf');

@@ -166,12 +166,12 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
   const openFile = deps.openFile ?? ((path: string) => createReadStream(path, { highWaterMark: 256 * 1024 }));
   const inputsDone = (async () => {
     const reads: Promise<unknown>[] = [];
-    if (config.sources.stdin && deps.stdin !== undefined) reads.push(readFrameStream(deps.stdin, intake.openStream('stdin', Number.POSITIVE_INFINITY)));
+    if (config.sources.stdin && deps.stdin !== undefined) reads.push(readFrameStream(deps.stdin, intake.openStream('stdin', Number.POSITIVE_INFINITY), undefined, intake));
     reads.push(
       (async () => {
         for (const path of config.sources.replayFiles) {
           if (stopping) return;
-          await readFrameStream(openFile(path), intake.openStream('file', Number.POSITIVE_INFINITY), waitForCapacity);
+          await readFrameStream(openFile(path), intake.openStream('file', Number.POSITIVE_INFINITY), waitForCapacity, intake);
         }
       })(),
     );

@@ -22,7 +22,11 @@ export interface FrameIntakeOptions {
    * splitting and decoding off the thread that reads sockets and runs the Kafka client.
    */
   readonly useWorker?: boolean;
-  /** Bound on bytes handed to the worker and not yet validated; a chunk past it is dropped, counted (default 64 MiB). */
+  /**
+   * Bound on bytes handed to the worker and not yet validated (default 64 MiB). Past it the
+   * intake reports {@link FrameIntake.overloaded} and the sources pause reading until the
+   * backlog has halved; nothing is dropped.
+   */
   readonly maxBacklogBytes?: number;
   readonly log?: LogFunction;
   /** Wall clock in ms since the epoch (default Date.now), for record timestamps. */
@@ -49,6 +53,10 @@ export interface FrameIntake {
   openStream(source: FrameSourceKind, maxErrors: number, onTooManyErrors?: () => void): FrameStream;
   /** Bytes handed to the validation worker and not yet answered (0 without a worker). */
   readonly backlogBytes: number;
+  /** True while the worker's backlog is over its bound: sources should pause reading (see {@link FrameIntake.relieved}). */
+  readonly overloaded: boolean;
+  /** Resolves once the worker's backlog is at most half its bound (at once without a worker, or when it stopped). */
+  relieved(): Promise<void>;
   /** Resolves true once nothing waits for validation, or false after `timeoutMillis`. */
   drain(timeoutMillis: number): Promise<boolean>;
   /** Stops the validation worker (after {@link FrameIntake.drain}). */
@@ -101,6 +109,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   /** Chunks handed to the worker and not yet answered (one answer per chunk). */
   let backlogChunks = 0;
   const drainWaiters = new Set<() => void>();
+  const relievedWaiters = new Set<() => void>();
 
   const reject = (state: StreamState, code: string, message: string, bytes: Uint8Array, discardedLength: number): void => {
     state.errorCount += 1;
@@ -183,6 +192,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
       }
     }
     if (backlogBytes === 0) for (const waiter of drainWaiters) waiter();
+    if (backlogBytes <= maxBacklogBytes / 2) for (const resume of [...relievedWaiters]) resume();
   };
 
   // --- the optional worker ----------------------------------------------------------------
@@ -207,6 +217,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
         }
       }
       for (const waiter of drainWaiters) waiter();
+      for (const resume of [...relievedWaiters]) resume();
     };
     worker.on('error', (error) => fail(error.message));
     worker.on('exit', (code) => fail(`exit code ${code}`));
@@ -240,11 +251,6 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
             handleInline(state, state.inline.push(chunk));
             return;
           }
-          if (backlogBytes + chunk.byteLength > maxBacklogBytes) {
-            // Validation cannot keep up: drop this chunk (the splitter resynchronises on the next valid frame), counted.
-            options.metrics.dropped(1, 'validation-backlog');
-            return;
-          }
           // Copy exactly the chunk's bytes into a buffer we can transfer (a socket Buffer may share its memory).
           const copy = new Uint8Array(chunk);
           backlogBytes += copy.byteLength;
@@ -270,6 +276,19 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
     },
     get backlogBytes() {
       return backlogBytes;
+    },
+    get overloaded() {
+      return backlogBytes > maxBacklogBytes;
+    },
+    relieved() {
+      if (backlogBytes <= maxBacklogBytes / 2 || worker === undefined) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          relievedWaiters.delete(done);
+          resolve();
+        };
+        relievedWaiters.add(done);
+      });
     },
     drain(timeoutMillis) {
       if (backlogBytes === 0) return Promise.resolve(true);

@@ -14,6 +14,8 @@ function recordingIntake(received: Buffer[]): FrameIntake {
   return {
     openStream: () => ({ push: (chunk: Uint8Array) => void received.push(Buffer.from(chunk)), end: () => Promise.resolve(), errorCount: 0 }),
     backlogBytes: 0,
+    overloaded: false,
+    relieved: () => Promise.resolve(),
     drain: () => Promise.resolve(true),
     close: () => Promise.resolve(),
   };

@@ -64,7 +64,16 @@ export async function startSocketSource(options: SocketSourceOptions): Promise<S
       log('warn', `${error.code}: ${error.message}`);
       socket.destroy();
     });
-    socket.on('data', (chunk: Buffer) => stream.push(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      stream.push(chunk);
+      // The validation worker is behind: stop reading this connection until it catches up. The
+      // job's non-blocking sink then finds the socket buffer full and drops, counted on its side;
+      // the collector drops nothing (a dropped chunk would also tear the frames around it).
+      if (options.intake.overloaded && !socket.isPaused()) {
+        socket.pause();
+        void options.intake.relieved().then(() => socket.resume());
+      }
+    });
     socket.on('end', () => void stream.end());
     socket.on('error', () => {
       // A writer that vanished (EPIPE/ECONNRESET): what it sent so far was handled; nothing to do.
