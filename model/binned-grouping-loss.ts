@@ -1,5 +1,5 @@
 /**
- * The "load balancing by binning" what-if (model.md §2d): units are sorted into k bins by their
+ * The "load balancing by binning" what-if (docs/model.md §2d): units are sorted into k bins by their
  * work and grouped within their bin, so each bin's groups draw from W truncated to the bin.
  */
 import { CategoricalDistribution } from './categorical-distribution.ts';

@@ -77,7 +77,7 @@ export class CategoricalDistribution {
   readonly values: readonly number[];
   /** Probability of each value (same order as values), summing to 1. */
   readonly probabilities: readonly number[];
-  /** The right-tail truncation of a family (model.md §2a), undefined when nothing was cut. */
+  /** The right-tail truncation of a family (docs/model.md §2a), undefined when nothing was cut. */
   readonly truncation: Truncation | undefined;
   /** Sum of the input weights: the number of observations for {@link fromCounts}, 1 for families. */
   readonly totalWeight: number;
@@ -119,7 +119,7 @@ export class CategoricalDistribution {
   }
 
   /**
-   * From a parametric family (model.md §2d), right tail cut at the smallest m with
+   * From a parametric family (docs/model.md §2d), right tail cut at the smallest m with
    * P(W > m) ≤ epsilon and renormalised; the cut is reported in `truncation`.
    *
    * @param options.epsilon tail mass that may be cut, in (0, 0.5); default 1e-6.

@@ -22,7 +22,7 @@ function parseNumber(text: string, what: string, spec: string): number {
 
 /**
  * Parses a distribution spec; whitespace is ignored, family names are case-insensitive.
- * Parameters are checked against the family's domain (model.md §2d).
+ * Parameters are checked against the family's domain (docs/model.md §2d).
  *
  * @throws {ModelError} WW_ERR_MODEL_INVALID_SPEC (a RangeError) naming what is wrong and the allowed syntax.
  * @example parseDistributionSpec('nbinom(5,0.3)') // { family: 'nbinom', r: 5, p: 0.3 }

@@ -1,5 +1,5 @@
 /**
- * Divergence-management cost (model.md §4): cycles of a warp running a loop nest with
+ * Divergence-management cost (docs/model.md §4): cycles of a warp running a loop nest with
  * per-lane trip counts, predicted from the reconvergence-stack counts, and the extended
  * prediction of `loss_measured` from per-group iteration counts.
  */
@@ -146,7 +146,7 @@ export interface ExtendedMeasuredLossOptions extends ReconvergenceStackOptions {
 }
 
 /**
- * Extended prediction of `loss_measured` from per-group iteration counts (model.md §4):
+ * Extended prediction of `loss_measured` from per-group iteration counts (docs/model.md §4):
  * C_SIMT ≈ T·n·max(w) + n·(δ·D(w) + s·spills(w)), C_MIMD = T·Σw, where each group is treated
  * as one loop with trip counts w (D = distinct counts below the maximum). A group whose counts
  * are all zero contributes 1 to both means (no work, no loss). Report it beside `loss_counts`;

@@ -1,6 +1,6 @@
 /**
  * Least-squares fit of divergence-management costs (T, δ, spill cost) from micro-benchmark
- * measurements (model.md §4), and the CSV format of the kernels `divergence` workload.
+ * measurements (docs/model.md §4), and the CSV format of the kernels `divergence` workload.
  */
 import { divergencePatternBounds } from './divergence-cost.ts';
 import { emulateReconvergenceStack, type LoopSpec, type ReconvergenceStackOptions } from './reconvergence-stack.ts';
@@ -81,7 +81,7 @@ export function divergenceObservationOf(measurement: DivergenceMeasurement, opti
  * Reduces one measured work group (lane iteration counts w and its measured cycles
  * c_end − c0) to model features, treating the group as one loop with trip counts w. Feed many
  * groups of one device to {@link fitDivergenceCost} to fit T and δ from production data
- * (model.md §4).
+ * (docs/model.md §4).
  *
  * @throws RangeError for invalid counts (see emulateReconvergenceStack) or cycles < 0
  * @example divergenceObservationOfGroup([4, 4, 3, 2], 530).divergingExits // → 2

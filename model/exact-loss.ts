@@ -1,5 +1,5 @@
 /**
- * The exact method (model.md §2a): the distribution of X_W(n) = n·max/sum as exact
+ * The exact method (docs/model.md §2a): the distribution of X_W(n) = n·max/sum as exact
  * outcome → probability pairs, grouped by the reduced fraction n·a/s. The correctness reference.
  */
 import type { CategoricalDistribution } from './categorical-distribution.ts';
@@ -70,7 +70,7 @@ export function exactCost(dist: CategoricalDistribution, n: number): ExactCost {
 }
 
 /**
- * Core of the exact method. G[i][s] holds g(s; i, m) of model.md §2a, the unnormalised
+ * Core of the exact method. G[i][s] holds g(s; i, m) of docs/model.md §2a, the unnormalised
  * probability that i draws, each ≤ the current maximum m, sum to s. Adding the next support
  * value a with probability f expands (P_{<a} + f·z^a)^i binomially:
  *
@@ -120,7 +120,7 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
 }
 
 /**
- * The exact distribution of X_W(n) (model.md §2a) with outcomes grouped by reduced fraction
+ * The exact distribution of X_W(n) (docs/model.md §2a) with outcomes grouped by reduced fraction
  * n·a/s and sorted by value; an all-zero group counts as X = 1 (fraction 1/1). Probabilities
  * sum to 1 within rounding (about 1e-14). Cost: see {@link exactCost}.
  *

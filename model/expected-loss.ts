@@ -1,12 +1,12 @@
 /**
- * E[X_W(n)], the expected lockstep loss of a random group (model.md §2), by either method.
+ * E[X_W(n)], the expected lockstep loss of a random group (docs/model.md §2), by either method.
  */
 import type { CategoricalDistribution } from './categorical-distribution.ts';
 import { ModelError } from './errors.ts';
 import { exactExpectedLoss } from './exact-loss.ts';
 import { fastExpectedLoss } from './fast-loss.ts';
 
-/** Which computation of E[X_W(n)]: `fast` (§2b, default) or `exact` (§2a, the reference). */
+/** Which computation of E[X_W(n)]: `fast` (docs/model.md §2b, default) or `exact` (docs/model.md §2a, the reference). */
 export type LossMethod = 'fast' | 'exact';
 
 /** The methods {@link expectedLoss} accepts. */

@@ -1,5 +1,5 @@
 /**
- * Direct samplers of the parametric families (model.md §2d), independent of the pmf code: used
+ * Direct samplers of the parametric families (docs/model.md §2d), independent of the pmf code: used
  * by Monte Carlo checks of the model and by workloads that draw iteration counts.
  */
 import { generateFamilyPmf, validateFamilySpec, type FamilySpec } from './family.ts';

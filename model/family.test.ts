@@ -11,7 +11,7 @@ function choose(n: number, k: number): number {
   return factorial(n) / (factorial(k) * factorial(n - k));
 }
 
-// Closed forms of model.md §2d, written directly (small arguments, exact enough in doubles).
+// Closed forms of docs/model.md §2d, written directly (small arguments, exact enough in doubles).
 const closedForms: [FamilySpec, (k: number) => number][] = [
   [{ family: 'binom', trials: 12, p: 0.3 }, (k) => (k <= 12 ? choose(12, k) * 0.3 ** k * 0.7 ** (12 - k) : 0)],
   [{ family: 'geo', p: 0.25 }, (k) => (k >= 1 ? 0.75 ** (k - 1) * 0.25 : 0)],
@@ -20,7 +20,7 @@ const closedForms: [FamilySpec, (k: number) => number][] = [
   [{ family: 'nbinom', r: 5, p: 0.3 }, (k) => choose(k + 4, k) * 0.3 ** 5 * 0.7 ** k],
 ];
 
-describe('families (model.md §2d)', () => {
+describe('families (docs/model.md §2d)', () => {
   describe('familyLogPmf', () => {
     for (const [spec, pmf] of closedForms) {
       it(`${spec.family} matches its closed form`, () => {

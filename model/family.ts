@@ -1,12 +1,12 @@
 /**
- * The parametric families of model.md §2d, exactly as this project defines them, and the
+ * The parametric families of docs/model.md §2d, exactly as this project defines them, and the
  * generation of their (tail-truncated) probability mass functions.
  */
 import { ModelError } from './errors.ts';
 import { logFactorial, logGamma } from './special-functions.ts';
 
 /**
- * A distribution given by family and parameters (model.md §2d):
+ * A distribution given by family and parameters (docs/model.md §2d):
  * - `binom`: B(trials, p) on {0..trials}.
  * - `geo`: Geo(p) on {1, 2, ...}: P(k) = (1−p)^(k−1)·p (number of trials up to the first success).
  * - `pois`: Poisson(lambda) on {0, 1, ...}.
@@ -174,7 +174,7 @@ function walkerOf(spec: Exclude<FamilySpec, { family: 'cat' } | { family: 'unif'
 
 /**
  * Generates the pmf of a family on its support, truncating the right tail at the smallest m
- * with P(W > m) ≤ epsilon (model.md §2a) and renormalising. Probabilities are computed from
+ * with P(W > m) ≤ epsilon (docs/model.md §2a) and renormalising. Probabilities are computed from
  * ln P at the mode and the exact ratio P(k)/P(k−1) walking outwards (the recurrences keep the
  * relative error near k·1e-16 and avoid the underflow of P(0) for large means). Values left of
  * the mode with probability below 1e-300 are left out (they would underflow). `unif` and `cat` are never truncated; `binom` is

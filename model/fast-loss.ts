@@ -1,5 +1,5 @@
 /**
- * The fast expectation of the loss (model.md §2b): E[X_W(n)] by a Laplace-transform integral,
+ * The fast expectation of the loss (docs/model.md §2b): E[X_W(n)] by a Laplace-transform integral,
  * O(K·|supp|) for K quadrature nodes.
  */
 import type { CategoricalDistribution } from './categorical-distribution.ts';
@@ -209,7 +209,7 @@ export function maximumSumMoments(dist: CategoricalDistribution, n: number): { m
 }
 
 /**
- * E[X_W(n)] by the fast method of model.md §2b:
+ * E[X_W(n)] by the fast method of docs/model.md §2b:
  *
  *     E[X] = n ∫_0^∞ J(t) dt + f(0)^n,    J(t) = E[max·e^(−t·S)],  S = W_1 + … + W_n.
  *

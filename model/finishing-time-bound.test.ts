@@ -13,7 +13,7 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-// Published closed form (model.md §5), evaluated here on its own.
+// Published closed form (docs/model.md §5), evaluated here on its own.
 const published = (n: number, rep: number) => 3 * Math.ceil(n / 16) + 2 + 2 * Math.ceil(n / 16) * (rep - 1);
 const policies: FinishingTimePolicy[] = ['least-progress', 'round-robin', 'greedy', 'random'];
 

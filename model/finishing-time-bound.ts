@@ -1,5 +1,5 @@
 /**
- * Finishing-time upper bound of a group of threads on one SM (model.md §5, after Raravi &
+ * Finishing-time upper bound of a group of threads on one SM (docs/model.md §5, after Raravi &
  * Andersson), parameterised by the machine (threads per scheduling group, ALU lanes, LD/ST
  * units) and the program shape (pre ALU, rep_cnt × {LOAD…, ALU…}, STORE…).
  */

@@ -1,6 +1,6 @@
 /**
  * Cycle-level simulation of groups of threads sharing an SM's ALU lanes and LD/ST units,
- * used to check the finishing-time bound (model.md §5).
+ * used to check the finishing-time bound (docs/model.md §5).
  */
 import { finishingTimeProgram, normaliseFinishingTimeProblem, type FinishingTimeInstruction, type FinishingTimeProblem } from './finishing-time-bound.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Parametric fit (model.md §2d): which of Poisson, geometric, negative binomial, binomial and
+ * Parametric fit (docs/model.md §2d): which of Poisson, geometric, negative binomial, binomial and
  * discrete uniform describes observed work best, by maximum likelihood and AIC.
  */
 import { CategoricalDistribution, type WeightInput } from './categorical-distribution.ts';

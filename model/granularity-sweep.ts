@@ -1,5 +1,5 @@
 /**
- * The granularity what-if (model.md §2d): the loss for several group sizes.
+ * The granularity what-if (docs/model.md §2d): the loss for several group sizes.
  */
 import type { CategoricalDistribution } from './categorical-distribution.ts';
 import { expectedLoss, type LossMethod } from './expected-loss.ts';

@@ -1,5 +1,5 @@
 /**
- * The loss of one observed group, H(w) = n·max(w)/Σw (model.md §1).
+ * The loss of one observed group, H(w) = n·max(w)/Σw (docs/model.md §1).
  */
 import { ModelError } from './errors.ts';
 import { MAX_GROUP_SIZE } from './group-size.ts';

@@ -44,7 +44,7 @@ function quantileOfOutcomes(outcomes: readonly LossOutcome[], p: number): number
 }
 
 /**
- * Quantiles of X_W(n) for the given probabilities (each in (0, 1)). Exact (model.md §2a) when
+ * Quantiles of X_W(n) for the given probabilities (each in (0, 1)). Exact (docs/model.md §2a) when
  * the exact method's estimated work is at most {@link EXACT_QUANTILE_WORK_LIMIT} (~0.5 s);
  * beyond that, Monte Carlo: `samples` groups (default min(200000, ⌈6.4e6/n⌉)) of n draws by the
  * alias method from `random` (default: a generator seeded with {@link DEFAULT_QUANTILE_SEED}), and

@@ -1,5 +1,5 @@
 /**
- * Reconvergence-stack emulator for loops whose trip count differs per lane (model.md §4,
+ * Reconvergence-stack emulator for loops whose trip count differs per lane (docs/model.md §4,
  * after Bialas & Strzelecki's divergence micro-benchmarks).
  *
  * Stack discipline modelled (pre-Volta SIMT, one warp):

@@ -1,5 +1,5 @@
 /**
- * The sample maximum of n i.i.d. draws, and the workload loss E[max]/E[W] (model.md §2a, §2c).
+ * The sample maximum of n i.i.d. draws, and the workload loss E[max]/E[W] (docs/model.md §2a, §2c).
  */
 import type { CategoricalDistribution } from './categorical-distribution.ts';
 import { assertGroupSize } from './group-size.ts';
@@ -52,7 +52,7 @@ export function expectedMaximum(dist: CategoricalDistribution, n: number): numbe
 }
 
 /**
- * Workload loss E[max]/E[W] (model.md §2c): total SIMT cost over total MIMD cost across many
+ * Workload loss E[max]/E[W] (docs/model.md §2c): total SIMT cost over total MIMD cost across many
  * groups, what a job's run time feels. It is not E[X_W(n)] (Jensen). A distribution with all
  * mass at 0 has no work and, by the H = 1 convention, workload loss 1. Cost O(size).
  *

@@ -1,11 +1,11 @@
 /**
- * The "load balancing by sorting" what-if (model.md §2d): a launch's N units are sorted by
+ * The "load balancing by sorting" what-if (docs/model.md §2d): a launch's N units are sorted by
  * their work before being grouped, so consecutive groups hold consecutive order statistics.
  *
  * What is computed: the expectation over random launches. A launch draws N units i.i.d. from W,
  * sorts them and cuts them into N/n consecutive groups; the result is E[mean over the groups of
  * H] (and the cost ratio E[Σ n·max]/E[Σ work]). A group holding one value has H = 1 (an all-zero
- * group too, by the convention of model.md §1), so only groups across a boundary between values
+ * group too, by the convention of docs/model.md §1), so only groups across a boundary between values
  * lose anything, and where a boundary falls is random: the number C_j of units ≤ v_j is
  * Binomial(N, F(v_j)). Putting each boundary at its expected position instead (the i-th unit =
  * Q((i − ½)/N)) is biased: with a 0 → 1 boundary the group across it has H = n/k for k ones,

@@ -1,5 +1,5 @@
 /**
- * Transit model (model.md §6): flow balance between a compute system of M lanes and a memory
+ * Transit model (docs/model.md §6): flow balance between a compute system of M lanes and a memory
  * system of peak throughput R and latency L, for n resident threads of arithmetic intensity Z.
  *
  * - Memory supply f(k) = R·min(k, δ)/δ requests per cycle with k requests outstanding

@@ -1,5 +1,5 @@
 /**
- * The transit figure (model.md §6) as a self-contained SVG string: memory supply f(k),
+ * The transit figure (docs/model.md §6) as a self-contained SVG string: memory supply f(k),
  * compute demand g(n − k) (and g_H with the predicted loss), the operating points and the
  * bound class. Pure: returns text, writes nothing.
  */

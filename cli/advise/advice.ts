@@ -10,7 +10,7 @@ import {
 
 /**
  * `warpwatch advise`: from one iteration-count distribution, the design what-ifs of
- * model.md §2d (granularity, sorting, binning, parametric fit) and a short plain-language
+ * docs/model.md §2d (granularity, sorting, binning, parametric fit) and a short plain-language
  * recommendation. Pure: the distribution comes in, numbers and sentences go out.
  */
 
@@ -62,7 +62,7 @@ export interface Advice {
   };
   readonly groupSize: number;
   readonly unitsPerLaunch: number;
-  /** Predicted loss for every group size 1..32 (model.md §2d granularity). */
+  /** Predicted loss for every group size 1..32 (docs/model.md §2d granularity). */
   readonly granularity: readonly { readonly n: number; readonly expectedLoss: number; readonly workloadLoss: number }[];
   /** The loss now, at the current group size (predicted; observed loss_counts when the source measured it). */
   readonly current: {
@@ -230,7 +230,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
   }
   const observed = current.observedLossCounts;
   if (observed !== null && Math.abs(now - observed) > 0.1 * now) {
-    // model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
+    // docs/model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
     recommendation.push(
       `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(now)}× predicted for independent lanes: units in one group have ${observed < now ? 'similar' : 'dissimilar'} work${current.observedCountIcc === null ? '' : ` (intra-group correlation of counts in sampled groups: ${current.observedCountIcc.toFixed(2)})`}, and the what-ifs above assume random grouping.`,
     );

@@ -9,7 +9,7 @@ import {
 } from '../../model/index.ts';
 import { computeAdvice } from './advice.ts';
 
-// advise's sorting and binning predictions (model.md §2d) against a Monte Carlo simulation of
+// advise's sorting and binning predictions (docs/model.md §2d) against a Monte Carlo simulation of
 // the same policies: launches of N i.i.d. units are drawn with a fixed seed, sorted (or binned
 // by the advice's own bin ranges) and cut into consecutive groups of n; the mean over launches
 // must lie within 4 standard errors (plus a 1e-3 floor for near-deterministic policies).
@@ -55,7 +55,7 @@ const cases = [
   { name: 'geo(0.05)', distribution: CategoricalDistribution.fromFamily(parseDistributionSpec('geo(0.05)')), n: 32, units: 4096 },
   { name: 'nbinom(5,0.15)', distribution: CategoricalDistribution.fromFamily(parseDistributionSpec('nbinom(5,0.15)')), n: 8, units: 2048 },
   { name: 'bimodal', distribution: CategoricalDistribution.fromCounts({ 1: 30, 2: 20, 3: 10, 40: 25, 45: 15 }), n: 16, units: 4096 },
-  // Zeros: all-zero groups have H = 1 by convention (model.md §1).
+  // Zeros: all-zero groups have H = 1 by convention (docs/model.md §1).
   { name: 'bimodal with zeros', distribution: CategoricalDistribution.fromCounts({ 0: 30, 1: 20, 2: 10, 40: 25, 45: 15 }), n: 16, units: 4096 },
 ];
 

@@ -94,7 +94,7 @@ async function runAdvise(flags: AdviseFlags): Promise<void> {
 }
 
 /**
- * Registers `warpwatch advise` (issue 8): design what-ifs (model.md §2d) for one
+ * Registers `warpwatch advise` (issue 8): design what-ifs (docs/model.md §2d) for one
  * distribution — loss per group size 1..32, sorting, binning, parametric fit, and a
  * plain-language recommendation.
  *
@@ -103,7 +103,7 @@ async function runAdvise(flags: AdviseFlags): Promise<void> {
 export function registerAdviseCommand(program: Command): void {
   program
     .command('advise')
-    .description('Design advice for a work distribution: predicted loss for group sizes 1..32, sorting, binning into k bins, best parametric fit, and a recommendation (model.md §2d).')
+    .description('Design advice for a work distribution: predicted loss for group sizes 1..32, sorting, binning into k bins, best parametric fit, and a recommendation (docs/model.md §2d).')
     .option('--counts <file>', 'observed counts: JSON {"value": count} or CSV lines value,count')
     .option('--frames <file>', 'a recorded frame file (LaunchSummary histograms are merged)')
     .option('--stream <id>', 'stream id job/kernel: picks a stream of --frames, or alone reads its latest record from warpwatch.distributions (WARPWATCH_KAFKA_BROKERS)')

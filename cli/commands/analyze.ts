@@ -8,7 +8,7 @@ import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
 
-/** What `warpwatch analyze` reports for one stream (model.md §2c names). */
+/** What `warpwatch analyze` reports for one stream (docs/model.md §2c names). */
 export interface StreamAnalysis {
   /** `<job>/<kernel>`. */
   readonly stream: string;
@@ -47,7 +47,7 @@ export interface StreamAnalysis {
    */
   readonly countIcc: number | null;
   /**
-   * Divergence-extended prediction of lossMeasured (model.md §4): lossCounts + divergenceTerm,
+   * Divergence-extended prediction of lossMeasured (docs/model.md §4): lossCounts + divergenceTerm,
    * the term estimated on the sampled groups; null when not computed (see divergenceNote).
    */
   readonly lossExtended: number | null;
@@ -117,7 +117,7 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
     }
     if (groups === 0) continue;
     const distribution = CategoricalDistribution.fromCounts(counts);
-    // An all-zero workload has no distribution to speak of: H = 1 by convention (model.md §1).
+    // An all-zero workload has no distribution to speak of: H = 1 by convention (docs/model.md §1).
     const allZero = distribution.values.length === 1 && distribution.values[0] === 0;
     const lossPredicted = allZero ? 1 : expectedLoss(distribution, n);
     const workloadLossPredicted = allZero ? 1 : workloadLoss(distribution, n);

@@ -109,14 +109,14 @@ function runBound(flags: BoundFlags): void {
 }
 
 /**
- * Registers `warpwatch bound` (issue 9, model.md §5).
+ * Registers `warpwatch bound` (issue 9, docs/model.md §5).
  *
  * @example registerBoundCommand(program)
  */
 export function registerBoundCommand(program: Command): void {
   program
     .command('bound')
-    .description('Finishing-time upper bound of n threads on one SM (Raravi & Andersson, model.md §5); rep_cnt given or taken as the maximum observed count of a frame file.')
+    .description('Finishing-time upper bound of n threads on one SM (Raravi & Andersson, docs/model.md §5); rep_cnt given or taken as the maximum observed count of a frame file.')
     .requiredOption('--threads <n>', 'threads on the SM')
     .option('--rep-cnt <n>', 'sub-block repetitions')
     .option('--frame <file>', 'frame file: rep_cnt = maximum observed iteration count, per stream')

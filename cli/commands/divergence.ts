@@ -97,14 +97,14 @@ function runPredict(flags: PredictFlags): void {
 }
 
 /**
- * Registers `warpwatch divergence fit|predict` (issue 9, model.md §4).
+ * Registers `warpwatch divergence fit|predict` (issue 9, docs/model.md §4).
  *
  * @example registerDivergenceCommand(program)
  */
 export function registerDivergenceCommand(program: Command): void {
   const divergence = program
     .command('divergence')
-    .description('Divergence-management cost: reconvergence-stack emulation, cycle prediction and least-squares fit (model.md §4).');
+    .description('Divergence-management cost: reconvergence-stack emulation, cycle prediction and least-squares fit (docs/model.md §4).');
   divergence
     .command('fit')
     .description('Fit T, δ and the spill cost from a divergence micro-benchmark CSV (columns pattern,loop,k,bounds,cycles; see docs/related-models.md).')

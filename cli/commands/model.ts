@@ -205,16 +205,16 @@ export function runModelCommand(flags: ModelFlags): ModelOutput {
 
 /**
  * Registers `warpwatch model`: the expected lockstep loss E[X_W(n)], workload loss and loss
- * quantiles of a distribution for several group sizes (model.md §2).
+ * quantiles of a distribution for several group sizes (docs/model.md §2).
  */
 export function registerModelCommand(program: Command): void {
   program
     .command('model')
-    .description('expected SIMT imbalance loss of a work distribution for group sizes n (model.md §2)')
+    .description('expected SIMT imbalance loss of a work distribution for group sizes n (docs/model.md §2)')
     .option('--dist <spec>', 'distribution: binom(N,p), geo(p), pois(lambda), unif(a,b), nbinom(r,p), cat(v:w,...)')
     .option('--counts <file>', 'observed counts: JSON {"value": count} or CSV lines value,count')
     .option('--n <list>', `group sizes, comma-separated integers 1..${MAX_GROUP_SIZE}`, '32')
-    .addOption(new Option('--method <method>', 'method for E[X]: fast (§2b) or exact (§2a)').choices(['fast', 'exact']).default('fast'))
+    .addOption(new Option('--method <method>', 'method for E[X]: fast (docs/model.md §2b) or exact (docs/model.md §2a)').choices(['fast', 'exact']).default('fast'))
     .option('--quantiles <list>', 'quantile probabilities of the loss in (0, 1), e.g. 0.5,0.95,0.99')
     .option('--epsilon <mass>', 'tail mass cut from unbounded families (default 1e-6)')
     .option('--seed <integer>', 'seed of Monte Carlo quantiles (used when the exact method is too large)', String(DEFAULT_QUANTILE_SEED))

@@ -59,14 +59,14 @@ function runTransit(flags: TransitFlags): void {
 }
 
 /**
- * Registers `warpwatch transit` (issue 9, model.md §6).
+ * Registers `warpwatch transit` (issue 9, docs/model.md §6).
  *
  * @example registerTransitCommand(program)
  */
 export function registerTransitCommand(program: Command): void {
   program
     .command('transit')
-    .description('Transit model: steady state of compute and memory flow, bound class (thread|memory|compute|capacity), optional SVG figure (model.md §6).')
+    .description('Transit model: steady state of compute and memory flow, bound class (thread|memory|compute|capacity), optional SVG figure (docs/model.md §6).')
     .requiredOption('--lanes <M>', 'compute lanes')
     .requiredOption('--peak <R>', 'peak memory throughput, requests per cycle')
     .requiredOption('--latency <L>', 'memory latency, cycles')

@@ -49,7 +49,7 @@ export function demoEstimatorConfig(env: Readonly<Record<string, string | undefi
 export type DemoWindowRecord = DistributionRecord;
 
 /**
- * The parametric fitter the demo hands to the estimator (model.md §2d): the model's
+ * The parametric fitter the demo hands to the estimator (docs/model.md §2d): the model's
  * fitParametric, best (smallest AIC) first, in the estimator's ParametricFit shape.
  *
  * @example demoFitter(CategoricalDistribution.fromCounts({ 3: 5, 4: 2 }))[0]?.family

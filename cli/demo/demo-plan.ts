@@ -1,7 +1,7 @@
 import { parseDistributionSpec } from '../../model/index.ts';
 
 /**
- * What `warpwatch demo` runs: the five reference families of model.md §2d on the matpow
+ * What `warpwatch demo` runs: the five reference families of docs/model.md §2d on the matpow
  * workload, and the data-driven escape workload plain and sorted, each at several group
  * sizes. Sizes are chosen so the default run (including a fresh kernels build) stays under
  * two minutes on a 2-core machine and `--quick` near 15 s.

@@ -4,7 +4,7 @@ import type { DemoRun } from '../report/demo-results.ts';
 import type { DemoRunPlan } from './demo-plan.ts';
 import { DemoError } from './errors.ts';
 
-/** η(a, b) = |(a − b)/a| (model.md §2c); NaN when a is 0. */
+/** η(a, b) = |(a − b)/a| (docs/model.md §2c); NaN when a is 0. */
 function relativeError(a: number, b: number): number {
   return a === 0 ? Number.NaN : Math.abs((a - b) / a);
 }

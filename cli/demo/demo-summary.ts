@@ -2,7 +2,7 @@ import { agreementOf } from '../report/agreement.ts';
 import type { DemoResults, DemoRun } from '../report/demo-results.ts';
 
 /**
- * The demo's terminal summary: one aligned row per workload run (model.md §2c quantities),
+ * The demo's terminal summary: one aligned row per workload run (docs/model.md §2c quantities),
  * then agreement statistics (median and largest η per pair of quantities).
  */
 

@@ -10,7 +10,7 @@ import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from './workload-process.t
 
 // A small real demo: the CPU programs of kernels/ (built here if needed) stream frames into
 // the estimator engine in process. Expected values come from the programs' own C++ tally
-// and from the model's exact loss distribution (model.md §2a), not from the code under test.
+// and from the model's exact loss distribution (docs/model.md §2a), not from the code under test.
 let binDir = '';
 let results: DemoResults;
 

@@ -57,7 +57,7 @@ function machineInfo(): DemoResults['machine'] {
 /**
  * Runs the demo: each planned workload run as a CPU program whose frames stream through the
  * transport into the estimator, then collects the estimator's window results and turns
- * them into DemoResults (model.md §2c quantities per workload and n).
+ * them into DemoResults (docs/model.md §2c quantities per workload and n).
  *
  * @throws DemoError WW_ERR_DEMO_WORKLOAD (a program failed), WW_ERR_DEMO_NO_RESULT (the
  *   estimator produced no complete window for a run), WW_ERR_DEMO_TRANSPORT.

@@ -83,7 +83,7 @@ export function renderAdviceReport(advice: Advice): string {
 <body>
 <h1>warpwatch advise</h1>
 <p class="note">Source: ${escapeXml(advice.source)}<br>Distribution: ${escapeXml(d.description)}, variance ${Number(d.variance.toPrecision(6))}.
-Group size now: ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}. Predictions of the model (model.md §2d), which treats the lanes of a group as independent draws.</p>
+Group size now: ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}. Predictions of the model (docs/model.md §2d), which treats the lanes of a group as independent draws.</p>
 <h2>Recommendation</h2>
 <ul id="recommendation">${advice.recommendation.map((s) => `<li>${escapeXml(s)}</li>`).join('')}</ul>
 <div class="grid"><figure>${distributionChart(advice)}</figure><figure>${granularityChart(advice)}</figure><figure>${policyChart(advice)}</figure></div>

@@ -10,7 +10,7 @@ export interface Agreement {
 }
 
 /**
- * Summarises one relative error η (model.md §2c) over runs: its median and its largest
+ * Summarises one relative error η (docs/model.md §2c) over runs: its median and its largest
  * value with the run where it occurs. Non-finite values are left out.
  *
  * @example agreementOf(results.runs, (run) => run.etaPredictedCounts).median

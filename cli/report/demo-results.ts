@@ -1,6 +1,6 @@
 /**
  * The raw results of `warpwatch demo`, written as JSON next to the HTML report. Field names
- * follow model.md §2c in camelCase (lossPredicted = loss_predicted, ...). Version 1.
+ * follow docs/model.md §2c in camelCase (lossPredicted = loss_predicted, ...). Version 1.
  */
 export interface DemoRun {
   /** Reference workload: 'matpow' (chosen distribution) or 'escape' (data-driven counts). */

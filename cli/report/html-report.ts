@@ -194,7 +194,7 @@ ${resultsTable(runs)}
 ${agreementList(runs)}
 <p class="note">matpow draws every unit's count independently, which is the model's assumption: loss_predicted should match
 loss_counts within sampling error. escape's units are neighbouring pixels, so the lanes of a group are correlated and
-loss_predicted (independent lanes) overstates the loss: that gap is a finding, not an error (model.md §2c).
+loss_predicted (independent lanes) overstates the loss: that gap is a finding, not an error (docs/model.md §2c).
 loss_counts vs loss_measured shows what the iteration counts leave out on this CPU (timer and loop overheads).</p>
 <h2>Iteration-count distributions</h2>
 <div class="grid">${histograms}</div>
