@@ -6,7 +6,7 @@ import { CategoricalDistribution, ModelError, parseDistributionSpec } from '../.
 import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { samplesObservationFromFrame } from '../../estimator/frame-observation.ts';
 import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
-import { readCountsFile } from '../commands/model.ts';
+import { readWeightsFile, type WeightKind } from '../counts-file.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
 import { UsageError } from '../usage-error.ts';
@@ -62,14 +62,15 @@ function unitsPerLaunchOf(summaries: readonly LaunchSummaryFrame[]): number | un
 }
 
 /**
- * Reads a counts file (JSON `{"value": count}` or CSV `value,count`), the parser of
- * `warpwatch model --counts`.
+ * Reads a counts file (`--counts`: JSON `{"value": count}`, a JSON array of per-unit counts or
+ * CSV `value,count`) or a pmf file (`--pmf`, probabilities or weights), the parser of
+ * `warpwatch model` (cli/counts-file.ts).
  *
  * @throws UsageError when the file is missing or malformed.
  * @example adviseInputFromCounts('counts.json').distribution.mean()
  */
-export function adviseInputFromCounts(file: string): AdviseInput {
-  return { distribution: readCountsFile(file), source: `counts:${file}`, groupSize: undefined, unitsPerLaunch: undefined, observedLossCounts: undefined };
+export function adviseInputFromCounts(file: string, kind: WeightKind = 'counts'): AdviseInput {
+  return { distribution: readWeightsFile(file, kind), source: `${kind}:${file}`, groupSize: undefined, unitsPerLaunch: undefined, observedLossCounts: undefined };
 }
 
 /**

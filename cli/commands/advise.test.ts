@@ -41,7 +41,7 @@ describe('warpwatch advise', () => {
     for (const args of [[], ['--counts', 'x.csv', '--dist', 'pois(3)']]) {
       const result = await advise(...args);
       expect(result.status).toBe(2);
-      expect(result.stderr).toBe('warpwatch: give exactly one input: --counts FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC\n');
+      expect(result.stderr).toBe('warpwatch: give exactly one input: --counts FILE, --pmf FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC\n');
     }
   });
 
@@ -50,5 +50,34 @@ describe('warpwatch advise', () => {
     const missing = await advise('--counts', join(directory, 'nope.json'));
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/cannot read --counts file/);
+  });
+
+  it('refuses flags that do not apply to the input and stream ids that are not job/kernel (issue 18)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--dist', 'pois(3)', '--basis', 'window'], /^warpwatch: --basis \(only with --stream read from Kafka\) does not apply to this input\n$/],
+      [['--dist', 'pois(3)', '--groups', '8'], /--groups \(only with --workload\) does not apply/],
+      [['--dist', 'pois(3)', '--seed', '8'], /--seed \(only with --workload\) does not apply/],
+      [['--dist', 'pois(3)', '--sorted'], /--sorted \(only with --workload escape\) does not apply/],
+      [['--stream', 'noslash'], /--stream must be a stream id job\/kernel .*got 'noslash'/],
+      [['--dist', 'pois(3)', '--units', '1e3'], /--units must be a decimal integer ≥ 32/],
+      [['--dist', 'pois(3)', '--export-counts', join(directory, 'x.csv')], /--export-counts writes observed counts; --dist and --pmf inputs have none/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await advise(...args);
+      expect(result.status, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    }
+  });
+
+  it('--export-counts writes the observed distribution in the --counts format (round trip)', async () => {
+    const input = join(directory, 'units.json');
+    writeFileSync(input, JSON.stringify([1, 1, 2, 9, 9, 9, 0]));
+    const exported = join(directory, 'exported.csv');
+    const result = await advise('--counts', input, '--n', '4', '--export-counts', exported, '--json');
+    expect(result.status, result.stderr).toBe(0);
+    expect(readFileSync(exported, 'utf8')).toBe('value,count\n0,1\n1,2\n2,1\n9,3\n');
+    const again = await advise('--counts', exported, '--n', '4', '--json');
+    expect((JSON.parse(again.stdout) as Advice).current.expectedLoss).toBe((JSON.parse(result.stdout) as Advice).current.expectedLoss);
   });
 });

@@ -14,11 +14,14 @@ import { computeAdvice } from '../advise/advice.ts';
 import { formatAdviceText } from '../advise/advice-text.ts';
 import { renderAdviceReport } from '../report/advice-report.ts';
 import { withKafkaSecurity } from '../kafka-security.ts';
+import { writeCountsFile } from '../counts-file.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 
 interface AdviseFlags {
   counts?: string;
+  pmf?: string;
+  exportCounts?: string;
   frames?: string;
   stream?: string;
   workload?: 'matpow' | 'escape';
@@ -34,13 +37,30 @@ interface AdviseFlags {
   html?: string;
 }
 
+/** A stream id as the protocol defines it: `<job>/<kernel>`, neither part empty, no '/' in the job. */
+const STREAM_ID = /^[^/]+\/.+$/;
+
+/** Flags that apply only to some inputs: an error elsewhere (issue 18: no silently ignored flags). */
+function rejectInapplicableFlags(flags: AdviseFlags, basisGiven: boolean): void {
+  const workload = flags.workload !== undefined;
+  const kafka = flags.stream !== undefined && flags.frames === undefined;
+  const misplaced: string[] = [];
+  if (!workload && flags.groups !== undefined) misplaced.push('--groups (only with --workload)');
+  if (!workload && flags.seed !== undefined) misplaced.push('--seed (only with --workload)');
+  if (flags.sorted === true && flags.workload !== 'escape') misplaced.push('--sorted (only with --workload escape)');
+  if (!kafka && basisGiven) misplaced.push('--basis (only with --stream read from Kafka)');
+  if (misplaced.length > 0) throw new UsageError(`${misplaced.join(', ')} does not apply to this input`);
+  if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
+}
+
 async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
-  const sources = [flags.counts !== undefined, flags.frames !== undefined, flags.workload !== undefined, flags.stream !== undefined && flags.frames === undefined];
+  const sources = [flags.counts !== undefined, flags.pmf !== undefined, flags.frames !== undefined, flags.workload !== undefined, flags.stream !== undefined && flags.frames === undefined];
   const fromSpec = flags.dist !== undefined && flags.workload === undefined;
   if (sources.filter(Boolean).length + (fromSpec ? 1 : 0) !== 1) {
-    throw new UsageError('give exactly one input: --counts FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC');
+    throw new UsageError('give exactly one input: --counts FILE, --pmf FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC');
   }
-  if (flags.counts !== undefined) return adviseInputFromCounts(flags.counts);
+  if (flags.counts !== undefined) return adviseInputFromCounts(flags.counts, 'counts');
+  if (flags.pmf !== undefined) return adviseInputFromCounts(flags.pmf, 'pmf');
   if (flags.frames !== undefined) return adviseInputFromFrames(flags.frames, flags.stream);
   if (fromSpec) return adviseInputFromSpec(flags.dist ?? '');
   if (flags.workload !== undefined) {
@@ -66,11 +86,15 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
   return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic, security: config.kafka.security }, flags.stream ?? '', flags.basis);
 }
 
-async function runAdvise(flags: AdviseFlags): Promise<void> {
+async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void> {
   const binCounts = parseIntegerListOption('--bins', flags.bins);
   if (binCounts.some((k) => k < 1 || k > 1024)) throw new UsageError(`--bins must list bin counts 1..1024, got '${flags.bins}'`);
-  if (flags.sorted === true && flags.workload !== 'escape') throw new UsageError('--sorted applies to --workload escape only');
+  rejectInapplicableFlags(flags, basisGiven);
+  if (flags.exportCounts !== undefined && (flags.pmf !== undefined || (flags.dist !== undefined && flags.workload === undefined))) {
+    throw new UsageError('--export-counts writes observed counts; --dist and --pmf inputs have none');
+  }
   const input = await readInput(flags);
+  if (flags.exportCounts !== undefined) writeCountsFile(flags.exportCounts, input.distribution);
   const groupSize = flags.n === undefined ? (input.groupSize ?? 32) : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
   if (groupSize > 32) throw new UsageError(`the input was recorded with groups of ${groupSize} lanes; advise covers 1..32, give --n`);
   const unitsPerLaunch = flags.units === undefined ? Math.max(input.unitsPerLaunch ?? 1 << 20, groupSize) : parseNumberOption('--units', flags.units, { min: groupSize, max: 2 ** 40, integer: true });
@@ -104,7 +128,8 @@ export function registerAdviseCommand(program: Command): void {
   program
     .command('advise')
     .description('Design advice for a work distribution: predicted loss for group sizes 1..32, sorting, binning into k bins, best parametric fit, and a recommendation (docs/model.md §2d).')
-    .option('--counts <file>', 'observed counts: JSON {"value": count} or CSV lines value,count')
+    .option('--counts <file>', 'observed counts: JSON {"value": count}, a JSON array of per-unit counts, or CSV lines value,count (integers)')
+    .option('--pmf <file>', 'probabilities or relative weights per value (e.g. a published table): JSON {"value": weight} or CSV value,weight')
     .option('--frames <file>', 'a recorded frame file (LaunchSummary histograms are merged)')
     .option('--stream <id>', 'stream id job/kernel: picks a stream of --frames, or alone reads its latest record from warpwatch.distributions (WARPWATCH_KAFKA_BROKERS)')
     .addOption(new Option('--workload <name>', 'run a CPU workload and use its counts').choices(['matpow', 'escape']))
@@ -118,5 +143,6 @@ export function registerAdviseCommand(program: Command): void {
     .addOption(new Option('--basis <which>', 'with --stream from Kafka: which distribution of the record').choices(['window', 'current', 'cumulative']).default('cumulative'))
     .option('--json', 'print one JSON object instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page')
-    .action((flags: AdviseFlags) => runAdvise(flags));
+    .option('--export-counts <file>', 'also write the observed distribution as a --counts CSV (value,count)')
+    .action((flags: AdviseFlags, command: Command) => runAdvise(flags, command.getOptionValueSource('basis') === 'cli'));
 }

@@ -68,8 +68,34 @@ describe('warpwatch model', () => {
     expect(a.results[0]!.expectedLoss).toBe(expectedLoss(dist, 32));
   });
 
+  it('falls back to the fast method for an n the exact method refuses, with a note, and keeps the exact rows', async () => {
+    const run = await warpwatchInProcess('--dist', 'unif(0,2000)', '--method', 'exact', '--n', '2,32', '--json');
+    expect(run.status).toBe(0);
+    const output = JSON.parse(run.stdout) as { results: { n: number; method: string; note?: string; expectedLoss: number }[] };
+    expect(output.results[0]).toMatchObject({ n: 2, method: 'exact' });
+    expect(output.results[0]!.note).toBeUndefined();
+    expect(output.results[1]).toMatchObject({ n: 32, method: 'fast' });
+    expect(output.results[1]!.note).toMatch(/exact method refused for n=32 .*; fast method used/);
+    // Closed form for n = 2 of a discrete uniform on 0..M is not simple; enumerate it instead.
+    let sum = 0;
+    const size = 2001;
+    for (let a = 0; a < size; a++) for (let b = 0; b < size; b++) sum += a + b === 0 ? 1 : (2 * Math.max(a, b)) / (a + b);
+    expect(output.results[0]!.expectedLoss).toBeCloseTo(sum / (size * size), 10);
+    const table = await warpwatchInProcess('--dist', 'unif(0,2000)', '--method', 'exact', '--n', '2,32');
+    expect(table.stdout).toMatch(/note: exact method refused for n=32/);
+  });
+
+  it('reads a JSON array of per-unit counts and a --pmf table', async () => {
+    const array = JSON.parse((await warpwatchInProcess('--counts', file('units.json', '[1, 1, 4, 0, 1]'), '--json')).stdout) as ModelOutput;
+    expect(array.distribution.totalWeight).toBe(5);
+    expect(array.distribution.mean).toBeCloseTo(7 / 5, 14);
+    const pmf = JSON.parse((await warpwatchInProcess('--pmf', file('table.csv', 'value,probability\n1,0.6\n4,0.2\n0,0.2\n'), '--json')).stdout) as ModelOutput;
+    expect(pmf.distribution.source).toMatch(/^pmf:/);
+    expect(pmf.distribution.mean).toBeCloseTo(1.4, 14);
+  });
+
   const bad: [string, string[], RegExp][] = [
-    ['no distribution', ['--n', '4'], /give exactly one of --dist SPEC .* or --counts FILE/],
+    ['no distribution', ['--n', '4'], /give exactly one of --dist SPEC .*, --counts FILE .* or --pmf FILE/],
     ['both sources', ['--dist', 'geo(0.5)', '--counts', 'x.json'], /give exactly one of --dist/],
     ['bad spec', ['--dist', 'geo(1.5)'], /--dist: geo\(p\): p must be a number in \(0, 1\], got 1\.5/],
     ['unknown family', ['--dist', 'normal(0,1)'], /--dist: unknown distribution family 'normal'; expected binom\(N,p\)/],
@@ -79,16 +105,21 @@ describe('warpwatch model', () => {
     ['bad quantile', ['--dist', 'geo(0.5)', '--quantiles', '0.5,1'], /--quantiles must be a comma-separated list of probabilities in \(0, 1\), got '0\.5,1'/],
     ['bad epsilon', ['--dist', 'geo(0.5)', '--epsilon', '2'], /--epsilon must be a number in \(0, 0\.5\), got '2'/],
     ['missing file', ['--counts', join(directory, 'none.json')], /cannot read --counts file '.*none\.json'/],
-    ['bad CSV line', ['--counts', file('bad.csv', '1,2\n3;4\n')], /line 2: expected 'value,count', got '3;4'/],
-    ['negative value', ['--counts', file('neg.json', '{"-2": 3}')], /--counts file '.*neg\.json': values must be non-negative integers \(iteration counts\), got -2/],
+    ['bad CSV line', ['--counts', file('bad.csv', '1,2\n3;4\n')], /line 2: expected 'value,count' \(two fields\), got '3;4'/],
+    ['negative value', ['--counts', file('neg.json', '{"-2": 3}')], /--counts file '.*neg\.json': key '-2': a value must be a non-negative decimal integer \(digits only\), got '-2'/],
     ['all zero', ['--counts', file('zero.csv', '1,0\n2,0\n')], /all weights are zero/],
-    ['non-integer value', ['--counts', file('frac.json', '{"1.5": 3}')], /values must be non-negative integers \(iteration counts\), got 1\.5/],
-    ['negative count', ['--counts', file('negc.csv', '1,-2\n')], /weights must be non-negative, got -2 for value 1/],
-    ['non-numeric count', ['--counts', file('nan.json', '{"1": "abc"}')], /weights must be finite numbers, got abc for value 1/],
+    ['non-integer value', ['--counts', file('frac.json', '{"1.5": 3}')], /key '1\.5': a value must be a non-negative decimal integer/],
+    ['negative count', ['--counts', file('negc.csv', '1,-2\n')], /line 1: a count must be a non-negative decimal integer \(units observed\), got '-2'/],
+    ['non-numeric count', ['--counts', file('nan.json', '{"1": "abc"}')], /value 1: a count must be a JSON number, got "abc"/],
     ['empty file', ['--counts', file('empty.csv', '')], /distribution is empty/],
-    ['JSON array', ['--counts', file('array.json', '[1, 2]')], /must hold a JSON object \{"value": count, ...\}/],
+    ['JSON array of non-integers', ['--counts', file('array.json', '[1, 2.5]')], /element 1 of the array must be a unit's iteration count/],
+    ['fractional count', ['--counts', file('frac.csv', '7,7.5\n')], /got '7\.5' \(fractional weights or probabilities: give the file with --pmf\)/],
+    ['numeric first line with three fields', ['--counts', file('three.csv', '1,3,4\n2,5\n')], /line 1: expected 'value,count' \(two fields\), got '1,3,4'/],
+    ['hexadecimal value', ['--counts', file('hex.csv', '0x10,1\n')], /line 1: the value must be a non-negative decimal integer \(digits only\), got '0x10'/],
+    ['value above 2^53', ['--counts', file('big.csv', '9007199254740993,1\n')], /at most 2\^53−1 = 9007199254740991/],
+    ['seed with a space', ['--dist', 'geo(0.5)', '--seed', ' 5'], /--seed must be a non-negative integer, got ' 5'/],
+    ['pmf and counts', ['--pmf', 'p.csv', '--counts', 'c.csv'], /give exactly one of/],
     ['bad JSON', ['--counts', file('broken.json', '{"1": 2')], /is not valid JSON/],
-    ['exact too large', ['--dist', 'unif(0,20000)', '--method', 'exact'], /exact method for n=32 .* use the fast method/],
     ['unknown flag', ['--dist', 'geo(0.5)', '--bogus'], /unknown option '--bogus'/],
   ];
   it('the binary exits 2 with one line on stderr for a bad spec', () => {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import {
   CategoricalDistribution,
@@ -13,11 +12,13 @@ import {
   workloadLoss,
   type LossMethod,
 } from '../../model/index.ts';
+import { readWeightsFile } from '../counts-file.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface ModelFlags {
   dist?: string;
   counts?: string;
+  pmf?: string;
   n: string;
   method: LossMethod;
   quantiles?: string;
@@ -34,6 +35,8 @@ export interface ModelResultRow {
   quantiles: Record<string, number>;
   method: LossMethod;
   quantileMethod: 'exact' | 'monte-carlo' | null;
+  /** Set when `--method exact` was refused for this n and the fast method stood in. */
+  note?: string;
 }
 
 /** The --json output of `warpwatch model`. */
@@ -54,7 +57,7 @@ export interface ModelOutput {
 }
 
 function parseGroupSizes(text: string): number[] {
-  const parts = text.split(',').map((part) => part.trim());
+  const parts = text.split(',');
   const sizes = parts.map(Number);
   if (parts.some((part) => !/^\d+$/.test(part)) || sizes.some((n) => n < 1 || n > MAX_GROUP_SIZE)) {
     throw new UsageError(`--n must be a comma-separated list of integers 1..${MAX_GROUP_SIZE}, got '${text}'`);
@@ -72,47 +75,14 @@ function parseProbabilities(text: string): number[] {
 }
 
 /**
- * Reads a counts file: JSON `{"value": count, ...}` or CSV lines `value,count` (an optional
- * header line, blank lines and `#` comments are skipped).
+ * Reads a counts file (`--counts`: JSON `{"value": count}`, a JSON array of per-unit counts, or
+ * CSV lines `value,count`), the strict parser of cli/counts-file.ts.
+ *
+ * @throws UsageError when the file is missing or malformed.
+ * @example readCountsFile('counts.csv').mean()
  */
 export function readCountsFile(file: string): CategoricalDistribution {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read --counts file '${file}': ${(error as Error).message}`);
-  }
-  try {
-    if (/^\s*[[{]/.test(text)) {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (error) {
-        throw new UsageError(`--counts file '${file}' is not valid JSON: ${(error as Error).message}`);
-      }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        throw new UsageError(`--counts file '${file}' must hold a JSON object {"value": count, ...}`);
-      }
-      return CategoricalDistribution.fromCounts(parsed as Record<string, number>);
-    }
-    const pairs: [number, number][] = [];
-    const lines = text.split(/\r?\n/);
-    lines.forEach((raw, index) => {
-      const line = raw.trim();
-      if (line === '' || line.startsWith('#')) return;
-      const fields = line.split(',').map((field) => field.trim());
-      const numeric = fields.length === 2 && fields.every((field) => field !== '' && Number.isFinite(Number(field)));
-      if (!numeric) {
-        if (pairs.length === 0 && index === lines.findIndex((l) => l.trim() !== '' && !l.trim().startsWith('#'))) return; // header
-        throw new UsageError(`--counts file '${file}' line ${index + 1}: expected 'value,count', got '${line}'`);
-      }
-      pairs.push([Number(fields[0]), Number(fields[1])]);
-    });
-    return CategoricalDistribution.fromCounts(pairs);
-  } catch (error) {
-    if (error instanceof ModelError) throw new UsageError(`--counts file '${file}': ${error.message}`, { cause: error });
-    throw error;
-  }
+  return readWeightsFile(file, 'counts');
 }
 
 function formatNumber(value: number, digits = 6): string {
@@ -136,7 +106,8 @@ function renderTable(output: ModelOutput, probabilities: readonly number[]): str
       .map((cell, column) => (column < cells.length - 2 ? cell.padStart(widths[column]!) : cell.padEnd(widths[column]!)))
       .join('  ')
       .trimEnd();
-  return [`distribution: ${output.distribution.description}`, line(header), ...rows.map(line)].join('\n') + '\n';
+  const notes = output.results.flatMap((row) => (row.note === undefined ? [] : [`note: ${row.note}`]));
+  return [`distribution: ${output.distribution.description}`, line(header), ...rows.map(line), ...notes].join('\n') + '\n';
 }
 
 /**
@@ -145,12 +116,12 @@ function renderTable(output: ModelOutput, probabilities: readonly number[]): str
  * @throws {UsageError} for bad flags or inputs; {ModelError} (a RangeError) from the model.
  */
 export function runModelCommand(flags: ModelFlags): ModelOutput {
-  if ((flags.dist === undefined) === (flags.counts === undefined)) {
-    throw new UsageError('give exactly one of --dist SPEC (e.g. nbinom(5,0.3)) or --counts FILE');
+  if ([flags.dist, flags.counts, flags.pmf].filter((f) => f !== undefined).length !== 1) {
+    throw new UsageError('give exactly one of --dist SPEC (e.g. nbinom(5,0.3)), --counts FILE (units observed per value) or --pmf FILE (probabilities or weights per value)');
   }
   const sizes = parseGroupSizes(flags.n);
   const probabilities = flags.quantiles === undefined ? [] : parseProbabilities(flags.quantiles);
-  if (!/^\d+$/.test(flags.seed.trim())) throw new UsageError(`--seed must be a non-negative integer, got '${flags.seed}'`);
+  if (!/^\d+$/.test(flags.seed) || !Number.isSafeInteger(Number(flags.seed))) throw new UsageError(`--seed must be a non-negative integer, got '${flags.seed}'`);
   let dist: CategoricalDistribution;
   let source: string;
   if (flags.dist !== undefined) {
@@ -170,20 +141,33 @@ export function runModelCommand(flags: ModelFlags): ModelOutput {
       throw error;
     }
   } else {
-    if (flags.epsilon !== undefined) throw new UsageError('--epsilon applies to --dist families only, not to --counts');
-    dist = readCountsFile(flags.counts!);
-    source = `counts:${flags.counts!}`;
+    if (flags.epsilon !== undefined) throw new UsageError(`--epsilon applies to --dist families only, not to ${flags.counts === undefined ? '--pmf' : '--counts'}`);
+    dist = flags.counts === undefined ? readWeightsFile(flags.pmf!, 'pmf') : readCountsFile(flags.counts);
+    source = flags.counts === undefined ? `pmf:${flags.pmf!}` : `counts:${flags.counts}`;
   }
   const seed = Number(flags.seed);
   const results = sizes.map((n): ModelResultRow => {
     const quantileResult = probabilities.length === 0 ? undefined : lossQuantiles(dist, n, probabilities, { random: createSeededRandom(seed) });
+    let method = flags.method;
+    let value: number;
+    let note: string | undefined;
+    try {
+      value = expectedLoss(dist, n, { method });
+    } catch (error) {
+      // Issue 18: one n too large for the exact method falls back to the fast one (§8: they agree to ~1e-13).
+      if (!(error instanceof ModelError) || error.code !== 'WW_ERR_MODEL_EXACT_TOO_LARGE') throw error;
+      method = 'fast';
+      value = expectedLoss(dist, n, { method });
+      note = `exact method refused for n=${n} (${error.message}); fast method used`;
+    }
     return {
       n,
-      expectedLoss: expectedLoss(dist, n, { method: flags.method }),
+      expectedLoss: value,
       workloadLoss: workloadLoss(dist, n),
       quantiles: quantileResult?.quantiles ?? {},
-      method: flags.method,
+      method,
       quantileMethod: quantileResult?.method ?? null,
+      ...(note === undefined ? {} : { note }),
     };
   });
   return {
@@ -212,7 +196,8 @@ export function registerModelCommand(program: Command): void {
     .command('model')
     .description('expected SIMT imbalance loss of a work distribution for group sizes n (docs/model.md §2)')
     .option('--dist <spec>', 'distribution: binom(N,p), geo(p), pois(lambda), unif(a,b), nbinom(r,p), cat(v:w,...)')
-    .option('--counts <file>', 'observed counts: JSON {"value": count} or CSV lines value,count')
+    .option('--counts <file>', 'observed counts: JSON {"value": count}, a JSON array of per-unit counts, or CSV lines value,count (integers)')
+    .option('--pmf <file>', 'probabilities or relative weights per value (e.g. a published table): JSON {"value": weight} or CSV value,weight')
     .option('--n <list>', `group sizes, comma-separated integers 1..${MAX_GROUP_SIZE}`, '32')
     .addOption(new Option('--method <method>', 'method for E[X]: fast (docs/model.md §2b) or exact (docs/model.md §2a)').choices(['fast', 'exact']).default('fast'))
     .option('--quantiles <list>', 'quantile probabilities of the loss in (0, 1), e.g. 0.5,0.95,0.99')

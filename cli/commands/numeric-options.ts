@@ -10,15 +10,14 @@ export function parseNumberOption(
   text: string,
   constraints: { min?: number; max?: number; exclusiveMin?: boolean; integer?: boolean } = {},
 ): number {
-  const value = Number(text);
   const { min, max, exclusiveMin = false, integer = false } = constraints;
-  const allowed = `${integer ? 'an integer' : 'a number'}${min === undefined ? '' : exclusiveMin ? ` > ${min}` : ` ≥ ${min}`}${max === undefined ? '' : ` ≤ ${max}`}`;
-  const bad =
-    text.trim() === '' ||
-    !Number.isFinite(value) ||
-    (integer && !Number.isSafeInteger(value)) ||
-    (min !== undefined && (exclusiveMin ? value <= min : value < min)) ||
-    (max !== undefined && value > max);
+  const allowed = `${integer ? 'a decimal integer' : 'a decimal number'}${min === undefined ? '' : exclusiveMin ? ` > ${min}` : ` ≥ ${min}`}${max === undefined ? '' : ` ≤ ${max}`}`;
+  // Strict syntax (issue 18): Number() would also take ' 5', '0x10', '1e3' and ''.
+  const syntax = integer ? /^-?\d+$/ : /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+  if (!syntax.test(text)) throw new UsageError(`${flag} must be ${allowed}, got '${text}'`);
+  const value = Number(text);
+  if (integer && !Number.isSafeInteger(value)) throw new UsageError(`${flag} must be ${allowed}; integers above 2^53−1 = 9007199254740991 are not exact, got '${text}'`);
+  const bad = !Number.isFinite(value) || (min !== undefined && (exclusiveMin ? value <= min : value < min)) || (max !== undefined && value > max);
   if (bad) throw new UsageError(`${flag} must be ${allowed}, got '${text}'`);
   return value;
 }
@@ -29,10 +28,12 @@ export function parseNumberOption(
  * @example parseIntegerListOption('--bounds', '32,32,31') // → [32, 32, 31]
  */
 export function parseIntegerListOption(flag: string, text: string): number[] {
-  const parts = text.split(',').map((p) => p.trim());
-  if (parts.length === 0 || parts.some((p) => !/^\d+$/.test(p) || !Number.isSafeInteger(Number(p)))) {
-    throw new UsageError(`${flag} must be a comma-separated list of non-negative integers, got '${text}'`);
+  const parts = text.split(',');
+  if (parts.some((p) => !/^\d+$/.test(p))) {
+    throw new UsageError(`${flag} must be a comma-separated list of non-negative decimal integers (no spaces), got '${text}'`);
   }
+  const large = parts.find((p) => !Number.isSafeInteger(Number(p)));
+  if (large !== undefined) throw new UsageError(`${flag}: ${large} is above 2^53−1 = 9007199254740991 (not exact), in '${text}'`);
   return parts.map(Number);
 }
 

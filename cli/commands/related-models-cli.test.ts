@@ -109,6 +109,6 @@ describe('warpwatch transit', () => {
   it('exits 2 on a non-positive parameter', async () => {
     const result = await runCli('transit', '--lanes', '0', '--peak', '1', '--latency', '1', '--intensity', '1', '--threads', '1');
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(/--lanes must be a number > 0, got '0'/);
+    expect(result.stderr).toMatch(/--lanes must be a decimal number > 0, got '0'/);
   });
 });

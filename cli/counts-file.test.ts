@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CategoricalDistribution } from '../model/index.ts';
+import { formatCountsCsv, parseStrictInteger, parseWeightsText, readWeightsFile, writeCountsFile } from './counts-file.ts';
+import { parseNumberOption } from './commands/numeric-options.ts';
+import { UsageError } from './usage-error.ts';
+
+// Issue 18, item 4: strict, explicit inputs.
+
+const entries = (map: Map<number, number>): [number, number][] => [...map.entries()].sort((a, b) => a[0] - b[0]);
+
+describe('counts-file', () => {
+  describe('parseWeightsText', () => {
+    it('skips a header only when no field of the first line looks like a number', () => {
+      expect(entries(parseWeightsText('value,count\n1,30\n4,10\n', 'counts', 'f'))).toEqual([
+        [1, 30],
+        [4, 10],
+      ]);
+      // The issue's example: a malformed numeric first line was dropped as a "header" (loss 1.000).
+      expect(() => parseWeightsText('1,3,4\n2,5\n', 'counts', 'f')).toThrow(/f line 1: expected 'value,count' \(two fields\), got '1,3,4'/);
+      expect(() => parseWeightsText('x,3\n2,5\n', 'counts', 'f')).toThrow(/line 1: the value must be a non-negative decimal integer/);
+    });
+
+    it('takes counts only as strict decimal integers and points fractional weights to --pmf', () => {
+      expect(() => parseWeightsText('7,7.5\n', 'counts', 'f')).toThrow(/a count must be a non-negative decimal integer \(units observed\), got '7\.5' \(fractional weights or probabilities: give the file with --pmf\)/);
+      for (const bad of ['0x10', '1e3', '+5', '-1', '5 5']) expect(() => parseWeightsText(`${bad},1\n`, 'counts', 'f'), bad).toThrow(UsageError);
+      for (const bad of ['0x10', '1e3', '-2']) expect(() => parseWeightsText(`1,${bad}\n`, 'counts', 'f'), bad).toThrow(UsageError);
+      expect(() => parseWeightsText('{"1": 2.5}', 'counts', 'f')).toThrow(/a count must be a non-negative integer .* --pmf/);
+    });
+
+    it('accepts probabilities and decimal weights with --pmf', () => {
+      expect(entries(parseWeightsText('value,probability\n1,0.25\n2,7.5e-1\n', 'pmf', 'f'))).toEqual([
+        [1, 0.25],
+        [2, 0.75],
+      ]);
+      expect(entries(parseWeightsText('{"3": 0.5, "4": 0.5}', 'pmf', 'f'))).toEqual([
+        [3, 0.5],
+        [4, 0.5],
+      ]);
+      expect(() => parseWeightsText('1,0x1\n', 'pmf', 'f')).toThrow(/a weight must be a non-negative decimal number, got '0x1'/);
+    });
+
+    it('reads a JSON array as per-unit counts', () => {
+      expect(entries(parseWeightsText('[3, 5, 5, 7, 0]', 'counts', 'f'))).toEqual([
+        [0, 1],
+        [3, 1],
+        [5, 2],
+        [7, 1],
+      ]);
+      expect(() => parseWeightsText('[3, 2.5]', 'counts', 'f')).toThrow(/element 1 of the array must be a unit's iteration count/);
+      expect(() => parseWeightsText('[3]', 'pmf', 'f')).toThrow(/a JSON array lists per-unit counts, which is --counts/);
+    });
+
+    it('says 2^53−1 is the limit for values above it', () => {
+      expect(() => parseWeightsText('9007199254740993,1\n', 'counts', 'f')).toThrow(/at most 2\^53−1 = 9007199254740991/);
+      expect(() => parseWeightsText('1,9007199254740993\n', 'counts', 'f')).toThrow(/at most 2\^53−1/);
+      expect(parseStrictInteger('9007199254740991', 'v')).toBe(9007199254740991);
+    });
+  });
+
+  describe('formatCountsCsv / writeCountsFile', () => {
+    it('round-trips observed counts through the --counts format', () => {
+      const directory = mkdtempSync(join(tmpdir(), 'ww-counts-'));
+      const original = CategoricalDistribution.fromCounts(new Map([[0, 3], [7, 1234567], [19, 2]]));
+      expect(formatCountsCsv(original)).toBe('value,count\n0,3\n7,1234567\n19,2\n');
+      const path = join(directory, 'c.csv');
+      writeCountsFile(path, original);
+      const back = readWeightsFile(path, 'counts');
+      expect(back.values).toEqual(original.values);
+      expect(back.totalWeight).toBe(original.totalWeight);
+      expect(readFileSync(path, 'utf8').split('\n')[0]).toBe('value,count');
+      writeFileSync(join(directory, 'p.csv'), '1,0.5\n2,0.5\n');
+      expect(readWeightsFile(join(directory, 'p.csv'), 'pmf').mean()).toBe(1.5);
+    });
+  });
+
+  describe('parseNumberOption', () => {
+    it('takes strict decimal syntax only', () => {
+      expect(parseNumberOption('--units', '4096', { min: 1, integer: true })).toBe(4096);
+      for (const bad of [' 5', '0x10', '1e3', '', '5 ', '+5']) expect(() => parseNumberOption('--units', bad, { min: 1, integer: true }), `'${bad}'`).toThrow(/--units must be a decimal integer ≥ 1/);
+      expect(() => parseNumberOption('--units', '9007199254740993', { min: 1, integer: true })).toThrow(/above 2\^53−1/);
+      expect(parseNumberOption('--peak', '2.5e-1', { min: 0, exclusiveMin: true })).toBe(0.25);
+      expect(() => parseNumberOption('--peak', '0x1', { min: 0 })).toThrow(/--peak must be a decimal number ≥ 0, got '0x1'/);
+    });
+  });
+});
