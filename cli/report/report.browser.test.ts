@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findChromium } from '../../deploy/local/index.ts';
 import type { DemoResults } from './demo-results.ts';
 
 // A real `warpwatch demo --quick` (CPU workloads → in-process estimator → report), then the
-// report is opened in headless Chromium (Debian's package) and every chart is checked.
+// report is opened in headless Chromium (found by deploy/local/browser.ts) and every chart is checked.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const outDir = join(root, 'test-output', 'report-browser');
-const CHROMIUM = '/usr/bin/chromium';
 let stdout = '';
 let browser: Browser | undefined;
 
@@ -24,10 +24,9 @@ beforeAll(async () => {
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`warpwatch demo --quick exited ${code}: ${stderr}`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  // WARPWATCH_CHROMIUM, else the system's Chromium, else the one inside the @sparticuz/chromium devDependency: never skipped.
+  const found = await findChromium();
+  browser = await chromium.launch({ executablePath: found.executablePath, args: [...found.args] });
 }, 900_000);
 
 afterAll(async () => {

@@ -13,3 +13,5 @@ export { createStepReporter, silentReporter, formatDuration } from './progress.t
 export type { StepReporter, ProgressWriter } from './progress.ts';
 export { spawnDetached, stopProcess, isProcessRunning, readPidFile, removePidFile, runTool, tailFile, sleep } from './process-control.ts';
 export type { DetachedProcessSpec, ToolRunSpec, StopOutcome } from './process-control.ts';
+export { findChromium } from './browser.ts';
+export type { ChromiumExecutable } from './browser.ts';
