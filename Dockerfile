@@ -2,12 +2,12 @@
 #   docker build -t warpwatch:local .
 #   docker run --rm warpwatch:local collect --help
 # The CLI runs the TypeScript sources through tsx (a runtime dependency), so there is no build step.
-FROM node:20-bookworm-slim AS dependencies
+FROM node:22-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
@@ -19,6 +19,10 @@ COPY protocol ./protocol
 COPY collector ./collector
 COPY estimator ./estimator
 COPY dashboards ./dashboards
+# The CLI imports kernels/ (the workload runner) when it loads; the image has no compiler, so `run`
+# and `demo` need a mounted build, but every command starts. test/integration/docker-image.int.test.ts
+# assembles the image from these COPY lines and runs the CLI from it.
+COPY kernels ./kernels
 # Collector socket and spool folders, writable by the unprivileged node user.
 RUN mkdir -p /run/warpwatch /var/lib/warpwatch/spool && chown -R node:node /run/warpwatch /var/lib/warpwatch
 USER node
