@@ -58,6 +58,12 @@ const NEGLIGIBLE = 1e-24;
 // Trapezoidal rule for 1/s = ∫₀^∞ e^{−st} dt (see quadratureFor): relative error ≤ 5e-10 for s/smallest ≤ 4e4.
 const QUADRATURE_STEP = 0.4;
 const UPPER_EXPONENT = 38;
+// Boundaries whose position spreads over at least this many groups (σ ≥ n) fall at an offset
+// within their group that is uniform to within 2e^{−2π²} ≈ 5e-9 (the binomial's characteristic
+// function at 2π/n is about e^{−2π²σ²/n²}).
+const STATIONARY_SPREAD = 1;
+// Poisson run-length terms below this probability are skipped (their effect on E[H] is below 1e-16).
+const NEGLIGIBLE_RUN = 1e-20;
 
 interface Boundary {
   /** Index j of the value below the boundary: C_j = #units ≤ v_j. */
@@ -138,6 +144,7 @@ export function sortedGroupingLoss(dist: CategoricalDistribution, n: number, opt
   // C_j lies in reachLow[j]..reachHigh[j] but for probability ≤ 2e-20.
   const reachLow = new Float64Array(m);
   const reachHigh = new Float64Array(m);
+  const stationary = new Uint8Array(m);
   for (let j = 0; j < m - 1; j++) {
     const mu = units * below[j]!;
     const sd = Math.sqrt(units * below[j]! * above[j]!);
@@ -146,6 +153,12 @@ export function sortedGroupingLoss(dist: CategoricalDistribution, n: number, opt
     const high = Math.min(units, Math.floor(mu + reach));
     reachLow[j] = low;
     reachHigh[j] = high;
+    // A boundary spread over many groups falls at a uniform offset within its group: the
+    // stationary programme covers the groups that start with v_j (docs/model.md §2d).
+    if (options.exact !== true && sd >= STATIONARY_SPREAD * n) {
+      stationary[j] = 1;
+      continue;
+    }
     // Group g mixes when C_j ∈ [g·n + 1, g·n + n − 1].
     const firstGroup = Math.max(0, Math.ceil((low - n + 1) / n));
     const lastGroup = Math.min(groups - 1, Math.floor((high - 1) / n));
@@ -153,11 +166,23 @@ export function sortedGroupingLoss(dist: CategoricalDistribution, n: number, opt
   }
 
   const positive = values.find((v) => v > 0);
-  if (positive === undefined || boundaries.length === 0) {
+  if (positive === undefined || (boundaries.length === 0 && !stationary.includes(1))) {
     return { expectedLoss: 1, workloadLoss, groups, units, mixedGroups: 0, expectedMixedGroups: 0, evaluatedGroups: 0 };
   }
   const quadrature = quadratureFor(positive, n * values[m - 1]!);
-  const evaluator = createGroupEvaluator(values, p, total, below, above, units, n, quadrature, reachLow, reachHigh);
+  const stationaryPart = stationary.includes(1) ? stationaryExcess(values, p, total, units, n, quadrature, stationary) : { excess: 0, mixed: 0 };
+  if (boundaries.length === 0) {
+    return {
+      expectedLoss: 1 + stationaryPart.excess / groups,
+      workloadLoss,
+      groups,
+      units,
+      mixedGroups: Math.round(stationaryPart.mixed),
+      expectedMixedGroups: stationaryPart.mixed,
+      evaluatedGroups: 0,
+    };
+  }
+  const evaluator = createGroupEvaluator(values, p, total, below, above, units, n, quadrature, reachLow, reachHigh, stationary);
 
   // Walk the groups some boundary reaches, in order; each group's boundaries are those whose
   // group range contains it. Smooth stretches of huge launches are sampled at a stride.
@@ -198,9 +223,9 @@ export function sortedGroupingLoss(dist: CategoricalDistribution, n: number, opt
     evaluated++;
     g += length;
   }
-  const expectedMixedGroups = mixedSum;
+  const expectedMixedGroups = mixedSum + stationaryPart.mixed;
   return {
-    expectedLoss: 1 + excessSum / groups,
+    expectedLoss: 1 + (excessSum + stationaryPart.excess) / groups,
     workloadLoss,
     groups,
     units,
@@ -260,6 +285,7 @@ function createGroupEvaluator(
   quadrature: Quadrature,
   reachLow: Float64Array,
   reachHigh: Float64Array,
+  stationary: Uint8Array,
 ): (group: number, firstIndex: number, lastIndex: number) => GroupEstimate {
   const m = values.length;
   const width = quadrature.times.length + 1; // column 0: probability; 1..: Laplace nodes
@@ -331,7 +357,8 @@ function createGroupEvaluator(
           }
         }
       }
-      if (j < m - 1 && before + n - 1 >= reachLow[j]! && before + 1 <= reachHigh[j]!) {
+      // Groups that start with a value of the stationary set are counted by stationaryExcess.
+      if (j < m - 1 && stationary[j] === 0 && before + n - 1 >= reachLow[j]! && before + 1 <= reachHigh[j]!) {
         // Enter: the group starts with v_j, C_{j−1} ≤ a − 1 and C_j = s = a − 1 + k. Given C_j = s,
         // the count of v_j among the s is Binomial(s, π), π = p_j/F_j, and C_{j−1} ≤ a − 1 means
         // it is ≥ k: T(k) = P(Binomial(a − 1 + k, π) ≥ k), T(k + 1) = T(k) − (1 − π)·P(Binomial(a − 1 + k, π) = k).
@@ -360,4 +387,96 @@ function createGroupEvaluator(
     for (let i = 1; i < width; i++) laplace += quadrature.weights[i - 1]! * completion[i]!;
     return { excess: laplace - completion[0]!, mixed: completion[0]! };
   };
+}
+
+/**
+ * The stationary programme (docs/model.md §2d, sorting): Σ over the groups that start with a value
+ * v_j of the stationary set of E[H − 1] and P(mixed), for launches where the boundary after v_j
+ * falls at a uniform offset within its group. A window of n consecutive sorted units that starts
+ * d < n units before the end of the run of v_j is a group with probability 1/n; it holds d copies
+ * of v_j and the first n − d units of the later runs, whose lengths are taken as independent
+ * Poisson(N·f(v)) counts. Backward over the values, B_j(r) = E[max·e^{−tΣ}; the first r units
+ * from runs j, j+1, ... exist] (column 0: P(they exist)):
+ *   B_j(r) = Σ_{l<r} P(L_j = l)·e^{−t·l·v_j}·B_{j+1}(r − l) + P(L_j ≥ r)·v_j·e^{−t·r·v_j}.
+ * Cost O(|supp|·n²·K) for K quadrature nodes, independent of N (terms with P(L_j = l) < 1e-20 skipped).
+ */
+function stationaryExcess(
+  values: readonly number[],
+  p: readonly number[],
+  total: number,
+  units: number,
+  n: number,
+  quadrature: Quadrature,
+  stationary: Uint8Array,
+): { excess: number; mixed: number } {
+  const m = values.length;
+  const width = quadrature.times.length + 1;
+  // next[r·width + i] = B_{j+1}(r) at node i (column 0: probability), r = 1..n−1.
+  let next = new Float64Array(n * width);
+  let current = new Float64Array(n * width);
+  const powers = new Float64Array((n + 1) * width); // e^{−t·l·v_j}, l = 0..n
+  const runPmf = new Float64Array(n); // P(L_j = l), l = 0..n−1
+  const runTail = new Float64Array(n + 1); // P(L_j ≥ r), r = 0..n
+  let excess = 0;
+  let mixed = 0;
+  for (let j = m - 1; j >= 0; j--) {
+    const lambda = (units * p[j]!) / total;
+    let logTerm = -lambda;
+    let head = 0;
+    for (let l = 0; l < n; l++) {
+      const term = Math.exp(logTerm);
+      runPmf[l] = term;
+      runTail[l] = Math.max(0, 1 - head);
+      head += term;
+      logTerm += Math.log(lambda) - Math.log(l + 1);
+    }
+    runTail[n] = Math.max(0, 1 - head);
+    // Nodes with t·v_j > 50 carry e^{−t·Σ} ≤ e^{−50} for every window from run j on (Σ ≥ v_j):
+    // negligible, so the loops stop at `used` (nodes ascend in t; values descend as j does).
+    let used = width;
+    if (values[j]! > 0) while (used > 1 && quadrature.times[used - 2]! * values[j]! > 50) used--;
+    for (let i = 0; i < used; i++) {
+      const base = i === 0 ? 1 : Math.exp(-quadrature.times[i - 1]! * values[j]!);
+      let power = 1;
+      for (let l = 0; l <= n; l++) {
+        powers[l * width + i] = power;
+        power *= base;
+      }
+    }
+    if (stationary[j] === 1) {
+      // Windows that start d units before the end of run j: d copies of v_j, then B_{j+1}(n − d).
+      for (let d = 1; d < n; d++) {
+        const startWeight = runTail[d]!;
+        if (startWeight <= NEGLIGIBLE_RUN) break;
+        const row = (n - d) * width;
+        const fill = next[row]!;
+        let laplace = 0;
+        for (let i = 1; i < used; i++) laplace += quadrature.weights[i - 1]! * powers[d * width + i]! * next[row + i]!;
+        excess += startWeight * (n * laplace - fill);
+        mixed += startWeight * fill;
+      }
+    }
+    if (j === 0) break;
+    current.fill(0);
+    for (let r = 1; r < n; r++) {
+      const target = r * width;
+      for (let l = 0; l < r; l++) {
+        const weight = runPmf[l]!;
+        if (weight <= NEGLIGIBLE_RUN) continue;
+        const source = (r - l) * width;
+        const offset = l * width;
+        for (let i = 0; i < used; i++) current[target + i] = current[target + i]! + weight * powers[offset + i]! * next[source + i]!;
+      }
+      const tail = runTail[r]!;
+      if (tail > 0) {
+        current[target] = current[target]! + tail;
+        const scale = tail * values[j]!;
+        for (let i = 1; i < used; i++) current[target + i] = current[target + i]! + scale * powers[r * width + i]!;
+      }
+    }
+    const swap = next;
+    next = current;
+    current = swap;
+  }
+  return { excess: excess / n, mixed: mixed / n };
 }
