@@ -29,3 +29,10 @@ export const GRAFANA_DASHBOARDS_PATH = '/var/lib/grafana/dashboards/warpwatch';
 
 /** Folder of the collector's unix socket inside containers and on Kubernetes nodes. */
 export const COLLECTOR_SOCKET_DIRECTORY = '/run/warpwatch';
+
+/**
+ * How long InfluxDB keeps warpwatch's points, the one default of every deployment: the local
+ * stack sets it on the database's default retention policy, compose on the initial bucket,
+ * and docs/stack.md tells Kubernetes users (whose InfluxDB is their own) to set the same.
+ */
+export const INFLUX_RETENTION = '30d';

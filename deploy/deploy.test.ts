@@ -11,7 +11,7 @@ import { COLLECTOR_DEFAULTS } from '../collector/index.ts';
 import { ESTIMATOR_DEFAULTS } from '../estimator/config.ts';
 import { TOPICS } from '../estimator/index.ts';
 import { INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
-import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_MODULES } from './contracts.ts';
+import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_MODULES } from './contracts.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const deployDirectory = join(root, 'deploy');
@@ -178,6 +178,11 @@ describe('deploy contracts', () => {
       expect(composeVolumes('collector').map((v) => v.target)).toContain(COLLECTOR_SOCKET_DIRECTORY);
     });
 
+    it('keeps points for the one documented retention default', () => {
+      expect(composeEnv('influxdb')['DOCKER_INFLUXDB_INIT_RETENTION']).toBe(INFLUX_RETENTION);
+      expect(readFileSync(join(root, 'docs', 'stack.md'), 'utf8')).toContain(`retention ${INFLUX_RETENTION}`);
+    });
+
     it('gives the socket a dedicated host folder (never /tmp), mode 0660 and a group', () => {
       const mount = composeVolumes('collector').find((v) => v.target === COLLECTOR_SOCKET_DIRECTORY);
       expect(mount?.source).toBe('/run/warpwatch');
@@ -232,6 +237,12 @@ describe('deploy contracts', () => {
       expect(mount, 'volumeMount of the socket folder').toBeDefined();
       const volume = asArray(podSpec(daemonSet)['volumes']).map(asRecord).find((v) => v['name'] === mount?.['name']);
       expect(asRecord(volume?.['hostPath'])['path']).toBe(COLLECTOR_SOCKET_DIRECTORY);
+    });
+
+    it('uses the image built from the repository (no placeholder registry)', () => {
+      const images = asArray(kustomization['images']).map(asRecord);
+      expect(images.map((i) => [i['name'], i['newName']])).toEqual([['warpwatch', 'warpwatch']]);
+      expect(readFileSync(join(k8sDirectory, 'kustomization.yaml'), 'utf8')).not.toContain('example');
     });
 
     it('makes the socket folder owned by the collector alone (init container: owner 1000, group 2000, 0750) with socket mode 0660', () => {

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { INFLUX_RETENTION } from '../contracts.ts';
 import { DeployError } from '../errors.ts';
 import type { ManagedServer } from './managed-server.ts';
 import { runTool, spawnDetached } from './process-control.ts';
@@ -167,6 +168,8 @@ export function createInfluxServer(config: LocalStackConfig): ManagedServer {
 
     async afterReady(): Promise<void> {
       await influxQuery(i.url, `CREATE DATABASE "${i.database}"`);
+      // One retention default for every deployment (an existing database is brought in line).
+      await influxQuery(i.url, `ALTER RETENTION POLICY "autogen" ON "${i.database}" DURATION ${INFLUX_RETENTION} SHARD DURATION 1d DEFAULT`);
     },
   };
 }
