@@ -18,7 +18,6 @@ import {
   type StreamIdentity,
 } from './launch-observation.ts';
 import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledGroup, type SampledGroupsAccumulation } from './sampled-groups.ts';
-import { hashString } from './random-deviates.ts';
 
 /**
  * Per-stream window state: event-time tumbling windows, a "current" distribution
@@ -231,14 +230,35 @@ export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
 }
 
 /**
- * Identity of a frame for de-duplication: a 53-bit hash of (launchId, frameSequence), two
- * FNV-1a hashes combined. A number costs a fraction of a string in memory and checkpoints;
- * with 1,024 remembered frames per stream the chance that a new frame collides with one of
- * them is about 1024/2^53 ≈ 1e-13.
+ * Identity of a frame for de-duplication: a 53-bit hash of (launchId, frameSequence) from two
+ * independently mixed 32-bit lanes (each character enters both lanes with different
+ * multipliers, and a final avalanche mixes them into each other), so all 53 bits are
+ * effective. A number costs a fraction of a string in memory and checkpoints. With 1,024
+ * remembered frames per stream a new frame matches one of them by chance with probability
+ * about 1024/2^53 ≈ 1e-13 (at 10^4 frames/s: one false duplicate in ~3,000 years).
+ * (An earlier version combined FNV-1a of `text` with FNV-1a of `text#`, which is a function
+ * of the first: 32 effective bits, ~200 good frames a day wrongly dropped at 10^4 frames/s.)
+ *
+ * @example frameIdentityOf({ launchId: 7n, frameSequence: 0 }) // a safe integer < 2^53
  */
 export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'frameSequence'>): number {
-  const text = `${observation.launchId.toString()}:${observation.frameSequence}`;
-  return (hashString(text) % 2 ** 21) * 2 ** 32 + hashString(`${text}#`);
+  return hash53(`${observation.launchId.toString()}:${observation.frameSequence}`);
+}
+
+/** 53-bit string hash with two independently mixed 32-bit lanes (the well-known "cyrb53" construction). */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 function remember(memory: DedupeMemory, identity: number, capacity: number): void {
