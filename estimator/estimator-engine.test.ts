@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CategoricalDistribution, expectedLoss, workloadLoss } from '../model/index.ts';
+import { CategoricalDistribution, ModelError, expectedLoss, workloadLoss } from '../model/index.ts';
 import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import { MEASUREMENTS } from './series.ts';
@@ -140,6 +140,34 @@ describe('estimator-engine', () => {
       }
       const record = JSON.parse(out.distributions.get('job1/k') ?? '{}') as { sampled: { groups: number } | null };
       expect(record.sampled?.groups).toBeGreaterThan(0);
+    });
+
+    it('never counts a good frame as rejected when closing windows fails after it was decoded (the error propagates)', () => {
+      const out = collector();
+      let thrown = 0;
+      const outcomes: FrameOutcome[] = [];
+      const failingOutputs = {
+        ...out.outputs,
+        writePoints: () => {
+          thrown += 1;
+          // A RangeError subclass that is not about the frame (ModelError extends RangeError too).
+          throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', 'simulated failure while writing a closed window');
+        },
+      };
+      const engine = createEstimatorEngine(testEngineOptions(), failingOutputs, { ...quietTelemetry, frame: (outcome) => outcomes.push(outcome) });
+      const oneStream = launches.filter((l) => l.key === 'job0/k');
+      let propagated = 0;
+      oneStream.forEach((l, i) => {
+        try {
+          engine.handleMessage(0, String(i), encodeFrame(l.frame), 0);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ModelError);
+          propagated += 1;
+        }
+      });
+      expect(thrown).toBeGreaterThan(0);
+      expect(propagated).toBe(thrown);
+      expect(outcomes.filter((o) => o === 'rejected')).toEqual([]);
     });
 
     it('counts duplicated and malformed messages without changing the windows', () => {

@@ -151,7 +151,14 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         result = computeWindowResult(entry.state.identity, window, basis, options.compute);
       } catch (error) {
         telemetry.modelError(error, entry.state.key);
-        result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
+        try {
+          // The measurements of the window still count: without the failed prediction.
+          result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
+        } catch (fallbackError) {
+          // Nothing can be computed for this window (counted); the other closed windows go on.
+          telemetry.modelError(fallbackError, entry.state.key);
+          continue;
+        }
       }
       telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
       outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints }));
@@ -199,21 +206,19 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return outcome;
     },
     handleMessage(partition, offset, value, wallMillis) {
-      let outcome: FrameOutcome;
+      let outcome: FrameOutcome = 'rejected';
       let type: FrameKind | undefined;
+      let observation: Observation | undefined;
+      // Only decoding and converting the frame can make it a bad frame; a failure after that
+      // (closing windows, the outputs) is not the frame's fault and propagates.
       try {
         const frame = decodeFrame(value);
         type = frame.type;
-        outcome = handleObservation(
-          partition,
-          offset,
-          frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame),
-          wallMillis,
-        );
+        observation = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
       } catch (error) {
         if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
-        outcome = 'rejected';
       }
+      if (observation !== undefined) outcome = handleObservation(partition, offset, observation, wallMillis);
       const part = partitionState(partition);
       const next = BigInt(offset) + 1n;
       if (next > part.nextOffset) part.nextOffset = next;
