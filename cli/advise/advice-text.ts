@@ -46,7 +46,7 @@ export function formatAdviceText(advice: Advice): string[] {
     ],
     ['sorted by work', fixed(advice.sorting.expectedLoss), fixed(advice.sorting.workloadLoss), `${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values`],
     ...advice.binning.map((b) => [
-      `binned, k = ${b.k}`,
+      b.bins.length === b.k ? `binned, k = ${b.k}` : `binned, k = ${b.k} (${b.bins.length} bins formed)`,
       fixed(b.expectedLoss),
       fixed(b.workloadLoss),
       b.bins.map((bin) => `[${bin.low}..${bin.high}] ${(100 * bin.probability).toFixed(0)}%`).join(' '),

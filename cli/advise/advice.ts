@@ -160,7 +160,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
   const binning = [...new Set(request.binCounts)]
     .sort((a, b) => a - b)
     .map((k) => {
-      const result = binnedGroupingLoss(distribution, n, k);
+      const result = binnedGroupingLoss(distribution, n, k, { units: request.unitsPerLaunch });
       return { k, expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, bins: result.bins };
     });
   // A pmf (a family spec) carries no sample size; AIC then needs one: a nominal 10 000 units.
@@ -203,7 +203,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
       expectedLoss: bestBinning.expectedLoss,
       workloadLoss: bestBinning.workloadLoss,
       sentence:
-        `binning units into ${bestBinning.k} work classes (equal shares of units) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(bestBinning.expectedLoss)} ` +
+        `binning units into ${bestBinning.bins.length} work classes (${bestBinning.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${bestBinning.bins.length < bestBinning.k ? `; ${bestBinning.k} asked, ${bestBinning.bins.length} formed` : ''}) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(bestBinning.expectedLoss)} ` +
         `(run-time overhead ${format(current.workloadLoss)} → ${format(bestBinning.workloadLoss)})`,
     });
   }
