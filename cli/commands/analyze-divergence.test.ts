@@ -277,8 +277,8 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
     [['--divergence', 'fit', '--delta', '3'], /cannot be combined/],
     [['--divergence', 'maybe'], /--divergence must be fit or off/],
     [['--divergence-arch', 'fermi'], /architecture must be one of kepler, maxwell, generic/],
-    [['--delta', '-1'], /--delta must be a number ≥ 0/],
-    [['--spill', 'x'], /--spill must be a number ≥ 0/],
+    [['--delta', '-1'], /--delta must be a decimal number ≥ 0, got '-1'/],
+    [['--spill', 'x'], /--spill must be a decimal number ≥ 0, got 'x'/],
   ])('rejects %j with exit code 2', async (args, message) => {
     const file = join(dir, 'usage.bin');
     writeFileSync(file, Buffer.concat(synthesize({ ...divergent, groups: 10 }).frames.map((f) => encodeFrame(f))));
