@@ -61,13 +61,24 @@ describe('local stack', () => {
       expect(body.version).toMatch(/^1\.8\./);
     });
 
+    it('keeps points for the one retention default of every deployment (30d on the default policy)', async () => {
+      const url = requiredEnv('WARPWATCH_INFLUX_URL');
+      const database = requiredEnv('WARPWATCH_INFLUX_DATABASE');
+      const response = await fetch(`${url}/query?${new URLSearchParams({ q: `SHOW RETENTION POLICIES ON "${database}"` }).toString()}`);
+      const body = (await response.json()) as { results: { series?: { values: unknown[][] }[] }[] };
+      const autogen = body.results[0]?.series?.[0]?.values.find((row) => row[0] === 'autogen');
+      expect(autogen?.[1]).toBe('720h0m0s'); // INFLUX_RETENTION = 30d
+      expect(autogen?.[4]).toBe(true);
+    });
+
     it('stores points written through the v2 write API and returns them to InfluxQL', async () => {
       const url = requiredEnv('WARPWATCH_INFLUX_URL');
       const database = requiredEnv('WARPWATCH_INFLUX_DATABASE');
       const measurement = `it_stack_${randomUUID().replaceAll('-', '')}`;
       // InfluxDB 1.8's v2 API: no token needed (auth off), org '-', bucket '<database>/<retention policy>'.
       const writeApi = new InfluxDB({ url, token: '' }).getWriteApi('-', `${database}/autogen`, 'ms');
-      const baseMillis = Date.UTC(2026, 0, 1);
+      // Within the retention default (30d): an hour ago, on a whole second.
+      const baseMillis = Math.floor(Date.now() / 1000) * 1000 - 3_600_000;
       const written = [
         { stream: 'job-1/kernel-a', n: '32', loss: 1.25, groups: 10, timeMillis: baseMillis },
         { stream: 'job-1/kernel-a', n: '32', loss: 1.5, groups: 12, timeMillis: baseMillis + 1_000 },
