@@ -6,7 +6,7 @@ import type { EstimatorConfig } from './config.ts';
 import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
-import { createInfluxWriter, type InfluxWriter } from './influx-writer.ts';
+import { createInfluxWriter, type InfluxWriter, type InfluxWriterStats } from './influx-writer.ts';
 import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
 import { pipelinePoint } from './series-points.ts';
@@ -85,6 +85,26 @@ const MAX_OUTGOING_RECORDS = 100_000;
 const YIELD_AFTER_MILLIS = 10;
 
 /**
+ * The /healthz status of an estimator: `stopping`, `starting` (no partition yet, or one not
+ * restored), `degraded` with `reasons` (`influx-write`: its last write requests to InfluxDB
+ * failed, so windows are not reaching it; the points wait in a bounded buffer), else `ok`.
+ *
+ * @example estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: { failingWrites: 3 } })
+ * // { status: 'degraded', reasons: ['influx-write'] }
+ */
+export function estimatorStatus(input: {
+  stopping: boolean;
+  assigned: ReadonlySet<number>;
+  restored: ReadonlySet<number>;
+  influx: Pick<InfluxWriterStats, 'failingWrites'> | undefined;
+}): { status: EstimatorHealth['status']; reasons: string[] } {
+  if (input.stopping) return { status: 'stopping', reasons: [] };
+  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };
+  const reasons = (input.influx?.failingWrites ?? 0) > 0 ? ['influx-write'] : [];
+  return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
+}
+
+/**
  * Starts the estimator and returns once it has joined the consumer group (processing runs
  * in the background until stop()).
  *
@@ -111,7 +131,7 @@ export async function startEstimator(
   const timers: NodeJS.Timeout[] = [];
 
   const health = (): EstimatorHealth => ({
-    status: stopping ? 'stopping' : assigned.size === 0 || [...assigned].some((p) => !restored.has(p)) ? 'starting' : 'ok',
+    ...estimatorStatus({ stopping, assigned, restored, influx: influx?.stats() }),
     instance: config.instanceId,
     partitions: [...assigned].sort((a, b) => a - b),
     streams: engine.liveStreams(),

@@ -152,11 +152,12 @@ describe('influx-writer', () => {
     expect(failure).toBeInstanceOf(EstimatorError);
     expect((failure as EstimatorError).retriable).toBe(true);
     expect(errors).toHaveLength(1);
+    expect(writer.stats().failingWrites).toBe(1); // /healthz says degraded now
     // The retry happens on its own after the backoff (20–40 ms ± jitter).
     const deadline = Date.now() + 3_000;
     while (writer.stats().linesWritten < 150 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => i));
-    expect(writer.stats()).toMatchObject({ linesWritten: 150, writeErrors: 1, buffered: 0, linesDropped: 0 });
+    expect(writer.stats()).toMatchObject({ linesWritten: 150, writeErrors: 1, failingWrites: 0, buffered: 0, linesDropped: 0 });
     await writer.flush();
     await writer.close(1_000);
   });

@@ -57,6 +57,8 @@ export interface InfluxWriterStats {
   readonly batchesWritten: number;
   readonly linesDropped: number;
   readonly writeErrors: number;
+  /** Write requests that failed since the last one that succeeded (0 = the last write worked). */
+  readonly failingWrites: number;
   /** Lines queued or in flight. */
   readonly buffered: number;
   /** Write requests in flight now. */
@@ -151,6 +153,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
   let batchesWritten = 0;
   let linesDropped = 0;
   let writeErrors = 0;
+  let failingWrites = 0;
   let attempt = 0;
   let nextAttemptMillis = 0;
   let closed = false;
@@ -228,10 +231,12 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       await api.flush();
       linesWritten += batch.lines.length;
       batchesWritten += 1;
+      failingWrites = 0;
       attempt = 0;
       nextAttemptMillis = 0;
     } catch (error) {
       writeErrors += 1;
+      failingWrites += 1;
       const status = error instanceof HttpError ? error.statusCode : undefined;
       const retriable = status === undefined || status === 429 || status >= 500;
       if (!retriable) {
@@ -318,7 +323,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       return waitForAll(true);
     },
     stats() {
-      return { linesWritten, batchesWritten, linesDropped, writeErrors, buffered: queue.length + inFlightLines, batchesInFlight: inFlight.size };
+      return { linesWritten, batchesWritten, linesDropped, writeErrors, failingWrites, buffered: queue.length + inFlightLines, batchesInFlight: inFlight.size };
     },
     async close(timeoutMillis) {
       closed = true;

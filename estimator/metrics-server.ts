@@ -7,7 +7,7 @@ import { EstimatorError } from './errors.ts';
 
 /** Body of /healthz: 'ok', 'starting' (restoring or not yet assigned) or 'stopping'. */
 export interface EstimatorHealth {
-  readonly status: 'ok' | 'starting' | 'stopping';
+  readonly status: 'ok' | 'degraded' | 'starting' | 'stopping';
   readonly [detail: string]: unknown;
 }
 
