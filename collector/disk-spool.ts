@@ -635,7 +635,7 @@ class WriteAheadSpool implements DiskSpool {
     } catch {
       // Already gone or the disk fails: recovery deletes segments before the cursor anyway.
     }
-    this.#diskBytes -= head.sizeBytes - 0;
+    this.#diskBytes -= head.sizeBytes;
     this.#diskRecords -= remaining;
     this.#headOffset = 0;
     this.#headConsumed = 0;

@@ -1,5 +1,5 @@
 import type { ProduceRecord } from './produce-record.ts';
-import { crc32c } from '../protocol/index.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC, crc32c } from '../protocol/index.ts';
 
 /**
  * On-disk layout of one spool record (little-endian), in one of two versions:
@@ -22,8 +22,6 @@ export const SPOOL_RECORD_HEADER_BYTES = 8;
 
 const SPOOL_RECORD_V1 = 1;
 const SPOOL_RECORD_V2 = 2;
-/** Frame header bytes covered by the v2 record checksum (magic, version, type, length, payload CRC). */
-const FRAME_HEADER_BYTES = 16;
 /** A record larger than this is certainly corrupt (frames are ≤ 4 MiB + headers). */
 export const MAX_SPOOL_PAYLOAD_BYTES = 8 * 1024 * 1024;
 
@@ -59,7 +57,7 @@ function isValidatedFrame(record: ProduceRecord): boolean {
   return (
     record.headers['ww-error-code'] === undefined &&
     v.length >= FRAME_HEADER_BYTES &&
-    v[0] === 0x57 && v[1] === 0x57 && v[2] === 0x46 && v[3] === 0x52 && // 'WWFR'
+    v[0] === FRAME_MAGIC[0] && v[1] === FRAME_MAGIC[1] && v[2] === FRAME_MAGIC[2] && v[3] === FRAME_MAGIC[3] &&
     (v[8]! | (v[9]! << 8) | (v[10]! << 16) | (v[11]! << 24)) >>> 0 === v.length - FRAME_HEADER_BYTES
   );
 }
