@@ -1,11 +1,13 @@
 # warpwatch collector / estimator image (deploy/compose.yaml, deploy/k8s/).
 #   docker build -t warpwatch:local .
 #   docker run --rm warpwatch:local collect --help
-# The CLI runs the TypeScript sources through tsx (a runtime dependency), so there is no build step.
+# The CLI runs the TypeScript sources through tsx (a runtime dependency): the services start once,
+# so the compiled CLI (dist/, for fast interactive starts) is not needed here; --ignore-scripts
+# skips `prepare`, which builds it (and whose build tools are dev dependencies).
 FROM node:22-bookworm-slim AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production

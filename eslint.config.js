@@ -9,7 +9,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 const projectFolders = ['protocol', 'kernels', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'bench', 'test'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'kernels/build/**', '**/generated/**', '.cache/**', 'out/**', 'test-output/**'] },
+  { ignores: ['node_modules/**', 'kernels/build/**', '**/generated/**', '.cache/**', 'out/**', 'test-output/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

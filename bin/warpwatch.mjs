@@ -1,7 +1,16 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI from source: tsx registers its ESM loader, then the entry point loads.
-import { register } from 'tsx/esm/api';
+// The warpwatch CLI. Runs the compiled JavaScript in dist/ (bin/build.mjs, run by `npm ci` and
+// `npm pack` through `prepare`) when it is there and no source it was built from is newer;
+// otherwise runs the TypeScript sources through tsx, so a checkout never runs stale code.
+// WARPWATCH_FROM_SOURCE=1 forces the sources.
+import { compiledIsCurrent } from './compiled-is-current.mjs';
 
-register();
-const { main } = await import('../cli/main.ts');
+let main;
+if (compiledIsCurrent(new URL('../', import.meta.url), process.env)) {
+  ({ main } = await import('../dist/main.js'));
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import('../cli/main.ts'));
+}
 process.exitCode = await main(process.argv);

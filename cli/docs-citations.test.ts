@@ -110,9 +110,9 @@ describe('docs citations', () => {
     });
   });
 
-  it('every section cited in the help of every command exists, and every § names its page', () => {
+  it('every section cited in the help of every command exists, and every § names its page', async () => {
     const problems: string[] = [];
-    for (const command of allCommands(createProgram())) {
+    for (const command of allCommands(await createProgram())) {
       const help = command.helpInformation();
       problems.push(...brokenCitations(help).map((p) => `warpwatch ${command.name()}: ${p}`));
       problems.push(...unanchoredSections(help.replace(/\s+/g, ' ')).map((p) => `warpwatch ${command.name()}: § without a page in ${p}`));

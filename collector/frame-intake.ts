@@ -199,9 +199,11 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   let worker: Worker | undefined;
   let closing = false;
   if (options.useWorker === true) {
-    worker = new Worker(new URL('./validation-worker-entry.mjs', import.meta.url), {
-      workerData: { module: new URL('./validation-worker.ts', import.meta.url).href },
-    });
+    // From sources (tsx) the worker needs tsx's loader first; the compiled CLI (dist/, bin/build.mjs)
+    // has the worker body as its own entry point beside this module.
+    worker = import.meta.url.endsWith('.ts')
+      ? new Worker(new URL('./validation-worker-entry.mjs', import.meta.url), { workerData: { module: new URL('./validation-worker.ts', import.meta.url).href } })
+      : new Worker(new URL('./validation-worker.js', import.meta.url));
     worker.on('message', handleResponse);
     const fail = (reason: string): void => {
       if (worker === undefined || closing) return;
