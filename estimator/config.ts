@@ -103,6 +103,10 @@ export interface EstimatorConfig {
   /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
+  /** OTLP/HTTP (protobuf) push of the OpenTelemetry metrics, or undefined when off (metrics-export.ts). */
+  readonly otlp: { readonly url: string; readonly intervalMillis: number } | undefined;
+  /** The per-stream result metrics (result-metrics.ts): cap on exported streams and their idle TTL. */
+  readonly resultMetrics: { readonly maxStreams: number; readonly streamTtlMillis: number };
   readonly shutdownTimeoutMillis: number;
 }
 
@@ -169,6 +173,9 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   checkpointIntervalMillis: 2_000,
   metricsPort: 9465,
   metricsHost: '127.0.0.1',
+  otlpIntervalMillis: 10_000,
+  metricsMaxStreams: 1_000,
+  metricsStreamTtlMillis: 3_600_000,
   shutdownTimeoutMillis: 10_000,
 });
 
@@ -201,7 +208,9 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
  * WARPWATCH_ALERT_MIN_RELATIVE_SIGMA, WARPWATCH_ALERT_DRIFT_MIN_SIGMA,
  * WARPWATCH_ALERT_LOSS_THRESHOLD, WARPWATCH_ALERT_DRIFT_THRESHOLD, WARPWATCH_ALERT_STALE_MILLIS,
  * WARPWATCH_CHECKPOINT_INTERVAL_MILLIS, WARPWATCH_METRICS_PORT (or "off") [--metrics-port],
- * WARPWATCH_METRICS_HOST, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_INSTANCE [--instance].
+ * WARPWATCH_METRICS_HOST, WARPWATCH_METRICS_MAX_STREAMS, WARPWATCH_METRICS_STREAM_TTL_MILLIS,
+ * WARPWATCH_OTLP_ENDPOINT (OTLP/HTTP metrics URL, or "off"), WARPWATCH_OTLP_INTERVAL_MILLIS,
+ * WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_INSTANCE [--instance].
  *
  * @throws EstimatorConfigError listing every invalid setting.
  * @example
@@ -329,6 +338,19 @@ export function loadEstimatorConfig(input: {
   if (metricsText.text !== undefined && metricsText.text.trim().toLowerCase() === 'off') metricsPort = undefined;
   else metricsPort = integer(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT', d.metricsPort, 0, 65_535);
 
+  let otlp: EstimatorConfig['otlp'];
+  const otlpText = env.WARPWATCH_OTLP_ENDPOINT?.trim();
+  const otlpIntervalMillis = integer(undefined, undefined, 'WARPWATCH_OTLP_INTERVAL_MILLIS', d.otlpIntervalMillis, 100, 3_600_000);
+  if (otlpText !== undefined && otlpText !== '' && otlpText.toLowerCase() !== 'off') {
+    try {
+      const parsed = new URL(otlpText);
+      if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('scheme');
+      otlp = Object.freeze({ url: otlpText, intervalMillis: otlpIntervalMillis });
+    } catch {
+      problems.push(`WARPWATCH_OTLP_ENDPOINT must be the http(s) URL of an OTLP/HTTP metrics endpoint (e.g. http://collector:4318/v1/metrics) or "off", got "${otlpText}"`);
+    }
+  }
+
   const subBinsPerOctave = Number(
     oneOf<string>(undefined, undefined, 'WARPWATCH_SUB_BINS_PER_OCTAVE', String(d.subBinsPerOctave), ['16', '32', '64', '128', '256', '512', '1024']),
   );
@@ -410,6 +432,11 @@ export function loadEstimatorConfig(input: {
     checkpointIntervalMillis: integer(undefined, undefined, 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', d.checkpointIntervalMillis, 10, 3_600_000),
     metricsPort,
     metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,
+    otlp,
+    resultMetrics: Object.freeze({
+      maxStreams: integer(undefined, undefined, 'WARPWATCH_METRICS_MAX_STREAMS', d.metricsMaxStreams, 1, 1_000_000),
+      streamTtlMillis: integer(undefined, undefined, 'WARPWATCH_METRICS_STREAM_TTL_MILLIS', d.metricsStreamTtlMillis, 1_000, 30 * 86_400_000),
+    }),
     shutdownTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS', d.shutdownTimeoutMillis, 100, 3_600_000),
   };
   if (problems.length > 0) throw new EstimatorConfigError(problems);

@@ -29,6 +29,10 @@ export interface EngineOutputs {
   writePoints(points: readonly SeriesPoint[]): void;
   publishDistribution(key: string, value: string): void;
   publishAlert(key: string, value: string): void;
+  /** Every computed window (the OpenTelemetry result metrics, result-metrics.ts); optional. */
+  recordWindow?: ((result: WindowResult) => void) | undefined;
+  /** Every alert raised; optional. */
+  recordAlert?: ((alert: AlertEvent) => void) | undefined;
 }
 
 /** Observations of the engine's work (the service maps them to OpenTelemetry metrics). */
@@ -133,6 +137,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     outputs.writePoints(alerts.map(alertPoint));
     for (const alert of alerts) {
       outputs.publishAlert(alert.identity.stream, JSON.stringify(alertRecord(alert)));
+      outputs.recordAlert?.(alert);
       telemetry.alertRaised(alert.kind);
     }
   };
@@ -162,6 +167,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       }
       telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
       outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints }));
+      outputs.recordWindow?.(result);
       publishAlerts(evaluateAlerts(entry.alerts, result, options.alerts));
       outputs.publishDistribution(
         entry.state.identity.stream,

@@ -8,6 +8,7 @@ import { EstimatorError } from './errors.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
 import { createInfluxWriter, type InfluxWriter, type InfluxWriterStats } from './influx-writer.ts';
 import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
+import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
 import { pipelinePoint } from './series-points.ts';
 import type { ParametricFitter } from './window-result.ts';
@@ -140,10 +141,27 @@ export async function startEstimator(
     counters: telemetry.counters,
   });
 
-  if (config.metricsPort !== undefined) {
-    metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, health: () => health() });
+  // OpenTelemetry metrics: the Prometheus endpoint and/or OTLP push (metrics-export.ts).
+  let metricsExport: MetricsExport | undefined;
+  if (config.metricsPort !== undefined || config.otlp !== undefined) {
+    metricsExport = createMetricsExport({
+      instanceId: config.instanceId,
+      prometheus: config.metricsPort !== undefined,
+      otlp: config.otlp,
+      maxStreams: config.resultMetrics.maxStreams,
+      streamTtlMillis: config.resultMetrics.streamTtlMillis,
+      log,
+    });
   }
-  const meter = metricsServer?.meter ?? metrics.getMeter('warpwatch-estimator');
+  if (config.metricsPort !== undefined && metricsExport?.prometheus !== undefined) {
+    try {
+      metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, exporter: metricsExport.prometheus, health: () => health() });
+    } catch (error) {
+      await metricsExport.shutdown();
+      throw error;
+    }
+  }
+  const meter = metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator');
   const tracer = trace.getTracer('warpwatch-estimator');
   const telemetry = createEstimatorTelemetry(meter, tracer, () => ({
     streams: engine.liveStreams(),
@@ -173,6 +191,8 @@ export async function startEstimator(
       writePoints: (points) => influx?.write(points),
       publishDistribution: (key, value) => queueOutgoing(config.kafka.distributionsTopic, { key, value }),
       publishAlert: (key, value) => queueOutgoing(config.kafka.alertsTopic, { key, value }),
+      recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
+      recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
     },
     telemetry.engine,
   );
@@ -390,7 +410,7 @@ export async function startEstimator(
   log(
     `warpwatch estimate: group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
       config.influx === undefined ? 'off' : `${config.influx.url} db ${config.influx.database}`
-    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}`,
+    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}, otlp ${config.otlp === undefined ? 'off' : config.otlp.url}`,
   );
 
   return {
@@ -406,6 +426,7 @@ export async function startEstimator(
       const left = influx === undefined ? 0 : await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2));
       if (left > 0) log(`warpwatch estimate: ${left} lines could not be written to InfluxDB before shutdown`);
       await metricsServer?.close();
+      await metricsExport?.shutdown();
     },
   };
 }

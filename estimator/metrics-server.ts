@@ -1,8 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Meter } from '@opentelemetry/api';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import type { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { EstimatorError } from './errors.ts';
 
 /** Body of /healthz: 'ok', 'starting' (restoring or not yet assigned) or 'stopping'. */
@@ -11,24 +9,22 @@ export interface EstimatorHealth {
   readonly [detail: string]: unknown;
 }
 
-/** A running /metrics + /healthz endpoint with its meter. */
+/** A running /metrics + /healthz endpoint. */
 export interface MetricsServer {
   readonly port: number;
-  readonly meter: Meter;
   close(): Promise<void>;
 }
 
 /**
- * Sets up the OpenTelemetry metrics SDK with a Prometheus exporter (no server of its own)
- * and serves `/metrics` and `/healthz` (JSON; 503 while stopping) on host:port.
+ * Serves `/metrics` (the Prometheus exporter of metrics-export.ts, created with
+ * preventServerStart) and `/healthz` (JSON; 503 while stopping) on host:port.
  *
  * @throws EstimatorError WW_ERR_ESTIMATOR_METRICS_PORT when the port cannot be bound.
  * @example
- * const server = await startMetricsServer({ host: '127.0.0.1', port: 9465, health: () => ({ status: 'ok' }) });
+ * const server = await startMetricsServer({ host: '127.0.0.1', port: 9465, exporter: metricsExport.prometheus, health: () => ({ status: 'ok' }) });
  */
-export async function startMetricsServer(options: { host: string; port: number; health: () => EstimatorHealth }): Promise<MetricsServer> {
-  const exporter = new PrometheusExporter({ preventServerStart: true });
-  const provider = new MeterProvider({ readers: [exporter] });
+export async function startMetricsServer(options: { host: string; port: number; exporter: PrometheusExporter; health: () => EstimatorHealth }): Promise<MetricsServer> {
+  const exporter = options.exporter;
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = (request.url ?? '/').split('?')[0];
     if (url === '/metrics') {
@@ -56,13 +52,11 @@ export async function startMetricsServer(options: { host: string; port: number; 
   });
   return {
     port: (server.address() as AddressInfo).port,
-    meter: provider.getMeter('warpwatch-estimator'),
     close: async () => {
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       });
-      await provider.shutdown();
     },
   };
 }

@@ -1,0 +1,143 @@
+import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { describe, expect, it } from 'vitest';
+import type { AlertEvent } from './alert-detector.ts';
+import type { StreamIdentity } from './launch-observation.ts';
+import { createMetricsExport } from './metrics-export.ts';
+import { createResultMetrics, laneIdleShare, RESULT_METRIC_PROMETHEUS_NAMES as P } from './result-metrics.ts';
+import type { WindowResult } from './window-result.ts';
+
+function identity(job: string): StreamIdentity {
+  return { stream: `${job}/k`, job, kernel: 'k', device: 'dev', groupSize: 2, source: 'cpu' };
+}
+
+function windowResult(job: string, values: Partial<WindowResult>): WindowResult {
+  return {
+    identity: identity(job),
+    startMillis: 0,
+    endMillis: 1_000,
+    launches: 1,
+    groups: 4,
+    units: 8,
+    lossPredicted: undefined,
+    lossPredictedLow: undefined,
+    lossPredictedHigh: undefined,
+    lossPredictedStandardError: undefined,
+    lossCounts: undefined,
+    lossMeasured: undefined,
+    workloadLossPredicted: undefined,
+    workloadLossMeasured: undefined,
+    etaPredictedCounts: undefined,
+    etaCountsMeasured: undefined,
+    etaPredictedMeasured: undefined,
+    lossQ50: undefined,
+    lossQ90: undefined,
+    lossQ99: undefined,
+    quantileMethod: undefined,
+    binningErrorBound: 0,
+    sweep: [],
+    fit: undefined,
+    histogram: [],
+    ...values,
+  };
+}
+
+function alert(job: string, kind: AlertEvent['kind']): AlertEvent {
+  return {
+    kind,
+    identity: identity(job),
+    timeMillis: 0,
+    series: 'loss_measured',
+    oldLevel: 1,
+    newLevel: 2,
+    statistic: 2,
+    evidence: { detector: 'threshold', windowsSinceChange: 1, changeStartMillis: 0, baselineSigma: undefined, threshold: 1.5, windowMillis: 1_000 },
+    message: 'm',
+  };
+}
+
+/** Prometheus text of one collection, as lines `name{labels} value` (no scope label, no target_info). */
+async function scrape(results: ReturnType<typeof createResultMetrics>): Promise<string[]> {
+  const exporter = new PrometheusExporter({ preventServerStart: true, metricProducers: [results.producer], withoutScopeInfo: true, withoutTargetInfo: true });
+  const provider = new MeterProvider({ readers: [exporter] });
+  const text = new PrometheusSerializer(undefined, false, undefined, true, true).serialize((await exporter.collect()).resourceMetrics);
+  await provider.shutdown();
+  return text.split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+describe('result metrics (per-stream OpenTelemetry results)', () => {
+  it('lane idle share is 1 − 1/L, the idle share of lane-time', () => {
+    // L = ΣC_SIMT/ΣC_MIMD = 5/4: busy lane-time 4 of 5 → idle 1/5.
+    expect(laneIdleShare(5 / 4)).toBeCloseTo(1 / 5, 15);
+    expect(laneIdleShare(1)).toBe(0);
+    expect(laneIdleShare(0.9)).toBeUndefined();
+    expect(laneIdleShare(Number.NaN)).toBeUndefined();
+    expect(laneIdleShare(undefined)).toBeUndefined();
+  });
+
+  it('exports the latest window per stream with identity labels; counters add up; missing values are not exported', async () => {
+    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    results.recordWindow(windowResult('a', { lossPredicted: 1.5, lossCounts: 1.25, lossMeasured: 1.75, workloadLossMeasured: 2, workloadLossPredicted: 4 / 3 }));
+    results.recordWindow(windowResult('a', { lossPredicted: 1.125, lossCounts: 1.0625, lossMeasured: undefined, workloadLossMeasured: undefined, workloadLossPredicted: 1.25, groups: 6 }));
+    results.recordAlert(alert('a', 'rising_imbalance'));
+    results.recordAlert(alert('a', 'rising_imbalance'));
+    results.recordAlert(alert('a', 'drift'));
+    const lines = await scrape(results);
+    const labels = 'warpwatch_stream="a/k",warpwatch_job="a",warpwatch_kernel="k",warpwatch_device="dev",warpwatch_group_size="2",warpwatch_source="cpu"';
+    expect(lines).toContain(`${P.lossPredicted}{${labels}} 1.125`);
+    expect(lines).toContain(`${P.lossCounts}{${labels}} 1.0625`);
+    expect(lines.some((l) => l.startsWith(`${P.lossMeasured}{`))).toBe(false); // latest window had no clocks
+    const idle = lines.find((l) => l.startsWith(`${P.laneIdle}{${labels},warpwatch_basis="predicted"} `));
+    expect(Number(idle?.split(' ').at(-1))).toBeCloseTo(0.2, 14); // 1 − 1/1.25 = 1/5
+    expect(lines.some((l) => l.includes('warpwatch_basis="measured"'))).toBe(false);
+    expect(lines).toContain(`${P.windows}{${labels}} 2`);
+    expect(lines).toContain(`${P.groups}{${labels}} 10`);
+    expect(lines).toContain(`${P.alerts}{${labels},warpwatch_alert_kind="rising_imbalance"} 2`);
+    expect(lines).toContain(`${P.alerts}{${labels},warpwatch_alert_kind="drift"} 1`);
+    expect(lines).toContain(`${P.exportedStreams} 1`);
+  });
+
+  it('caps the exported streams: the least recently updated one goes, counted with reason cap; idle streams go after the TTL', async () => {
+    let now = 0;
+    const results = createResultMetrics({ maxStreams: 2, streamTtlMillis: 10_000, nowMillis: () => now });
+    results.recordWindow(windowResult('a', { lossPredicted: 2 }));
+    now = 1;
+    results.recordWindow(windowResult('b', { lossPredicted: 3 }));
+    now = 2;
+    results.recordWindow(windowResult('a', { lossPredicted: 2.5 })); // a is now the most recent
+    now = 3;
+    results.recordWindow(windowResult('c', { lossPredicted: 4 })); // evicts b
+    let lines = await scrape(results);
+    expect(lines.filter((l) => l.startsWith(`${P.lossPredicted}{`)).map((l) => l.replace(/\{warpwatch_stream="(\w)\/k".*\}/, ' $1'))).toEqual([
+      `${P.lossPredicted} a 2.5`,
+      `${P.lossPredicted} c 4`,
+    ]);
+    expect(lines).toContain(`${P.evictedStreams}{reason="cap"} 1`);
+    expect(lines).toContain(`${P.evictedStreams}{reason="idle"} 0`);
+    expect(results.stats()).toEqual({ streams: 2, evicted: { cap: 1, idle: 0 } });
+    // a updated at 2, c at 3; at 10 002 a is 10 000 ms idle (goes), c 9 999 ms (stays).
+    now = 10_002;
+    lines = await scrape(results);
+    expect(lines.filter((l) => l.startsWith(`${P.lossPredicted}{`)).length).toBe(1);
+    expect(lines).toContain(`${P.evictedStreams}{reason="idle"} 1`);
+    // b comes back: a new series whose counter starts again at 1.
+    results.recordWindow(windowResult('b', { lossPredicted: 3 }));
+    lines = await scrape(results);
+    expect(lines.find((l) => l.startsWith(`${P.windows}{warpwatch_stream="b/k"`))?.endsWith(' 1')).toBe(true);
+  });
+
+  it('the resource names the service, the instance and the host (not unknown_service)', async () => {
+    const exp = createMetricsExport({ instanceId: 'est-7', prometheus: true, otlp: undefined, maxStreams: 5, streamTtlMillis: 1_000, log: () => {} });
+    const text = new PrometheusSerializer().serialize((await exp.prometheus!.collect()).resourceMetrics);
+    await exp.shutdown();
+    const target = text.split('\n').find((l) => l.startsWith('target_info{')) ?? '';
+    expect(target).toContain('service_name="warpwatch-estimator"');
+    expect(target).toContain('service_instance_id="est-7"');
+    expect(target).toMatch(/host_name="[^"]+"/);
+    expect(text).not.toContain('unknown_service');
+  });
+
+  it('rejects a cap below 1', () => {
+    expect(() => createResultMetrics({ maxStreams: 0, streamTtlMillis: 1 })).toThrow(RangeError);
+  });
+});
