@@ -1,4 +1,4 @@
-import { createFrameSplitter, decodeFrame, streamIdOf, type Frame, type FrameError } from '../protocol/index.ts';
+import { createFrameSplitter, streamIdOf, summarizeFrame, type Frame, type FrameError, type FrameSummary } from '../protocol/index.ts';
 
 /** One outcome of validating a byte stream: a valid frame, or rejected bytes with the reason. */
 export type ValidatedItem =
@@ -37,7 +37,7 @@ export interface StreamValidator {
  * Validation of one byte stream with the protocol codec: the protocol splitter cuts the
  * stream into raw frames (header and CRC checked, resynchronising after garbage on the next
  * valid frame: one reject per contiguous rejected stretch, with a capped sample and the exact
- * length), then `decodeFrame` checks every payload field (a frame that fails is its own
+ * length), then `summarizeFrame` checks every payload field as `decodeFrame` does (a frame that fails is its own
  * reject, whole). Pure computation, no I/O, so it runs the same on the event loop or in the
  * validation worker.
  *
@@ -52,15 +52,15 @@ export function createStreamValidator(): StreamValidator {
         out.push({ kind: 'reject', bytes: item.discarded, discardedLength: item.discardedLength, code: item.error.code, message: item.error.message });
         continue;
       }
-      let frame: Frame;
+      let frame: FrameSummary;
       try {
-        frame = decodeFrame(item.raw);
+        frame = summarizeFrame(item.raw, { crcVerified: true }); // the splitter checked the CRC
       } catch (error) {
         const e = error as FrameError;
         out.push({ kind: 'reject', bytes: item.raw, discardedLength: item.raw.length, code: typeof e.code === 'string' ? e.code : 'WW_ERR_FRAME_INVALID', message: e.message });
         continue;
       }
-      out.push({ kind: 'frame', raw: item.raw, key: streamIdOf(frame), threadRecords: threadRecordsOf(frame) });
+      out.push({ kind: 'frame', raw: item.raw, key: streamIdOf(frame), threadRecords: frame.threadRecords });
     }
     return out;
   };

@@ -12,7 +12,7 @@ import { FrameError } from './errors.ts';
 import { decodeFrameHeader } from './frame-header.ts';
 import { FRAME_HEADER_BYTES, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
 import type { DeviceInfo, Frame, GroupSample, GroupSamplesFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
-import { validateFrameBody } from './validate-frame.ts';
+import { checkUint, validateFrameBody } from './validate-frame.ts';
 
 /** Options of {@link decodeFrame}. */
 export interface DecodeFrameOptions {
@@ -335,6 +335,16 @@ function readGroupSamples(payload: Uint8Array, view: DataView, id: DecodedIdenti
  * for (const item of splitter.push(chunk)) if ('raw' in item) handle(decodeFrame(item.raw, { crcVerified: true }));
  */
 export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Frame {
+  const { kind, payload, view, identity } = openFrame(bytes, options);
+  const { frame, end } = kind === 'launch-summary' ? readLaunchSummary(payload, view, identity) : readGroupSamples(payload, view, identity);
+  const remaining = payload.length - end;
+  if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
+  validateFrameBody(frame, false);
+  return frame;
+}
+
+/** The header, CRC and identity checks every decode starts with. */
+function openFrame(bytes: Uint8Array, options: DecodeFrameOptions | undefined): { kind: Frame['type']; payload: Uint8Array; view: DataView; identity: DecodedIdentity } {
   const header = decodeFrameHeader(bytes, 0);
   const total = FRAME_HEADER_BYTES + header.payloadLength;
   if (bytes.length < total) {
@@ -354,10 +364,74 @@ export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Fr
     }
   }
   const view = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
-  const identity = readIdentity(payload, view);
-  const { frame, end } = header.kind === 'launch-summary' ? readLaunchSummary(payload, view, identity) : readGroupSamples(payload, view, identity);
+  return { kind: header.kind, payload, view, identity: readIdentity(payload, view) };
+}
+
+/** What the collector needs of a valid frame: its type, stream identity and size in lanes. */
+export interface FrameSummary {
+  readonly type: Frame['type'];
+  readonly job: string;
+  readonly kernel: string;
+  readonly groupSize: number;
+  /** Lanes the frame describes: groupsCounted × groupSize (launch summary), samples × groupSize (group samples). */
+  readonly threadRecords: number;
+}
+
+/**
+ * Checks one whole frame exactly as {@link decodeFrame} does (same acceptance, same error code
+ * and message) and returns only its summary. Cheaper for GroupSamples frames: their per-lane
+ * counts and clocks, which no rule constrains (any u32/u64 is valid), are skipped, not read
+ * into arrays. The collector's validation path: it forwards the frame's bytes, not a decoded
+ * frame.
+ *
+ * @param bytes - one whole frame (header + payload), nothing more
+ * @param options - as for decodeFrame
+ * @throws FrameError with decodeFrame's code and message for the same bytes
+ * @example summarizeFrame(item.raw, { crcVerified: true }).threadRecords // 128 for 4 sampled groups of 32
+ */
+export function summarizeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): FrameSummary {
+  const { kind, payload, view, identity } = openFrame(bytes, options);
+  if (kind === 'launch-summary') {
+    const { frame, end } = readLaunchSummary(payload, view, identity);
+    const remaining = payload.length - end;
+    if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
+    validateFrameBody(frame, false);
+    return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, threadRecords: frame.groupsCounted * frame.groupSize };
+  }
+  const sampleCount = checkGroupSamplesWithoutLanes(payload, view, identity);
+  return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, threadRecords: sampleCount * identity.groupSize };
+}
+
+/**
+ * readGroupSamples + validateFrameBody for a GroupSamples payload without reading the lanes:
+ * the same checks in the same order with the same messages. Returns the number of samples.
+ */
+function checkGroupSamplesWithoutLanes(payload: Uint8Array, view: DataView, id: DecodedIdentity): number {
+  const p = id.bodyAt;
+  const available = payload.length - p;
+  if (available >= 9 && payload[p + 8]! > 1) throw invalid(`selection must be 0 (stride) or 1 (hash), got ${payload[p + 8]!}`);
+  for (let k = 9; k < 12 && k < available; k++) {
+    if (payload[p + k] !== 0) throw invalid('reserved bytes after selection must be 0');
+  }
+  if (available < 20) throwEndsInsideFixed(GROUP_SAMPLES_FIELDS, available);
+  const samplingStride = view.getUint32(p + 12, true);
+  const sampleCount = view.getUint32(p + 16, true);
+  if (sampleCount > MAX_GROUP_SAMPLES) {
+    throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `sampled groups per frame must be at most ${MAX_GROUP_SAMPLES}, got ${sampleCount}`);
+  }
+  const sampleBytes = 24 + 12 * id.groupSize;
+  const at = p + 20;
+  if (payload.length - at < sampleCount * sampleBytes) throw endsInside('samples', sampleCount * sampleBytes, payload.length - at);
+  const end = at + sampleCount * sampleBytes;
   const remaining = payload.length - end;
   if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
-  validateFrameBody(frame, false);
-  return frame;
+  // validateFrameBody's group-samples rules that values read from the wire can break.
+  const groupCount = countAt(view, p);
+  checkUint(groupCount, 'groupCount', MAX_COUNT);
+  if (samplingStride === 0) throw invalid('samplingStride must be >= 1, got 0');
+  for (let g = 0, sample = at; g < sampleCount; g++, sample += sampleBytes) {
+    const index = countAt(view, sample);
+    if (!Number.isInteger(index) || index >= groupCount) throw invalid(`groupIndex must be an integer < groupCount (${groupCount}), got ${String(index)}`);
+  }
+  return sampleCount;
 }

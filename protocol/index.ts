@@ -33,7 +33,7 @@ export { FRAME_TYPE_CODES, decodeFrameHeader } from './frame-header.ts';
 export type { FrameHeader } from './frame-header.ts';
 export { validateFrame } from './validate-frame.ts';
 export { encodeFrame } from './encode-frame.ts';
-export { decodeFrame } from './decode-frame.ts';
+export { decodeFrame, summarizeFrame, type FrameSummary } from './decode-frame.ts';
 export type { DecodeFrameOptions } from './decode-frame.ts';
 export { decodeFrames, readFrameFile } from './decode-frames.ts';
 export { DEFAULT_MAX_SAMPLE_BYTES, createFrameSplitter } from './frame-splitter.ts';

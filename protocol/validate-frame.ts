@@ -51,7 +51,14 @@ export function utf8BytesOf(value: unknown, field: string, minBytes: number): Ui
   return bytes;
 }
 
-function checkUint(value: unknown, field: string, max: number): void {
+/**
+ * Checks an unsigned integer field against its maximum: WW_ERR_FRAME_OVER_LIMIT above a count
+ * limit (MAX_COUNT), WW_ERR_FRAME_INVALID otherwise. Shared with decode-frame.ts.
+ *
+ * @throws FrameError
+ * @example checkUint(5, 'groupCount', MAX_COUNT) // returns
+ */
+export function checkUint(value: unknown, field: string, max: number): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     throw invalid(`${field} must be an integer >= 0, got ${String(value)}`);
   }
