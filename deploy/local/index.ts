@@ -15,3 +15,5 @@ export { spawnDetached, stopProcess, isProcessRunning, readPidFile, removePidFil
 export type { DetachedProcessSpec, ToolRunSpec, StopOutcome } from './process-control.ts';
 export { findChromium } from './browser.ts';
 export type { ChromiumExecutable } from './browser.ts';
+export { findSystemPrometheus, ensureOtlpPrometheus, startPrometheus, promQuery, renderPrometheusConfig, freePort, OTLP_PROMETHEUS_VERSION, OTLP_PROMETHEUS_MODULE } from './prometheus-server.ts';
+export type { PrometheusOptions, RunningPrometheus, PromSample } from './prometheus-server.ts';
