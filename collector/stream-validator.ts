@@ -39,12 +39,15 @@ export interface StreamValidator {
  * valid frame: one reject per contiguous rejected stretch, with a capped sample and the exact
  * length), then `summarizeFrame` checks every payload field as `decodeFrame` does (a frame that fails is its own
  * reject, whole). Pure computation, no I/O, so it runs the same on the event loop or in the
- * validation worker.
+ * validation worker. Chunks passed to push() must not be changed afterwards: a frame's `raw`
+ * may be a view of one.
  *
  * @example const validator = createStreamValidator(); for (const item of validator.push(chunk)) ...
  */
 export function createStreamValidator(): StreamValidator {
-  const splitter = createFrameSplitter();
+  // Every caller passes chunks nobody changes afterwards (Node stream Buffers, or the worker's
+  // transferred copies), so frames come back as views of them: no copy per frame.
+  const splitter = createFrameSplitter({ chunksAreImmutable: true });
   const convert = (items: ReturnType<typeof splitter.push>): ValidatedItem[] => {
     const out: ValidatedItem[] = [];
     for (const item of items) {

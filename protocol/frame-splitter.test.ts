@@ -375,3 +375,38 @@ describe('createFrameSplitter', () => {
     expect(rawOf(splitter.push(buffer.subarray(0, summary.length - 50)))).toEqual([summary]);
   });
 });
+
+describe('createFrameSplitter({ chunksAreImmutable: true })', () => {
+  const frames = [SAMPLE_LAUNCH_SUMMARY, SAMPLE_GROUP_SAMPLES, SAMPLE_LAUNCH_SUMMARY].map((f) => encodeFrame(f));
+  const stream = Uint8Array.from(frames.flatMap((f) => [...f, ...[0x57, 0x57, 0x46, 0x52, 1, 2, 3]]));
+  const run = (options: FrameSplitterOptions, cuts: readonly number[]): FrameSplitItem[] => {
+    const splitter = createFrameSplitter(options);
+    const items: FrameSplitItem[] = [];
+    let at = 0;
+    for (const cut of [...cuts, stream.length]) {
+      items.push(...splitter.push(stream.slice(at, Math.max(at, cut))));
+      at = Math.max(at, cut);
+    }
+    items.push(...splitter.end());
+    return items;
+  };
+  const plain = (items: FrameSplitItem[]) => items.map((item) => ('raw' in item ? { raw: [...item.raw] } : { code: item.error.code, length: item.discardedLength, sample: [...item.discarded] }));
+
+  it('returns the same frames and rejections as copying, for any chunking', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: stream.length - 1 }), { maxLength: 12 }), (cuts) => {
+        cuts.sort((a, b) => a - b);
+        expect(plain(run({ chunksAreImmutable: true }, cuts))).toEqual(plain(run({}, cuts)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('returns a frame inside one chunk as a view of that chunk, and copies by default', () => {
+    const chunk = encodeFrame(SAMPLE_GROUP_SAMPLES);
+    const [view] = createFrameSplitter({ chunksAreImmutable: true }).push(chunk);
+    const [copy] = createFrameSplitter().push(chunk);
+    expect(view !== undefined && 'raw' in view && view.raw.buffer).toBe(chunk.buffer);
+    expect(copy !== undefined && 'raw' in copy && copy.raw.buffer).not.toBe(chunk.buffer);
+  });
+});

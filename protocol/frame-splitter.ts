@@ -45,6 +45,13 @@ export interface FrameSplitterOptions {
    * none). The splitter never holds more than this of a stretch, however long it is.
    */
   readonly maxSampleBytes?: number;
+  /**
+   * Chunks passed to push() are never changed afterwards by the caller (true for the Buffers
+   * Node's sockets, pipes and file streams emit: each is fresh memory). Then a frame that lies
+   * whole inside one chunk is returned as a view of it (`subarray`), not a copy: no allocation
+   * and no copy per frame. Default false: every frame is a copy the caller may keep.
+   */
+  readonly chunksAreImmutable?: boolean;
 }
 
 /** A streaming splitter; see {@link createFrameSplitter}. */
@@ -165,6 +172,7 @@ export function createFrameSplitter(options: FrameSplitterOptions = {}): FrameSp
   if (!Number.isSafeInteger(maxSampleBytes) || maxSampleBytes < 0) {
     throw new RangeError(`maxSampleBytes must be a non-negative integer, got ${maxSampleBytes}`);
   }
+  const viewsOfChunks = options.chunksAreImmutable === true;
   let chunks: Uint8Array[] = [];
   let pendingBytes = 0;
   let neededBytes = 1; // do no work until at least this many bytes are pending
@@ -298,7 +306,8 @@ export function createFrameSplitter(options: FrameSplitterOptions = {}): FrameSp
         continue;
       }
       flush(items, 'the next valid frame');
-      items.push({ raw: buffer.slice(position, position + total) });
+      // A view when the buffer is the caller's immutable chunk or our own concatenation (take()).
+      items.push({ raw: viewsOfChunks ? buffer.subarray(position, position + total) : buffer.slice(position, position + total) });
       frameCount += 1;
       position += total;
     }
@@ -317,7 +326,7 @@ export function createFrameSplitter(options: FrameSplitterOptions = {}): FrameSp
       pendingBytes += chunk.length;
       if (pendingBytes < neededBytes) {
         // Copy a chunk we hold across calls (the caller may reuse its buffer).
-        chunks[chunks.length - 1] = chunk.slice();
+        if (!viewsOfChunks) chunks[chunks.length - 1] = chunk.slice();
         return [];
       }
       return split(take(), false);
