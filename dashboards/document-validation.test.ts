@@ -1,12 +1,14 @@
 import { describe, it, expect } from 'vitest';
-import { generateArtifacts } from './generated-artifacts.ts';
+import { GENERATED_PATHS, generateArtifacts } from './generated-artifacts.ts';
 import { validateAlertRuleDocument, validateDashboardDocument } from './document-validation.ts';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- mutating JSON fixtures
 
 const generated = generateArtifacts();
+/** The dashboard files as written (with `__inputs`). */
+const dashboardFiles = [GENERATED_PATHS.imbalanceOverview, GENERATED_PATHS.pipelineHealth].map((path) => generated.artifacts.find((a) => a.path === path)?.content ?? '');
 function freshDashboard(): Json {
-  return JSON.parse(JSON.stringify(generated.dashboards[0])) as Json;
+  return JSON.parse(dashboardFiles[0] ?? '') as Json;
 }
 function freshRules(): Json {
   return JSON.parse(JSON.stringify(generated.alertRules)) as Json;
@@ -15,7 +17,7 @@ function freshRules(): Json {
 describe('document-validation', () => {
   describe('validateDashboardDocument', () => {
     it('accepts the generated dashboards', () => {
-      for (const d of generated.dashboards) expect(validateDashboardDocument(JSON.parse(JSON.stringify(d)))).toEqual([]);
+      for (const text of dashboardFiles) expect(validateDashboardDocument(JSON.parse(text))).toEqual([]);
     });
 
     it.each<[string, (d: Json) => void, RegExp]>([
@@ -28,7 +30,10 @@ describe('document-validation', () => {
       ['wrong datasource uid', (d) => (d.panels[0].targets[0].datasource.uid = 'other'), /datasource must be/],
       ['non-raw query', (d) => (d.panels[0].targets[0].rawQuery = false), /rawQuery must be true/],
       ['duplicate refId', (d) => d.panels[0].targets.push({ ...d.panels[0].targets[0] }), /refId "A" is used twice/],
-      ['variable without query', (d) => delete d.templating.list[0].query, /query must be a non-empty/],
+      ['variable without query', (d) => delete d.templating.list[1].query, /query must be a non-empty/],
+      ['no __inputs (not importable)', (d) => delete d.__inputs, /__inputs must list/],
+      ['no datasource variable', (d) => d.templating.list.shift(), /datasource variable \$datasource/],
+      ['hard-coded datasource uid', (d) => (d.panels[0].datasource.uid = 'warpwatch-influxql'), /datasource must be/],
       ['annotation without iconColor', (d) => delete d.annotations.list[1].iconColor, /iconColor/],
     ])('reports %s', (_name, mutate, message) => {
       const d = freshDashboard();

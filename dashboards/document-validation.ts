@@ -7,7 +7,7 @@
  * provisioned InfluxQL datasource; every expression input names an existing refId).
  * Each function returns every problem found (empty = valid), one sentence each.
  */
-import { EXPRESSION_DATASOURCE_UID, INFLUXDB_DATASOURCE_TYPE, INFLUXQL_DATASOURCE_UID } from './datasource.ts';
+import { DASHBOARD_DATASOURCE_UID, DATASOURCE_VARIABLE, EXPRESSION_DATASOURCE_UID, INFLUXDB_DATASOURCE_TYPE, INFLUXQL_DATASOURCE_UID } from './datasource.ts';
 
 type Json = Record<string, unknown>;
 
@@ -27,23 +27,27 @@ function isInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value);
 }
 
-function checkDatasource(where: string, value: unknown, problems: string[]): void {
+/**
+ * Dashboards reference the datasource variable (`${datasource}`), never a uid; provisioned alert
+ * rules reference the provisioned InfluxQL datasource by uid.
+ */
+function checkDatasource(where: string, value: unknown, problems: string[], uid: string = DASHBOARD_DATASOURCE_UID): void {
   if (!isObject(value)) {
     problems.push(`${where}: datasource must be an object { type, uid }, got ${JSON.stringify(value)}`);
     return;
   }
-  if (value.type !== INFLUXDB_DATASOURCE_TYPE || value.uid !== INFLUXQL_DATASOURCE_UID) {
-    problems.push(`${where}: datasource must be { type: "${INFLUXDB_DATASOURCE_TYPE}", uid: "${INFLUXQL_DATASOURCE_UID}" }, got ${JSON.stringify(value)}`);
+  if (value.type !== INFLUXDB_DATASOURCE_TYPE || value.uid !== uid) {
+    problems.push(`${where}: datasource must be { type: "${INFLUXDB_DATASOURCE_TYPE}", uid: "${uid}" }, got ${JSON.stringify(value)}`);
   }
 }
 
-function checkInfluxTarget(where: string, target: unknown, problems: string[]): void {
+function checkInfluxTarget(where: string, target: unknown, problems: string[], uid: string = DASHBOARD_DATASOURCE_UID): void {
   if (!isObject(target)) {
     problems.push(`${where}: target must be an object`);
     return;
   }
   if (!isNonEmptyString(target.refId)) problems.push(`${where}: refId must be a non-empty string`);
-  checkDatasource(where, target.datasource, problems);
+  checkDatasource(where, target.datasource, problems, uid);
   if (!isNonEmptyString(target.query)) problems.push(`${where}: query must be a non-empty InfluxQL string`);
   if (target.rawQuery !== true) problems.push(`${where}: rawQuery must be true (queries are raw InfluxQL)`);
   if (target.resultFormat !== 'time_series' && target.resultFormat !== 'table') {
@@ -82,7 +86,14 @@ export function validateDashboardDocument(document: unknown): string[] {
   const time = document.time;
   if (!isObject(time) || !isNonEmptyString(time.from) || !isNonEmptyString(time.to)) problems.push('dashboard: time must be { from, to }');
 
+  const inputs = document.__inputs;
+  if (!Array.isArray(inputs) || !inputs.some((input: unknown) => isObject(input) && input.type === 'datasource' && input.pluginId === INFLUXDB_DATASOURCE_TYPE && isNonEmptyString(input.name))) {
+    problems.push(`dashboard: __inputs must list an ${INFLUXDB_DATASOURCE_TYPE} datasource input (what "Import dashboard" asks for)`);
+  }
   const templating = document.templating;
+  if (isObject(templating) && Array.isArray(templating.list) && !templating.list.some((v: unknown) => isObject(v) && v.name === DATASOURCE_VARIABLE)) {
+    problems.push(`dashboard: templating.list must hold the datasource variable $${DATASOURCE_VARIABLE}`);
+  }
   if (!isObject(templating) || !Array.isArray(templating.list)) {
     problems.push('dashboard: templating.list must be an array');
   } else {
@@ -93,6 +104,11 @@ export function validateDashboardDocument(document: unknown): string[] {
       if (typeof variable.name !== 'string' || !/^\w+$/.test(variable.name)) problems.push(`${where}: name must be a word, got ${JSON.stringify(variable.name)}`);
       else if (names.has(variable.name)) problems.push(`${where}: name "${variable.name}" is used twice`);
       else names.add(variable.name);
+      if (variable.name === DATASOURCE_VARIABLE) {
+        // The datasource variable: lists InfluxDB datasources; import and provisioning pick one.
+        if (variable.type !== 'datasource' || variable.query !== INFLUXDB_DATASOURCE_TYPE) problems.push(`${where}: $${DATASOURCE_VARIABLE} must be a datasource variable of type ${INFLUXDB_DATASOURCE_TYPE}`);
+        return undefined;
+      }
       if (variable.type !== 'query') problems.push(`${where}: type must be "query", got ${JSON.stringify(variable.type)}`);
       checkDatasource(where, variable.datasource, problems);
       if (!isNonEmptyString(variable.query)) problems.push(`${where}: query must be a non-empty InfluxQL string`);
@@ -219,7 +235,7 @@ export function validateAlertRuleDocument(document: unknown): string[] {
         refIds.add(query.refId);
         if (query.model.refId !== query.refId) problems.push(`${at}: model.refId must equal refId`);
         if (query.datasourceUid === INFLUXQL_DATASOURCE_UID) {
-          checkInfluxTarget(at, query.model, problems);
+          checkInfluxTarget(at, query.model, problems, INFLUXQL_DATASOURCE_UID);
           const range = query.relativeTimeRange;
           if (!isObject(range) || !isInteger(range.from) || !isInteger(range.to) || range.from <= range.to) {
             problems.push(`${at}: relativeTimeRange must be { from, to } seconds ago with from > to`);

@@ -14,6 +14,8 @@ const generated = generateArtifacts();
 function queryStrings(value: unknown, found: string[] = []): string[] {
   if (Array.isArray(value)) for (const item of value) queryStrings(item, found);
   else if (typeof value === 'object' && value !== null) {
+    // The datasource variable's `query` is a plugin id (influxdb), not a query.
+    if ((value as { type?: unknown }).type === 'datasource') return found;
     for (const [key, item] of Object.entries(value)) {
       if (key === 'query' && typeof item === 'string') found.push(item);
       else queryStrings(item, found);
@@ -57,7 +59,7 @@ describe('generated dashboards and alert rules', () => {
       const rules = generated.alertRules.groups.flatMap((g) => g.rules.map((r) => r.uid));
       expect(rules).toEqual(['warpwatch-rising-imbalance', 'warpwatch-drift', 'warpwatch-stream-stale', 'warpwatch-pipeline-stalled']);
       const [imbalance, pipeline] = generated.dashboards;
-      expect(imbalance?.templating.list?.map((v) => v.name)).toEqual(['job', 'kernel', 'device', 'n']);
+      expect(imbalance?.templating.list?.map((v) => v.name)).toEqual(['datasource', 'job', 'kernel', 'device', 'n']);
       expect(imbalance?.panels?.map((p) => p.type)).toEqual([
         'timeseries', 'timeseries', 'timeseries', 'timeseries', 'timeseries',
         'barchart', 'heatmap', 'barchart', 'table', 'table', 'timeseries', 'timeseries', 'timeseries',

@@ -7,6 +7,7 @@
 import { stringify } from 'yaml';
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { buildAlertRules, type AlertRuleProvisioning } from './alert-rules.ts';
+import { INFLUXQL_INPUT, withInputs } from './datasource.ts';
 import { validateAlertRuleDocument, validateDashboardDocument } from './document-validation.ts';
 import { DashboardSchemaError, DashboardsError } from './errors.ts';
 import { buildImbalanceOverview } from './imbalance-overview.ts';
@@ -88,8 +89,8 @@ export function generateArtifacts(): GeneratedSet {
   const pipeline = buildPipelineHealth(catalog);
   const alertRules = buildAlertRules(catalog);
 
-  const imbalanceJson = toJson(imbalance);
-  const pipelineJson = toJson(pipeline);
+  const imbalanceJson = toJson(withInputs(imbalance, [INFLUXQL_INPUT]));
+  const pipelineJson = toJson(withInputs(pipeline, [INFLUXQL_INPUT]));
   for (const [name, text] of [
     ['imbalance-overview', imbalanceJson],
     ['pipeline-health', pipelineJson],

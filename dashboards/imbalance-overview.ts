@@ -16,7 +16,7 @@ import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-s
 import { HeatmapCellLayout } from '@grafana/grafana-foundation-sdk/common';
 import { FIELDS, TAGS } from '../estimator/index.ts';
 import { warpwatchDashboard } from './dashboard-defaults.ts';
-import { builtInAnnotation, influxQlDatasourceRef } from './datasource.ts';
+import { builtInAnnotation, dashboardDatasourceRef, datasourceVariable, INFLUXQL_INPUT } from './datasource.ts';
 import { influxPanel, influxTimeseriesPanel, type InfluxPanelSpec, type PanelQueryContext } from './influx-panel.ts';
 import { influxQlAnnotationTarget, type QueryCatalog } from './influx-target.ts';
 import { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
@@ -356,12 +356,13 @@ export function buildImbalanceOverview(catalog: QueryCatalog): dashboard.Dashboa
     description: 'Predicted vs measured SIMT lockstep loss per stream (warpwatch). See docs/dashboards.md.',
     tags: ['warpwatch', 'imbalance'],
   });
+  builder.withVariable(datasourceVariable(INFLUXQL_INPUT));
   for (const variable of streamVariableBuilders(catalog, IMBALANCE_OVERVIEW_UID)) builder.withVariable(variable);
   builder.annotation(builtInAnnotation());
   builder.annotation(
     new AnnotationQueryBuilder()
       .name(ALERT_ANNOTATION_NAME)
-      .datasource(influxQlDatasourceRef())
+      .datasource(dashboardDatasourceRef())
       .enable(true)
       .iconColor('red')
       .target(

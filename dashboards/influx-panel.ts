@@ -7,7 +7,7 @@
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import type { DataSourceRef } from '@grafana/grafana-foundation-sdk/common';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
-import { influxQlDatasourceRef } from './datasource.ts';
+import { dashboardDatasourceRef } from './datasource.ts';
 import { influxQlTarget, type InfluxQlTargetOptions, type QueryCatalog } from './influx-target.ts';
 import type { InfluxQlStatement } from './influxql-query.ts';
 import { allSeriesTooltip, visibleLegend } from './panel-defaults.ts';
@@ -57,7 +57,7 @@ export interface InfluxPanelSpec {
  * }).span(12);
  */
 export function influxPanel<B extends InfluxPanelBuilder<B>>(builder: B, context: PanelQueryContext, spec: InfluxPanelSpec): B {
-  let panel = builder.id(spec.id).title(spec.title).description(spec.description).datasource(influxQlDatasourceRef());
+  let panel = builder.id(spec.id).title(spec.title).description(spec.description).datasource(dashboardDatasourceRef());
   if (spec.minInterval !== undefined) panel = panel.interval(spec.minInterval);
   return panel.withTarget(influxQlTarget(context.catalog, context.document, spec.title, spec.statement, spec.target));
 }

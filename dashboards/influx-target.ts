@@ -7,7 +7,7 @@
  */
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import type { DataSourceRef } from '@grafana/grafana-foundation-sdk/common';
-import { influxQlDatasourceRef } from './datasource.ts';
+import { dashboardDatasourceRef } from './datasource.ts';
 import { renderInfluxQl, type InfluxQlStatement } from './influxql-query.ts';
 
 /** How Grafana shapes the InfluxDB result: one frame per series, or one table. */
@@ -93,7 +93,7 @@ export function influxQlTarget(
   const query = catalog.add({ document, placement: 'panel', owner: panelTitle, refId: options.refId, statement });
   const target: InfluxQlTarget = {
     refId: options.refId,
-    datasource: influxQlDatasourceRef(),
+    datasource: dashboardDatasourceRef(),
     query,
     rawQuery: true,
     resultFormat: options.resultFormat ?? 'time_series',
@@ -131,7 +131,7 @@ export function influxQlAnnotationTarget(
   const query = catalog.add({ document, placement: 'annotation', owner: annotationName, refId: 'Anno', statement });
   const target: InfluxQlTarget & Record<string, unknown> = {
     refId: 'Anno',
-    datasource: influxQlDatasourceRef(),
+    datasource: dashboardDatasourceRef(),
     query,
     rawQuery: true,
     resultFormat: 'table',

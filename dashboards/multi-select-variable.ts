@@ -5,7 +5,7 @@
  * every value), and the values refresh when the time range changes.
  */
 import { QueryVariableBuilder, VariableRefresh, type VariableSort } from '@grafana/grafana-foundation-sdk/dashboard';
-import { influxQlDatasourceRef } from './datasource.ts';
+import { dashboardDatasourceRef } from './datasource.ts';
 import type { QueryCatalog } from './influx-target.ts';
 import type { InfluxQlStatement } from './influxql-query.ts';
 
@@ -39,7 +39,7 @@ export function multiSelectVariable(catalog: QueryCatalog, document: string, spe
   const labelled = new QueryVariableBuilder(spec.name).label(spec.label);
   // The SDK builder stores keys in call order; description sits between label and datasource.
   return (spec.description === undefined ? labelled : labelled.description(spec.description))
-    .datasource(influxQlDatasourceRef())
+    .datasource(dashboardDatasourceRef())
     .query(query)
     .definition(query)
     .multi(true)

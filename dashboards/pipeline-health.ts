@@ -13,7 +13,7 @@ import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sd
 import { ReduceDataOptionsBuilder } from '@grafana/grafana-foundation-sdk/common';
 import { FIELDS, TAGS } from '../estimator/index.ts';
 import { warpwatchDashboard } from './dashboard-defaults.ts';
-import { builtInAnnotation } from './datasource.ts';
+import { builtInAnnotation, datasourceVariable, INFLUXQL_INPUT } from './datasource.ts';
 import { influxPanel, influxTimeseriesPanel, type PanelQueryContext } from './influx-panel.ts';
 import type { QueryCatalog } from './influx-target.ts';
 import { selectFrom, showTagValues, type SelectQueryBuilder } from './influxql-query.ts';
@@ -168,6 +168,7 @@ export function buildPipelineHealth(catalog: QueryCatalog): dashboard.Dashboard 
     description: 'Collector and estimator self-metrics from InfluxDB measurement warpwatch_pipeline. See docs/dashboards.md.',
     tags: ['warpwatch', 'pipeline'],
   });
+  builder.withVariable(datasourceVariable(INFLUXQL_INPUT));
   for (const variable of variables(catalog)) builder.withVariable(variable);
   builder.annotation(builtInAnnotation());
   for (const panel of panels(catalog)) builder.withPanel(panel);

@@ -206,19 +206,21 @@ describe('deploy contracts', () => {
   });
 
   describe('grafana datasource', () => {
-    it('is the InfluxQL datasource every generated dashboard and alert rule references', () => {
+    it('provisions the InfluxQL datasource the alert rules reference; dashboards reference only their datasource variable', () => {
       const provisioning = asRecord(parse(readFileSync(join(deployDirectory, 'grafana', 'datasources', 'warpwatch-influxql.yaml'), 'utf8')));
       const datasources = asArray(provisioning['datasources']).map(asRecord);
       expect(datasources.map((d) => [d['uid'], d['type']])).toEqual([[GRAFANA_DATASOURCE_UID, 'influxdb']]);
       const generated = join(root, 'dashboards', 'generated', 'dashboards');
       const referenced = new Set<string>();
       for (const file of readdirSync(generated).filter((f) => f.endsWith('.json'))) {
-        for (const [, uid] of readFileSync(join(generated, file), 'utf8').matchAll(/"type":\s*"influxdb",\s*"uid":\s*"([^"]+)"/g)) referenced.add(String(uid));
+        for (const [, uid] of readFileSync(join(generated, file), 'utf8').matchAll(/"type":\s*"(?:influxdb|prometheus)",\s*"uid":\s*"([^"]+)"/g)) referenced.add(String(uid));
       }
+      expect([...referenced]).toEqual(['${datasource}']);
+      const ruleUids = new Set<string>();
       for (const [, uid] of readFileSync(join(deployDirectory, 'grafana', 'alerting', 'warpwatch-alert-rules.yaml'), 'utf8').matchAll(/datasourceUid:\s*(\S+)/g)) {
-        if (uid !== '__expr__') referenced.add(String(uid));
+        if (uid !== '__expr__') ruleUids.add(String(uid));
       }
-      expect([...referenced]).toEqual([GRAFANA_DATASOURCE_UID]);
+      expect([...ruleUids]).toEqual([GRAFANA_DATASOURCE_UID]);
     });
   });
 
