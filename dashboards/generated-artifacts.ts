@@ -7,7 +7,8 @@
 import { stringify } from 'yaml';
 import type { Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { buildAlertRules, type AlertRuleProvisioning } from './alert-rules.ts';
-import { INFLUXQL_INPUT, withInputs } from './datasource.ts';
+import { INFLUXQL_INPUT, PROMETHEUS_INPUT, withInputs } from './datasource.ts';
+import { buildImbalanceOverviewPrometheus } from './imbalance-overview-prometheus.ts';
 import { validateAlertRuleDocument, validateDashboardDocument } from './document-validation.ts';
 import { DashboardSchemaError, DashboardsError } from './errors.ts';
 import { buildImbalanceOverview } from './imbalance-overview.ts';
@@ -19,6 +20,7 @@ import { findUnknownSeriesNames } from './series-references.ts';
 export const GENERATED_PATHS = {
   imbalanceOverview: 'dashboards/generated/dashboards/imbalance-overview.json',
   pipelineHealth: 'dashboards/generated/dashboards/pipeline-health.json',
+  imbalanceOverviewPrometheus: 'dashboards/generated/dashboards/imbalance-overview-prometheus.json',
   alertRules: 'dashboards/generated/alerting/warpwatch-alert-rules.yaml',
   alertRulesProvisioning: 'deploy/grafana/alerting/warpwatch-alert-rules.yaml',
   dashboardProvider: 'deploy/grafana/dashboards/warpwatch-dashboards.yaml',
@@ -116,6 +118,7 @@ export function generateArtifacts(): GeneratedSet {
     artifacts: [
       { path: GENERATED_PATHS.imbalanceOverview, content: imbalanceJson },
       { path: GENERATED_PATHS.pipelineHealth, content: pipelineJson },
+      { path: GENERATED_PATHS.imbalanceOverviewPrometheus, content: toJson(withInputs(buildImbalanceOverviewPrometheus(), [PROMETHEUS_INPUT])) },
       { path: GENERATED_PATHS.alertRules, content: rulesYaml },
       { path: GENERATED_PATHS.alertRulesProvisioning, content: rulesYaml },
       { path: GENERATED_PATHS.dashboardProvider, content: toYaml(dashboardProvider()) },

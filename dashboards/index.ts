@@ -40,6 +40,14 @@ export {
   INFLUXQL_DATASOURCE_UID,
   builtInAnnotation,
   influxQlDatasourceRef,
+  DASHBOARD_DATASOURCE_UID,
+  DATASOURCE_VARIABLE,
+  INFLUXQL_INPUT,
+  PROMETHEUS_DATASOURCE_TYPE,
+  PROMETHEUS_INPUT,
+  dashboardDatasourceRef,
+  datasourceVariable,
+  withInputs,
 } from './datasource.ts';
 export { createQueryCatalog, influxQlAnnotationTarget, influxQlTarget } from './influx-target.ts';
 export type {
@@ -75,3 +83,11 @@ export { validateAlertRuleDocument, validateDashboardDocument } from './document
 export { findUnknownSeriesNames } from './series-references.ts';
 export { GENERATED_PATHS, GRAFANA_DASHBOARDS_MOUNT, generateArtifacts } from './generated-artifacts.ts';
 export type { GeneratedArtifact, GeneratedSet } from './generated-artifacts.ts';
+export {
+  IMBALANCE_OVERVIEW_PROMETHEUS_UID,
+  PROMETHEUS_QUERIES,
+  PROMETHEUS_STREAM_VARIABLES,
+  buildImbalanceOverviewPrometheus,
+  prometheusVariableQuery,
+} from './imbalance-overview-prometheus.ts';
+export type { PrometheusQuery } from './imbalance-overview-prometheus.ts';

@@ -5,6 +5,8 @@
 // the HTTP API and compared with values computed here from the frames by enumeration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureOtlpPrometheus, findSystemPrometheus, promQuery, resolveLocalStackConfig, startPrometheus, type PromSample, type RunningPrometheus } from '../../deploy/local/index.ts';
+import { readFileSync } from 'node:fs';
+import { GENERATED_PATHS, PROMETHEUS_QUERIES, PROMETHEUS_STREAM_VARIABLES, prometheusVariableQuery } from '../../dashboards/index.ts';
 import { loadEstimatorConfig, startEstimator, type RunningEstimator } from '../../estimator/index.ts';
 import { encodeFrame, histogramOfCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { brokers, connectedProducer, uniqueId, waitUntil } from './estimator-support.ts';
@@ -237,3 +239,66 @@ for (const path of ['scrape', 'otlp'] as const) {
     });
   });
 }
+
+describe('Prometheus "Imbalance overview": every PromQL query against Prometheus 2.42 holding the estimator metrics', () => {
+  // Grafana's values for the variables: job = this run's jobs (a regex, as a multi-value selection becomes), the rest All (.*).
+  const variables: Record<string, string> = { job: `${RUN}.*`, kernel: '.*', device: '.*', n: '.*' };
+  const interpolate = (expr: string): string => expr.replace(/\$(\w+)/g, (whole, name: string) => variables[name] ?? whole);
+  const A = expected(A2);
+  const B = expected(B1);
+  const want: Record<string, Record<string, number>> = {
+    'Loss: predicted vs counts vs measured/A': { [`${A1.job}/k`]: A.lossPredicted, [`${B1.job}/k`]: B.lossPredicted },
+    'Loss: predicted vs counts vs measured/B': { [`${A1.job}/k`]: A.lossCounts, [`${B1.job}/k`]: B.lossCounts },
+    'Loss: predicted vs counts vs measured/C': { [`${A1.job}/k`]: A.lossMeasured, [`${B1.job}/k`]: B.lossMeasured },
+    'Measured over predicted/A': { [`${A1.job}/k`]: A.lossMeasured / A.lossPredicted, [`${B1.job}/k`]: B.lossMeasured / B.lossPredicted },
+    'Lane idle share/A': {
+      [`${A1.job}/k measured`]: A.idleMeasured,
+      [`${A1.job}/k predicted`]: A.idlePredicted,
+      [`${B1.job}/k measured`]: B.idleMeasured,
+      [`${B1.job}/k predicted`]: B.idlePredicted,
+    },
+    'Windows and alerts per stream/A': { [`${A1.job}/k`]: 2, [`${B1.job}/k`]: 1 },
+    'Windows and alerts per stream/B': { [`${A1.job}/k`]: 8, [`${B1.job}/k`]: 2 },
+    'Windows and alerts per stream/C': { [`${A1.job}/k rising_imbalance`]: 1 },
+    'Export table/A': { '': 2 },
+    'Export table/B': { cap: 1, idle: 0 },
+  };
+  const keyOf = (metric: Readonly<Record<string, string>>): string =>
+    [metric['warpwatch_stream'] ?? metric['reason'] ?? '', metric['warpwatch_basis'] ?? metric['warpwatch_alert_kind'] ?? ''].filter((p) => p !== '').join(' ');
+
+  it('the committed dashboard holds exactly the cataloged queries, importable (__inputs) with a datasource variable', () => {
+    const document = JSON.parse(readFileSync(GENERATED_PATHS.imbalanceOverviewPrometheus, 'utf8')) as {
+      __inputs: { pluginId: string }[];
+      templating: { list: { name: string; type: string; query: unknown }[] };
+      panels: { targets: { expr: string; datasource: { uid: string } }[] }[];
+    };
+    expect(document.__inputs.map((i) => i.pluginId)).toEqual(['prometheus']);
+    expect(document.templating.list.map((v) => [v.name, v.type])).toEqual([['datasource', 'datasource'], ...PROMETHEUS_STREAM_VARIABLES.map((v) => [v.name, 'query'])]);
+    const exprs = document.panels.flatMap((p) => p.targets.map((t) => t.expr));
+    expect(exprs).toEqual(PROMETHEUS_QUERIES.map((q) => q.expr));
+    expect(new Set(document.panels.flatMap((p) => p.targets.map((t) => t.datasource.uid)))).toEqual(new Set(['${datasource}']));
+  });
+
+  it.each(PROMETHEUS_QUERIES.map((q) => [`${q.panel}/${q.refId}`, q.expr] as const))('%s returns the values computed from the frames', async (key, expr) => {
+    const expectation = want[key];
+    expect(expectation, `no expectation for ${key}`).toBeDefined();
+    const samples = await settled(scraper?.url ?? '', interpolate(expr), Object.keys(expectation ?? {}).length);
+    const got = Object.fromEntries(samples.map((sample) => [keyOf(sample.metric), sample.value]));
+    expect(Object.keys(got).sort()).toEqual(Object.keys(expectation ?? {}).sort());
+    for (const [name, value] of Object.entries(expectation ?? {})) expect(got[name], name).toBeCloseTo(value, 12);
+  });
+
+  it('the variable queries (label_values) list this run\'s streams', async () => {
+    for (const [index, variable] of PROMETHEUS_STREAM_VARIABLES.entries()) {
+      const match = /^label_values\((.*), (\w+)\)$/.exec(interpolate(prometheusVariableQuery(index)));
+      expect(match, variable.name).not.toBeNull();
+      const response = (await fetch(`${scraper?.url ?? ''}/api/v1/label/${match?.[2] ?? ''}/values?${new URLSearchParams({ 'match[]': match?.[1] ?? '' }).toString()}`).then((r) => r.json())) as {
+        status: string;
+        data: string[];
+      };
+      expect(response.status).toBe('success');
+      const wanted = { job: [A1.job, B1.job], kernel: ['k'], device: ['test device'], n: ['2', '4'] }[variable.name] ?? [];
+      for (const value of wanted) expect(response.data, variable.name).toContain(value);
+    }
+  });
+});
