@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { groupLoss } from '../../model/index.ts';
-import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { decodeFrames, encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
 import { analyzeFrames } from './analyze.ts';
 
@@ -135,15 +135,19 @@ describe('warpwatch run', () => {
 
   it('runs escape on the CPU backend and analyze reads its frames', async () => {
     const file = join(dir, 'escape.bin');
-    const run = await runCli('run', 'escape', '--backend', 'cpu', '--n', '8', '--width', '64', '--height', '64', '--max-iter', '64', '--out', file, '--json');
+    // Default selection (hash) at 1/8: about 64 of the 512 groups, Binomial(512, 1/8) (sd 7.5).
+    const run = await runCli('run', 'escape', '--backend', 'cpu', '--n', '8', '--width', '64', '--height', '64', '--max-iter', '64', '--sample-rate', '0.125', '--out', file, '--json');
     expect(run.status).toBe(0);
     const report = JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') as { groups: number; lossCounts: number };
     expect(report.groups).toBe(512);
     const analyze = await runCli('analyze', file, '--json');
     expect(analyze.status).toBe(0);
     const { streams } = JSON.parse(analyze.stdout) as { streams: { stream: string; groups: number; lossCounts: number; source: string; sampledGroups: number; countIcc: number | null }[] };
-    expect(streams[0]).toMatchObject({ stream: 'local/escape', groups: 512, source: 'cpu', sampledGroups: 8 });
-    // Neighbouring pixels: counts within a group are strongly correlated.
+    const samples = decodeFrames(new Uint8Array(readFileSync(file))).flatMap((f) => (f.type === 'group-samples' ? f.groups : []));
+    expect(samples.length).toBeGreaterThan(30); // 64 ± 4.5 sd
+    expect(samples.length).toBeLessThan(98);
+    expect(streams[0]).toMatchObject({ stream: 'local/escape', groups: 512, source: 'cpu', sampledGroups: samples.length });
+    // Neighbouring pixels: counts within a group are strongly correlated (all 512 groups: ICC 0.82).
     expect(streams[0]?.countIcc).toBeGreaterThan(0.2);
     expect(streams[0]?.lossCounts).toBeCloseTo(report.lossCounts, 5);
   }, 900_000);

@@ -140,6 +140,9 @@ export function planDemoRuns(settings: DemoSettings): DemoRunPlan[] {
     String(settings.seed),
     '--job',
     settings.job,
+    // Unbiased sampling (the programs' default, said explicitly): stride aliases with escape's rows.
+    '--selection',
+    'hash',
     '--quiet',
   ];
   for (const spec of settings.families) {

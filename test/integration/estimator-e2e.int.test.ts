@@ -73,7 +73,7 @@ describe('warpwatch estimate (end to end)', () => {
     await createDatabase(id);
     const files = RUNS.map((run) => {
       const file = join(directory, `${run.job}.wwf`);
-      cli(['run', 'matpow', '--backend', 'cpu', '--dist', run.dist, '--n', String(N), '--groups', String(GROUPS), '--launches', String(LAUNCHES), '--seed', run.seed, '--job', run.job, '--out', file]);
+      cli(['run', 'matpow', '--backend', 'cpu', '--dist', run.dist, '--n', String(N), '--groups', String(GROUPS), '--launches', String(LAUNCHES), '--seed', run.seed, '--job', run.job, '--selection', 'stride', '--out', file]);
       return file;
     });
 
@@ -127,7 +127,8 @@ describe('warpwatch estimate (end to end)', () => {
         expect(Math.abs((row.loss_measured ?? 0) - (row.loss_counts ?? 0)) / (row.loss_counts ?? 1)).toBeLessThan(0.25);
         expect(row.workload_loss_measured).toBeGreaterThanOrEqual(1);
       }
-      // GroupSamples: the CPU backend samples every 64th group (512 groups → 8 per launch).
+      // GroupSamples: stride (asked for above, so the count is exact; matpow's i.i.d. lanes cannot
+      // alias) samples every 64th group (512 groups → 8 per launch).
       const sampled = await influxQuery(id, `SELECT "groups", "loss_measured", "lane_idle_fraction", "count_icc" FROM "${MEASUREMENTS.samples}" WHERE stream = '${stream}'`);
       const samplesRow = Object.fromEntries((sampled[0]?.columns ?? []).map((column, i) => [column, sampled[0]?.values[0]?.[i]])) as Record<string, number>;
       expect(samplesRow.groups).toBe((GROUPS / 64) * LAUNCHES);

@@ -25,7 +25,7 @@ struct GroupMeasurement {
 
 /// Which groups go into GroupSamples frames: one in `stride` (0 = none), chosen by `selection`.
 struct SamplingPolicy {
-  Selection selection = Selection::Stride;
+  Selection selection = Selection::Hash;  ///< default hash: stride aliases with row-major 2-D layouts
   std::uint32_t stride = 64;
 };
 

@@ -29,7 +29,7 @@ struct LaunchInfo {
   std::uint64_t groupCount = 0;
   std::uint64_t startUnixNanos = 0;
   std::uint64_t endUnixNanos = 0;
-  Selection selection = Selection::Stride;
+  Selection selection = Selection::Hash;  ///< default hash (unbiased); stride aliases with 2-D layouts
   std::uint32_t samplingStride = 64;  ///< one in this many groups sampled; 0 = sampling off
 };
 

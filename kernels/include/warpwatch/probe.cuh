@@ -38,7 +38,7 @@ struct ProbeBuffers {
   unsigned int sampleCapacity = 0;   ///< slots in `samples`; claims past it are counted, never written
   unsigned int samplingStride = 0;   ///< one group in this many is sampled; 0 = none
   unsigned long long launchId = 0;
-  Selection selection = Selection::Stride;
+  Selection selection = Selection::Hash;  ///< hash (default, unbiased) or stride (aliases with row-major 2-D layouts)
 };
 
 namespace detail {

@@ -9,7 +9,7 @@
 //   --sync on|off        synchronise the group before its end clock   (default on)
 //   --probe on|off       CUDA matpow: run the kernel without the probe (no frames; for the probe-overhead timing) (default on)
 //   --sample-rate R      fraction of groups sampled, 0..1; 0 = none   (default 1/64)
-//   --selection stride|hash                                           (default stride)
+//   --selection hash|stride                                           (default hash; stride aliases with row-major layouts)
 //   --sample-capacity C  sample buffer slots per launch (overflow counted) (default 4096)
 //   --out FILE | --out - | --socket PATH   frame sink (file, stdout, collector socket)
 //   --job NAME --kernel NAME   stream id parts                        (default local / workload)
@@ -41,7 +41,7 @@ struct WorkloadOptions {
   bool sync = true;
   bool probe = true;  ///< CUDA matpow: false = the same kernel with a probe that does nothing (overhead baseline)
   double sampleRate = 1.0 / 64.0;
-  Selection selection = Selection::Stride;
+  Selection selection = Selection::Hash;  ///< hash: unbiased; stride aliases with 2-D layouts (docs/kernels.md)
   std::uint32_t sampleCapacity = 4096;
   std::string sink;  ///< "" = no frames, "-" = stdout, "unix:PATH", else a file
   std::string job = "local";
@@ -112,7 +112,7 @@ inline WorkloadOptions parseWorkloadOptions(int argc, char** argv) {
       const std::string v = value();
       if (v == "stride") o.selection = Selection::Stride;
       else if (v == "hash") o.selection = Selection::Hash;
-      else problems.push_back("--selection must be stride or hash, got '" + v + "'");
+      else problems.push_back("--selection must be hash or stride, got '" + v + "'");
     } else if (flag == "--sample-capacity") o.sampleCapacity = static_cast<std::uint32_t>(unsignedValue(flag, value(), 0, 1u << 24));
     else if (flag == "--out") o.sink = value();
     else if (flag == "--socket") o.sink = "unix:" + value();
