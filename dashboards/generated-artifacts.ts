@@ -24,7 +24,12 @@ export const GENERATED_PATHS = {
   alertRules: 'dashboards/generated/alerting/warpwatch-alert-rules.yaml',
   alertRulesProvisioning: 'deploy/grafana/alerting/warpwatch-alert-rules.yaml',
   dashboardProvider: 'deploy/grafana/dashboards/warpwatch-dashboards.yaml',
+  prometheusDatasource: 'deploy/grafana/datasources/warpwatch-prometheus.yaml',
+  k8sGrafanaProvisioning: 'deploy/k8s/grafana-provisioning.yaml',
 } as const;
+
+/** uid of the provisioned Prometheus datasource (compose and k8s). */
+export const PROMETHEUS_DATASOURCE_UID = 'warpwatch-prometheus';
 
 /** Folder inside the Grafana container where compose/k8s mount dashboards/generated/dashboards. */
 export const GRAFANA_DASHBOARDS_MOUNT = '/var/lib/grafana/dashboards/warpwatch';
@@ -75,6 +80,69 @@ function dashboardProvider(): unknown {
   };
 }
 
+/** Grafana datasource provisioning of the Prometheus that holds the estimator metrics (docs/exporting.md). */
+function prometheusDatasource(): unknown {
+  return {
+    apiVersion: 1,
+    datasources: [
+      {
+        name: 'warpwatch Prometheus',
+        uid: PROMETHEUS_DATASOURCE_UID,
+        type: 'prometheus',
+        access: 'proxy',
+        url: '${WARPWATCH_PROMETHEUS_URL}',
+        isDefault: false,
+        editable: false,
+        jsonData: { httpMethod: 'POST', timeInterval: '10s' },
+      },
+    ],
+  };
+}
+
+/** The InfluxQL datasource as deploy/grafana/datasources/warpwatch-influxql.yaml provisions it (deploy.test.ts keeps both equal). */
+function influxQlDatasource(): unknown {
+  return {
+    apiVersion: 1,
+    datasources: [
+      {
+        name: 'warpwatch InfluxQL',
+        uid: 'warpwatch-influxql',
+        type: 'influxdb',
+        access: 'proxy',
+        url: '${WARPWATCH_INFLUX_URL}',
+        isDefault: true,
+        editable: false,
+        jsonData: { dbName: '${WARPWATCH_INFLUX_DATABASE}', httpMode: 'POST', timeInterval: '10s', httpHeaderName1: 'Authorization' },
+        secureJsonData: { httpHeaderValue1: 'Token ${WARPWATCH_INFLUX_TOKEN}' },
+      },
+    ],
+  };
+}
+
+/**
+ * Kubernetes ConfigMaps for Grafana's provisioning (mounted by deploy/k8s/grafana-deployment.yaml):
+ * datasources, the dashboard provider, the alert rules and the dashboard JSON files, the same
+ * content compose mounts from deploy/grafana and dashboards/generated.
+ */
+function k8sGrafanaProvisioning(files: { dashboards: Record<string, string>; alertRules: string; provider: string }): string {
+  const configMap = (name: string, data: Record<string, string>) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name, labels: { 'app.kubernetes.io/part-of': 'warpwatch', 'app.kubernetes.io/component': 'grafana' } },
+    data,
+  });
+  const documents = [
+    configMap('warpwatch-grafana-datasources', {
+      'warpwatch-influxql.yaml': stringify(influxQlDatasource(), { lineWidth: 0 }),
+      'warpwatch-prometheus.yaml': stringify(prometheusDatasource(), { lineWidth: 0 }),
+    }),
+    configMap('warpwatch-grafana-dashboard-provider', { 'warpwatch-dashboards.yaml': files.provider }),
+    configMap('warpwatch-grafana-alerting', { 'warpwatch-alert-rules.yaml': files.alertRules }),
+    configMap('warpwatch-grafana-dashboards', files.dashboards),
+  ];
+  return YAML_HEADER + documents.map((d) => stringify(d, { lineWidth: 0 })).join('---\n');
+}
+
 /**
  * Builds, validates and serialises every generated file.
  *
@@ -114,14 +182,25 @@ export function generateArtifacts(): GeneratedSet {
     );
   }
 
+  const prometheusJson = toJson(withInputs(buildImbalanceOverviewPrometheus(), [PROMETHEUS_INPUT]));
+  const providerYaml = toYaml(dashboardProvider());
   return {
     artifacts: [
       { path: GENERATED_PATHS.imbalanceOverview, content: imbalanceJson },
       { path: GENERATED_PATHS.pipelineHealth, content: pipelineJson },
-      { path: GENERATED_PATHS.imbalanceOverviewPrometheus, content: toJson(withInputs(buildImbalanceOverviewPrometheus(), [PROMETHEUS_INPUT])) },
+      { path: GENERATED_PATHS.imbalanceOverviewPrometheus, content: prometheusJson },
       { path: GENERATED_PATHS.alertRules, content: rulesYaml },
       { path: GENERATED_PATHS.alertRulesProvisioning, content: rulesYaml },
-      { path: GENERATED_PATHS.dashboardProvider, content: toYaml(dashboardProvider()) },
+      { path: GENERATED_PATHS.dashboardProvider, content: providerYaml },
+      { path: GENERATED_PATHS.prometheusDatasource, content: toYaml(prometheusDatasource()) },
+      {
+        path: GENERATED_PATHS.k8sGrafanaProvisioning,
+        content: k8sGrafanaProvisioning({
+          dashboards: { 'imbalance-overview.json': imbalanceJson, 'pipeline-health.json': pipelineJson, 'imbalance-overview-prometheus.json': prometheusJson },
+          alertRules: rulesYaml,
+          provider: providerYaml,
+        }),
+      },
     ],
     dashboards: [imbalance, pipeline],
     alertRules,

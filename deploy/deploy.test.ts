@@ -10,7 +10,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { COLLECTOR_DEFAULTS } from '../collector/index.ts';
 import { ESTIMATOR_DEFAULTS } from '../estimator/config.ts';
 import { TOPICS } from '../estimator/index.ts';
-import { INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
+import { GRAFANA_DASHBOARDS_MOUNT, INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
 import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_MODULES } from './contracts.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -100,8 +100,8 @@ describe('deploy contracts', () => {
   });
 
   describe('compose.yaml', () => {
-    it('runs Kafka 3.9, InfluxDB 2.x, Grafana, collector and estimator, each with a health check', () => {
-      expect(Object.keys(composeServices).sort()).toEqual(['collector', 'estimator', 'grafana', 'influxdb', 'kafka']);
+    it('runs Kafka 3.9, InfluxDB 2.x, Grafana, Prometheus, collector and estimator, each with a health check', () => {
+      expect(Object.keys(composeServices).sort()).toEqual(['collector', 'estimator', 'grafana', 'influxdb', 'kafka', 'prometheus']);
       expect(composeService('kafka')['image']).toMatch(/^apache\/kafka:3\.9\.\d+$/);
       expect(composeService('influxdb')['image']).toMatch(/^influxdb:2\.\d+/);
       for (const name of Object.keys(composeServices)) expect(asRecord(composeService(name)['healthcheck'])['test'], name).toBeDefined();
@@ -225,6 +225,30 @@ describe('deploy contracts', () => {
   });
 
   describe('k8s', () => {
+    it('provisions Grafana from the generated ConfigMaps: datasources equal to compose\'s, provider path, alert rules and every dashboard', () => {
+      const docs = parseAllDocuments(readFileSync(join(k8sDirectory, 'grafana-provisioning.yaml'), 'utf8')).map((d) => asRecord(d.toJSON()));
+      const data = (name: string): Record<string, unknown> => asRecord(docs.find((d) => asRecord(d['metadata'])['name'] === name)?.['data']);
+      for (const file of ['warpwatch-influxql.yaml', 'warpwatch-prometheus.yaml']) {
+        expect(parse(String(data('warpwatch-grafana-datasources')[file])), file).toEqual(parse(readFileSync(join(deployDirectory, 'grafana', 'datasources', file), 'utf8')));
+      }
+      expect(Object.keys(data('warpwatch-grafana-dashboards')).sort()).toEqual(readdirSync(join(root, 'dashboards', 'generated', 'dashboards')).sort());
+      for (const [file, text] of Object.entries(data('warpwatch-grafana-dashboards'))) {
+        expect(text, file).toBe(readFileSync(join(root, 'dashboards', 'generated', 'dashboards', file), 'utf8'));
+      }
+      expect(data('warpwatch-grafana-alerting')['warpwatch-alert-rules.yaml']).toBe(readFileSync(join(deployDirectory, 'grafana', 'alerting', 'warpwatch-alert-rules.yaml'), 'utf8'));
+      const grafana = parseAllDocuments(readFileSync(join(k8sDirectory, 'grafana-deployment.yaml'), 'utf8')).map((d) => asRecord(d.toJSON()))[0] ?? {};
+      const pod = asRecord(asRecord(asRecord(grafana['spec'])['template'])['spec']);
+      const mounts = Object.fromEntries(asArray(firstContainer(grafana)['volumeMounts']).map((m) => [String(asRecord(m)['name']), String(asRecord(m)['mountPath'])]));
+      const sources = Object.fromEntries(asArray(pod['volumes']).map((v) => [String(asRecord(v)['name']), String(asRecord(asRecord(v)['configMap'])['name'] ?? '')]));
+      const mountedAt = (configMap: string): string | undefined => mounts[Object.keys(sources).find((k) => sources[k] === configMap) ?? ''];
+      expect(mountedAt('warpwatch-grafana-datasources')).toBe('/etc/grafana/provisioning/datasources');
+      expect(mountedAt('warpwatch-grafana-dashboard-provider')).toBe('/etc/grafana/provisioning/dashboards');
+      expect(mountedAt('warpwatch-grafana-alerting')).toBe('/etc/grafana/provisioning/alerting');
+      expect(mountedAt('warpwatch-grafana-dashboards')).toBe(GRAFANA_DASHBOARDS_MOUNT);
+      const env = asArray(firstContainer(grafana)['env']).map((e) => String(asRecord(e)['name']));
+      for (const name of ['WARPWATCH_INFLUX_URL', 'WARPWATCH_INFLUX_DATABASE', 'WARPWATCH_INFLUX_TOKEN', 'WARPWATCH_PROMETHEUS_URL']) expect(env).toContain(name);
+    });
+
     it('lists only manifests that exist, one namespace for all', () => {
       for (const file of asArray(kustomization['resources'])) expect(existsSync(join(k8sDirectory, String(file))), String(file)).toBe(true);
       expect(kustomization['namespace']).toBe(asRecord(k8sObject('Namespace', 'warpwatch')['metadata'])['name']);
