@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFrames, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { ensureKernelsBuilt, runWorkload, workloadBinaryName } from './index.ts';
+import { groupStats, idealSelection, sampleStatistics, splitmix64, type GroupStats } from './sampling-statistics.ts';
 
 // Group sampling on a row-major 2-D workload (issue 14 item 5): escape over a 256×256 image,
 // n = 32 (8 groups per image row, 2048 groups), sampling rate 1/64. The reference is the whole
@@ -12,7 +13,8 @@ import { ensureKernelsBuilt, runWorkload, workloadBinaryName } from './index.ts'
 // picks group 0 of every 8th row (the image's left edge) in every launch: aliasing.
 //
 // Tolerances come from a fixed-seed Monte Carlo of the ideal selection (each group of each
-// launch taken independently with probability 1/64) over the same population, computed here.
+// launch taken independently with probability 1/64) over the same population, computed here
+// (kernels/sampling-statistics.ts: its own ANOVA ICC and splitmix64, not the estimator's).
 
 const SIDE = 256;
 const N = 32;
@@ -40,91 +42,6 @@ async function escapeFrames(name: string, args: readonly string[]): Promise<Fram
 const sampleFrames = (frames: readonly Frame[]): GroupSamplesFrame[] => frames.filter((f): f is GroupSamplesFrame => f.type === 'group-samples');
 const summaryFrames = (frames: readonly Frame[]): LaunchSummaryFrame[] => frames.filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
 
-/** Per-group sums of the population: Σw, Σw², H = n·max/Σw. */
-interface GroupStats {
-  readonly total: number;
-  readonly squares: number;
-  readonly loss: number;
-}
-function groupStats(counts: readonly number[]): GroupStats {
-  let total = 0;
-  let squares = 0;
-  let max = 0;
-  for (const w of counts) {
-    total += w;
-    squares += w * w;
-    max = Math.max(max, w);
-  }
-  return { total, squares, loss: total === 0 ? 1 : (counts.length * max) / total };
-}
-
-/** Mean H and the one-way ANOVA ICC, (MSB − MSW)/(MSB + (n − 1)·MSW), of a list of groups (repeats allowed). */
-function sampleStatistics(groups: readonly GroupStats[]): { lossCounts: number; icc: number } {
-  const g = groups.length;
-  let sum = 0;
-  let squares = 0;
-  let totals2 = 0;
-  let losses = 0;
-  for (const s of groups) {
-    sum += s.total;
-    squares += s.squares;
-    totals2 += s.total * s.total;
-    losses += s.loss;
-  }
-  const msb = (totals2 / N - (sum * sum) / (g * N)) / (g - 1);
-  const msw = (squares - totals2 / N) / (g * (N - 1));
-  return { lossCounts: losses / g, icc: (msb - msw) / (msb + (N - 1) * msw) };
-}
-
-/** splitmix64 finaliser (protocol/SPEC.md, GroupSamples `hash`), written out independently. */
-function splitmix64(value: bigint): bigint {
-  const mask = (1n << 64n) - 1n;
-  let z = (value + 0x9e3779b97f4a7c15n) & mask;
-  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & mask;
-  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & mask;
-  return z ^ (z >> 31n);
-}
-
-/** mulberry32: a small fixed-seed generator for the Monte Carlo (uniform in [0, 1)). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * Mean and standard deviation of the pooled sampled statistics when each group of each of
- * `launches` launches is taken independently with probability 1/STRIDE (geometric skips).
- */
-function idealSelection(population: readonly GroupStats[], launches: number, repetitions: number, seed: number) {
-  const random = mulberry32(seed);
-  const logKeep = Math.log(1 - 1 / STRIDE);
-  const losses: number[] = [];
-  const iccs: number[] = [];
-  for (let r = 0; r < repetitions; ++r) {
-    const chosen: GroupStats[] = [];
-    for (let l = 0; l < launches; ++l) {
-      for (let g = Math.floor(Math.log(1 - random()) / logKeep); g < population.length; g += 1 + Math.floor(Math.log(1 - random()) / logKeep)) {
-        chosen.push(population[g] as GroupStats);
-      }
-    }
-    if (chosen.length < 2) continue;
-    const s = sampleStatistics(chosen);
-    losses.push(s.lossCounts);
-    iccs.push(s.icc);
-  }
-  const moments = (values: readonly number[]) => {
-    const mean = values.reduce((a, b) => a + b, 0) / values.length;
-    return { mean, sd: Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1)) };
-  };
-  return { lossCounts: moments(losses), icc: moments(iccs) };
-}
-
 describe('group sampling on a row-major 2-D workload (escape 256×256, n = 32, rate 1/64)', () => {
   let population: GroupStats[] = [];
   let populationValues = { lossCounts: 0, icc: 0 };
@@ -136,15 +53,19 @@ describe('group sampling on a row-major 2-D workload (escape 256×256, n = 32, r
     const groups = sampleFrames(frames).flatMap((f) => f.groups);
     population = [];
     for (const g of groups) population[g.groupIndex] = groupStats(g.laneCounts);
-    populationValues = sampleStatistics(population);
+    populationValues = sampleStatistics(population, N);
     // Every group present once; the sampled H agree with the launch's own tally of all groups.
     expect(groups).toHaveLength((SIDE * SIDE) / N);
     expect(population.filter((g) => g !== undefined)).toHaveLength((SIDE * SIDE) / N);
     expect(populationValues.lossCounts).toBeCloseTo((summary?.sumCountsLoss ?? 0) / (summary?.groupsCounted ?? 1), 9);
-    band = idealSelection(population, LAUNCHES, 2000, 20240514);
+    band = idealSelection(population, N, STRIDE, LAUNCHES, 2000, 20240514);
   }, 300_000);
 
-  it('the ideal 1-in-64 draw has the sampling error the analytic formula gives (check of the Monte Carlo)', () => {
+  it('the ideal 1-in-64 draw has the sampling error the analytic formula gives (check of the Monte Carlo and of the helpers)', () => {
+    // splitmix64 from state 0 gives 0xe220a8397b1dcdaf (the published first output of SplitMix64).
+    expect(splitmix64(0n)).toBe(0xe220a8397b1dcdafn);
+    // Two groups of identical lanes with different levels: all variance between groups, ICC 1.
+    expect(sampleStatistics([groupStats([1, 1]), groupStats([5, 5])], 2)).toEqual({ lossCounts: 1, icc: 1 });
     // Pooled over L launches, about L·G/64 groups: SE(mean H) ≈ sd(H)·√((1 − 1/64)/(L·G/64)).
     const mean = populationValues.lossCounts;
     const sdH = Math.sqrt(population.reduce((a, g) => a + (g.loss - mean) ** 2, 0) / (population.length - 1));
@@ -170,7 +91,7 @@ describe('group sampling on a row-major 2-D workload (escape 256×256, n = 32, r
       expect(indices).toEqual(expected);
       for (const f of ofLaunch) for (const g of f.groups) chosen.push(groupStats(g.laneCounts));
     }
-    const sampled = sampleStatistics(chosen);
+    const sampled = sampleStatistics(chosen, N);
     const message = `sampled ${JSON.stringify(sampled)} on ${chosen.length} groups; all groups ${JSON.stringify(populationValues)}; MC ${JSON.stringify(band)}`;
     expect(Math.abs(sampled.lossCounts - populationValues.lossCounts), message).toBeLessThan(5 * band.lossCounts.sd);
     expect(Math.abs(sampled.icc - populationValues.icc), message).toBeLessThan(5 * band.icc.sd);
@@ -183,7 +104,7 @@ describe('group sampling on a row-major 2-D workload (escape 256×256, n = 32, r
     // Group g covers row ⌊g/8⌋, columns 32·(g mod 8)..+31: every 64th group is column 0..31 of every 8th row.
     expect(indices).toEqual(Array.from({ length: (SIDE * SIDE) / N / STRIDE }, (_, i) => i * STRIDE));
     expect(samples.every((f) => f.selection === 'stride')).toBe(true);
-    const sampled = sampleStatistics(samples.flatMap((f) => f.groups.map((g) => groupStats(g.laneCounts))));
+    const sampled = sampleStatistics(samples.flatMap((f) => f.groups.map((g) => groupStats(g.laneCounts))), N);
     expect(Math.abs(sampled.icc - populationValues.icc)).toBeGreaterThan(5 * band.icc.sd);
   });
 

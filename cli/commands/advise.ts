@@ -78,6 +78,12 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
       flags.seed ?? '1',
       '--job',
       'advise',
+      // About 2048 sampled groups (all of them up to 2048), chosen by hash: the observed ICC then
+      // rests on a large unbiased sample, not on the 1-in-64 default (8 groups of 512).
+      '--sample-rate',
+      String(Math.min(1, 2048 / groups)),
+      '--selection',
+      'hash',
       ...(flags.sorted === true ? ['--sorted'] : []),
     ];
     return adviseInputFromWorkload({ workload: flags.workload, args });
