@@ -42,6 +42,8 @@ const DIVERGING_EXIT_TICKS = 12;
 const GROUP_OVERHEAD_TICKS = 30;
 /** GroupSamples frames get frameSequence = this + launch (a launch's summary has frameSequence = launch), so dedupe keeps both. */
 const SAMPLES_SEQUENCE_OFFSET = 2 ** 31;
+/** Wall clock the in-process cases run at: after every generated frame (a frame dated ahead of the clock would be rejected as from the future). */
+const BENCH_WALL_MILLIS = Date.now() + 86_400_000;
 
 function templates(streams: number, seed: number): LaunchSummaryFrame[] {
   const random = createSeededRandom(seed);
@@ -248,7 +250,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     'engine: decode + windows + model',
     () => {
       const engine = createEstimatorEngine(testEngineOptions({ compute: { ...testEngineOptions().compute, bootstrapReplicates: 32, quantileSamples: 10_000 } }), { writePoints: () => {}, publishDistribution: () => {}, publishAlert: () => {} }, { frame: () => {}, windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} });
-      inProcessBytes.forEach((bytes, i) => engine.handleMessage(0, String(i), bytes, 0));
+      inProcessBytes.forEach((bytes, i) => engine.handleMessage(0, String(i), bytes, BENCH_WALL_MILLIS));
       engine.closeAll();
     },
     { runs: 5, baseline: 'decode only', parameters: { frames: inProcessFrames, streams: streamsInProcess, windowMillis: 1000, bootstrapReplicates: 32 } },
@@ -273,7 +275,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     'engine: GroupSamples',
     () => {
       const engine = createEstimatorEngine(testEngineOptions({ compute: { ...testEngineOptions().compute, bootstrapReplicates: 32, quantileSamples: 10_000 } }), { writePoints: () => {}, publishDistribution: () => {}, publishAlert: () => {} }, { frame: () => {}, windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} });
-      samplesBytes.forEach((bytes, i) => engine.handleMessage(0, String(i), bytes, 0));
+      samplesBytes.forEach((bytes, i) => engine.handleMessage(0, String(i), bytes, BENCH_WALL_MILLIS));
       engine.closeAll();
     },
     { runs: 5, maxTotalMillis: 15_000, baseline: 'decode only: GroupSamples', parameters: { frames: samplesFrames, groupsPerFrame: SAMPLED_GROUPS_PER_FRAME, groupSize: GROUP_SIZE, streams: streamsInProcess, windowMillis: 1000 } },

@@ -37,7 +37,8 @@ interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventM
 }
 
 interface CheckpointJson {
-  v: 1;
+  /** 2: dedupe holds exact identities as decimal strings; 1 (older): 53-bit hashes, not restorable as identities. */
+  v: 1 | 2;
   identity: StreamIdentity;
   appliedOffset: string;
   windows: WindowJson[];
@@ -46,7 +47,7 @@ interface CheckpointJson {
   cumulative: HistogramJson;
   cumulativeLaunches: number;
   cumulativeGroups: number;
-  dedupe: number[];
+  dedupe: (string | number)[];
   watermarkMillis: number | null;
   closedThroughMillis: number | null;
   alerts: { lossMeasured: CusumState; lossPredicted: CusumState; drift: CusumState; lossThresholdArmed: boolean; driftThresholdArmed: boolean; staleRaised?: boolean };
@@ -71,7 +72,7 @@ function histogramFromJson(json: HistogramJson): CountHistogram {
 export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
   const { state } = checkpoint;
   const json: CheckpointJson = {
-    v: 1,
+    v: 2,
     identity: state.identity,
     appliedOffset: checkpoint.appliedOffset,
     windows: [...state.windows.values()].map((window) => ({
@@ -85,7 +86,7 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
     cumulative: histogramToJson(state.cumulative),
     cumulativeLaunches: state.cumulativeLaunches,
     cumulativeGroups: state.cumulativeGroups,
-    dedupe: [...state.dedupe.order],
+    dedupe: state.dedupe.order.map(String),
     watermarkMillis: finiteOrNull(state.watermarkMillis),
     closedThroughMillis: finiteOrNull(state.closedThroughMillis),
     alerts: {
@@ -101,20 +102,38 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
 }
 
 /**
+ * The dedupe memory of a checkpoint: version 2 stores exact identities; a version 1 checkpoint
+ * stored 53-bit hashes, which cannot be compared with exact identities, so such a stream
+ * restarts its dedupe memory empty (once, after the upgrade).
+ */
+function dedupeFromJson(json: CheckpointJson): StreamState['dedupe'] {
+  if (json.v === 1) return { order: [], seen: new Set() };
+  const order = json.dedupe.map((entry) => {
+    if (typeof entry !== 'string' || !/^\d{1,29}$/.test(entry)) throw new Error(`dedupe identity must be a decimal string, got ${JSON.stringify(entry)}`);
+    return BigInt(entry);
+  });
+  return { order, seen: new Set(order) };
+}
+
+/**
  * Decodes a stream checkpoint. `wallMillis` becomes the stream's last-record time, so a
  * restored stream is not idle-closed before its backlog is re-read.
  *
- * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a v1 checkpoint.
+ * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a version 1 or 2 checkpoint.
  */
 export function decodeStreamCheckpoint(text: string, key: string, wallMillis: number): StreamCheckpoint {
   let json: CheckpointJson;
+  let dedupe: StreamState['dedupe'];
   try {
     json = JSON.parse(text) as CheckpointJson;
-    if (json.v !== 1 || typeof json.appliedOffset !== 'string' || !Array.isArray(json.windows)) throw new Error('not a v1 checkpoint');
+    if ((json.v !== 1 && json.v !== 2) || typeof json.appliedOffset !== 'string' || !Array.isArray(json.windows) || !Array.isArray(json.dedupe)) {
+      throw new Error('not a version 1 or 2 checkpoint');
+    }
+    dedupe = dedupeFromJson(json);
   } catch (error) {
     throw new EstimatorError(
       'WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT',
-      `checkpoint record '${key}' is not a version 1 stream checkpoint (${error instanceof Error ? error.message : String(error)}); delete the checkpoint topic record or use a new --group-id`,
+      `checkpoint record '${key}' is not a version 1 or 2 stream checkpoint (${error instanceof Error ? error.message : String(error)}); delete the checkpoint topic record or use a new --group-id`,
       { cause: error },
     );
   }
@@ -137,7 +156,7 @@ export function decodeStreamCheckpoint(text: string, key: string, wallMillis: nu
     cumulative: histogramFromJson(json.cumulative),
     cumulativeLaunches: json.cumulativeLaunches,
     cumulativeGroups: json.cumulativeGroups,
-    dedupe: { order: [...json.dedupe], seen: new Set(json.dedupe) },
+    dedupe,
     watermarkMillis: json.watermarkMillis ?? Number.NEGATIVE_INFINITY,
     closedThroughMillis: json.closedThroughMillis ?? Number.NEGATIVE_INFINITY,
     lastRecordWallMillis: wallMillis,

@@ -70,6 +70,8 @@ export interface EstimatorConfig {
     readonly current: { readonly mode: 'decay'; readonly halfLifeLaunches: number } | { readonly mode: 'last-n'; readonly launches: number };
     readonly predictionBasis: PredictionBasis;
     readonly dedupeCapacity: number;
+    /** A frame whose event time is more than this ahead of the wall clock is rejected (outcome `future`); it never moves a watermark. */
+    readonly maxFutureSkewMillis: number;
     readonly maxExactSupport: number;
     readonly subBinsPerOctave: number;
   };
@@ -158,6 +160,7 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   lastLaunches: 64,
   predictionBasis: 'window' as PredictionBasis,
   dedupeCapacity: 1_024,
+  maxFutureSkewMillis: 300_000,
   maxExactSupport: 4_096,
   subBinsPerOctave: 128,
   bootstrapReplicates: 32,
@@ -405,6 +408,7 @@ export function loadEstimatorConfig(input: {
         'cumulative',
       ]),
       dedupeCapacity: integer(undefined, undefined, 'WARPWATCH_DEDUPE_CAPACITY', d.dedupeCapacity, 1, 1_000_000),
+      maxFutureSkewMillis: integer(undefined, undefined, 'WARPWATCH_MAX_FUTURE_SKEW_MILLIS', d.maxFutureSkewMillis, 0, 7 * 86_400_000),
       maxExactSupport: integer(undefined, undefined, 'WARPWATCH_MAX_EXACT_SUPPORT', d.maxExactSupport, 16, 1_000_000),
       subBinsPerOctave,
     }),

@@ -6,6 +6,9 @@ import { MEASUREMENTS } from './series.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 import { generateLaunches, testEngineOptions } from './test-support.ts';
 
+/** The wall clock the tests run at: after every frame they send (frames from the future are rejected). */
+const WALL = 1_800_000_000_000;
+
 const quietTelemetry: EngineTelemetry = { frame: () => {}, windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} };
 
 function collector() {
@@ -71,7 +74,7 @@ describe('estimator-engine', () => {
       const out = collector();
       const engine = createEstimatorEngine(testEngineOptions(), out.outputs, quietTelemetry);
       const oneStream = launches.filter((l) => l.key === 'job0/k');
-      oneStream.forEach((l, i) => engine.handleMessage(0, String(i), encodeFrame(l.frame), 0));
+      oneStream.forEach((l, i) => engine.handleMessage(0, String(i), encodeFrame(l.frame), WALL));
       engine.closeAll();
       const windows = out.points.filter((p) => p.measurement === MEASUREMENTS.window);
       expect(windows.length).toBe(Math.ceil((39 * 300 + 1) / 1000));
@@ -118,10 +121,10 @@ describe('estimator-engine', () => {
       const oneStream = launches.filter((l) => l.key === 'job1/k').slice(0, 3);
       let offset = 0;
       for (const l of oneStream) {
-        engine.handleMessage(0, String(offset++), encodeFrame(l.frame), 0);
+        engine.handleMessage(0, String(offset++), encodeFrame(l.frame), WALL);
         const samples = encodeFrame(samplesFor(l.frame, offset));
-        engine.handleMessage(0, String(offset++), samples, 0);
-        engine.handleMessage(0, String(offset++), samples, 0); // a producer retry
+        engine.handleMessage(0, String(offset++), samples, WALL);
+        engine.handleMessage(0, String(offset++), samples, WALL); // a producer retry
       }
       expect(outcomes.filter((o) => o === 'recorded')).toHaveLength(6);
       expect(outcomes.filter((o) => o === 'duplicate')).toHaveLength(3);
@@ -159,7 +162,7 @@ describe('estimator-engine', () => {
       let propagated = 0;
       oneStream.forEach((l, i) => {
         try {
-          engine.handleMessage(0, String(i), encodeFrame(l.frame), 0);
+          engine.handleMessage(0, String(i), encodeFrame(l.frame), WALL);
         } catch (error) {
           expect(error).toBeInstanceOf(ModelError);
           propagated += 1;
@@ -175,9 +178,9 @@ describe('estimator-engine', () => {
       const out = collector();
       const engine = createEstimatorEngine(testEngineOptions(), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
       const frame = encodeFrame(launches[0]!.frame);
-      engine.handleMessage(0, '0', frame, 0);
-      engine.handleMessage(0, '1', frame, 0);
-      engine.handleMessage(0, '2', new Uint8Array([1, 2, 3]), 0);
+      engine.handleMessage(0, '0', frame, WALL);
+      engine.handleMessage(0, '1', frame, WALL);
+      engine.handleMessage(0, '2', new Uint8Array([1, 2, 3]), WALL);
       expect(outcomes).toEqual(['recorded', 'duplicate', 'rejected']);
     });
   });
@@ -186,7 +189,7 @@ describe('estimator-engine', () => {
     it('a run killed after a checkpoint and resumed from an older committed offset writes the same windows as an uninterrupted run', () => {
       const reference = collector();
       const uninterrupted = createEstimatorEngine(testEngineOptions(), reference.outputs, quietTelemetry);
-      for (const m of withOffsets) uninterrupted.handleMessage(m.partition, m.offset, m.value, 0);
+      for (const m of withOffsets) uninterrupted.handleMessage(m.partition, m.offset, m.value, WALL);
       uninterrupted.closeAll();
 
       const crashed = collector();
@@ -204,7 +207,7 @@ describe('estimator-engine', () => {
       const cut = Math.floor(withOffsets.length * 0.45);
       const checkpointAt = Math.floor(withOffsets.length * 0.3);
       withOffsets.slice(0, cut).forEach((m, i) => {
-        first.handleMessage(m.partition, m.offset, m.value, 0);
+        first.handleMessage(m.partition, m.offset, m.value, WALL);
         if (i === checkpointAt) checkpointAll(first);
       });
       // A checkpoint written, then the commit "lost" for partition 1 (crash between the two): resume earlier there.
@@ -224,10 +227,60 @@ describe('estimator-engine', () => {
       }
       for (const m of withOffsets) {
         if (BigInt(m.offset) < BigInt(resumeFrom.get(m.partition) ?? '0')) continue;
-        second.handleMessage(m.partition, m.offset, m.value, 0);
+        second.handleMessage(m.partition, m.offset, m.value, WALL);
       }
       second.closeAll();
       expect(lastWriteWins(crashed.points)).toEqual(lastWriteWins(reference.points));
+    });
+  });
+
+  describe('frames from the future', () => {
+    it('rejects a frame dated more than maxFutureSkewMillis ahead, without moving the watermark: the frames after it are recorded', () => {
+      const oneStream = launches.filter((l) => l.key === launches[0]!.key);
+      const outcomes: FrameOutcome[] = [];
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const wallOf = (l: (typeof oneStream)[number]): number => Number(l.frame.endUnixNanos / 1_000_000n) + 50; // the host clock, just after the launch ended
+      let offset = 0;
+      const [first, ...rest] = oneStream;
+      engine.handleMessage(0, String(offset++), encodeFrame(first!.frame), wallOf(first!));
+      // A valid frame of the same stream dated a year ahead (a host with a wrong clock).
+      const yearAhead = { ...first!.frame, frameSequence: 999_999, startUnixNanos: first!.frame.startUnixNanos + 31_536_000_000_000_000n, endUnixNanos: first!.frame.endUnixNanos + 31_536_000_000_000_000n };
+      expect(engine.handleMessage(0, String(offset++), encodeFrame(yearAhead), wallOf(first!))).toBe('future');
+      // Just inside the skew: accepted.
+      const inside = { ...first!.frame, frameSequence: 999_998, endUnixNanos: first!.frame.endUnixNanos + 299_000_000_000n };
+      for (const l of rest) engine.handleMessage(0, String(offset++), encodeFrame(l.frame), wallOf(l));
+      expect(outcomes.filter((o) => o === 'late')).toEqual([]);
+      expect(outcomes.filter((o) => o === 'recorded')).toHaveLength(oneStream.length);
+      expect(engine.handleMessage(0, String(offset++), encodeFrame(inside), wallOf(first!))).not.toBe('future');
+      engine.closeAll();
+      // No window dated next year was written.
+      const latest = Math.max(...out.points.map((p) => p.timestampMillis));
+      expect(latest).toBeLessThan(wallOf(oneStream[oneStream.length - 1]!) + 300_000);
+    });
+  });
+
+  describe('restorePartition with a corrupt checkpoint record', () => {
+    it('starts that stream empty, counts it, and restores the other streams', () => {
+      const first = createEstimatorEngine(testEngineOptions(), collector().outputs, quietTelemetry);
+      const partition0 = withOffsets.filter((m) => m.partition === 0);
+      for (const m of partition0) first.handleMessage(m.partition, m.offset, m.value, WALL);
+      const snapshot = first.checkpoint(0)!;
+      const streams = snapshot.records.filter((r) => r.streamKey !== undefined);
+      expect(streams.length).toBeGreaterThanOrEqual(2);
+      const marker = snapshot.records.find((r) => r.streamKey === undefined)!.value!;
+      const records = new Map(streams.map((r) => [r.streamKey!, r.value!]));
+      const [broken, ...intact] = [...records.keys()];
+      records.set(broken!, '{"v":2,"truncated');
+      const corrupt: string[] = [];
+      const second = createEstimatorEngine(testEngineOptions(), collector().outputs, { ...quietTelemetry, checkpointCorrupt: (key) => corrupt.push(key) });
+      expect(() => second.restorePartition(0, records, marker, WALL)).not.toThrow();
+      expect(corrupt).toEqual([broken]);
+      expect(second.liveStreams()).toBe(intact.length);
+      // The broken stream's next frame (past the marker) starts it afresh; a corrupt marker is also survived.
+      const third = createEstimatorEngine(testEngineOptions(), collector().outputs, { ...quietTelemetry, checkpointCorrupt: (key) => corrupt.push(key) });
+      expect(() => third.restorePartition(0, new Map(), 'not json', WALL)).not.toThrow();
+      expect(corrupt).toEqual([broken, 'partition 0 marker']);
     });
   });
 });

@@ -42,10 +42,21 @@ export interface EngineTelemetry {
   windowClosed(modelMillis: number, eventLagMillis: number): void;
   modelError(error: unknown, streamKey: string): void;
   alertRaised(kind: string): void;
+  /**
+   * A checkpoint record that could not be decoded (WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT): its
+   * stream (or, for the partition marker, the partition's skip threshold) starts empty.
+   * Optional: tests may leave it out.
+   */
+  checkpointCorrupt?(key: string, error: unknown): void;
 }
 
-/** What happened to one message. */
-export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'replayed';
+/**
+ * What happened to one message: `rejected` (not a valid frame), `future` (a valid frame dated
+ * more than maxFutureSkewMillis ahead of the wall clock: not recorded, the watermark untouched;
+ * code WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE), `duplicate`, `late`, `replayed` (already applied
+ * before a restart), or `recorded`.
+ */
+export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'future' | 'replayed';
 
 /** Engine options (slices of the config). */
 export interface EngineOptions {
@@ -56,6 +67,8 @@ export interface EngineOptions {
   readonly histogramPoints: boolean;
   readonly idleCloseMillis: number;
   readonly streamRetentionMillis: number;
+  /** Frames dated more than this ahead of the wall clock (ms) are rejected as `future`. */
+  readonly maxFutureSkewMillis: number;
   /** A monotonic clock in milliseconds used only to time the model (telemetry). */
   readonly monotonicMillis: () => number;
 }
@@ -185,6 +198,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     const part = partitionState(partition);
     const offsetValue = BigInt(offset);
     if (offsetValue + 1n > part.nextOffset) part.nextOffset = offsetValue + 1n;
+    // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
+    // every later frame would be late. Rejected before anything is kept.
+    if (observation.eventTimeMillis > wallMillis + options.maxFutureSkewMillis) return 'future';
     const identity = streamIdentityOf(observation);
     const key = streamKeyOf(identity);
     let entry = part.streams.get(key);
@@ -291,15 +307,29 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     restorePartition(partition, records, marker, wallMillis) {
       const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
       if (marker !== undefined) {
-        const parsed = JSON.parse(marker) as { nextOffset?: unknown };
-        if (typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
+        let parsed: { nextOffset?: unknown } | undefined;
+        try {
+          parsed = JSON.parse(marker) as { nextOffset?: unknown };
+        } catch (error) {
+          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, error);
+        }
+        if (parsed !== undefined && typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
           part.markerOffset = BigInt(parsed.nextOffset);
           part.nextOffset = part.markerOffset;
+        } else if (parsed !== undefined) {
+          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, new Error(`no decimal nextOffset in ${marker.slice(0, 100)}`));
         }
       }
       for (const [key, text] of records) {
-        const checkpoint = decodeStreamCheckpoint(text, key, wallMillis);
-        part.streams.set(key, { state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
+        // A record that cannot be decoded costs its stream's state, never the partition: the
+        // stream starts empty (frames below the marker stay skipped as replayed) and the
+        // record is overwritten at the next checkpoint.
+        try {
+          const checkpoint = decodeStreamCheckpoint(text, key, wallMillis);
+          part.streams.set(key, { state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
+        } catch (error) {
+          telemetry.checkpointCorrupt?.(key, error);
+        }
       }
       partitions.set(partition, part);
     },

@@ -77,6 +77,7 @@ export function engineOptionsFromConfig(config: EstimatorConfig, fitter: Paramet
     histogramPoints: config.compute.histogramPoints,
     idleCloseMillis: config.window.idleCloseMillis,
     streamRetentionMillis: config.window.streamRetentionMillis,
+    maxFutureSkewMillis: config.window.maxFutureSkewMillis,
     monotonicMillis: () => performance.now(),
   };
 }
@@ -176,13 +177,18 @@ export async function startEstimator(
     });
   }
 
+  /** Keeps the outgoing queue within MAX_OUTGOING_RECORDS by dropping the oldest records, counted with their reason. */
+  const boundOutgoing = (): void => {
+    if (outgoing.length <= MAX_OUTGOING_RECORDS) return;
+    const excess = outgoing.length - MAX_OUTGOING_RECORDS;
+    outgoing = outgoing.slice(excess);
+    outgoingDropped += excess;
+    telemetry.outgoingDropped(excess);
+    log(`warpwatch estimate: ${excess} result record(s) for Kafka dropped: the outgoing queue is full (${MAX_OUTGOING_RECORDS}); ${outgoingDropped} in total`);
+  };
   const queueOutgoing = (topic: string, record: OutgoingRecord): void => {
     outgoing.push({ topic, record });
-    if (outgoing.length > MAX_OUTGOING_RECORDS) {
-      const excess = outgoing.length - MAX_OUTGOING_RECORDS;
-      outgoing = outgoing.slice(excess);
-      outgoingDropped += excess;
-    }
+    boundOutgoing();
   };
 
   const engine = createEstimatorEngine(
@@ -194,7 +200,13 @@ export async function startEstimator(
       recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
       recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
     },
-    telemetry.engine,
+    {
+      ...telemetry.engine,
+      checkpointCorrupt(key, error) {
+        telemetry.engine.checkpointCorrupt?.(key, error);
+        log(`warpwatch estimate: WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT: checkpoint record '${key}' ignored, its stream starts empty: ${error instanceof Error ? error.message : String(error)}`);
+      },
+    },
   );
 
   const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
@@ -221,12 +233,26 @@ export async function startEstimator(
     try {
       await run;
     } catch (error) {
-      // Put the batch back (bounded) for the next attempt.
-      outgoing = [...batch, ...outgoing].slice(-MAX_OUTGOING_RECORDS);
+      // Put the batch back for the next attempt (bounded: what does not fit is counted as dropped).
+      outgoing = [...batch, ...outgoing];
+      boundOutgoing();
       telemetry.sinkError('kafka');
       throw error;
     } finally {
       sendingOutgoing = undefined;
+    }
+  };
+
+  // Frames from the future: the first of each stream, then every 1,000th, say so (all are counted).
+  const futureSeen = new Map<string, number>();
+  const reportFuture = (partition: number, offset: string, key: string | undefined): void => {
+    const stream = key ?? '?';
+    const seen = (futureSeen.get(stream) ?? 0) + 1;
+    if (futureSeen.size < 10_000 || futureSeen.has(stream)) futureSeen.set(stream, seen);
+    if (seen === 1 || seen % 1000 === 0) {
+      log(
+        `warpwatch estimate: WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE: stream ${stream} (partition ${partition}, offset ${offset}): frame dated more than ${config.window.maxFutureSkewMillis} ms ahead of this host's clock, not recorded (${seen} so far for this stream; WARPWATCH_MAX_FUTURE_SKEW_MILLIS)`,
+      );
     }
   };
 
@@ -356,6 +382,7 @@ export async function startEstimator(
         const parent = contextFromTraceparent(message.headers.traceparent);
         const span = tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
         const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now());
+        if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
         span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
         span.end();
         last = message.offset;

@@ -12,8 +12,14 @@ import type { EngineTelemetry, FrameOutcome } from './estimator-engine.ts';
 export interface EstimatorCounters {
   framesIn: number;
   framesOut: number;
+  /** Not valid frames, and valid frames dated too far ahead (outcome `future`, also in framesFuture). */
   framesRejected: number;
+  framesFuture: number;
   framesDropped: number;
+  /** Checkpoint records that could not be decoded (their streams started empty). */
+  checkpointsCorrupt: number;
+  /** Result records for Kafka (distributions, alerts) dropped because the outgoing queue was full. */
+  outgoingDropped: number;
   windowsClosed: number;
   modelErrors: number;
   sinkErrors: number;
@@ -27,6 +33,8 @@ export interface EstimatorTelemetry {
   readonly counters: EstimatorCounters;
   readonly tracer: Tracer;
   sinkError(sink: 'influx' | 'kafka' | 'checkpoint'): void;
+  /** Result records dropped from the full outgoing queue (reason `outgoing-queue-full`). */
+  outgoingDropped(count: number): void;
 }
 
 /**
@@ -36,7 +44,9 @@ export interface EstimatorTelemetry {
  * warpwatch.estimator.windows.closed (counter, {window}), warpwatch.estimator.model.duration
  * (histogram, ms), warpwatch.estimator.window.event_lag (histogram, ms: close time − window end),
  * warpwatch.estimator.sink.errors (counter, {error}, attribute sink),
- * warpwatch.estimator.alerts (counter, {alert}, attribute kind), warpwatch.estimator.consumer.lag
+ * warpwatch.estimator.alerts (counter, {alert}, attribute kind), warpwatch.estimator.checkpoints.corrupt
+ * (counter, {record}), warpwatch.estimator.records.dropped (counter, {record}, attribute reason),
+ * warpwatch.estimator.consumer.lag
  * (gauge, {message}), warpwatch.estimator.streams (gauge, {stream}),
  * warpwatch.estimator.influx.buffered_lines (gauge, {line}), warpwatch.estimator.influx.dropped_lines
  * (observable counter, {line}).
@@ -53,7 +63,10 @@ export function createEstimatorTelemetry(
     framesIn: 0,
     framesOut: 0,
     framesRejected: 0,
+    framesFuture: 0,
     framesDropped: 0,
+    checkpointsCorrupt: 0,
+    outgoingDropped: 0,
     windowsClosed: 0,
     modelErrors: 0,
     sinkErrors: 0,
@@ -67,6 +80,8 @@ export function createEstimatorTelemetry(
   const sinkErrors = meter.createCounter('warpwatch.estimator.sink.errors', { description: 'Failed writes to sinks', unit: '{error}' });
   const modelErrors = meter.createCounter('warpwatch.estimator.model.errors', { description: 'Windows whose prediction failed', unit: '{error}' });
   const alerts = meter.createCounter('warpwatch.estimator.alerts', { description: 'Alerts raised', unit: '{alert}' });
+  const checkpointsCorrupt = meter.createCounter('warpwatch.estimator.checkpoints.corrupt', { description: 'Checkpoint records that could not be decoded (their streams started empty)', unit: '{record}' });
+  const dropped = meter.createCounter('warpwatch.estimator.records.dropped', { description: 'Result records for Kafka dropped, by reason', unit: '{record}' });
   meter.createObservableGauge('warpwatch.estimator.consumer.lag', { description: 'Messages behind the frames topic end', unit: '{message}' }).addCallback((result) => {
     result.observe(counters.consumerLag);
   });
@@ -85,6 +100,10 @@ export function createEstimatorTelemetry(
       counters.framesIn += 1;
       if (outcome === 'recorded') counters.framesOut += 1;
       else if (outcome === 'rejected') counters.framesRejected += 1;
+      else if (outcome === 'future') {
+        counters.framesRejected += 1;
+        counters.framesFuture += 1;
+      }
       else if (outcome === 'late' || outcome === 'duplicate') counters.framesDropped += 1;
       frames.add(1, type === undefined ? { outcome } : { outcome, type });
     },
@@ -102,6 +121,10 @@ export function createEstimatorTelemetry(
     alertRaised(kind) {
       alerts.add(1, { kind });
     },
+    checkpointCorrupt() {
+      counters.checkpointsCorrupt += 1;
+      checkpointsCorrupt.add(1);
+    },
   };
   return {
     engine,
@@ -110,6 +133,10 @@ export function createEstimatorTelemetry(
     sinkError(sink) {
       counters.sinkErrors += 1;
       sinkErrors.add(1, { sink });
+    },
+    outgoingDropped(count) {
+      counters.outgoingDropped += count;
+      dropped.add(count, { reason: 'outgoing-queue-full' });
     },
   };
 }

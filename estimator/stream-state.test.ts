@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { observationFromFrame } from './frame-observation.ts';
 import { streamIdentityOf } from './launch-observation.ts';
@@ -127,23 +128,48 @@ describe('stream-state', () => {
     });
   });
 
-  describe('frameIdentityOf', () => {
-    it('has no collision among 500,000 distinct frames (32 effective bits would give ~29)', () => {
-      // Independent expectation: for k ids in 2^b values, about k^2 / 2^(b+1) collisions; 53 bits → 5.5e-5.
-      let x = 0x9e3779b9;
-      const next = (): number => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
-      const seen = new Set<number>();
-      let collisions = 0;
-      let unsafe = 0;
-      for (let i = 0; i < 500_000; i++) {
-        const launchId = (BigInt(next()) << 32n) | BigInt(next());
-        const identity = frameIdentityOf({ launchId, frameSequence: i % 7 });
-        if (!Number.isSafeInteger(identity) || identity < 0) unsafe += 1;
-        if (seen.has(identity)) collisions += 1;
-        seen.add(identity);
+  describe('frameIdentityOf (exact pairs)', () => {
+    /** FNV-1a 32 of a string: the hash the first dedupe used (32 effective bits). */
+    const fnv1a32 = (text: string): number => {
+      let h = 0x811c9dc5;
+      for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+      return h;
+    };
+
+    it('maps distinct (launchId, frameSequence) pairs to distinct identities, extremes included', () => {
+      const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
+      fc.assert(
+        fc.property(u64, fc.nat({ max: 0xffffffff }), u64, fc.nat({ max: 0xffffffff }), fc.boolean(), (a, s, other, t, sameLaunch) => {
+          const b = sameLaunch ? a : other;
+          const same = a === b && s === t;
+          expect(frameIdentityOf({ launchId: a, frameSequence: s }) === frameIdentityOf({ launchId: b, frameSequence: t })).toBe(same);
+        }),
+        { numRuns: 2000 },
+      );
+      const max = (1n << 64n) - 1n;
+      expect(frameIdentityOf({ launchId: max, frameSequence: 0xffffffff })).toBe((1n << 96n) - 1n);
+      expect(frameIdentityOf({ launchId: 0n, frameSequence: 1 })).not.toBe(frameIdentityOf({ launchId: 1n, frameSequence: 0 }));
+    });
+
+    it('records every frame whose ids collided under the old 32-bit hash, and still drops real duplicates', () => {
+      // Find pairs of distinct ids with equal FNV-1a 32 of "launchId:frameSequence" (birthday search).
+      const byHash = new Map<number, bigint>();
+      const colliding: [bigint, bigint][] = [];
+      for (let i = 0n; colliding.length < 5; i++) {
+        const launchId = 1_000_000_007n * i + 12_345n;
+        const hash = fnv1a32(`${launchId}:0`);
+        const earlier = byHash.get(hash);
+        if (earlier !== undefined) colliding.push([earlier, launchId]);
+        else byHash.set(hash, launchId);
       }
-      expect(unsafe).toBe(0);
-      expect(collisions).toBe(0);
+      const state = createStreamState(streamIdentityOf(launches[0]!));
+      const frameOf = (launchId: bigint) => ({ ...launches[0]!, launchId, frameSequence: 0 });
+      for (const [a, b] of colliding) {
+        expect(fnv1a32(`${a}:0`)).toBe(fnv1a32(`${b}:0`));
+        expect(recordObservation(state, frameOf(a), windowOptions, 0).status).toBe('recorded');
+        expect(recordObservation(state, frameOf(b), windowOptions, 0).status).toBe('recorded');
+        expect(recordObservation(state, frameOf(b), windowOptions, 0).status).toBe('duplicate');
+      }
     });
   });
 });

@@ -38,6 +38,7 @@ export function testEngineOptions(overrides: Partial<EngineOptions> = {}): Engin
     predictionBasis: 'window',
     histogramPoints: true,
     idleCloseMillis: 1_000,
+    maxFutureSkewMillis: 300_000,
     streamRetentionMillis: 3_600_000,
     monotonicMillis: () => 0,
     ...overrides,
