@@ -8,7 +8,7 @@ import { expectedLoss } from './expected-loss.ts';
 import { assertGroupSize } from './group-size.ts';
 import { expectedMaximum } from './sample-maximum.ts';
 import { powInteger } from './special-functions.ts';
-import { binomialPmf } from './binomial-pmf.ts';
+import { binnedLaunchLoss } from './binned-launch.ts';
 
 /** How {@link binnedGroupingLoss} chooses bin edges. */
 export type BinEdgeChoice = 'equal-mass' | 'optimal';
@@ -28,7 +28,7 @@ export interface GroupingBin {
   readonly workloadLoss: number;
   readonly expectedMaximum: number;
   readonly mean: number;
-  /** With a finite launch: expected number of groups this bin forms per launch, partial group included. */
+  /** With a finite launch: expected number of groups per launch entirely inside this bin. */
   readonly expectedGroups?: number;
 }
 
@@ -42,6 +42,8 @@ export interface BinnedGroupingLoss {
   readonly edges: BinEdgeChoice;
   /** Launch size N the policy was evaluated for; undefined for the limit of large launches. */
   readonly units: number | undefined;
+  /** With a finite launch: expected groups per launch across a bin boundary (holding units of two or more bins). */
+  readonly mixedGroups?: number;
 }
 
 /** Largest support for which `optimal` edges are searched (the search costs O(k·|supp|³)). */
@@ -121,15 +123,16 @@ function optimalCuts(dist: CategoricalDistribution, n: number, k: number): numbe
  * contiguous partitions into at most k bins by dynamic programming, O(k·|supp|³), for supports up
  * to {@link MAX_OPTIMAL_BINNING_SUPPORT} values.
  *
- * Finite launches (`units` = N, docs/model.md §2d): bin b receives N_b ~ Binomial(N, P(b)) units,
- * cut into ⌊N_b/n⌋ full groups and, when r = N_b mod n > 0, one partial group of r units on n
- * lanes, H = n·max/Σ over its r units (1 if they are all zero). Then `expectedLoss` =
- * E[Σ H]/E[number of groups] and `workloadLoss` = E[Σ n·max]/(N·E[W]); the distribution of
- * N_b mod n is summed from the binomial where it exceeds 1e-18 (needs E[X_b(r)] for r < n: about
- * n times the work of the limit). Without `units`, the limit N → ∞: Σ P(b)·E[X_b(n)].
+ * Finite launches (`units` = N, docs/model.md §2d): the launch's N units (rounded down to a
+ * multiple of n) are ordered by bin — a counting sort on the bin index, units of one bin in
+ * random order — and cut into N/n consecutive groups, as sorting cuts the sorted sequence. Groups
+ * inside bin b lose E[X_b(n)]; a group across a bin boundary holds the last units of one bin and
+ * the first of the next; where the boundaries fall is Binomial (binned-launch.ts). Then
+ * `expectedLoss` = E[mean H over the N/n groups] and `workloadLoss` = E[Σ n·max]/(N·E[W]).
+ * Without `units`, the limit N → ∞: Σ P(b)·E[X_b(n)].
  *
  * @throws {ModelError} WW_ERR_MODEL_GROUP_SIZE for a bad n; WW_ERR_MODEL_INVALID_ARGUMENT for k
- *   not an integer 1..1024 or an `optimal` request on a too large support.
+ *   not an integer 1..1024, units not an integer n..2^40, or an `optimal` request on a too large support.
  * @example binnedGroupingLoss(CategoricalDistribution.fromFamily({ family: 'geo', p: 0.05 }), 32, 4).workloadLoss
  */
 export function binnedGroupingLoss(
@@ -139,10 +142,10 @@ export function binnedGroupingLoss(
   options: { edges?: BinEdgeChoice; units?: number } = {},
 ): BinnedGroupingLoss {
   const launch = options.units;
-  if (launch !== undefined && (!Number.isSafeInteger(launch) || launch < 1 || launch > 2 ** 40)) {
-    throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', `units (launch size) must be an integer 1..2^40, got ${String(launch)}`);
-  }
   assertGroupSize(n);
+  if (launch !== undefined && (!Number.isSafeInteger(launch) || launch < n || launch > 2 ** 40)) {
+    throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', `units (launch size) must be an integer >= n=${n} and <= 2^40, got ${String(launch)}`);
+  }
   if (!Number.isInteger(k) || k < 1 || k > 1024) {
     throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', `bin count k must be an integer 1..1024, got ${String(k)}`);
   }
@@ -158,7 +161,7 @@ export function binnedGroupingLoss(
   }
   const cuts = edges === 'optimal' ? optimalCuts(dist, n, k) : equalMassCuts(dist.probabilities, k);
   const mean = dist.mean();
-  const bins: GroupingBin[] = [];
+  const bins: (GroupingBin & { readonly truncated: CategoricalDistribution })[] = [];
   let start = 0;
   for (const end of cuts) {
     const pairs: [number, number][] = [];
@@ -180,76 +183,29 @@ export function binnedGroupingLoss(
       workloadLoss: binMean > 0 ? maximum / binMean : 1,
       expectedMaximum: maximum,
       mean: binMean,
+      truncated: bin,
     });
   }
   if (launch === undefined) {
     const expected = bins.reduce((sum, b) => sum + b.probability * b.expectedLoss, 0);
     const simt = bins.reduce((sum, b) => sum + b.probability * b.expectedMaximum, 0);
-    return { bins, expectedLoss: expected, workloadLoss: mean > 0 ? simt / mean : 1, edges, units: undefined };
+    return { bins: bins.map(({ truncated: _unused, ...bin }) => bin), expectedLoss: expected, workloadLoss: mean > 0 ? simt / mean : 1, edges, units: undefined };
   }
-  // Finite launch: full groups and one partial group per bin (docs/model.md §2d, binning).
-  let lossSum = 0;
-  let groupSum = 0;
-  let simtSum = 0;
-  const withGroups: GroupingBin[] = [];
-  start = 0;
-  bins.forEach((bin, index) => {
-    const end = cuts[index]!;
-    const pairs: [number, number][] = [];
-    for (let j = start; j <= end; j++) pairs.push([dist.values[j]!, dist.probabilities[j]!]);
-    start = end + 1;
-    const truncated = CategoricalDistribution.fromPmf(pairs);
-    const share = Math.min(1, bin.probability);
-    const remainders = remainderDistribution(launch, share, n);
-    const meanUnits = launch * share;
-    let meanRemainder = 0;
-    for (let r = 1; r < n; r++) meanRemainder += r * remainders[r]!;
-    const fullGroups = (meanUnits - meanRemainder) / n;
-    let partialLoss = 0;
-    let partialSimt = 0;
-    let partialGroups = 0;
-    const zeroShare = truncated.values[0] === 0 ? truncated.probabilities[0]! : 0;
-    for (let r = 1; r < n; r++) {
-      const weight = remainders[r]!;
-      if (weight <= 0) continue;
-      const allZero = powInteger(zeroShare, r);
-      // n·max/Σ over r units = (n/r)·X_b(r), except an all-zero partial group, which loses nothing.
-      partialLoss += weight * ((n / r) * (expectedLoss(truncated, r) - allZero) + allZero);
-      partialSimt += weight * n * expectedMaximum(truncated, r);
-      partialGroups += weight;
-    }
-    lossSum += fullGroups * bin.expectedLoss + partialLoss;
-    simtSum += fullGroups * n * bin.expectedMaximum + partialSimt;
-    groupSum += fullGroups + partialGroups;
-    withGroups.push({ ...bin, expectedGroups: fullGroups + partialGroups });
-  });
-  const work = launch * mean;
-  return { bins: withGroups, expectedLoss: groupSum > 0 ? lossSum / groupSum : 1, workloadLoss: work > 0 ? simtSum / work : 1, edges, units: launch };
-}
-
-/**
- * P(N_b mod n = r), r = 0..n−1, for N_b ~ Binomial(units, share): summed over the counts whose
- * probability the Bernstein bound does not put below ~1e-20 (a few thousand terms at most per σ).
- */
-function remainderDistribution(units: number, share: number, n: number): Float64Array {
-  const out = new Float64Array(n);
-  const complement = Math.max(0, 1 - share);
-  const mu = units * share;
-  const sd = Math.sqrt(units * share * complement);
-  if (sd >= 64 * n) {
-    out.fill(1 / n); // uniform to within e^{−2π²·64²}: the binomial's characteristic function at 2π/n
-    return out;
-  }
-  const exponent = 46;
-  const reach = exponent / 3 + Math.sqrt((exponent * exponent) / 9 + 2 * exponent * sd * sd);
-  const low = Math.max(0, Math.ceil(mu - reach));
-  const high = Math.min(units, Math.floor(mu + reach));
-  let mass = 0;
-  for (let c = low; c <= high; c++) {
-    const probability = binomialPmf(c, units, share, complement);
-    out[c % n] = out[c % n]! + probability;
-    mass += probability;
-  }
-  if (mass > 0) for (let r = 0; r < n; r++) out[r] = out[r]! / mass;
-  return out;
+  // Finite launch: the bin-ordered sequence cut into consecutive groups (docs/model.md §2d, binning).
+  const truncated = bins.map((bin) => bin.truncated);
+  const launchResult = binnedLaunchLoss(
+    bins.map((bin, index) => ({ distribution: truncated[index]!, probability: bin.probability, expectedLoss: bin.expectedLoss, expectedMaximum: bin.expectedMaximum })),
+    n,
+    launch,
+    mean,
+  );
+  const withGroups: GroupingBin[] = bins.map(({ truncated: _unused, ...bin }, index) => ({ ...bin, expectedGroups: launchResult.pureGroups[index]! }));
+  return {
+    bins: withGroups,
+    expectedLoss: launchResult.expectedLoss,
+    workloadLoss: launchResult.workloadLoss,
+    edges,
+    units: launch,
+    mixedGroups: launchResult.mixedGroups,
+  };
 }

@@ -26,6 +26,7 @@ import { binomialHead, binomialPmf } from './binomial-pmf.ts';
 import type { CategoricalDistribution } from './categorical-distribution.ts';
 import { ModelError } from './errors.ts';
 import { assertGroupSize } from './group-size.ts';
+import { laplaceQuadrature as quadratureFor, type Quadrature } from './laplace-quadrature.ts';
 
 /** Result of {@link sortedGroupingLoss}. */
 export interface SortedGroupingLoss {
@@ -55,9 +56,6 @@ export const MAX_SORTED_UNITS = 2 ** 40;
 const TAIL_EXPONENT = 46;
 // Terms below this weight are dropped from the dynamic programme (H ≤ n ≤ 1024 bounds their effect).
 const NEGLIGIBLE = 1e-24;
-// Trapezoidal rule for 1/s = ∫₀^∞ e^{−st} dt (see quadratureFor): relative error ≤ 5e-10 for s/smallest ≤ 4e4.
-const QUADRATURE_STEP = 0.4;
-const UPPER_EXPONENT = 38;
 // Boundaries whose position spreads over at least this many groups (σ ≥ n) fall at an offset
 // within their group that is uniform to within 2e^{−2π²} ≈ 5e-9 (the binomial's characteristic
 // function at 2π/n is about e^{−2π²σ²/n²}).
@@ -73,30 +71,6 @@ interface Boundary {
   /** Groups (0-based) whose mixing positions a..b−1 the boundary can reach. */
   readonly firstGroup: number;
   readonly lastGroup: number;
-}
-
-interface Quadrature {
-  readonly times: Float64Array;
-  readonly weights: Float64Array;
-}
-
-function quadratureFor(smallestSum: number, largestSum: number): Quadrature {
-  // Trapezoidal rule in u with ln t = u − e^{−(u − u_c)}: uniform in ln t where the integrands of
-  // all sums s ∈ [smallestSum, largestSum] live, doubly exponential decay below u_c.
-  const centre = Math.log(1 / largestSum) - 3;
-  const uMin = centre - 5;
-  const uMax = Math.log(UPPER_EXPONENT / smallestSum);
-  const count = Math.ceil((uMax - uMin) / QUADRATURE_STEP) + 1;
-  const times = new Float64Array(count);
-  const weights = new Float64Array(count);
-  for (let i = 0; i < count; i++) {
-    const u = uMin + i * QUADRATURE_STEP;
-    const squeeze = Math.exp(-(u - centre));
-    const t = Math.exp(u - squeeze);
-    times[i] = t;
-    weights[i] = QUADRATURE_STEP * t * (1 + squeeze);
-  }
-  return { times, weights };
 }
 
 /**
