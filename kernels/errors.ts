@@ -9,6 +9,8 @@ export const KERNELS_ERROR_CODES = [
   'WW_ERR_KERNELS_NO_CUDA',
   'WW_ERR_KERNELS_WORKLOAD_USAGE',
   'WW_ERR_KERNELS_WORKLOAD_FAILED',
+  // Thrown by C++ (std::invalid_argument whose message starts with the code): kernels/include/warpwatch/launch-shape.hpp.
+  'WW_ERR_KERNELS_LAUNCH_SHAPE',
 ] as const;
 
 /** A stable kernels error code, one of {@link KERNELS_ERROR_CODES}. */

@@ -22,9 +22,19 @@
 // Sync: power-of-two n uses a cooperative-groups tile (tiled_partition<n>().sync()), other n
 // __syncwarp(groupMask). Requires sm_70+ (independent thread scheduling, labeled_partition);
 // __reduce_max_sync on sm_80+, shuffles below.
+// Launch shape: a 1-D grid of 1-D blocks whose size is a multiple of 32 (the lane and warp come
+// from threadIdx.x and blockIdx.x only). Check it on the host with checkProbeLaunchShape()
+// (launch-shape.hpp, included here); on other shapes the device code does not trap, but
+// threads share groups and the numbers are wrong.
 #pragma once
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
+#error "warpwatch/probe.cuh needs compute capability 7.0 (Volta) or newer: it relies on independent thread scheduling, __syncwarp masks and cooperative_groups::labeled_partition. Compile for sm_70+ (nvcc -arch=sm_70 or newer; CMake: CMAKE_CUDA_ARCHITECTURES 70 or above)."
+#endif
+
 #include <cooperative_groups.h>
+
+#include "launch-shape.hpp"
 
 #include "launch-totals.hpp"
 
