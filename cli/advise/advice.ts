@@ -29,6 +29,8 @@ export interface AdviceRequest {
   readonly observedLossCounts?: number | undefined;
   /** Intra-group correlation of iteration counts the source saw in sampled groups, if any. */
   readonly observedCountIcc?: number | undefined;
+  /** Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based index and the step count. */
+  readonly onProgress?: ((step: string, index: number, steps: number) => void) | undefined;
 }
 
 /** One what-if option with its predicted effect at the current group size. */
@@ -138,10 +140,15 @@ function roundedSpecText(family: string, parameters: Readonly<Record<string, num
  */
 export function computeAdvice(request: AdviceRequest): Advice {
   const { distribution, groupSize: n } = request;
+  const binCounts = [...new Set(request.binCounts)].sort((a, b) => a - b);
+  const steps = 3 + binCounts.length;
+  let step = 0;
+  const progress = (name: string): void => request.onProgress?.(name, ++step, steps);
   if (!Number.isInteger(n) || n < 1 || n > 32) throw new RangeError(`group size must be an integer 1..32, got ${n}`);
   if (!Number.isSafeInteger(request.unitsPerLaunch) || request.unitsPerLaunch < n) {
     throw new RangeError(`units per launch must be an integer >= the group size ${n}, got ${request.unitsPerLaunch}`);
   }
+  progress('granularity');
   const granularity = granularitySweep(distribution, Array.from({ length: 32 }, (_, i) => i + 1)).map((row) => ({
     n: row.n,
     expectedLoss: row.expectedLoss,
@@ -155,15 +162,16 @@ export function computeAdvice(request: AdviceRequest): Advice {
     observedLossCounts: request.observedLossCounts ?? null,
     observedCountIcc: request.observedCountIcc ?? null,
   };
+  progress('sorting');
   const sortedResult = sortedGroupingLoss(distribution, n, { units: request.unitsPerLaunch });
   const sorting = { expectedLoss: sortedResult.expectedLoss, workloadLoss: sortedResult.workloadLoss, groups: sortedResult.groups, mixedGroups: sortedResult.mixedGroups };
-  const binning = [...new Set(request.binCounts)]
-    .sort((a, b) => a - b)
-    .map((k) => {
-      const result = binnedGroupingLoss(distribution, n, k, { units: request.unitsPerLaunch });
-      return { k, expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, bins: result.bins };
-    });
+  const binning = binCounts.map((k) => {
+    progress(`binning k = ${k}`);
+    const result = binnedGroupingLoss(distribution, n, k, { units: request.unitsPerLaunch });
+    return { k, expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, bins: result.bins };
+  });
   // A pmf (a family spec) carries no sample size; AIC then needs one: a nominal 10 000 units.
+  progress('fit');
   const fits = fitParametric(distribution, distribution.totalWeight > 1 ? {} : { sampleSize: NOMINAL_FIT_SAMPLE_SIZE }).map((fit) => ({
     family: fit.family,
     spec: roundedSpecText(fit.family, fit.parameters, formatDistributionSpec(fit.spec)),

@@ -17,6 +17,7 @@ import { withKafkaSecurity } from '../kafka-security.ts';
 import { writeCountsFile } from '../counts-file.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
+import { createAdviseProgress } from './advise-progress.ts';
 
 interface AdviseFlags {
   counts?: string;
@@ -106,7 +107,14 @@ async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void>
   const unitsPerLaunch = flags.units === undefined ? Math.max(input.unitsPerLaunch ?? 1 << 20, groupSize) : parseNumberOption('--units', flags.units, { min: groupSize, max: 2 ** 40, integer: true });
   const observedLossCounts = groupSize === input.groupSize ? input.observedLossCounts : undefined;
   const observedCountIcc = groupSize === input.groupSize ? input.observedCountIcc : undefined;
-  const advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc });
+  // Large supports take seconds: progress on stderr (docs/advise.md).
+  const progress = createAdviseProgress(process.stderr, input.distribution.size);
+  let advice;
+  try {
+    advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc, onProgress: progress.onProgress });
+  } finally {
+    progress.done();
+  }
   if (flags.html !== undefined) {
     try {
       writeFileSync(flags.html, renderAdviceReport(advice));

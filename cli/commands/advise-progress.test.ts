@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { createAdviseProgress, PROGRESS_AFTER_MS, PROGRESS_SUPPORT } from './advise-progress.ts';
+
+function capture(isTTY: boolean): { stream: { isTTY: boolean; write(text: string): boolean }; text: () => string } {
+  const parts: string[] = [];
+  return { stream: { isTTY, write: (text: string) => parts.push(text) > 0 }, text: () => parts.join('') };
+}
+
+describe('advise progress on stderr', () => {
+  it('says nothing for a small support that finishes quickly', () => {
+    let clock = 0;
+    const { stream, text } = capture(false);
+    const progress = createAdviseProgress(stream, 270, () => clock);
+    for (const [i, step] of ['granularity', 'sorting', 'binning k = 2', 'fit'].entries()) {
+      clock += 100;
+      progress.onProgress(step, i + 1, 4);
+    }
+    progress.done();
+    expect(text()).toBe('');
+  });
+
+  it('writes one line per step to a pipe once a step starts late, a few lines in all', () => {
+    let clock = 0;
+    const { stream, text } = capture(false);
+    const progress = createAdviseProgress(stream, 5000, () => clock);
+    progress.onProgress('granularity', 1, 4);
+    clock = PROGRESS_AFTER_MS + 200;
+    progress.onProgress('sorting', 2, 4);
+    clock += 3000;
+    progress.onProgress('fit', 4, 4);
+    progress.done();
+    expect(text().split('\n').filter((l) => l !== '')).toEqual([
+      'warpwatch advise: sorting (step 2 of 4, 1.2 s, 5000 values)',
+      'warpwatch advise: fit (step 4 of 4, 4.2 s, 5000 values)',
+    ]);
+  });
+
+  it('rewrites one line on a terminal from the first step of a large support and clears it at the end', () => {
+    let clock = 0;
+    const { stream, text } = capture(true);
+    const progress = createAdviseProgress(stream, PROGRESS_SUPPORT, () => clock);
+    progress.onProgress('granularity', 1, 2);
+    clock = 2500;
+    progress.onProgress('sorting', 2, 2);
+    progress.done();
+    expect(text()).toBe(
+      '\r\u001b[Kwarpwatch advise: granularity (step 1 of 2, 0.0 s, 20000 values)\r\u001b[Kwarpwatch advise: sorting (step 2 of 2, 2.5 s, 20000 values)\r\u001b[K',
+    );
+    expect(text()).not.toContain('\n');
+  });
+});
