@@ -137,8 +137,11 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   partitions: 6,
   replicationFactor: -1,
   fromBeginning: true,
-  sessionTimeoutMillis: 30_000,
-  heartbeatIntervalMillis: 3_000,
+  // A killed instance's partitions are reassigned once the broker misses its heartbeats for the
+  // session timeout: 6 s (the broker's default minimum) + a rejoin within a heartbeat + restore
+  // gives failover in < 10 s (test/integration/estimator-failover.int.test.ts).
+  sessionTimeoutMillis: 6_000,
+  heartbeatIntervalMillis: 1_000,
   connectionTimeoutMillis: 3_000,
   influxUrl: 'http://127.0.0.1:18086',
   influxDatabase: 'warpwatch',

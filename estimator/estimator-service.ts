@@ -376,6 +376,9 @@ export async function startEstimator(
           // writes of windows closed so far start while the rest of the batch is processed.
           // Each message is applied atomically, so a checkpoint taken meanwhile is consistent.
           await new Promise<void>((resolve) => setImmediate(resolve));
+          // kafkajs sends heartbeats only when asked (throttled to the heartbeat interval): a
+          // long batch must not look like a dead member after the session timeout.
+          await batch.heartbeat();
           sliceStart = performance.now();
           if (batch.isStale() || stopping || !restored.has(batch.partition)) break;
         }

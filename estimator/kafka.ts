@@ -263,6 +263,10 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
         groupId: options.groupId,
         sessionTimeout: options.sessionTimeoutMillis,
         heartbeatInterval: options.heartbeatIntervalMillis,
+        // kafkajs notices a rebalance (a dead member's partitions to take over) at its next
+        // heartbeat, which waits for the fetch in progress: an idle fetch long-polls this long.
+        // The default (5 s) on top of the session timeout made failover take ~11 s.
+        maxWaitTimeInMs: Math.min(1_000, options.heartbeatIntervalMillis),
         allowAutoTopicCreation: false,
       });
       consumer.on(consumer.events.GROUP_JOIN, (event) => {
