@@ -6,7 +6,7 @@ import type { EstimatorConfig } from './config.ts';
 import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
-import { createInfluxWriter, type InfluxWriter, type InfluxWriterStats } from './influx-writer.ts';
+import { createInfluxWriter, ensureInfluxDatabase, type InfluxWriter, type InfluxWriterStats } from './influx-writer.ts';
 import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
 import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
@@ -111,7 +111,8 @@ export function estimatorStatus(input: {
  * in the background until stop()).
  *
  * @param log one line per notable event (start-up, sink errors), without secrets.
- * @throws EstimatorError when Kafka cannot be reached or the metrics port cannot be bound.
+ * @throws EstimatorError when Kafka cannot be reached, the metrics port cannot be bound, or the
+ *   InfluxDB database is missing and cannot be created (WW_ERR_ESTIMATOR_INFLUX_DATABASE).
  * @example
  * const estimator = await startEstimator(loadEstimatorConfig({ env: process.env }), (line) => process.stderr.write(line + '\n'));
  */
@@ -171,6 +172,17 @@ export async function startEstimator(
   }));
 
   if (config.influx !== undefined) {
+    // A missing database is created, or the service refuses to start (every write would be refused).
+    let check: Awaited<ReturnType<typeof ensureInfluxDatabase>>;
+    try {
+      check = await ensureInfluxDatabase(config.influx);
+    } catch (error) {
+      await metricsServer?.close();
+      await metricsExport?.shutdown();
+      throw error;
+    }
+    if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${config.influx.url}`);
+    if (check === 'unreachable') log(`warpwatch estimate: InfluxDB at ${config.influx.url} does not answer yet; points wait in the buffer and are retried`);
     influx = createInfluxWriter(config.influx, (error) => {
       telemetry.sinkError('influx');
       log(`warpwatch estimate: ${error.code}: ${error.message}`);

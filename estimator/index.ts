@@ -52,7 +52,7 @@ export { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-cod
 export type { StreamCheckpoint } from './checkpoint-codec.ts';
 export { createEstimatorEngine } from './estimator-engine.ts';
 export type { CheckpointRecord, EngineOptions, EngineOutputs, EngineTelemetry, EstimatorEngine, FrameOutcome } from './estimator-engine.ts';
-export { createInfluxWriter } from './influx-writer.ts';
+export { createInfluxWriter, ensureInfluxDatabase, type InfluxDatabaseCheck } from './influx-writer.ts';
 export type { InfluxWriter, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';
 export { createEstimatorKafka } from './kafka.ts';
 export type { CheckpointMirror, ConsumedMessage, EstimatorKafka, EstimatorKafkaOptions, FramesHandlers, OutgoingRecord } from './kafka.ts';

@@ -342,3 +342,70 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
     },
   };
 }
+
+/** What {@link ensureInfluxDatabase} found. */
+export type InfluxDatabaseCheck = 'exists' | 'created' | 'unreachable';
+
+/**
+ * Makes sure the database the writer writes into exists, before the estimator starts: asks
+ * InfluxDB (`SHOW DATABASES` on the 1.x query API, which InfluxDB 2.x also answers for its
+ * database/retention-policy mappings) and, when the database is missing, creates it
+ * (`CREATE DATABASE`, needs an admin user when authentication is on). Without this, every
+ * write would be refused (HTTP 404) and dropped for the whole life of the process.
+ * InfluxDB not answering at all is not fatal: the writer buffers and retries until it comes
+ * (returns 'unreachable').
+ *
+ * @param fetchImpl - the HTTP client (default the global fetch; tests inject failures)
+ * @returns 'exists', 'created', or 'unreachable'
+ * @throws EstimatorError WW_ERR_ESTIMATOR_INFLUX_DATABASE when the database is missing and
+ *   cannot be created (not permitted, or InfluxDB 2.x without a mapping), or InfluxDB refuses
+ *   the check itself (authentication)
+ * @example await ensureInfluxDatabase(config.influx) // 'created' on a fresh InfluxDB
+ */
+export async function ensureInfluxDatabase(
+  options: Pick<InfluxWriterOptions, 'url' | 'database' | 'token' | 'requestTimeoutMillis'>,
+  fetchImpl: typeof fetch = fetch,
+): Promise<InfluxDatabaseCheck> {
+  const headers: Record<string, string> = {};
+  if (options.token !== '') {
+    // 1.x: 'user:password' (basic auth); 2.x: an API token.
+    headers['Authorization'] = options.token.includes(':') ? `Basic ${Buffer.from(options.token).toString('base64')}` : `Token ${options.token}`;
+  }
+  const query = async (method: 'GET' | 'POST', text: string): Promise<{ status: number; body: string }> => {
+    const response = await fetchImpl(`${options.url.replace(/\/$/, '')}/query?q=${encodeURIComponent(text)}`, {
+      method,
+      headers,
+      signal: AbortSignal.timeout(options.requestTimeoutMillis),
+    });
+    return { status: response.status, body: await response.text() };
+  };
+  const refuse = (why: string): EstimatorError =>
+    new EstimatorError(
+      'WW_ERR_ESTIMATOR_INFLUX_DATABASE',
+      `InfluxDB database "${options.database}" at ${options.url} ${why}; create it (InfluxQL: CREATE DATABASE "${options.database}"; InfluxDB 2.x: a bucket and a DBRP mapping), or give WARPWATCH_INFLUX_TOKEN a user allowed to, or set --influx-database`,
+    );
+  let shown: { status: number; body: string };
+  try {
+    shown = await query('GET', 'SHOW DATABASES');
+  } catch {
+    return 'unreachable';
+  }
+  if (shown.status === 401 || shown.status === 403) throw refuse(`cannot be checked: HTTP ${shown.status} ${shown.body.trim().slice(0, 200)}`);
+  if (shown.status >= 500) return 'unreachable';
+  const names = new Set<string>();
+  try {
+    const parsed = JSON.parse(shown.body) as { results?: { series?: { values?: unknown[][] }[] }[] };
+    for (const series of parsed.results?.[0]?.series ?? []) for (const row of series.values ?? []) names.add(String(row[0]));
+  } catch {
+    throw refuse(`cannot be checked: SHOW DATABASES answered HTTP ${shown.status} ${shown.body.trim().slice(0, 200)}`);
+  }
+  if (names.has(options.database)) return 'exists';
+  let created: { status: number; body: string };
+  try {
+    created = await query('POST', `CREATE DATABASE "${options.database}"`);
+  } catch {
+    return 'unreachable';
+  }
+  if (created.status === 200 && !/"error"/.test(created.body)) return 'created';
+  throw refuse(`does not exist and could not be created: HTTP ${created.status} ${created.body.trim().slice(0, 200)}`);
+}

@@ -1,0 +1,41 @@
+// ensureInfluxDatabase against the real InfluxDB of the local stack (issue 15): a missing
+// database is created, an existing one is left alone; and `warpwatch estimate` pointed at a
+// database that does not exist starts and creates it instead of dropping every write.
+import { afterAll, describe, expect, it } from 'vitest';
+import { ensureInfluxDatabase } from '../../estimator/index.ts';
+import { dropDatabase, estimatorEnv, influxQuery, influxUrl, spawnEstimator, stopChild, uniqueId, type EstimatorChild } from './estimator-support.ts';
+
+const databases: string[] = [];
+const children: EstimatorChild[] = [];
+afterAll(async () => {
+  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
+  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
+});
+
+async function databaseNames(): Promise<string[]> {
+  const series = await influxQuery('_internal', 'SHOW DATABASES');
+  return (series[0]?.values ?? []).map((row) => String(row[0]));
+}
+
+describe('the InfluxDB database at start (real InfluxDB)', () => {
+  it('creates a missing database, then finds it', async () => {
+    const database = uniqueId('wwdbcheck');
+    databases.push(database);
+    const options = { url: influxUrl(), database, token: '', requestTimeoutMillis: 10_000 };
+    expect(await databaseNames()).not.toContain(database);
+    expect(await ensureInfluxDatabase(options)).toBe('created');
+    expect(await databaseNames()).toContain(database);
+    expect(await ensureInfluxDatabase(options)).toBe('exists');
+  });
+
+  it('`warpwatch estimate` on a database that does not exist creates it and starts', async () => {
+    const id = uniqueId('wwdbest');
+    const database = `${id}db`;
+    databases.push(database);
+    const child = spawnEstimator(estimatorEnv(id, database, `${id}-g`), 'dbcheck');
+    children.push(child);
+    await child.waitForLog(new RegExp(`created InfluxDB database "${database}"`), 60_000);
+    await child.waitForLog(/assigned partitions/, 60_000);
+    expect(await databaseNames()).toContain(database);
+  }, 120_000);
+});
