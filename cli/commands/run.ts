@@ -129,7 +129,7 @@ export function registerRunCommand(program: Command): void {
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
     .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
-    .option('--selection <stride|hash>', 'how sampled groups are chosen: hash (default; a pseudo-random 1 in 1/rate of the groups, unbiased) or stride (every k-th group: aliases with row-major 2-D layouts)')
+    .option('--selection <hash|stride>', 'how sampled groups are chosen: hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased) or stride (every k-th group, the same each launch: aliases with row-major 2-D layouts)')
     .option('--out <file>', "frame file, or '-' for stdout")
     .option('--socket <path>', 'send frames to a collector unix socket instead (non-blocking, drops when slow)')
     .option('--job <name>', 'job name, the first part of the stream id (default local)')
