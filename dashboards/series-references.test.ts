@@ -34,7 +34,7 @@ describe('series-references', () => {
 
 describe('MEASUREMENT_TAGS', () => {
   it('matches the tag keys the estimator writes on each measurement', () => {
-    const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu' } as const;
+    const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: {} } as const;
     const result: WindowResult = {
       identity,
       startMillis: 0,

@@ -3,7 +3,7 @@ import { createAlertState, evaluateAlerts, evaluateStale, type AlertOptions } fr
 import { testEngineOptions } from './test-support.ts';
 import type { WindowResult } from './window-result.ts';
 
-const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu' as const };
+const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu' as const, deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: {} };
 
 function windowResult(index: number, lossMeasured: number, lossPredicted: number): WindowResult {
   return {

@@ -102,6 +102,10 @@ export interface EstimatorConfig {
   };
   /** How often state is checkpointed and offsets committed (processing time). */
   readonly checkpointIntervalMillis: number;
+  /** Live streams held at most per instance; beyond, the least recently recorded is evicted (counted). */
+  readonly maxStreams: number;
+  /** Collector labels written as InfluxDB tags (WARPWATCH_TAG_LABELS). */
+  readonly tagLabels: readonly string[];
   /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
   readonly metricsPort: number | undefined;
   readonly metricsHost: string;
@@ -177,6 +181,8 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   minRelativeSigma: 0.01,
   driftMinSigma: 0.01,
   checkpointIntervalMillis: 2_000,
+  maxStreams: 10_000,
+  tagLabels: ['pod', 'namespace', 'node'] as readonly string[],
   metricsPort: 9465,
   metricsHost: '127.0.0.1',
   otlpIntervalMillis: 10_000,
@@ -330,6 +336,11 @@ export function loadEstimatorConfig(input: {
   const lastLaunches = integer(flags.lastLaunches, '--last-launches', 'WARPWATCH_LAST_LAUNCHES', d.lastLaunches, 1, 100_000);
 
   const sweepText = env.WARPWATCH_SWEEP_GROUP_SIZES;
+  const tagLabelsText = env.WARPWATCH_TAG_LABELS;
+  const tagLabels: string[] = tagLabelsText === undefined ? [...d.tagLabels] : tagLabelsText.split(',').map((name) => name.trim()).filter((name) => name !== '' && name.toLowerCase() !== 'off');
+  for (const name of tagLabels) {
+    if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) problems.push(`WARPWATCH_TAG_LABELS must list label names matching [A-Za-z_][A-Za-z0-9_.-]{0,63}, or "off", got "${name}"`);
+  }
   let sweepGroupSizes: number[] = [...d.sweepGroupSizes];
   if (sweepText !== undefined && sweepText !== '') {
     const parts = sweepText.trim().toLowerCase() === 'off' ? [] : sweepText.split(',').map((p) => p.trim());
@@ -437,6 +448,8 @@ export function loadEstimatorConfig(input: {
       staleAfterMillis: optionalReal('WARPWATCH_ALERT_STALE_MILLIS', 1_000, 30 * 86_400_000),
     }),
     checkpointIntervalMillis: integer(undefined, undefined, 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', d.checkpointIntervalMillis, 10, 3_600_000),
+    maxStreams: integer(undefined, undefined, 'WARPWATCH_MAX_STREAMS', d.maxStreams, 1, 10_000_000),
+    tagLabels: Object.freeze(tagLabels),
     metricsPort,
     metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,
     otlp,

@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution, ModelError, expectedLoss, workloadLoss } from '../model/index.ts';
 import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import { streamKeyOf } from '../contracts/index.ts';
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import { MEASUREMENTS } from './series.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 import { generateLaunches, testEngineOptions } from './test-support.ts';
+
+/** The key the engine publishes a test stream's distribution under (no collector headers: empty host). */
+function distributionKey(job: string, kernel: string): string {
+  const frame = launches.find((l) => l.frame.job === job && l.frame.kernel === kernel)!.frame;
+  return streamKeyOf({ job, kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: frame.device.uuid, host: '' });
+}
 
 /** The wall clock the tests run at: after every frame they send (frames from the future are rejected). */
 const WALL = 1_800_000_000_000;
@@ -109,7 +116,7 @@ describe('estimator-engine', () => {
       const sweep = out.points.filter((p) => p.measurement === MEASUREMENTS.sweep && p.timestampMillis === first.timestampMillis);
       expect(sweep.map((p) => p.tags.group_size)).toEqual(['1', '2', '4', '8', '16', '32']);
       expect(sweep[0]!.fields.loss_predicted).toBeCloseTo(1, 12);
-      const distribution = JSON.parse(out.distributions.get('job0/k') ?? '{}') as { schema: string; cumulative: { launches: number } };
+      const distribution = JSON.parse(out.distributions.get(distributionKey('job0', 'k')) ?? '{}') as { schema: string; cumulative: { launches: number } };
       expect(distribution.schema).toBe('warpwatch.distribution/v1');
       expect(distribution.cumulative.launches).toBe(40);
     });
@@ -141,7 +148,7 @@ describe('estimator-engine', () => {
         expect(p.fields.divergence_delta_ticks).toBeCloseTo(3, 6);
         expect(p.fields.overhead_ticks).toBeCloseTo(5, 5);
       }
-      const record = JSON.parse(out.distributions.get('job1/k') ?? '{}') as { sampled: { groups: number } | null };
+      const record = JSON.parse(out.distributions.get(distributionKey('job1', 'k')) ?? '{}') as { sampled: { groups: number } | null };
       expect(record.sampled?.groups).toBeGreaterThan(0);
     });
 
@@ -281,6 +288,66 @@ describe('estimator-engine', () => {
       const third = createEstimatorEngine(testEngineOptions(), collector().outputs, { ...quietTelemetry, checkpointCorrupt: (key) => corrupt.push(key) });
       expect(() => third.restorePartition(0, new Map(), 'not json', WALL)).not.toThrow();
       expect(corrupt).toEqual([broken, 'partition 0 marker']);
+    });
+  });
+
+  describe('stream identity (contracts/stream-identity.ts)', () => {
+    const base = launches.filter((l) => l.key === launches[0]!.key).map((l) => l.frame);
+    const uuidA = '11111111-1111-1111-1111-111111111111';
+    const uuidB = '22222222-2222-2222-2222-222222222222';
+
+    it('keeps two devices of the same model and two group sizes of one kernel apart, tagged with device UUID, host and allowlisted labels', () => {
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions({ labelTags: ['pod', 'host'] }), out.outputs, quietTelemetry);
+      const variants = [
+        { uuid: uuidA, groupSize: base[0]!.groupSize },
+        { uuid: uuidB, groupSize: base[0]!.groupSize },
+        { uuid: uuidA, groupSize: 4 },
+      ];
+      let offset = 0;
+      const headers = { 'ww-host': 'node7', 'ww-source': 'socket', 'ww-label-pod': 'trainer-0', 'ww-label-host': 'label-value', 'ww-label-team': 'ml' };
+      for (const frame of base) {
+        for (const v of variants) {
+          // The same lanes regrouped: groups of 4 instead of 8 (twice as many groups).
+          const scale = frame.groupSize / v.groupSize;
+          const bytes = encodeFrame({ ...frame, groupSize: v.groupSize, groupCount: frame.groupCount * scale, groupsCounted: frame.groupsCounted * scale, device: { ...frame.device, uuid: v.uuid } });
+          expect(engine.handleMessage(0, String(offset++), bytes, WALL, headers)).toBe('recorded');
+        }
+      }
+      engine.closeAll();
+      expect(engine.liveStreams()).toBe(3);
+      const windows = out.points.filter((p) => p.measurement === MEASUREMENTS.window);
+      const seen = new Set(windows.map((p) => `${p.tags['device_uuid']}|${p.tags['n']}`));
+      expect([...seen].sort()).toEqual([`${uuidA}|4`, `${uuidA}|${base[0]!.groupSize}`, `${uuidB}|${base[0]!.groupSize}`].sort());
+      for (const point of windows) {
+        expect(point.tags['host']).toBe('node7');
+        expect(point.tags['device']).toBe(base[0]!.device.name);
+        expect(point.tags['pod']).toBe('trainer-0');
+        expect(point.tags['label_host']).toBe('label-value'); // a label named like a tag does not overwrite it
+        expect(point.tags['team']).toBeUndefined(); // not in the allowlist
+      }
+      // One distributions record per stream, under its full key.
+      const keys = [...out.distributions.keys()].sort();
+      expect(keys).toEqual(
+        variants.map((v) => streamKeyOf({ job: base[0]!.job, kernel: base[0]!.kernel, groupSize: v.groupSize, source: base[0]!.source, deviceUuid: v.uuid, host: 'node7' })).sort(),
+      );
+      for (const key of keys) expect(JSON.parse(out.distributions.get(key)!).cumulative.launches).toBe(base.length);
+    });
+
+    it('evicts the least recently recorded stream beyond maxStreams, after writing its open windows', () => {
+      const out = collector();
+      const evicted: string[] = [];
+      const engine = createEstimatorEngine(testEngineOptions({ maxStreams: 2 }), out.outputs, { ...quietTelemetry, streamEvicted: (key) => evicted.push(key) });
+      const frame = base[0]!;
+      const uuids = [uuidA, uuidB, '33333333-3333-3333-3333-333333333333'];
+      uuids.forEach((uuid, i) => engine.handleMessage(0, String(i), encodeFrame({ ...frame, device: { ...frame.device, uuid } }), WALL + i));
+      expect(engine.liveStreams()).toBe(2);
+      expect(evicted).toEqual([streamKeyOf({ job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: uuidA, host: '' })]);
+      // The evicted stream's open window was written before it was forgotten.
+      expect(out.points.filter((p) => p.measurement === MEASUREMENTS.window && p.tags['device_uuid'] === uuidA)).toHaveLength(1);
+      // And its tombstone is in the next checkpoint.
+      const snapshot = engine.checkpoint(0)!;
+      expect(snapshot.records.filter((r) => r.value === null).map((r) => r.streamKey)).toEqual(evicted);
     });
   });
 });

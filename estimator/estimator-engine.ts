@@ -1,3 +1,4 @@
+import { attributionFromHeaders } from '../contracts/index.ts';
 import { decodeFrame, FrameError, type FrameKind } from '../protocol/index.ts';
 import { createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertOptions, type AlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
@@ -48,6 +49,8 @@ export interface EngineTelemetry {
    * Optional: tests may leave it out.
    */
   checkpointCorrupt?(key: string, error: unknown): void;
+  /** A stream forgotten to stay within maxStreams (its open windows were closed and written first). Optional. */
+  streamEvicted?(streamKey: string): void;
 }
 
 /**
@@ -69,6 +72,14 @@ export interface EngineOptions {
   readonly streamRetentionMillis: number;
   /** Frames dated more than this ahead of the wall clock (ms) are rejected as `future`. */
   readonly maxFutureSkewMillis: number;
+  /**
+   * Live streams held at most (all partitions); a new stream beyond it evicts the stream that
+   * recorded least recently (its open windows are closed and written, its state tombstoned,
+   * counted by streamEvicted). Default unlimited.
+   */
+  readonly maxStreams?: number | undefined;
+  /** Collector labels written as InfluxDB tags when a stream has them (default none). */
+  readonly labelTags?: readonly string[] | undefined;
   /** A monotonic clock in milliseconds used only to time the model (telemetry). */
   readonly monotonicMillis: () => number;
 }
@@ -102,10 +113,11 @@ export interface CheckpointRecord {
 /** The engine API. */
 export interface EstimatorEngine {
   /**
-   * Handles one frames-topic message (raw frame bytes) of `partition` at `offset`.
-   * Returns what happened to it; never throws for bad frames (they are counted as rejected).
+   * Handles one frames-topic message (raw frame bytes) of `partition` at `offset`; its Kafka
+   * `headers` give the host and labels of the collector that forwarded it (ww-host,
+   * ww-label-*). Returns what happened to it; never throws for bad frames (counted as rejected).
    */
-  handleMessage(partition: number, offset: string, value: Uint8Array, wallMillis: number): FrameOutcome;
+  handleMessage(partition: number, offset: string, value: Uint8Array, wallMillis: number, headers?: Readonly<Record<string, string>>): FrameOutcome;
   /** Handles an already decoded observation, a launch summary's or GroupSamples' (tests, benchmarks, the in-process demo path). */
   handleObservation(partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome;
   /**
@@ -147,9 +159,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
 
   const publishAlerts = (alerts: readonly AlertEvent[]): void => {
     if (alerts.length === 0) return;
-    outputs.writePoints(alerts.map(alertPoint));
+    outputs.writePoints(alerts.map((alert) => alertPoint(alert, options.labelTags)));
     for (const alert of alerts) {
-      outputs.publishAlert(alert.identity.stream, JSON.stringify(alertRecord(alert)));
+      outputs.publishAlert(streamKeyOf(alert.identity), JSON.stringify(alertRecord(alert)));
       outputs.recordAlert?.(alert);
       telemetry.alertRaised(alert.kind);
     }
@@ -179,11 +191,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         }
       }
       telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
-      outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints }));
+      outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints, labelTags: options.labelTags }));
       outputs.recordWindow?.(result);
       publishAlerts(evaluateAlerts(entry.alerts, result, options.alerts));
       outputs.publishDistribution(
-        entry.state.identity.stream,
+        entry.state.key,
         JSON.stringify(
           distributionRecord(entry.state, window.histogram, result, {
             current: options.window.current,
@@ -192,6 +204,28 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         ),
       );
     }
+  };
+
+  const liveStreams = (): number => {
+    let count = 0;
+    for (const part of partitions.values()) count += part.streams.size;
+    return count;
+  };
+
+  /** Forgets the stream that recorded least recently, after writing its open windows. */
+  const evictLeastRecent = (wallMillis: number): void => {
+    let oldest: { part: PartitionState; key: string; entry: StreamEntry } | undefined;
+    for (const part of partitions.values()) {
+      for (const [key, entry] of part.streams) {
+        if (oldest === undefined || entry.state.lastRecordWallMillis < oldest.entry.state.lastRecordWallMillis) oldest = { part, key, entry };
+      }
+    }
+    if (oldest === undefined) return;
+    emitClosed(oldest.entry, closeWindowsThrough(oldest.entry.state, Number.POSITIVE_INFINITY), wallMillis);
+    oldest.part.streams.delete(oldest.key);
+    oldest.part.dirty.delete(oldest.key);
+    oldest.part.forgotten.add(oldest.key);
+    telemetry.streamEvicted?.(oldest.key);
   };
 
   const handleObservation = (partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome => {
@@ -207,6 +241,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     if (entry === undefined) {
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
+      if (options.maxStreams !== undefined && liveStreams() >= options.maxStreams) evictLeastRecent(wallMillis);
       entry = { state: createStreamState(identity), alerts: createAlertState(), appliedOffset: -1n };
       part.streams.set(key, entry);
       part.forgotten.delete(key);
@@ -227,7 +262,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
       return outcome;
     },
-    handleMessage(partition, offset, value, wallMillis) {
+    handleMessage(partition, offset, value, wallMillis, headers) {
       let outcome: FrameOutcome = 'rejected';
       let type: FrameKind | undefined;
       let observation: Observation | undefined;
@@ -236,7 +271,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       try {
         const frame = decodeFrame(value);
         type = frame.type;
-        observation = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
+        const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
+        observation = headers === undefined ? fromFrame : { ...fromFrame, ...attributionFromHeaders(headers) };
       } catch (error) {
         if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
       }
@@ -343,9 +379,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return [...partitions.keys()];
     },
     liveStreams() {
-      let count = 0;
-      for (const part of partitions.values()) count += part.streams.size;
-      return count;
+      return liveStreams();
     },
   };
   return engine;

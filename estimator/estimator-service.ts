@@ -78,6 +78,8 @@ export function engineOptionsFromConfig(config: EstimatorConfig, fitter: Paramet
     idleCloseMillis: config.window.idleCloseMillis,
     streamRetentionMillis: config.window.streamRetentionMillis,
     maxFutureSkewMillis: config.window.maxFutureSkewMillis,
+    maxStreams: config.maxStreams,
+    labelTags: config.tagLabels,
     monotonicMillis: () => performance.now(),
   };
 }
@@ -214,6 +216,10 @@ export async function startEstimator(
     },
     {
       ...telemetry.engine,
+      streamEvicted(streamKey) {
+        telemetry.engine.streamEvicted?.(streamKey);
+        log(`warpwatch estimate: stream ${streamKey} evicted (WARPWATCH_MAX_STREAMS = ${config.maxStreams} live streams); its open windows were written first`);
+      },
       checkpointCorrupt(key, error) {
         telemetry.engine.checkpointCorrupt?.(key, error);
         log(`warpwatch estimate: WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT: checkpoint record '${key}' ignored, its stream starts empty: ${error instanceof Error ? error.message : String(error)}`);
@@ -396,7 +402,7 @@ export async function startEstimator(
         }
         const parent = contextFromTraceparent(message.headers.traceparent);
         const span = tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
-        const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now());
+        const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers);
         if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
         span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
         span.end();

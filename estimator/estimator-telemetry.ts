@@ -20,6 +20,8 @@ export interface EstimatorCounters {
   checkpointsCorrupt: number;
   /** Result records for Kafka (distributions, alerts) dropped because the outgoing queue was full. */
   outgoingDropped: number;
+  /** Streams evicted to stay within WARPWATCH_MAX_STREAMS. */
+  streamsEvicted: number;
   windowsClosed: number;
   modelErrors: number;
   sinkErrors: number;
@@ -46,6 +48,7 @@ export interface EstimatorTelemetry {
  * warpwatch.estimator.sink.errors (counter, {error}, attribute sink),
  * warpwatch.estimator.alerts (counter, {alert}, attribute kind), warpwatch.estimator.checkpoints.corrupt
  * (counter, {record}), warpwatch.estimator.records.dropped (counter, {record}, attribute reason),
+ * warpwatch.estimator.streams.evicted (counter, {stream}),
  * warpwatch.estimator.consumer.lag
  * (gauge, {message}), warpwatch.estimator.streams (gauge, {stream}),
  * warpwatch.estimator.influx.buffered_lines (gauge, {line}), warpwatch.estimator.influx.dropped_lines
@@ -67,6 +70,7 @@ export function createEstimatorTelemetry(
     framesDropped: 0,
     checkpointsCorrupt: 0,
     outgoingDropped: 0,
+    streamsEvicted: 0,
     windowsClosed: 0,
     modelErrors: 0,
     sinkErrors: 0,
@@ -81,6 +85,7 @@ export function createEstimatorTelemetry(
   const modelErrors = meter.createCounter('warpwatch.estimator.model.errors', { description: 'Windows whose prediction failed', unit: '{error}' });
   const alerts = meter.createCounter('warpwatch.estimator.alerts', { description: 'Alerts raised', unit: '{alert}' });
   const checkpointsCorrupt = meter.createCounter('warpwatch.estimator.checkpoints.corrupt', { description: 'Checkpoint records that could not be decoded (their streams started empty)', unit: '{record}' });
+  const streamsEvicted = meter.createCounter('warpwatch.estimator.streams.evicted', { description: 'Streams evicted to stay within WARPWATCH_MAX_STREAMS (their open windows written first)', unit: '{stream}' });
   const dropped = meter.createCounter('warpwatch.estimator.records.dropped', { description: 'Result records for Kafka dropped, by reason', unit: '{record}' });
   meter.createObservableGauge('warpwatch.estimator.consumer.lag', { description: 'Messages behind the frames topic end', unit: '{message}' }).addCallback((result) => {
     result.observe(counters.consumerLag);
@@ -124,6 +129,10 @@ export function createEstimatorTelemetry(
     checkpointCorrupt() {
       counters.checkpointsCorrupt += 1;
       checkpointsCorrupt.add(1);
+    },
+    streamEvicted() {
+      counters.streamsEvicted += 1;
+      streamsEvicted.add(1);
     },
   };
   return {

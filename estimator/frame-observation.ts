@@ -58,6 +58,7 @@ function identityOfFrame(frame: Frame): ObservationIdentity {
     job: frame.job,
     kernel: frame.kernel,
     device: frame.device.name,
+    deviceUuid: frame.device.uuid,
     groupSize: frame.groupSize,
     source: frame.source,
     launchId: frame.launchId,

@@ -1,3 +1,7 @@
+import { NIL_UUID, streamKeyOf as contractStreamKeyOf, type StreamIdentity } from '../contracts/index.ts';
+
+export type { StreamIdentity } from '../contracts/index.ts';
+
 /**
  * The stream and frame identity every observation carries (LaunchSummary and GroupSamples
  * frames of one launch share it; frameSequence tells the frames apart).
@@ -7,6 +11,12 @@ export interface ObservationIdentity {
   readonly kernel: string;
   /** Device name (e.g. "NVIDIA H100 80GB HBM3" or the CPU model). */
   readonly device: string;
+  /** Device UUID from the frame (the nil UUID when unknown); absent = nil. */
+  readonly deviceUuid?: string | undefined;
+  /** Host of the collector that forwarded the frame (Kafka header ww-host); absent = ''. */
+  readonly host?: string | undefined;
+  /** Labels of that collector (ww-label-* headers); absent = none. */
+  readonly labels?: Readonly<Record<string, string>> | undefined;
   /** n: lanes per group (1..32 for warps/tiles; larger for CPU lockstep groups). */
   readonly groupSize: number;
   readonly source: 'cuda' | 'cpu';
@@ -61,7 +71,7 @@ export interface SamplesObservation extends ObservationIdentity {
 export type Observation = LaunchObservation | SamplesObservation;
 
 /** The fields of an observation that name its stream. */
-export type ObservationStream = Pick<ObservationIdentity, 'job' | 'kernel' | 'device' | 'groupSize' | 'source'>;
+export type ObservationStream = Pick<ObservationIdentity, 'job' | 'kernel' | 'device' | 'deviceUuid' | 'host' | 'labels' | 'groupSize' | 'source'>;
 
 /**
  * Whether an observation is a GroupSamples one.
@@ -72,19 +82,8 @@ export function isSamplesObservation(observation: Observation): observation is S
   return (observation as { kind?: string }).kind === 'samples';
 }
 
-/** The parts of a stream that identify it (stream = `<job>/<kernel>` plus device, n, source). */
-export interface StreamIdentity {
-  /** `<job>/<kernel>`: also the Kafka message key. */
-  readonly stream: string;
-  readonly job: string;
-  readonly kernel: string;
-  readonly device: string;
-  readonly groupSize: number;
-  readonly source: 'cuda' | 'cpu';
-}
-
 /**
- * The identity of the stream an observation belongs to.
+ * The identity of the stream an observation belongs to (contracts/stream-identity.ts).
  *
  * @example
  * streamIdentityOf(observation).stream; // 'matpow/matpow16'
@@ -94,18 +93,22 @@ export function streamIdentityOf(observation: ObservationStream): StreamIdentity
     stream: `${observation.job}/${observation.kernel}`,
     job: observation.job,
     kernel: observation.kernel,
-    device: observation.device,
     groupSize: observation.groupSize,
     source: observation.source,
+    device: observation.device,
+    deviceUuid: observation.deviceUuid ?? NIL_UUID,
+    host: observation.host ?? '',
+    labels: observation.labels ?? {},
   };
 }
 
 /**
- * The map key of a stream's state: `<job>/<kernel>|<device>|<n>|<source>`.
+ * The key of a stream's state, its distributions record and its Kafka frames:
+ * `<job>/<kernel>|n=<n>|<source>|<device UUID>|<host>` (contracts/stream-identity.ts).
  *
  * @example
- * streamKeyOf(identity); // 'matpow/matpow16|cpu-avx2|32|cpu'
+ * streamKeyOf(identity); // 'matpow/matpow16|n=32|cpu|00000000-0000-0000-0000-000000000000|node7'
  */
 export function streamKeyOf(identity: StreamIdentity): string {
-  return `${identity.stream}|${identity.device}|${identity.groupSize}|${identity.source}`;
+  return contractStreamKeyOf(identity);
 }

@@ -8,7 +8,7 @@ import { createResultMetrics, laneIdleShare, RESULT_METRIC_PROMETHEUS_NAMES as P
 import type { WindowResult } from './window-result.ts';
 
 function identity(job: string): StreamIdentity {
-  return { stream: `${job}/k`, job, kernel: 'k', device: 'dev', groupSize: 2, source: 'cpu' };
+  return { stream: `${job}/k`, job, kernel: 'k', device: 'dev', groupSize: 2, source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: {} };
 }
 
 function windowResult(job: string, values: Partial<WindowResult>): WindowResult {
@@ -83,7 +83,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
     results.recordAlert(alert('a', 'rising_imbalance'));
     results.recordAlert(alert('a', 'drift'));
     const lines = await scrape(results);
-    const labels = 'warpwatch_stream="a/k",warpwatch_job="a",warpwatch_kernel="k",warpwatch_device="dev",warpwatch_group_size="2",warpwatch_source="cpu"';
+    const labels = 'warpwatch_stream="a/k",warpwatch_job="a",warpwatch_kernel="k",warpwatch_device="dev",warpwatch_device_uuid="00000000-0000-0000-0000-000000000000",warpwatch_host="h",warpwatch_group_size="2",warpwatch_source="cpu"';
     expect(lines).toContain(`${P.lossPredicted}{${labels}} 1.125`);
     expect(lines).toContain(`${P.lossCounts}{${labels}} 1.0625`);
     expect(lines.some((l) => l.startsWith(`${P.lossMeasured}{`))).toBe(false); // latest window had no clocks

@@ -55,6 +55,8 @@ export const STREAM_ATTRIBUTES = Object.freeze({
   job: 'warpwatch.job',
   kernel: 'warpwatch.kernel',
   device: 'warpwatch.device',
+  deviceUuid: 'warpwatch.device_uuid',
+  host: 'warpwatch.host',
   groupSize: 'warpwatch.group_size',
   source: 'warpwatch.source',
   /** `predicted` or `measured` on warpwatch.lane.idle.ratio. */
@@ -116,6 +118,8 @@ export function streamAttributes(identity: StreamIdentity): Attributes {
     [STREAM_ATTRIBUTES.job]: identity.job,
     [STREAM_ATTRIBUTES.kernel]: identity.kernel,
     [STREAM_ATTRIBUTES.device]: identity.device,
+    [STREAM_ATTRIBUTES.deviceUuid]: identity.deviceUuid,
+    [STREAM_ATTRIBUTES.host]: identity.host,
     [STREAM_ATTRIBUTES.groupSize]: identity.groupSize,
     [STREAM_ATTRIBUTES.source]: identity.source,
   };

@@ -15,16 +15,33 @@ export interface SeriesPoint {
   readonly timestampMillis: number;
 }
 
-/** The tags every window-ish measurement carries. */
-export function streamTags(identity: StreamIdentity): Record<string, string> {
-  return {
+/** Tag keys a label cannot take as its own name (it becomes `label_<name>`). */
+const RESERVED_TAG_KEYS: ReadonlySet<string> = new Set(Object.values(TAGS));
+
+/**
+ * The tags every window-ish measurement carries: the stream identity (job, kernel, n, source,
+ * device model and UUID, host) and the collector labels named in `labelTags` that the stream
+ * has (a label named like a tag above becomes `label_<name>`).
+ *
+ * @example streamTags(identity, ['pod']) // { stream: 'j/k', ..., host: 'node7', pod: 'trainer-0' }
+ */
+export function streamTags(identity: StreamIdentity, labelTags: readonly string[] = []): Record<string, string> {
+  const tags: Record<string, string> = {
     [TAGS.stream]: identity.stream,
     [TAGS.job]: identity.job,
     [TAGS.kernel]: identity.kernel,
     [TAGS.device]: identity.device,
+    [TAGS.deviceUuid]: identity.deviceUuid,
+    [TAGS.host]: identity.host,
     [TAGS.n]: String(identity.groupSize),
     [TAGS.source]: identity.source,
   };
+  for (const name of labelTags) {
+    const value = identity.labels[name];
+    if (value === undefined || value === '') continue;
+    tags[RESERVED_TAG_KEYS.has(name) ? `label_${name}` : name] = value;
+  }
+  return tags;
 }
 
 function definedFields(entries: Record<string, number | string | undefined>): Record<string, number | string> {
@@ -46,8 +63,8 @@ function definedFields(entries: Record<string, number | string | undefined>): Re
  * @example
  * writer.write(windowPoints(result, { includeHistogram: true }));
  */
-export function windowPoints(result: WindowResult, options: { includeHistogram: boolean }): SeriesPoint[] {
-  const tags = streamTags(result.identity);
+export function windowPoints(result: WindowResult, options: { includeHistogram: boolean; labelTags?: readonly string[] | undefined }): SeriesPoint[] {
+  const tags = streamTags(result.identity, options.labelTags);
   const time = result.startMillis;
   const f = FIELDS.window;
   const points: SeriesPoint[] = [
@@ -137,10 +154,10 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
 }
 
 /** The warpwatch_alert point of an alert (timestamp = alert time). */
-export function alertPoint(alert: AlertEvent): SeriesPoint {
+export function alertPoint(alert: AlertEvent, labelTags: readonly string[] = []): SeriesPoint {
   return {
     measurement: MEASUREMENTS.alert,
-    tags: { ...streamTags(alert.identity), [TAGS.kind]: alert.kind, [TAGS.series]: alert.series },
+    tags: { ...streamTags(alert.identity, labelTags), [TAGS.kind]: alert.kind, [TAGS.series]: alert.series },
     timestampMillis: alert.timeMillis,
     fields: definedFields({
       [FIELDS.alert.oldLevel]: alert.oldLevel,

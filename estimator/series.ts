@@ -26,8 +26,11 @@ export type MeasurementName = (typeof MEASUREMENTS)[keyof typeof MEASUREMENTS];
  * Tag keys. `stream`, `job`, `kernel`, `device`, `n`, `source` are on every window-ish
  * measurement (window, sweep, histogram, fit, alert); the others belong to one measurement.
  *
- * - `stream`: `<job>/<kernel>`; `device`: device name; `n`: group size (lanes per group, as string);
- *   `source`: `cuda` | `cpu`.
+ * - `stream`: `<job>/<kernel>`; `device`: device model name; `device_uuid`: the device's UUID
+ *   (nil for the CPU backend); `host`: the collector's host; `n`: group size (lanes per group,
+ *   as string); `source`: `cuda` | `cpu` (contracts/stream-identity.ts).
+ * - Labels of the collector named in WARPWATCH_TAG_LABELS (default pod, namespace, node) are
+ *   tags too, under their own name (`label_<name>` if the name is one of the tags above).
  * - `groupSize` (`group_size`, warpwatch_sweep): the what-if group size n' of the sweep row.
  * - `binLow` (`bin_low`, warpwatch_histogram): lower bound of the histogram bin, as string.
  * - `kind` (warpwatch_alert): `rising_imbalance` | `drift` | `stale`.
@@ -43,6 +46,8 @@ export const TAGS = {
   job: 'job',
   kernel: 'kernel',
   device: 'device',
+  deviceUuid: 'device_uuid',
+  host: 'host',
   n: 'n',
   source: 'source',
   groupSize: 'group_size',
@@ -54,7 +59,7 @@ export const TAGS = {
 } as const;
 
 /** The tags present on every window-ish measurement, in the order they are written. */
-export const STREAM_TAGS = [TAGS.stream, TAGS.job, TAGS.kernel, TAGS.device, TAGS.n, TAGS.source] as const;
+export const STREAM_TAGS = [TAGS.stream, TAGS.job, TAGS.kernel, TAGS.device, TAGS.deviceUuid, TAGS.host, TAGS.n, TAGS.source] as const;
 
 /**
  * Field keys per measurement. Units: losses are dimensionless ratios ≥ 1 (C_SIMT/C_MIMD);

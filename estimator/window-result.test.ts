@@ -89,7 +89,7 @@ describe('window-result', () => {
 
     it('leaves predictions undefined for an empty window', () => {
       const window = createWindowAccumulation(0, 1000);
-      const result = computeWindowResult({ stream: 'a/b', job: 'a', kernel: 'b', device: 'd', groupSize: 4, source: 'cpu' }, window, window.histogram, testEngineOptions().compute);
+      const result = computeWindowResult({ stream: 'a/b', job: 'a', kernel: 'b', device: 'd', groupSize: 4, source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: {} }, window, window.histogram, testEngineOptions().compute);
       expect(result.lossPredicted).toBeUndefined();
       expect(result.lossCounts).toBeUndefined();
     });

@@ -70,7 +70,7 @@ async function influxPost(text: string): Promise<void> {
 }
 
 function identity(kernel: string): StreamIdentity {
-  return { stream: `${job}/${kernel}`, job, kernel, device, groupSize: Number(groupSize), source: 'cpu' };
+  return { stream: `${job}/${kernel}`, job, kernel, device, groupSize: Number(groupSize), source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'int-host', labels: {} };
 }
 
 /** A closed window as the estimator computes it (shape of WindowResult, values made up). */
