@@ -17,6 +17,7 @@ COPY package.json ./
 COPY bin ./bin
 COPY cli ./cli
 COPY model ./model
+COPY contracts ./contracts
 COPY protocol ./protocol
 COPY collector ./collector
 COPY estimator ./estimator

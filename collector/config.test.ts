@@ -37,6 +37,15 @@ describe('loadCollectorConfig', () => {
       expect(config.labels).toEqual({ team: 'y', zone: 'eu' });
     });
 
+    it('takes one label per WARPWATCH_LABEL_<NAME> (the Kubernetes downward API), below --label', () => {
+      const config = loadCollectorConfig({
+        env: { WARPWATCH_LABEL_POD: 'trainer-0', WARPWATCH_LABEL_NAMESPACE: 'ml', WARPWATCH_LABEL_NODE: 'gpu-7', WARPWATCH_LABELS: 'pod=old' },
+        flags: { label: ['namespace=override'] },
+      });
+      expect(config.labels).toEqual({ pod: 'trainer-0', namespace: 'override', node: 'gpu-7' });
+      expect(() => loadCollectorConfig({ env: { 'WARPWATCH_LABEL_BAD NAME': 'x' } })).toThrow(/WARPWATCH_LABEL_BAD NAME label must be name=value/);
+    });
+
     it('parses sizes with binary and decimal suffixes', () => {
       const config = loadCollectorConfig({ env: { WARPWATCH_SPOOL_MAX_BYTES: '512MiB', WARPWATCH_QUEUE_MAX_BYTES: '2MB' } });
       expect(config.spool.maxBytes).toBe(512 * 1024 * 1024);

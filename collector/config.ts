@@ -225,7 +225,8 @@ export type ReadTextFile = (path: string) => string;
  * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_BROKER_STALL_MILLIS, WARPWATCH_KAFKA_MAX_MESSAGE_BYTES,
  * WARPWATCH_DLQ_MAX_VALUE_BYTES, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
  * (or "off"), WARPWATCH_METRICS_HOST, WARPWATCH_HOST, WARPWATCH_LABELS ("k=v,k2=v2"),
- * WARPWATCH_MAX_CONNECTION_ERRORS, WARPWATCH_VALIDATION_WORKER (true|false). Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
+ * WARPWATCH_MAX_CONNECTION_ERRORS, WARPWATCH_VALIDATION_WORKER (true|false), WARPWATCH_LABELS
+ * (name=value,...), WARPWATCH_LABEL_<NAME> (one label each). Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
  * Self-metrics to InfluxDB (the estimator's names): WARPWATCH_INFLUX_URL [--influx-url; unset or
  * "off" = none], WARPWATCH_INFLUX_DATABASE [--influx-database], WARPWATCH_INFLUX_RETENTION_POLICY,
  * WARPWATCH_INFLUX_ORG, WARPWATCH_INFLUX_TOKEN or WARPWATCH_INFLUX_TOKEN_FILE,
@@ -352,6 +353,13 @@ export function loadCollectorConfig(input: {
     labels[name] = text.slice(eq + 1).trim();
   };
   for (const part of (env.WARPWATCH_LABELS ?? '').split(',')) if (part.trim() !== '') addLabel(part.trim(), 'WARPWATCH_LABELS');
+  // One variable per label, WARPWATCH_LABEL_<NAME>=value (name lowercased): what Kubernetes'
+  // downward API sets (WARPWATCH_LABEL_POD from metadata.name, _NAMESPACE, _NODE from spec.nodeName).
+  for (const [variable, value] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
+    if (!variable.startsWith('WARPWATCH_LABEL_') || value === undefined) continue;
+    const name = variable.slice('WARPWATCH_LABEL_'.length).toLowerCase();
+    addLabel(`${name}=${value}`, variable);
+  }
   for (const part of flags.label ?? []) addLabel(part, '--label');
 
   const brokersText = pick(flags.brokers, '--brokers', 'WARPWATCH_KAFKA_BROKERS');

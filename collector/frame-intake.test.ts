@@ -53,7 +53,9 @@ describe.each([
       expect(submitted).toHaveLength(6);
       submitted.forEach((r, i) => {
         expect(r.topic).toBe('warpwatch.frames');
-        expect(r.key).toBe(`train/k${i % 2}`);
+        // The full stream key (contracts/stream-identity.ts): job/kernel, n, source, device UUID, this collector's host.
+        const frame = decodeFrame(r.value);
+        expect(r.key).toBe(`train/k${i % 2}|n=${frame.groupSize}|${frame.source}|${frame.device.uuid}|gpu-host-7`);
         expect(Buffer.from(r.value).equals(Buffer.from(frames[i] as Uint8Array))).toBe(true);
         expect(r.headers['ww-source']).toBe('socket');
         expect(r.headers['ww-host']).toBe('gpu-host-7');
@@ -74,7 +76,7 @@ describe.each([
       for (let s = 0; s < 40; s++) streams.forEach((stream, w) => stream.push(fixtureFrameBytes({ job: `w${w}`, kernel: 'k', sequence: s })));
       await Promise.all(streams.map((stream) => stream.end()));
       for (let w = 0; w < 5; w++) {
-        expect(submitted.filter((r) => r.key === `w${w}/k`).map((r) => decodeFrame(r.value).frameSequence)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+        expect(submitted.filter((r) => r.key?.split('|')[0] === `w${w}/k`).map((r) => decodeFrame(r.value).frameSequence)).toEqual(Array.from({ length: 40 }, (_, i) => i));
       }
     });
 

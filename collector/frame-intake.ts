@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { KAFKA_HEADERS } from '../contracts/index.ts';
 import type { CollectorMetrics, FrameSourceKind } from './collector-metrics.ts';
 import type { DeliveryPipeline, LogFunction } from './delivery-pipeline.ts';
 import type { ProduceRecord } from './produce-record.ts';
@@ -102,7 +103,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   const maxBacklogBytes = options.maxBacklogBytes ?? 64 * 1024 * 1024;
   const nextTraceparent = createTraceparentGenerator();
   const labelHeaders: Record<string, string> = {};
-  for (const [name, value] of Object.entries(options.labels)) labelHeaders[`ww-label-${name}`] = value;
+  for (const [name, value] of Object.entries(options.labels)) labelHeaders[`${KAFKA_HEADERS.labelPrefix}${name}`] = value;
   const streams = new Map<number, StreamState>();
   let nextStreamId = 1;
   let backlogBytes = 0;
@@ -202,8 +203,8 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
     // From sources (tsx) the worker needs tsx's loader first; the compiled CLI (dist/, bin/build.mjs)
     // has the worker body as its own entry point beside this module.
     worker = import.meta.url.endsWith('.ts')
-      ? new Worker(new URL('./validation-worker-entry.mjs', import.meta.url), { workerData: { module: new URL('./validation-worker.ts', import.meta.url).href } })
-      : new Worker(new URL('./validation-worker.js', import.meta.url));
+      ? new Worker(new URL('./validation-worker-entry.mjs', import.meta.url), { workerData: { module: new URL('./validation-worker.ts', import.meta.url).href, host: options.hostName } })
+      : new Worker(new URL('./validation-worker.js', import.meta.url), { workerData: { host: options.hostName } });
     worker.on('message', handleResponse);
     const fail = (reason: string): void => {
       if (worker === undefined || closing) return;
@@ -236,7 +237,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
         source,
         maxErrors,
         onTooManyErrors,
-        baseHeaders: Object.freeze({ 'ww-source': source, 'ww-host': options.hostName, ...labelHeaders }),
+        baseHeaders: Object.freeze({ [KAFKA_HEADERS.source]: source, [KAFKA_HEADERS.host]: options.hostName, ...labelHeaders }),
         errorCount: 0,
         stopped: false,
         pendingFrames: 0,
@@ -249,7 +250,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
         push(chunk) {
           if (state.stopped || chunk.byteLength === 0) return;
           if (worker === undefined) {
-            state.inline ??= createStreamValidator();
+            state.inline ??= createStreamValidator({ host: options.hostName });
             handleInline(state, state.inline.push(chunk));
             return;
           }
@@ -261,7 +262,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
         },
         end() {
           if (worker === undefined) {
-            state.inline ??= createStreamValidator();
+            state.inline ??= createStreamValidator({ host: options.hostName });
             if (!state.stopped) handleInline(state, state.inline.end());
             streams.delete(id);
             return Promise.resolve();

@@ -1,4 +1,5 @@
-import { createFrameSplitter, streamIdOf, summarizeFrame, type Frame, type FrameError, type FrameSummary } from '../protocol/index.ts';
+import { streamKeyOf } from '../contracts/index.ts';
+import { createFrameSplitter, summarizeFrame, type Frame, type FrameError, type FrameSummary } from '../protocol/index.ts';
 
 /** One outcome of validating a byte stream: a valid frame, or rejected bytes with the reason. */
 export type ValidatedItem =
@@ -6,7 +7,7 @@ export type ValidatedItem =
       readonly kind: 'frame';
       /** The frame's bytes exactly as received. */
       readonly raw: Uint8Array;
-      /** Stream id `<job>/<kernel>` (the Kafka key). */
+      /** The stream's key (contracts/stream-identity.ts streamKeyOf, with this collector's host): the Kafka key. */
       readonly key: string;
       /** Lanes the frame describes (for the thread-records counter). */
       readonly threadRecords: number;
@@ -42,9 +43,10 @@ export interface StreamValidator {
  * validation worker. Chunks passed to push() must not be changed afterwards: a frame's `raw`
  * may be a view of one.
  *
- * @example const validator = createStreamValidator(); for (const item of validator.push(chunk)) ...
+ * @param options.host - the collector's host name, part of every frame's stream key
+ * @example const validator = createStreamValidator({ host: 'node7' }); for (const item of validator.push(chunk)) ...
  */
-export function createStreamValidator(): StreamValidator {
+export function createStreamValidator(options: { readonly host: string }): StreamValidator {
   // Every caller passes chunks nobody changes afterwards (Node stream Buffers, or the worker's
   // transferred copies), so frames come back as views of them: no copy per frame.
   const splitter = createFrameSplitter({ chunksAreImmutable: true });
@@ -63,7 +65,7 @@ export function createStreamValidator(): StreamValidator {
         out.push({ kind: 'reject', bytes: item.raw, discardedLength: item.raw.length, code: typeof e.code === 'string' ? e.code : 'WW_ERR_FRAME_INVALID', message: e.message });
         continue;
       }
-      out.push({ kind: 'frame', raw: item.raw, key: streamIdOf(frame), threadRecords: frame.threadRecords });
+      out.push({ kind: 'frame', raw: item.raw, key: streamKeyOf({ ...frame, host: options.host }), threadRecords: frame.threadRecords });
     }
     return out;
   };

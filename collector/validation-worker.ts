@@ -9,7 +9,7 @@
  *        frames: Uint8Array (all valid frames concatenated), lengths, keys, threadRecords,
  *        rejects: { bytes (a sample, ≤ 64 KiB for a stretch), discardedLength (exact), code, message }[] }
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { createStreamValidator, type StreamValidator, type ValidatedItem } from './stream-validator.ts';
 
 /** A request to the worker. */
@@ -69,7 +69,7 @@ if (parentPort !== null) {
   port.on('message', (request: ValidationRequest) => {
     let validator = validators.get(request.id);
     if (validator === undefined) {
-      validator = createStreamValidator();
+      validator = createStreamValidator({ host: String((workerData as { host?: unknown } | null)?.host ?? '') });
       validators.set(request.id, validator);
     }
     if (request.op === 'push') {

@@ -373,6 +373,9 @@ export interface FrameSummary {
   readonly job: string;
   readonly kernel: string;
   readonly groupSize: number;
+  readonly source: Frame['source'];
+  /** The device's UUID (text form). */
+  readonly deviceUuid: string;
   /** Lanes the frame describes: groupsCounted × groupSize (launch summary), samples × groupSize (group samples). */
   readonly threadRecords: number;
 }
@@ -396,10 +399,10 @@ export function summarizeFrame(bytes: Uint8Array, options?: DecodeFrameOptions):
     const remaining = payload.length - end;
     if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
     validateFrameBody(frame, false);
-    return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, threadRecords: frame.groupsCounted * frame.groupSize };
+    return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, source: identity.source, deviceUuid: identity.device.uuid, threadRecords: frame.groupsCounted * frame.groupSize };
   }
   const sampleCount = checkGroupSamplesWithoutLanes(payload, view, identity);
-  return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, threadRecords: sampleCount * identity.groupSize };
+  return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, source: identity.source, deviceUuid: identity.device.uuid, threadRecords: sampleCount * identity.groupSize };
 }
 
 /**

@@ -28,7 +28,7 @@ function outcome(run: () => unknown): Outcome {
 /** What summarizeFrame must return for a frame decodeFrame decoded, computed from the decoded frame. */
 function expectedSummary(frame: Frame): unknown {
   const lanes = frame.type === 'launch-summary' ? frame.groupsCounted * frame.groupSize : frame.groups.length * frame.groupSize;
-  return { type: frame.type, job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, threadRecords: lanes };
+  return { type: frame.type, job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: frame.device.uuid, threadRecords: lanes };
 }
 
 function agree(bytes: Uint8Array): Outcome {
