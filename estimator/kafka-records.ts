@@ -16,10 +16,16 @@ export type DistributionEntries = [low: number, high: number, weight: number][];
 /** Value of a warpwatch.distributions record (key = stream id `<job>/<kernel>`). */
 export interface DistributionRecord {
   readonly schema: 'warpwatch.distribution/v1';
+  /** The stream's full key (contracts/stream-identity.ts), also the record's Kafka key; absent in records written before it existed. */
+  readonly key?: string;
   readonly stream: string;
   readonly job: string;
   readonly kernel: string;
   readonly device: string;
+  /** Device UUID, host and labels of the stream (absent in older records). */
+  readonly deviceUuid?: string;
+  readonly host?: string;
+  readonly labels?: Readonly<Record<string, string>>;
   readonly groupSize: number;
   readonly source: 'cuda' | 'cpu';
   /** Event time of the window close that produced this record (end of the window, ms). */
@@ -96,7 +102,7 @@ const orNull = (value: number | undefined): number | null => (value === undefine
  * Builds the warpwatch.distributions value after a window close.
  *
  * @example
- * producer.send(state.identity.stream, JSON.stringify(distributionRecord(state, window, result, options)));
+ * producer.send(state.key, JSON.stringify(distributionRecord(state, window, result, options)));
  */
 export function distributionRecord(
   state: StreamState,
@@ -107,10 +113,14 @@ export function distributionRecord(
   const identity = state.identity;
   return {
     schema: 'warpwatch.distribution/v1',
+    key: state.key,
     stream: identity.stream,
     job: identity.job,
     kernel: identity.kernel,
     device: identity.device,
+    deviceUuid: identity.deviceUuid,
+    host: identity.host,
+    labels: identity.labels,
     groupSize: identity.groupSize,
     source: identity.source,
     updatedAtMillis: result.endMillis,
@@ -190,6 +200,9 @@ export interface AlertRecord {
   readonly job: string;
   readonly kernel: string;
   readonly device: string;
+  readonly deviceUuid: string;
+  readonly host: string;
+  readonly labels: Readonly<Record<string, string>>;
   readonly groupSize: number;
   readonly source: 'cuda' | 'cpu';
   readonly timeMillis: number;
@@ -210,6 +223,9 @@ export function alertRecord(alert: AlertEvent): AlertRecord {
     job: alert.identity.job,
     kernel: alert.identity.kernel,
     device: alert.identity.device,
+    deviceUuid: alert.identity.deviceUuid,
+    host: alert.identity.host,
+    labels: alert.identity.labels,
     groupSize: alert.identity.groupSize,
     source: alert.identity.source,
     timeMillis: alert.timeMillis,

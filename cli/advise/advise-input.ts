@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/config.ts';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
@@ -164,29 +165,87 @@ export function adviseInputFromRecord(record: DistributionRecord, basis: Distrib
   };
 }
 
+/** What `advise --stream` selects with: the stream id and, optionally, its n, device and host. */
+export interface StreamSelection {
+  /** `<job>/<kernel>`. */
+  readonly stream: string;
+  readonly groupSize?: number | undefined;
+  /** Device UUID or model name. */
+  readonly device?: string | undefined;
+  readonly host?: string | undefined;
+}
+
+/** The identity of a distributions record (older records lack UUID, host and labels). */
+function identityOfRecord(record: DistributionRecord): StreamIdentity {
+  return {
+    stream: record.stream,
+    job: record.job,
+    kernel: record.kernel,
+    groupSize: record.groupSize,
+    source: record.source,
+    device: record.device,
+    deviceUuid: record.deviceUuid ?? NIL_UUID,
+    host: record.host ?? '',
+    labels: record.labels ?? {},
+  };
+}
+
 /**
- * Reads the latest warpwatch.distributions record of a stream (the newest by update time
- * when the stream ran with several group sizes or devices).
+ * Picks the latest record of the one stream a selection names, among warpwatch.distributions
+ * records (one per full stream key: job/kernel, n, source, device UUID, host).
  *
- * @throws AdviseError WW_ERR_ADVISE_STREAM_NOT_FOUND when the topic has no record for it,
- *   WW_ERR_ADVISE_KAFKA when Kafka cannot be read.
- * @example await adviseInputFromStream({ brokers: ['127.0.0.1:19092'], topic: 'warpwatch.distributions' }, 'job/kernel', 'cumulative')
+ * @throws AdviseError WW_ERR_ADVISE_STREAM_NOT_FOUND when no record matches,
+ *   WW_ERR_ADVISE_STREAM_AMBIGUOUS when records of several streams match (the message lists
+ *   them and the flags that tell them apart: --n, --device, --host)
+ * @example selectStreamRecord(records, { stream: 'train/matpow', groupSize: 32 })
+ */
+export function selectStreamRecord(records: readonly DistributionRecord[], selection: StreamSelection, where: string): DistributionRecord {
+  const latestByKey = new Map<string, DistributionRecord>();
+  for (const record of records) {
+    const identity = identityOfRecord(record);
+    if (!matchesStreamFilter(identity, selection)) continue;
+    const key = record.key ?? streamKeyOf(identity);
+    const seen = latestByKey.get(key);
+    if (seen === undefined || record.updatedAtMillis > seen.updatedAtMillis) latestByKey.set(key, record);
+  }
+  const candidates = [...latestByKey.values()].sort((a, b) => b.updatedAtMillis - a.updatedAtMillis);
+  const filters = [selection.groupSize === undefined ? '' : ` --n ${selection.groupSize}`, selection.device === undefined ? '' : ` --device ${selection.device}`, selection.host === undefined ? '' : ` --host ${selection.host}`].join('');
+  if (candidates.length === 0) {
+    throw new AdviseError('WW_ERR_ADVISE_STREAM_NOT_FOUND', `no record of stream '${selection.stream}'${filters} on ${where}; is the estimator running and has it closed a window?`);
+  }
+  if (candidates.length > 1) {
+    const lines = candidates.map((r) => {
+      const id = identityOfRecord(r);
+      return `  --n ${id.groupSize} --device ${id.deviceUuid} (${id.device}) --host ${id.host === '' ? "''" : id.host}  updated ${new Date(r.updatedAtMillis).toISOString()}`;
+    });
+    throw new AdviseError(
+      'WW_ERR_ADVISE_STREAM_AMBIGUOUS',
+      `stream '${selection.stream}'${filters} names ${candidates.length} streams on ${where}; add flags to pick one:\n${lines.join('\n')}`,
+    );
+  }
+  return candidates[0] as DistributionRecord;
+}
+
+/**
+ * Reads the latest warpwatch.distributions record of the one stream a selection names.
+ *
+ * @throws AdviseError WW_ERR_ADVISE_STREAM_NOT_FOUND, WW_ERR_ADVISE_STREAM_AMBIGUOUS (see
+ *   {@link selectStreamRecord}), WW_ERR_ADVISE_KAFKA when Kafka cannot be read.
+ * @example await adviseInputFromStream({ brokers: ['127.0.0.1:19092'], topic: 'warpwatch.distributions' }, { stream: 'job/kernel', groupSize: 32 }, 'cumulative')
  */
 export async function adviseInputFromStream(
   kafka: { readonly brokers: readonly string[]; readonly topic: string; readonly security?: EstimatorKafkaSecurity | undefined },
-  streamId: string,
+  selection: StreamSelection,
   basis: DistributionBasis,
   timeoutMillis = 20_000,
 ): Promise<AdviseInput> {
   let records: DistributionRecord[];
   try {
-    records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise', security: kafka.security }, (r) => r.stream === streamId, timeoutMillis);
+    records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise', security: kafka.security }, (r) => r.stream === selection.stream, timeoutMillis);
   } catch (error) {
     throw new AdviseError('WW_ERR_ADVISE_KAFKA', `reading ${kafka.topic} on ${kafka.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
   }
-  const latest = records.sort((a, b) => b.updatedAtMillis - a.updatedAtMillis)[0];
-  if (latest === undefined) throw new AdviseError('WW_ERR_ADVISE_STREAM_NOT_FOUND', `no record of stream '${streamId}' on ${kafka.topic} (${kafka.brokers.join(',')}); is the estimator running and has it closed a window?`);
-  return adviseInputFromRecord(latest, basis);
+  return adviseInputFromRecord(selectStreamRecord(records, selection, `${kafka.topic} (${kafka.brokers.join(',')})`), basis);
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 
 /** Every code an advise error can carry; docs/errors.md lists each one (a test keeps them in sync). */
-export const ADVISE_ERROR_CODES = ['WW_ERR_ADVISE_INPUT', 'WW_ERR_ADVISE_STREAM_NOT_FOUND', 'WW_ERR_ADVISE_KAFKA'] as const;
+export const ADVISE_ERROR_CODES = ['WW_ERR_ADVISE_INPUT', 'WW_ERR_ADVISE_STREAM_NOT_FOUND', 'WW_ERR_ADVISE_STREAM_AMBIGUOUS', 'WW_ERR_ADVISE_KAFKA'] as const;
 
 /** A stable advise error code, one of {@link ADVISE_ERROR_CODES}. */
 export type AdviseErrorCode = (typeof ADVISE_ERROR_CODES)[number];

@@ -25,6 +25,8 @@ interface AdviseFlags {
   exportCounts?: string;
   frames?: string;
   stream?: string;
+  device?: string;
+  host?: string;
   workload?: 'matpow' | 'escape';
   dist?: string;
   sorted?: boolean;
@@ -50,6 +52,8 @@ function rejectInapplicableFlags(flags: AdviseFlags, basisGiven: boolean): void 
   if (!workload && flags.seed !== undefined) misplaced.push('--seed (only with --workload)');
   if (flags.sorted === true && flags.workload !== 'escape') misplaced.push('--sorted (only with --workload escape)');
   if (!kafka && basisGiven) misplaced.push('--basis (only with --stream read from Kafka)');
+  if (!kafka && flags.device !== undefined) misplaced.push('--device (only with --stream read from Kafka)');
+  if (!kafka && flags.host !== undefined) misplaced.push('--host (only with --stream read from Kafka)');
   if (misplaced.length > 0) throw new UsageError(`${misplaced.join(', ')} does not apply to this input`);
   if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
 }
@@ -90,7 +94,14 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
     return adviseInputFromWorkload({ workload: flags.workload, args });
   }
   const config = withKafkaSecurity(loadEstimatorConfig({ env: process.env }), process.env);
-  return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic, security: config.kafka.security }, flags.stream ?? '', flags.basis);
+  // With --stream from Kafka, --n, --device and --host pick one of the stream's runs (n, device, host).
+  const selection = {
+    stream: flags.stream ?? '',
+    groupSize: flags.n === undefined ? undefined : parseNumberOption('--n', flags.n, { min: 1, max: 1024, integer: true }),
+    device: flags.device,
+    host: flags.host,
+  };
+  return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic, security: config.kafka.security }, selection, flags.basis);
 }
 
 async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void> {
@@ -151,7 +162,9 @@ export function registerAdviseCommand(program: Command): void {
     .option('--sorted', 'with --workload escape: sort pixels by estimated work')
     .option('--groups <g>', 'with --workload: groups to run (default 512)')
     .option('--seed <s>', 'with --workload: seed (default 1)')
-    .option('--n <n>', 'group size the kernel uses now, 1..32 (default: from the input, else 32)')
+    .option('--n <n>', 'group size the kernel uses now, 1..32 (default: from the input, else 32); with --stream from Kafka, picks the stream run at this n')
+    .option('--device <id>', 'with --stream from Kafka: the device (UUID or model name) of the stream to pick')
+    .option('--host <name>', 'with --stream from Kafka: the host of the stream to pick')
     .option('--units <N>', 'units per launch that would be sorted or binned together (default: from the input, else 2^20)')
     .option('--bins <list>', 'bin counts k to evaluate', '2,4,8')
     .addOption(new Option('--basis <which>', 'with --stream from Kafka: which distribution of the record').choices(['window', 'current', 'cumulative']).default('cumulative'))

@@ -94,7 +94,8 @@ describe('collector through a broker outage', () => {
     for (const message of got) {
       const frame = decodeFrame(message.value);
       const key = `${frame.job}/${frame.kernel}`;
-      expect(message.key).toBe(key);
+      // The full stream key: job/kernel, n, source, device UUID, the collector's host (ww-host).
+      expect(message.key).toBe(`${key}|n=${frame.groupSize}|${frame.source}|${frame.device.uuid}|${message.headers['ww-host']}`);
       // Byte-identical: re-derive the frame the writer sent from its stream and sequence.
       expect(message.value.equals(Buffer.from(fixtureFrameBytes({ job: frame.job, kernel: frame.kernel, sequence: frame.frameSequence })))).toBe(true);
       let set = seen.get(key);

@@ -161,7 +161,11 @@ describe('warpwatch estimate (end to end)', () => {
     });
     await waitUntil(async () => records.size >= RUNS.length, 30_000, 'distribution records');
     await consumer.disconnect();
-    const record = records.get('e2epois/matpow');
+    // Keyed by the full stream key (job/kernel, n, source, device UUID, host).
+    const poisKeys = [...records.keys()].filter((key) => key.startsWith('e2epois/matpow|'));
+    expect(poisKeys).toHaveLength(1);
+    const record = records.get(poisKeys[0]!);
+    expect(poisKeys[0]).toBe(`e2epois/matpow|n=${record?.groupSize}|${record?.source}|${record?.deviceUuid}|${record?.host}`);
     expect(record?.schema).toBe('warpwatch.distribution/v1');
     expect(record?.cumulative.launches).toBe(LAUNCHES);
     expect(record?.cumulative.entries.reduce((sum, [, , weight]) => sum + weight, 0)).toBe(GROUPS * LAUNCHES * N);
