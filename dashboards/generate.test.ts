@@ -59,7 +59,7 @@ describe('generated dashboards and alert rules', () => {
       const rules = generated.alertRules.groups.flatMap((g) => g.rules.map((r) => r.uid));
       expect(rules).toEqual(['warpwatch-rising-imbalance', 'warpwatch-drift', 'warpwatch-stream-stale', 'warpwatch-pipeline-stalled']);
       const [imbalance, pipeline] = generated.dashboards;
-      expect(imbalance?.templating.list?.map((v) => v.name)).toEqual(['datasource', 'job', 'kernel', 'device', 'n']);
+      expect(imbalance?.templating.list?.map((v) => v.name)).toEqual(['datasource', 'job', 'kernel', 'host', 'pod', 'device', 'device_uuid', 'n']);
       expect(imbalance?.panels?.map((p) => p.type)).toEqual([
         'timeseries', 'timeseries', 'timeseries', 'timeseries', 'timeseries',
         'barchart', 'heatmap', 'barchart', 'table', 'table', 'timeseries', 'timeseries', 'timeseries',

@@ -26,7 +26,9 @@ export const IMBALANCE_OVERVIEW_PROMETHEUS_UID = 'warpwatch-imbalance-prometheus
 export const PROMETHEUS_STREAM_VARIABLES = [
   { name: 'job', label: 'Job', promLabel: 'warpwatch_job' },
   { name: 'kernel', label: 'Kernel', promLabel: 'warpwatch_kernel' },
-  { name: 'device', label: 'Device', promLabel: 'warpwatch_device' },
+  { name: 'host', label: 'Host', promLabel: 'warpwatch_host' },
+  { name: 'device', label: 'Device model', promLabel: 'warpwatch_device' },
+  { name: 'device_uuid', label: 'Device', promLabel: 'warpwatch_device_uuid' },
   { name: 'n', label: 'Group size', promLabel: 'warpwatch_group_size' },
 ] as const;
 

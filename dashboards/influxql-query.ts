@@ -8,7 +8,7 @@
  * Builders are immutable: every method returns a new builder, so a filtered base query can
  * be shared by several panels.
  */
-import { FIELDS, MEASUREMENTS, STREAM_TAGS, TAGS } from '../estimator/index.ts';
+import { FIELDS, LABEL_TAGS, MEASUREMENTS, STREAM_TAGS, TAGS } from '../estimator/index.ts';
 import { DashboardsError } from './errors.ts';
 
 /** Key of a measurement in MEASUREMENTS / FIELDS (`window`, `sweep`, ...). */
@@ -18,19 +18,22 @@ export type SeriesKey = keyof typeof FIELDS & keyof typeof MEASUREMENTS;
 export type FieldName<K extends SeriesKey> = (typeof FIELDS)[K][keyof (typeof FIELDS)[K]];
 
 /** Any tag key the estimator writes. */
-export type TagName = (typeof TAGS)[keyof typeof TAGS];
+export type TagName = (typeof TAGS)[keyof typeof TAGS] | (typeof LABEL_TAGS)[keyof typeof LABEL_TAGS];
+
+/** Label tags (estimator LABEL_TAGS) on window-ish measurements when the stream has them. */
+const STREAM_LABEL_TAGS = [LABEL_TAGS.pod, LABEL_TAGS.namespace, LABEL_TAGS.node] as const;
 
 /**
  * Tag keys per measurement, as CONTRACTS.md describes them: the stream tags on every
  * window-ish measurement, plus the one extra tag some measurements carry.
  */
 export const MEASUREMENT_TAGS = {
-  window: [...STREAM_TAGS],
-  sweep: [...STREAM_TAGS, TAGS.groupSize],
-  histogram: [...STREAM_TAGS, TAGS.binLow],
-  fit: [...STREAM_TAGS],
-  samples: [...STREAM_TAGS],
-  alert: [...STREAM_TAGS, TAGS.kind, TAGS.series],
+  window: [...STREAM_TAGS, ...STREAM_LABEL_TAGS],
+  sweep: [...STREAM_TAGS, ...STREAM_LABEL_TAGS, TAGS.groupSize],
+  histogram: [...STREAM_TAGS, ...STREAM_LABEL_TAGS, TAGS.binLow],
+  fit: [...STREAM_TAGS, ...STREAM_LABEL_TAGS],
+  samples: [...STREAM_TAGS, ...STREAM_LABEL_TAGS],
+  alert: [...STREAM_TAGS, ...STREAM_LABEL_TAGS, TAGS.kind, TAGS.series],
   pipeline: [TAGS.service, TAGS.instance],
 } as const satisfies Record<SeriesKey, readonly TagName[]>;
 

@@ -34,7 +34,7 @@ describe('series-references', () => {
 
 describe('MEASUREMENT_TAGS', () => {
   it('matches the tag keys the estimator writes on each measurement', () => {
-    const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: {} } as const;
+    const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: { pod: 'p', namespace: 'ns', node: 'n7' } } as const;
     const result: WindowResult = {
       identity,
       startMillis: 0,
@@ -83,7 +83,8 @@ describe('MEASUREMENT_TAGS', () => {
       message: 'drift',
     };
     const counters = { framesIn: 1, framesOut: 1, framesRejected: 0, framesDropped: 0, consumerLag: 0, windowLatencyMillis: 5, influxWriteErrors: 0 };
-    const points = [...windowPoints(result, { includeHistogram: true }), alertPoint(alert), pipelinePoint('i', counters, 0)];
+    const labelTags = ['pod', 'namespace', 'node'];
+    const points = [...windowPoints(result, { includeHistogram: true, labelTags }), alertPoint(alert, labelTags), pipelinePoint('i', counters, 0)];
     const keyOf = new Map((Object.keys(MEASUREMENTS) as (keyof typeof MEASUREMENTS)[]).map((key) => [MEASUREMENTS[key] as string, key]));
     const seen = new Set<string>();
     for (const point of points) {

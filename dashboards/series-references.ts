@@ -4,12 +4,12 @@
  * `WITH KEY = "..."`) and the `kind` values compared against. It parses the query text
  * (not the builder's structure), so it also catches names a future edit spells by hand.
  */
-import { ALERT_KINDS, FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../estimator/index.ts';
+import { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../estimator/index.ts';
 
 const measurementKeyByName = new Map<string, keyof typeof FIELDS>(
   (Object.keys(MEASUREMENTS) as (keyof typeof MEASUREMENTS)[]).map((key) => [MEASUREMENTS[key], key]),
 );
-const tagNames = new Set<string>(Object.values(TAGS));
+const tagNames = new Set<string>([...Object.values(TAGS), ...Object.values(LABEL_TAGS)]);
 const literalValuesByTag = new Map<string, Set<string>>([
   [TAGS.kind, new Set<string>(Object.values(ALERT_KINDS))],
   [TAGS.service, new Set<string>(Object.values(PIPELINE_SERVICES))],

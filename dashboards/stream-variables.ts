@@ -1,12 +1,12 @@
 /**
- * The template variables that select streams on the imbalance dashboard (job, kernel,
- * device, group size) and the WHERE filter every panel query applies with them. Each
+ * The template variables that select streams on the imbalance dashboard (job, kernel, host,
+ * pod, device model, device UUID, group size) and the WHERE filter every panel query applies with them. Each
  * variable lists the tag values of `warpwatch_window`, narrowed by the variables before it.
  */
 import { VariableSort } from '@grafana/grafana-foundation-sdk/dashboard';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import { TAGS } from '../estimator/index.ts';
+import { LABEL_TAGS, TAGS } from '../estimator/index.ts';
 import type { QueryCatalog } from './influx-target.ts';
 import { multiSelectVariable } from './multi-select-variable.ts';
 import { showTagValues, type SelectQueryBuilder, type TagOf } from './influxql-query.ts';
@@ -29,7 +29,10 @@ export interface StreamVariable {
 export const STREAM_VARIABLES: readonly StreamVariable[] = [
   { name: TAGS.job, tag: TAGS.job, label: 'Job', description: 'GPU job (first half of the stream id).' },
   { name: TAGS.kernel, tag: TAGS.kernel, label: 'Kernel', description: 'Kernel within the job.' },
-  { name: TAGS.device, tag: TAGS.device, label: 'Device', description: 'GPU (or CPU backend) device name.' },
+  { name: TAGS.host, tag: TAGS.host, label: 'Host', description: 'Host of the collector that forwarded the frames (the GPU node).' },
+  { name: LABEL_TAGS.pod, tag: LABEL_TAGS.pod, label: 'Pod', description: 'Kubernetes pod (the collector label pod; empty outside Kubernetes).' },
+  { name: TAGS.device, tag: TAGS.device, label: 'Device model', description: 'GPU (or CPU backend) device model.' },
+  { name: TAGS.deviceUuid, tag: TAGS.deviceUuid, label: 'Device', description: 'The device by UUID: one GPU of the node.' },
   { name: TAGS.n, tag: TAGS.n, label: 'Group size', description: 'Lanes per lockstep group n (32 = a CUDA warp).' },
 ];
 

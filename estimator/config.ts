@@ -1,7 +1,7 @@
 import type { KafkaConfig } from 'kafkajs';
 import { hostname } from 'node:os';
 import { EstimatorConfigError } from './errors.ts';
-import { TOPICS } from './series.ts';
+import { LABEL_TAGS, TOPICS } from './series.ts';
 
 /** Which histogram loss_predicted is computed from at window close. */
 export type PredictionBasis = 'window' | 'current' | 'cumulative';
@@ -182,7 +182,7 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   driftMinSigma: 0.01,
   checkpointIntervalMillis: 2_000,
   maxStreams: 10_000,
-  tagLabels: ['pod', 'namespace', 'node'] as readonly string[],
+  tagLabels: Object.values(LABEL_TAGS) as readonly string[],
   metricsPort: 9465,
   metricsHost: '127.0.0.1',
   otlpIntervalMillis: 10_000,

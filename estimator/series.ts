@@ -58,6 +58,17 @@ export const TAGS = {
   instance: 'instance',
 } as const;
 
+/**
+ * Label tags the dashboards filter by: a collector label (ww-label-<name>) written as a tag
+ * when WARPWATCH_TAG_LABELS names it (the default names pod, namespace and node). Present
+ * only on streams whose collector has the label.
+ */
+export const LABEL_TAGS = {
+  pod: 'pod',
+  namespace: 'namespace',
+  node: 'node',
+} as const;
+
 /** The tags present on every window-ish measurement, in the order they are written. */
 export const STREAM_TAGS = [TAGS.stream, TAGS.job, TAGS.kernel, TAGS.device, TAGS.deviceUuid, TAGS.host, TAGS.n, TAGS.source] as const;
 

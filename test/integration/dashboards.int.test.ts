@@ -12,6 +12,7 @@ import {
   MEASUREMENTS,
   PIPELINE_SERVICES,
   TAGS,
+  LABEL_TAGS,
   alertPoint,
   createInfluxWriter,
   pipelinePoint,
@@ -70,7 +71,7 @@ async function influxPost(text: string): Promise<void> {
 }
 
 function identity(kernel: string): StreamIdentity {
-  return { stream: `${job}/${kernel}`, job, kernel, device, groupSize: Number(groupSize), source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'int-host', labels: {} };
+  return { stream: `${job}/${kernel}`, job, kernel, device, groupSize: Number(groupSize), source: 'cpu', deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'int-host', labels: { pod: `pod-${kernel}` } };
 }
 
 /** A closed window as the estimator computes it (shape of WindowResult, values made up). */
@@ -180,7 +181,7 @@ async function writeFixture(): Promise<void> {
     (error) => errors.push(error),
   );
   for (let time = dataStartMillis, index = 0; time <= nowMillis; time += windowMillis, index += 1) {
-    for (const kernel of kernels) writer.write(windowPoints(windowResult(kernel, time, index), { includeHistogram: true }));
+    for (const kernel of kernels) writer.write(windowPoints(windowResult(kernel, time, index), { includeHistogram: true, labelTags: [LABEL_TAGS.pod] }));
     writer.write([
       pipelinePoint(
         instanceLive,
@@ -200,7 +201,7 @@ async function writeFixture(): Promise<void> {
   }
   // A stream that was live from 20 min to 6 min ago and then went silent.
   for (let time = nowMillis - 20 * 60_000, index = 0; time <= nowMillis - 6 * 60_000; time += windowMillis, index += 1) {
-    writer.write(windowPoints(windowResult(staleKernel, time, index), { includeHistogram: true }));
+    writer.write(windowPoints(windowResult(staleKernel, time, index), { includeHistogram: true, labelTags: [LABEL_TAGS.pod] }));
   }
   writer.write([
     alertPoint(alertEvent(ALERT_KINDS.risingImbalance, 'matpow', nowMillis - 3 * 60_000)),
@@ -215,11 +216,18 @@ async function writeFixture(): Promise<void> {
 const generated = generateArtifacts();
 const byPlacement = (placement: CatalogedQuery['placement']) => generated.catalog.entries.filter((e) => e.placement === placement);
 
-/** Dashboard variables as a user would set them: one job, two kernels (multi), a device, All group sizes. */
+/**
+ * Dashboard variables as a user would set them: one job, two kernels (multi), the host, All pods
+ * (alert points carry no pod tag: All must still match them), a device model, All device UUIDs,
+ * All group sizes.
+ */
 const variables: Record<string, TemplateVariableState> = {
   [TAGS.job]: { value: job },
   [TAGS.kernel]: { value: [...kernels] },
+  [TAGS.host]: { value: ['int-host'] },
+  [LABEL_TAGS.pod]: { value: ALL_VALUE_MARKER, allValue: '.*' },
   [TAGS.device]: { value: [device] },
+  [TAGS.deviceUuid]: { value: ALL_VALUE_MARKER, allValue: '.*' },
   [TAGS.n]: { value: ALL_VALUE_MARKER, allValue: '.*' },
   [TAGS.service]: { value: ALL_VALUE_MARKER, allValue: '.*' },
   [TAGS.instance]: { value: [instanceLive, instanceStalled] },
@@ -298,7 +306,10 @@ describe('dashboards against the real InfluxDB', () => {
     const expected: Record<string, string[]> = {
       [TAGS.job]: [job],
       [TAGS.kernel]: [...kernels, staleKernel],
+      [TAGS.host]: ['int-host'],
+      [LABEL_TAGS.pod]: kernels.map((kernel) => `pod-${kernel}`), // narrowed by $kernel (the two selected)
       [TAGS.device]: [device],
+      [TAGS.deviceUuid]: ['00000000-0000-0000-0000-000000000000'],
       [TAGS.n]: [groupSize],
       [TAGS.service]: [PIPELINE_SERVICES.collector, PIPELINE_SERVICES.estimator],
       [TAGS.instance]: [instanceLive, instanceStalled],
