@@ -10,9 +10,9 @@
  * labels of the collector that forwarded its frames.
  *
  * Where the parts come from: job, kernel, n, source and the device (UUID and model name) are
- * in every frame (SPEC.md: the recorder reads the GPU's UUID; CPU-backend frames carry the nil
- * UUID, so the host and the CPU model tell CPU streams apart); the host and the labels are
- * added by the collector as Kafka headers ({@link KAFKA_HEADERS}).
+ * in every frame (SPEC.md: the recorder reads the GPU's UUID; the CPU backend gives its CPU a
+ * host-stable name-based UUID from the machine id and the CPU model); the host and the labels
+ * are added by the collector as Kafka headers ({@link KAFKA_HEADERS}).
  */
 
 /** Kafka header names the collector sets on every frames-topic record and the estimator reads. */
@@ -27,7 +27,7 @@ export const KAFKA_HEADERS = {
   traceparent: 'traceparent',
 } as const;
 
-/** The nil UUID: the device UUID of frames that do not know theirs (the CPU backend). */
+/** The nil UUID: the device UUID of frames that do not know theirs. */
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /** Everything that names a stream. */

@@ -12,8 +12,10 @@
 #pragma once
 
 #include <sys/resource.h>
+#include <unistd.h>
 #include <xmmintrin.h>
 
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <cstdint>
@@ -58,7 +60,39 @@ inline void selectGroupClock(const std::string& name) {
 /// The group clock in ns: the clock of every CPU frame (differences within a group only).
 inline std::uint64_t steadyNanos() { return detail::groupClock(); }
 
-/// The CPU as a frame device: model name from /proc/cpuinfo, clockHz = 1e9 (ns ticks), cc 0.0.
+/// A stable UUID for this host's CPU (there is no hardware one): name-based, from the host's
+/// identity (/etc/machine-id, else the host name) and the CPU model, with the version nibble 8
+/// (RFC 9562 custom) and the RFC variant bits. The same machine gives the same UUID in every run;
+/// two machines differ, so CPU streams of different hosts stay apart even without a collector.
+inline std::array<std::uint8_t, 16> cpuDeviceUuid(const std::string& model) {
+  std::string host;
+  std::ifstream machineId("/etc/machine-id");
+  std::getline(machineId, host);
+  if (host.empty()) {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) == 0) host = name;
+  }
+  const std::string key = host + "|" + model;
+  // Two FNV-1a 64 lanes with different offsets and a final mix: 128 bits.
+  std::uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  for (unsigned char c : key) {
+    a = (a ^ c) * 0x100000001b3ull;
+    b = (b ^ c) * 0x100000001b3ull ^ (b >> 29);
+  }
+  a ^= b >> 31;
+  b ^= a * 0x9e3779b97f4a7c15ull;
+  std::array<std::uint8_t, 16> uuid{};
+  for (int i = 0; i < 8; ++i) {
+    uuid[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(a >> (56 - 8 * i));
+    uuid[static_cast<std::size_t>(8 + i)] = static_cast<std::uint8_t>(b >> (56 - 8 * i));
+  }
+  uuid[6] = static_cast<std::uint8_t>((uuid[6] & 0x0f) | 0x80);  // version 8
+  uuid[8] = static_cast<std::uint8_t>((uuid[8] & 0x3f) | 0x80);  // RFC variant
+  return uuid;
+}
+
+/// The CPU as a frame device: model name from /proc/cpuinfo, a host-stable UUID
+/// (cpuDeviceUuid), clockHz = 1e9 (ns ticks), cc 0.0.
 inline DeviceInfo cpuDeviceInfo() {
   DeviceInfo device;
   device.name = "cpu";
@@ -73,6 +107,7 @@ inline DeviceInfo cpuDeviceInfo() {
   }
   if (device.name.size() > 255) device.name.resize(255);
   device.clockHz = 1000000000ull;
+  device.uuid = cpuDeviceUuid(device.name);
   return device;
 }
 
