@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
+import { TOPICS } from '../contracts/index.ts';
 import { CollectorConfigError } from './errors.ts';
 import { Secret } from './secret.ts';
 
@@ -162,8 +163,8 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   validationWorker: false,
   brokers: '127.0.0.1:19092',
   clientId: 'warpwatch-collector',
-  framesTopic: 'warpwatch.frames',
-  dlqTopic: 'warpwatch.dlq',
+  framesTopic: TOPICS.frames,
+  dlqTopic: TOPICS.dlq,
   partitions: 6,
   replicationFactor: -1,
   compression: 'none' as CompressionName,

@@ -169,16 +169,5 @@ export type AlertKind = (typeof ALERT_KINDS)[keyof typeof ALERT_KINDS];
 /** Values of the `service` tag of `warpwatch_pipeline`. */
 export const PIPELINE_SERVICES = { collector: 'collector', estimator: 'estimator' } as const;
 
-/**
- * Kafka topics the pipeline uses (architecture.md "Names that are shared contracts").
- *
- * @example
- * consumer.subscribe({ topic: TOPICS.frames });
- */
-export const TOPICS = {
-  frames: 'warpwatch.frames',
-  dlq: 'warpwatch.dlq',
-  distributions: 'warpwatch.distributions',
-  alerts: 'warpwatch.alerts',
-  estimatorCheckpoints: 'warpwatch.estimator.checkpoints',
-} as const;
+/** Kafka topics the pipeline uses: defined in contracts/topics.ts, re-exported for the estimator's users. */
+export { TOPICS } from '../contracts/index.ts';
