@@ -1,13 +1,13 @@
 /**
  * The collector's own counters as `warpwatch_pipeline` points (tag service=collector), the
- * route the "Pipeline health" dashboard reads. Names come from estimator/series.ts, the one
+ * route the "Pipeline health" dashboard reads. Names come from contracts/series.ts, the one
  * module that defines InfluxDB names; it is a leaf module of constants (no imports), so the
  * collector takes only the names, none of the estimator's code.
  *
  * This file holds the timing and the mapping only; the InfluxDB client lives in
  * influx-metrics-writer.ts and is passed in as a {@link MetricsPointWriter}.
  */
-import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../estimator/series.ts';
+import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../contracts/index.ts';
 import type { CollectorTotals } from './collector-metrics.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 

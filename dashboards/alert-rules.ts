@@ -15,7 +15,7 @@
 import { QueryBuilder, RuleBuilder, type Query, type Rule } from '@grafana/grafana-foundation-sdk/alerting';
 import { TypeMathBuilder, TypeReduceBuilder, TypeThresholdBuilder } from '@grafana/grafana-foundation-sdk/expr';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
-import { ALERT_KINDS, FIELDS, TAGS } from '../estimator/index.ts';
+import { ALERT_KINDS, FIELDS, TAGS } from '../contracts/index.ts';
 import { EXPRESSION_DATASOURCE_UID, INFLUXQL_DATASOURCE_UID, influxQlDatasourceRef } from './datasource.ts';
 import { IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS } from './imbalance-overview.ts';
 import type { InfluxQlTarget, QueryCatalog } from './influx-target.ts';

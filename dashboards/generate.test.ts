@@ -82,7 +82,7 @@ describe('generated dashboards and alert rules', () => {
       expect(new Set(inDocuments)).toEqual(cataloged);
     });
 
-    it('names only measurements, fields, tags and tag values that estimator/series.ts defines', () => {
+    it('names only measurements, fields, tags and tag values that contracts/series.ts defines', () => {
       expect(inDocuments.length).toBeGreaterThan(20);
       expect(inDocuments.flatMap((q) => findUnknownSeriesNames(q).map((p) => `${p} in ${q}`))).toEqual([]);
     });

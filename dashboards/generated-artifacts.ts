@@ -178,7 +178,7 @@ export function generateArtifacts(): GeneratedSet {
   if (unknown.length > 0) {
     throw new DashboardsError(
       'WW_ERR_DASHBOARD_UNKNOWN_SERIES_NAME',
-      `queries name series the estimator does not write (estimator/series.ts): ${unknown.join('; ')}`,
+      `queries name series the estimator does not write (contracts/series.ts): ${unknown.join('; ')}`,
     );
   }
 

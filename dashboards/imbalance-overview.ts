@@ -14,7 +14,7 @@ import { PanelBuilder as HeatmapPanelBuilder, RowsHeatmapOptionsBuilder } from '
 import { PanelBuilder as BarchartPanelBuilder } from '@grafana/grafana-foundation-sdk/barchart';
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
 import { HeatmapCellLayout } from '@grafana/grafana-foundation-sdk/common';
-import { FIELDS, TAGS } from '../estimator/index.ts';
+import { FIELDS, TAGS } from '../contracts/index.ts';
 import { warpwatchDashboard } from './dashboard-defaults.ts';
 import { builtInAnnotation, dashboardDatasourceRef, datasourceVariable, INFLUXQL_INPUT } from './datasource.ts';
 import { influxPanel, influxTimeseriesPanel, type InfluxPanelSpec, type PanelQueryContext } from './influx-panel.ts';

@@ -1,14 +1,14 @@
 /**
  * A small typed InfluxQL query builder. The foundation SDK has no InfluxDB query builder, and
  * hand-written query strings drift from the names the estimator writes; here measurement,
- * field and tag names can only come from estimator/series.ts (the types reject anything
+ * field and tag names can only come from contracts/series.ts (the types reject anything
  * else), and the rendered text uses Grafana's InfluxQL macros (`$timeFilter`, `$__interval`,
  * `/^$var$/`) so a dashboard panel or alert rule can carry it as a raw query.
  *
  * Builders are immutable: every method returns a new builder, so a filtered base query can
  * be shared by several panels.
  */
-import { FIELDS, LABEL_TAGS, MEASUREMENTS, STREAM_TAGS, TAGS } from '../estimator/index.ts';
+import { FIELDS, LABEL_TAGS, MEASUREMENTS, STREAM_TAGS, TAGS } from '../contracts/index.ts';
 import { DashboardsError } from './errors.ts';
 
 /** Key of a measurement in MEASUREMENTS / FIELDS (`window`, `sweep`, ...). */

@@ -11,7 +11,7 @@ import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import { PanelBuilder as StatPanelBuilder } from '@grafana/grafana-foundation-sdk/stat';
 import { ReduceDataOptionsBuilder } from '@grafana/grafana-foundation-sdk/common';
-import { FIELDS, TAGS } from '../estimator/index.ts';
+import { FIELDS, TAGS } from '../contracts/index.ts';
 import { warpwatchDashboard } from './dashboard-defaults.ts';
 import { builtInAnnotation, datasourceVariable, INFLUXQL_INPUT } from './datasource.ts';
 import { influxPanel, influxTimeseriesPanel, type PanelQueryContext } from './influx-panel.ts';

@@ -4,7 +4,7 @@
  * `WITH KEY = "..."`) and the `kind` values compared against. It parses the query text
  * (not the builder's structure), so it also catches names a future edit spells by hand.
  */
-import { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../estimator/index.ts';
+import { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../contracts/index.ts';
 
 const measurementKeyByName = new Map<string, keyof typeof FIELDS>(
   (Object.keys(MEASUREMENTS) as (keyof typeof MEASUREMENTS)[]).map((key) => [MEASUREMENTS[key], key]),

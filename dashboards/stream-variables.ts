@@ -6,7 +6,7 @@
 import { VariableSort } from '@grafana/grafana-foundation-sdk/dashboard';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
 import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
-import { LABEL_TAGS, TAGS } from '../estimator/index.ts';
+import { LABEL_TAGS, TAGS } from '../contracts/index.ts';
 import type { QueryCatalog } from './influx-target.ts';
 import { multiSelectVariable } from './multi-select-variable.ts';
 import { showTagValues, type SelectQueryBuilder, type TagOf } from './influxql-query.ts';
