@@ -3,6 +3,7 @@ import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
+import { createCheckpointProtocol } from './checkpoint-protocol.ts';
 import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
@@ -127,8 +128,6 @@ export async function startEstimator(
   const assigned = new Set<number>();
   const restored = new Set<number>();
   const lag = new Map<number, bigint>();
-  const lastCommitted = new Map<number, string>();
-  const pending = new Map<number, { records: Map<string, string | null>; nextOffset: string }>();
   let outgoing: { topic: string; record: OutgoingRecord }[] = [];
   let outgoingDropped = 0;
   let influx: InfluxWriter | undefined;
@@ -306,41 +305,19 @@ export async function startEstimator(
   };
 
   let checkpointing: Promise<void> | undefined;
-  const checkpointOnce = async (): Promise<void> => {
-    for (const partition of restored) {
-      if (!assigned.has(partition)) continue;
-      const snapshot = engine.checkpoint(partition);
-      if (snapshot === undefined) continue;
-      const entry = pending.get(partition) ?? { records: new Map<string, string | null>(), nextOffset: snapshot.nextOffset };
-      for (const record of snapshot.records) {
-        const key = record.streamKey === undefined ? checkpointPrefix(partition) : `${checkpointPrefix(partition)}|${record.streamKey}`;
-        entry.records.delete(key); // keep insertion order: the marker stays last
-        entry.records.set(key, record.value);
-      }
-      entry.nextOffset = snapshot.nextOffset;
-      pending.set(partition, entry);
-    }
-    if (pending.size === 0) return;
-    // Outputs first: a committed offset must never stand for a window that was not written.
-    if (influx !== undefined) await influx.flush();
-    await sendOutgoing();
-    for (const [partition, entry] of pending) {
-      if (!assigned.has(partition)) {
-        pending.delete(partition);
-        continue;
-      }
-      const unchanged = lastCommitted.get(partition) === entry.nextOffset && entry.records.size <= 1;
-      if (!unchanged) {
-        await kafka.produce(
-          config.kafka.checkpointTopic,
-          [...entry.records].map(([key, value]) => ({ key, value })),
-        );
-        await kafka.commit(partition, entry.nextOffset);
-        lastCommitted.set(partition, entry.nextOffset);
-      }
-      pending.delete(partition);
-    }
-  };
+  const protocol = createCheckpointProtocol({
+    assigned: () => assigned,
+    isRestored: (partition) => restored.has(partition),
+    snapshot: (partition) => engine.checkpoint(partition),
+    keyOf: (partition, streamKey) => (streamKey === undefined ? checkpointPrefix(partition) : `${checkpointPrefix(partition)}|${streamKey}`),
+    flushInflux: async () => {
+      if (influx !== undefined) await influx.flush();
+    },
+    flushResults: () => sendOutgoing(),
+    writeCheckpoint: (records) => kafka.produce(config.kafka.checkpointTopic, records),
+    commit: (partition, nextOffset) => kafka.commit(partition, nextOffset),
+  });
+  const checkpointOnce = (): Promise<void> => protocol.run();
   const checkpoint = (): Promise<void> => {
     if (checkpointing !== undefined) return checkpointing;
     checkpointing = checkpointOnce()
@@ -362,9 +339,8 @@ export async function startEstimator(
           generation.set(partition, (generation.get(partition) ?? 0) + 1);
           restoring.delete(partition);
           restored.delete(partition);
-          pending.delete(partition);
+          protocol.forget(partition);
           lag.delete(partition);
-          lastCommitted.delete(partition);
           engine.releasePartition(partition);
         }
       }
