@@ -45,8 +45,7 @@ export async function createProgram(only?: string | null): Promise<Command> {
     .description('Measure and predict SIMT thread-imbalance loss of GPU kernels.')
     .version('0.1.0')
     .exitOverride()
-    .showHelpAfterError(false)
-    .configureOutput({ outputError: (text, write) => write(text.split('\n')[0] + '\n') });
+    .showHelpAfterError(false);
   for (const command of COMMANDS) {
     if (only === null || (only !== undefined && command.name !== only)) {
       program.command(command.name).summary(command.summary).description(command.summary);
@@ -55,7 +54,39 @@ export async function createProgram(only?: string | null): Promise<Command> {
       program.commands.at(-1)?.summary(command.summary);
     }
   }
+  for (const command of allCommands(program)) command.configureOutput({ outputError: (text, write) => write(usageLine(text, command)) });
   return program;
+}
+
+/** A command and every subcommand below it. */
+function allCommands(command: Command): Command[] {
+  return [command, ...command.commands.flatMap(allCommands)];
+}
+
+/** The full name of a command: `warpwatch divergence fit`. */
+function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = command; c !== null; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/**
+ * Commander's one-line error as warpwatch says it: `warpwatch: ...` (not `error: ...`), and for
+ * an unknown option or command, what is allowed there.
+ *
+ * @example usageLine("error: unknown option '--nope'\n", modelCommand)
+ * // "warpwatch: unknown option '--nope' for 'warpwatch model'; allowed: --dist <spec>, --n <list>, ..., -h, --help\n"
+ */
+export function usageLine(text: string, command: Command): string {
+  const first = (text.split('\n')[0] ?? '').replace(/^error: /, '');
+  if (/^unknown option/.test(first)) {
+    const allowed = command.options.map((option) => option.flags).concat(['-h, --help']);
+    return `warpwatch: ${first} for '${commandPath(command)}'; allowed: ${allowed.join(', ')}\n`;
+  }
+  if (/^unknown command/.test(first)) {
+    return `warpwatch: ${first}; commands: ${command.commands.map((c) => c.name()).join(', ')}\n`;
+  }
+  return `warpwatch: ${first}\n`;
 }
 
 /**
