@@ -98,13 +98,27 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
   return args;
 }
 
-function describeReport(report: WorkloadReport, target: string): string {
+/**
+ * The report's last line: where the frames went and what to do with them. A file can be
+ * analysed; frames sent to a collector socket cannot (they are in Kafka), and frames the sink
+ * dropped are said plainly.
+ */
+function framesLine(report: WorkloadReport, flags: RunFlags): string {
+  const dropped = report.framesDropped ? `, ${report.framesDropped} dropped (not delivered)` : '';
+  if (flags.socket !== undefined) {
+    return `  ${report.framesWritten} frame(s) sent to the collector socket ${flags.socket}${dropped}${report.framesDropped ? '; is `warpwatch collect` serving that socket?' : ''}\n`;
+  }
+  const target = flags.out === '-' ? 'stdout' : (flags.out ?? '');
+  return `  ${report.framesWritten} frame(s) written to ${target}${dropped}${flags.out === '-' ? '' : `; analyse with: warpwatch analyze ${target}`}\n`;
+}
+
+function describeReport(report: WorkloadReport, flags: RunFlags): string {
   const remeasured = report.groupsRemeasured ? `, ${report.groupsRemeasured} group measurements repeated after preemption (${report.groupsDisturbed ?? 0} still disturbed)` : '';
   return (
     `${report.workload} on ${report.backend} (n=${report.n}): ${report.groups} groups in ${report.launches} launch(es), ${report.seconds.toFixed(2)} s${remeasured}\n` +
     `  lossCounts ${report.lossCounts.toFixed(4)}  lossMeasured ${report.lossMeasured.toFixed(4)}` +
     `${report.backend === 'cpu' ? '  (CPU SIMD lanes, not a GPU measurement)' : ''}\n` +
-    `  ${report.framesWritten} frame(s) written to ${target}${report.framesDropped ? `, ${report.framesDropped} dropped` : ''}; analyse with: warpwatch analyze ${target}\n`
+    framesLine(report, flags)
   );
 }
 
@@ -162,9 +176,13 @@ export function registerRunCommand(program: Command): void {
         if (error instanceof KernelsError && error.code === 'WW_ERR_KERNELS_WORKLOAD_USAGE') throw new UsageError(error.message, { cause: error });
         throw error;
       }
-      const target = flags.out === '-' ? 'stdout' : (flags.out ?? `unix socket ${flags.socket ?? ''}`);
-      const text = flags.json === true ? `${JSON.stringify(report)}\n` : describeReport(report, target);
+      const text = flags.json === true ? `${JSON.stringify(report)}\n` : describeReport(report, flags);
       // With --out - the frames own stdout; the report goes to stderr.
       (flags.out === '-' ? process.stderr : process.stdout).write(text);
+      // Frames that did not reach their sink are a failure of the run, whatever the workload did.
+      if ((report.framesDropped ?? 0) > 0) {
+        process.stderr.write(`warpwatch: ${report.framesDropped} of ${report.framesWritten + report.framesDropped} frame(s) were not delivered to ${flags.socket !== undefined ? `the collector socket ${flags.socket}` : (flags.out ?? '')}\n`);
+        process.exitCode = 1;
+      }
     });
 }

@@ -1,0 +1,21 @@
+// `warpwatch run --socket` with no collector behind the socket (issue 18): the frames are not
+// delivered, so the run fails (exit 1) and says so, and does not suggest analysing a socket.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../testing/run-cli.ts';
+
+const directory = mkdtempSync(join(tmpdir(), 'ww-run-socket-'));
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+describe('warpwatch run --socket', () => {
+  it('exits 1 and names the undelivered frames when no collector serves the socket', async () => {
+    const socket = join(directory, 'nobody.sock');
+    const result = await runCli('run', 'matpow', '--dist', 'pois(5)', '--n', '8', '--groups', '64', '--socket', socket);
+    expect(result.status, result.stderr).toBe(1);
+    expect(result.stdout).toMatch(new RegExp(`0 frame\\(s\\) sent to the collector socket ${socket}, 2 dropped \\(not delivered\\); is \`warpwatch collect\` serving that socket\\?`));
+    expect(result.stdout).not.toContain('analyze unix socket');
+    expect(result.stderr).toContain(`warpwatch: 2 of 2 frame(s) were not delivered to the collector socket ${socket}`);
+  }, 300_000);
+});
