@@ -4,7 +4,7 @@
 import { decodeFrame } from './decode-frame.ts';
 import { FrameError } from './errors.ts';
 import { decodeFrameHeader } from './frame-header.ts';
-import { FRAME_HEADER_BYTES } from './limits.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC } from './limits.ts';
 import type { Frame } from './types.ts';
 
 /**
@@ -49,4 +49,49 @@ export function decodeFrames(bytes: Uint8Array): Frame[] {
  */
 export function readFrameFile(bytes: Uint8Array): Frame[] {
   return decodeFrames(bytes);
+}
+
+/** What {@link decodeFramesWithTruncatedTail} found. */
+export interface FramesWithTail {
+  readonly frames: Frame[];
+  /** Bytes at the end that are the start of a frame cut off (a killed writer's last write); 0 when none. */
+  readonly truncatedTailBytes: number;
+}
+
+/**
+ * Like {@link decodeFrames}, but a last frame cut off by the end of the buffer (what a job
+ * killed in the middle of a write leaves) is not an error: the frames before it are returned
+ * with the length of the cut-off tail. The tail must look like a frame start (the magic, or a
+ * valid header declaring more bytes than are left); anything else still throws.
+ *
+ * @throws FrameError as decodeFrames, except WW_ERR_FRAME_TRUNCATED for the last frame
+ * @example const { frames, truncatedTailBytes } = decodeFramesWithTruncatedTail(bytes);
+ */
+export function decodeFramesWithTruncatedTail(bytes: Uint8Array): FramesWithTail {
+  let offset = 0;
+  // Find where the whole frames end: walk the headers (decodeFrames checks everything after).
+  while (offset < bytes.length) {
+    const left = bytes.length - offset;
+    if (left < FRAME_HEADER_BYTES) {
+      // A header cut off: it must at least begin like one (the magic, or the part of it that is there).
+      const header = decodeFrameHeaderPrefix(bytes, offset);
+      if (!header) break;
+      return { frames: decodeFrames(bytes.subarray(0, offset)), truncatedTailBytes: left };
+    }
+    let total: number;
+    try {
+      total = FRAME_HEADER_BYTES + decodeFrameHeader(bytes, offset).payloadLength;
+    } catch {
+      break; // a bad header: decodeFrames reports it with its offset
+    }
+    if (left < total) return { frames: decodeFrames(bytes.subarray(0, offset)), truncatedTailBytes: left };
+    offset += total;
+  }
+  return { frames: decodeFrames(bytes), truncatedTailBytes: 0 };
+}
+
+/** Whether the bytes from `offset` to the end are a prefix of the frame magic ('WWFR'). */
+function decodeFrameHeaderPrefix(bytes: Uint8Array, offset: number): boolean {
+  for (let i = offset; i < bytes.length && i < offset + FRAME_MAGIC.length; i++) if (bytes[i] !== FRAME_MAGIC[i - offset]) return false;
+  return true;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CategoricalDistribution, expectedLoss, workloadLoss } from '../../model/index.ts';
-import { FrameError, decodeFrames, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
 import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { UsageError } from '../usage-error.ts';
@@ -251,7 +251,14 @@ export function registerAnalyzeCommand(program: Command): void {
       }
       let frames: Frame[];
       try {
-        frames = decodeFrames(bytes);
+        const decoded = decodeFramesWithTruncatedTail(bytes);
+        frames = decoded.frames;
+        // A job killed in the middle of a write leaves its last frame cut off: keep the rest.
+        if (decoded.truncatedTailBytes > 0) {
+          process.stderr.write(
+            `warpwatch: ${file}: the last ${decoded.truncatedTailBytes} byte(s) are a frame cut off (a writer stopped mid-frame); analysing the ${frames.length} whole frame(s) before them\n`,
+          );
+        }
       } catch (error) {
         if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
         throw error;

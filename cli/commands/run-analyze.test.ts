@@ -110,6 +110,18 @@ describe('warpwatch analyze', () => {
     expect(parsed.streams[0]).toMatchObject({ stream: 'job/k', n: 4, groups: 1, lossCounts: 1.6 });
   });
 
+  it('analyses the file of a killed job: the whole frames, with a warning and the length of the cut-off last frame', async () => {
+    const file = join(dir, 'killed.bin');
+    const whole = [summaryOf(1n, [[1, 2, 3, 4]], [1.5], 10n, 9n), summaryOf(2n, [[2, 2, 2, 6]], [1.4], 10n, 9n)].map((f) => encodeFrame(f));
+    const cut = encodeFrame(summaryOf(3n, [[9, 9, 9, 9]], [1], 10n, 9n)).subarray(0, 37);
+    writeFileSync(file, Buffer.concat([...whole, cut]));
+    const result = await runCli('analyze', file, '--json');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).toBe(`warpwatch: ${file}: the last 37 byte(s) are a frame cut off (a writer stopped mid-frame); analysing the 2 whole frame(s) before them\n`);
+    const parsed = JSON.parse(result.stdout) as { frames: number };
+    expect(parsed.frames).toBe(2);
+  });
+
   it('rejects a file that is not frames with exit code 2', async () => {
     const file = join(dir, 'garbage.bin');
     writeFileSync(file, 'not frames at all, definitely not');
