@@ -100,7 +100,9 @@ function synthesize(p: Synthetic): { frames: Frame[]; samples: GroupSample[] } {
 async function analyzeCli(name: string, frames: readonly Frame[], ...args: string[]): Promise<StreamAnalysis> {
   const file = join(dir, `${name}.bin`);
   writeFileSync(file, Buffer.concat(frames.map((f) => encodeFrame(f))));
-  const result = await runCli('analyze', file, '--json', ...args);
+  // The divergence fit is off unless asked for: these tests ask for it (or give fixed costs).
+  const divergenceArgs = args.some((a) => a.startsWith('--divergence') || a === '--delta' || a === '--spill') ? args : ['--divergence', 'fit', ...args];
+  const result = await runCli('analyze', file, '--json', ...divergenceArgs);
   expect(result.status).toBe(0);
   const parsed = JSON.parse(result.stdout) as { streams: StreamAnalysis[] };
   expect(parsed.streams).toHaveLength(1);
@@ -251,7 +253,7 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
     expect(plain.divergenceNote).toMatch(/no GroupSamples/);
     const off = await analyzeCli('off', frames, '--divergence', 'off');
     expect(off.divergence).toBeNull();
-    expect(off.divergenceNote).toMatch(/--divergence off/);
+    expect(off.divergenceNote).toBe('divergence term not computed (off by default; --divergence fit computes it)');
 
     const flat = synthesize({ ...divergent, groups: 20 });
     const equal = flat.frames.map((f) =>
@@ -266,11 +268,34 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
     const { frames } = synthesize({ ...divergent, groups: 400, source: 'cpu' });
     const file = join(dir, 'table.bin');
     writeFileSync(file, Buffer.concat(frames.map((f) => encodeFrame(f))));
-    const result = await runCli('analyze', file);
+    const result = await runCli('analyze', file, '--divergence', 'fit');
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/lossExtended \d\.\d{4} = lossCounts \+ divergence term/);
     expect(result.stdout).toMatch(/explains \d+\.\d% ± \d+\.\d% of the sampled gap/);
     expect(result.stdout).toMatch(/no reconvergence stack/);
+  });
+
+  it('prints no divergence fit unless asked for it', async () => {
+    const { frames } = synthesize({ ...divergent, groups: 400, source: 'cpu' });
+    const file = join(dir, 'default.bin');
+    writeFileSync(file, Buffer.concat(frames.map((f) => encodeFrame(f))));
+    const result = await runCli('analyze', file);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/lossCounts/);
+    expect(result.stdout.replace(file, 'FILE')).not.toMatch(/divergence|lossExtended|explains/);
+  });
+
+  it('says "not identifiable" instead of a share of the gap when δ is within 2 standard errors of 0', async () => {
+    // No divergence cost at all, clock noise only: the fitted δ is noise.
+    const { frames } = synthesize({ ...divergent, seed: 21, groups: 300, deltaCycles: 0, spillCycles: 0, noise: 400, source: 'cpu' });
+    const file = join(dir, 'noise.bin');
+    writeFileSync(file, Buffer.concat(frames.map((f) => encodeFrame(f))));
+    const json = JSON.parse((await runCli('analyze', file, '--json', '--divergence', 'fit')).stdout) as { streams: StreamAnalysis[] };
+    expect(json.streams[0]?.divergence?.fit?.deltaSignificant).toBe(false);
+    const result = await runCli('analyze', file, '--divergence', 'fit');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/divergence term not identifiable on these data \(δ within 2 standard errors of 0\): no share of the sampled gap/);
+    expect(result.stdout).not.toMatch(/explains/);
   });
 
   it.each([

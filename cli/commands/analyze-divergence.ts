@@ -165,7 +165,7 @@ function thinned<T>(items: readonly T[], limit: number): readonly T[] {
  * @example analyzeDivergence(samples, 1e9, { mode: 'fit' })
  */
 export function analyzeDivergence(samples: readonly GroupSample[], clockHz: number, settings: DivergenceSettings): DivergenceOutcome {
-  if (settings.mode === 'off') return { note: 'divergence term not computed (--divergence off)' };
+  if (settings.mode === 'off') return { note: DIVERGENCE_OFF_NOTE };
   if (samples.length === 0) return { note: 'no GroupSamples in the file: the divergence term needs sampled groups (run with --sample-rate > 0)' };
   let sumMeasured = 0;
   // Per group: features from the stack emulator, with (c_end − c0) as the measured cycles.
@@ -296,6 +296,9 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
     },
   };
 }
+
+/** The note of a stream when the divergence term was not asked for (the table then prints nothing about it). */
+export const DIVERGENCE_OFF_NOTE = 'divergence term not computed (off by default; --divergence fit computes it)';
 
 /**
  * Builds {@link DivergenceSettings} from the analyze flags (values already parsed):

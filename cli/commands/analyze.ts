@@ -5,7 +5,7 @@ import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdO
 import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
 import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { UsageError } from '../usage-error.ts';
-import { analyzeDivergence, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
+import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
 
 /** What `warpwatch analyze` reports for one stream (docs/model.md §2c names). */
@@ -180,6 +180,7 @@ function formatAnalysis(a: StreamAnalysis): string {
 
 function formatDivergence(a: StreamAnalysis): string[] {
   const d = a.divergence;
+  if (d === null && a.divergenceNote === DIVERGENCE_OFF_NOTE) return []; // not asked for
   const note = a.divergenceNote === null ? [] : [`  note: ${a.divergenceNote}`];
   if (d === null) return [`  divergence-extended prediction: none`, ...note];
   const q = formatQuantity;
@@ -205,11 +206,17 @@ function formatDivergence(a: StreamAnalysis): string[] {
   const fraction = d.gapExplainedFraction === null ? 'n/a (no gap)' : `${(100 * d.gapExplainedFraction).toFixed(1)}%`;
   const fractionError =
     d.divergenceTermStandardError === undefined || d.measuredGap === 0 ? '' : ` ± ${((100 * d.divergenceTermStandardError) / Math.abs(d.measuredGap)).toFixed(1)}%`;
+  const gap = `the sampled gap measured − counts = ${d.measuredGap.toFixed(4)} (${d.lossMeasured.toFixed(4)} − ${d.lossCounts.toFixed(4)})`;
+  // A δ within 2 standard errors of 0 is not identifiable: its share of the gap would be a
+  // ratio of noise (e.g. "explains −1023 % ± 3814 %"), so none is claimed.
+  const identifiable = d.fit === undefined || d.fit.deltaSignificant;
   const lines = [
     `  divergence (${d.mode === 'fit' ? 'fitted' : 'fixed costs'} on ${d.groups} sampled groups, ${unit}): ${costs}`,
-    `  lossExtended ${(a.lossExtended ?? Number.NaN).toFixed(4)} = lossCounts + divergence term ${d.divergenceTerm.toFixed(4)}${termError}; explains ${fraction}${fractionError} of the sampled gap measured − counts = ${d.measuredGap.toFixed(4)} (${d.lossMeasured.toFixed(4)} − ${d.lossCounts.toFixed(4)})`,
+    identifiable
+      ? `  lossExtended ${(a.lossExtended ?? Number.NaN).toFixed(4)} = lossCounts + divergence term ${d.divergenceTerm.toFixed(4)}${termError}; explains ${fraction}${fractionError} of ${gap}`
+      : `  divergence term not identifiable on these data (δ within 2 standard errors of 0): no share of ${gap} is attributed to it`,
   ];
-  if (d.fit !== undefined && !d.fit.deltaSignificant) lines.push('  δ is not significantly different from 0 (|δ| < 2 standard errors): on these data the divergence term is noise');
+  if (identifiable && d.fit !== undefined && !d.fit.deltaSignificant) lines.push('  δ is not significantly different from 0 (|δ| < 2 standard errors): on these data the divergence term is noise');
   else if (d.fit !== undefined && d.fit.rawDeltaCycles < 0) lines.push('  δ is significantly negative: a diverging exit shortens the group here, which the divergence model does not describe');
   return [...lines, ...note];
 }
@@ -226,15 +233,18 @@ export function registerAnalyzeCommand(program: Command): void {
     .description('Decode a frame file and compare predicted, counts-based and measured loss per stream')
     .argument('<file>', 'frame file written by `warpwatch run` or a recorder')
     .option('--json', 'print { "streams": [ ... ] } as JSON')
-    .option('--divergence <mode>', 'divergence-extended prediction: fit (costs fitted from the GroupSamples clocks; default) or off')
+    .option('--divergence <mode>', 'divergence-extended prediction: fit (costs fitted from the GroupSamples clocks) or off (default)')
     .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks)')
     .option('--delta <ticks>', 'fixed δ, clock ticks per diverging exit (overrides the preset)')
     .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
     .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string }) => {
       let settings: DivergenceSettings;
       try {
+        // The divergence fit is printed only on request (--divergence fit, or fixed costs):
+        // on most data it is a second-order correction whose numbers need reading with care.
+        const fixedCosts = flags.divergenceArch !== undefined || flags.delta !== undefined || flags.spill !== undefined;
         settings = divergenceSettingsOf({
-          mode: flags.divergence,
+          mode: flags.divergence ?? (fixedCosts ? undefined : 'off'),
           architecture: flags.divergenceArch,
           deltaCycles: flags.delta === undefined ? undefined : parseNumberOption('--delta', flags.delta, { min: 0 }),
           spillCycles: flags.spill === undefined ? undefined : parseNumberOption('--spill', flags.spill, { min: 0 }),
