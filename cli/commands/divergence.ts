@@ -24,7 +24,30 @@ function stackOptions(flags: StackFlags): { physicalEntries: number; spillChunkE
   return { physicalEntries, spillChunkEntries };
 }
 
-function runFit(file: string, flags: StackFlags & { json?: boolean; intercept?: boolean }): void {
+/**
+ * The clock unit of a divergence CSV, from its `source` and `clock_hz` columns (what the
+ * kernels' divergence workload writes): `ns` for the CPU backend (clock_hz 1e9), `cycles` for
+ * CUDA (clock64), `ticks of H Hz` for another clock; `cycles` when the columns are absent.
+ *
+ * @example clockUnitOfCsv('pattern,loop,k,bounds,cycles,clock_hz,source\nsingle-k1,single,1,,500,1000000000,cpu') // 'ns'
+ */
+export function clockUnitOfCsv(text: string): string {
+  const rows = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const header = (rows[0] ?? '').split(',').map((c) => c.trim().toLowerCase());
+  const sourceAt = header.indexOf('source');
+  const clockAt = header.indexOf('clock_hz');
+  const units = new Set<string>();
+  for (const row of rows.slice(1)) {
+    const cells = row.split(',').map((c) => c.trim());
+    const source = sourceAt < 0 ? '' : (cells[sourceAt] ?? '').toLowerCase();
+    const clockHz = clockAt < 0 ? Number.NaN : Number(cells[clockAt]);
+    units.add(source === 'cpu' || clockHz === 1e9 ? 'ns' : source === 'cuda' || Number.isNaN(clockHz) ? 'cycles' : `ticks of ${formatQuantity(clockHz)} Hz`);
+  }
+  if (units.size > 1) throw new UsageError(`the CSV mixes clock units (${[...units].join(', ')}): fit the CPU and the GPU measurements separately`);
+  return [...units][0] ?? 'cycles';
+}
+
+function runFit(file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }): void {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -33,22 +56,29 @@ function runFit(file: string, flags: StackFlags & { json?: boolean; intercept?: 
   }
   const options = stackOptions(flags);
   const measurements = parseDivergenceCsv(text);
+  const unit = clockUnitOfCsv(text);
   const observations = measurements.map((m) => divergenceObservationOf(m, options));
   const fit = fitDivergenceCost(observations, { intercept: flags.intercept === true });
   if (flags.json === true) {
-    process.stdout.write(`${JSON.stringify({ file, ...fit }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ file, clockUnit: unit, ...fit }, null, 2)}\n`);
     return;
   }
   const se = (name: string): string => (fit.standardErrors?.[name] === undefined ? '' : ` ± ${formatQuantity(fit.standardErrors[name])}`);
   const lines = [
-    `divergence fit of ${file}: ${fit.observations} measurements`,
-    `  T (cycles per issued iteration) = ${formatQuantity(fit.iterationCycles)}${se('iterationCycles')}`,
-    `  δ (cycles per diverging exit)   = ${formatQuantity(fit.deltaCycles)}${se('deltaCycles')}`,
-    `  spill+reload (cycles per chunk) = ${fit.spillCycles === undefined ? 'not identifiable (no measurement spilled)' : formatQuantity(fit.spillCycles) + se('spillCycles')}`,
+    `divergence fit of ${file}: ${fit.observations} measurements, clock in ${unit}${unit === 'ns' ? ' (CPU backend: CPU SIMD lanes, not a GPU)' : ''}`,
+    `  T (${unit} per issued iteration) = ${formatQuantity(fit.iterationCycles)}${se('iterationCycles')}`,
+    `  δ (${unit} per diverging exit)   = ${formatQuantity(fit.deltaCycles)}${se('deltaCycles')}`,
+    `  spill+reload (${unit} per chunk) = ${fit.spillCycles === undefined ? 'not identifiable (no measurement spilled)' : formatQuantity(fit.spillCycles) + se('spillCycles')}`,
   ];
-  if (flags.intercept === true) lines.push(`  overhead (cycles per loop nest) = ${formatQuantity(fit.overheadCycles)}${se('overheadCycles')}`);
-  lines.push(`  R² = ${fit.rSquared.toFixed(6)}, RMSE = ${formatQuantity(fit.rmseCycles)} cycles`, '  residuals (measured − fitted, cycles):');
-  for (const r of fit.residuals) lines.push(`    ${r.label.padEnd(16)} ${formatQuantity(r.measuredCycles).padStart(12)} ${formatQuantity(r.residualCycles).padStart(10)}`);
+  if (flags.intercept === true) lines.push(`  overhead (${unit} per loop nest) = ${formatQuantity(fit.overheadCycles)}${se('overheadCycles')}`);
+  lines.push(`  R² = ${fit.rSquared.toFixed(6)}, RMSE = ${formatQuantity(fit.rmseCycles)} ${unit}`);
+  if (flags.residuals === true) {
+    lines.push(`  residuals (measured − fitted, ${unit}):`);
+    for (const r of fit.residuals) lines.push(`    ${r.label.padEnd(16)} ${formatQuantity(r.measuredCycles).padStart(12)} ${formatQuantity(r.residualCycles).padStart(10)}`);
+  } else if (fit.residuals.length > 0) {
+    const worst = fit.residuals.reduce((a, b) => (Math.abs(b.residualCycles) > Math.abs(a.residualCycles) ? b : a));
+    lines.push(`  residuals: ${fit.residuals.length}, largest ${formatQuantity(worst.residualCycles)} ${unit} (${worst.label}); --residuals lists them`);
+  }
   process.stdout.write(lines.join('\n') + '\n');
 }
 
@@ -112,8 +142,9 @@ export function registerDivergenceCommand(program: Command): void {
     .option('--intercept', 'also fit a constant overhead per measurement')
     .option('--physical-entries <n>', 'on-chip stack entries before spilling (default 16)')
     .option('--spill-chunk <n>', 'entries per spill/reload (default 4)')
-    .option('--json', 'print JSON')
-    .action((file: string, flags: StackFlags & { json?: boolean; intercept?: boolean }) => runFit(file, flags));
+    .option('--residuals', 'list every measurement with its residual')
+    .option('--json', 'print JSON (with every residual and the clock unit)')
+    .action((file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }) => runFit(file, flags));
   divergence
     .command('predict')
     .description('Emulate the reconvergence stack for per-lane loop bounds and predict the extra cycles.')

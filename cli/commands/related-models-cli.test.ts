@@ -63,6 +63,31 @@ describe('warpwatch divergence', () => {
     const table = await runCli('divergence', 'fit', file);
     expect(table.status).toBe(0);
     expect(table.stdout).toMatch(/δ \(cycles per diverging exit\)\s+= 26/);
+    // 64 measurements: summarised, not dumped, unless asked.
+    expect(table.stdout).toMatch(/residuals: 64, largest .* cycles \(.*\); --residuals lists them/);
+    expect(table.stdout.split('\n').length).toBeLessThan(12);
+    const listed = await runCli('divergence', 'fit', file, '--residuals');
+    expect(listed.stdout.split('\n').filter((l) => /^ {4}(single|nested)-k\d+ /.test(l))).toHaveLength(64);
+  });
+  it('fit takes the clock unit from the CSV: CPU-backend nanoseconds are not cycles', async () => {
+    const lines = ['pattern,loop,k,bounds,cycles,clock_hz,source,repetition'];
+    for (const loop of ['single', 'nested'] as const) {
+      for (let k = 0; k <= 31; k += 1) {
+        const o = divergenceObservationOf({ pattern: '', loop, k, bounds: divergencePatternBounds(k), innerBounds: undefined, cycles: 0, line: 0 });
+        lines.push(`${loop}-k${k},${loop},${k},,${9 * o.issuedIterations + 26 * o.divergingExits + 176 * o.spills},1000000000,cpu,0`);
+      }
+    }
+    const file = join(dir, 'divergence-cpu.csv');
+    writeFileSync(file, lines.join('\n'));
+    const table = await runCli('divergence', 'fit', file);
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/clock in ns \(CPU backend: CPU SIMD lanes, not a GPU\)/);
+    expect(table.stdout).toMatch(/δ \(ns per diverging exit\)\s+= 26/);
+    expect(table.stdout).not.toMatch(/cycles/);
+    writeFileSync(file, [...lines, 'single-k1,single,1,,500,1410000000,cuda,0'].join('\n'));
+    const mixed = await runCli('divergence', 'fit', file);
+    expect(mixed.status).toBe(2);
+    expect(mixed.stderr).toMatch(/mixes clock units/);
   });
   it('exits 2 with one line on bad input', async () => {
     const badBounds = await runCli('divergence', 'predict', '--bounds', '3,x');
