@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { ensureInfluxDatabase } from '../../estimator/influx-writer.ts';
+import { DemoError } from '../demo/errors.ts';
 import { resolveDemoSettings } from '../demo/demo-plan.ts';
 import { demoEstimatorConfig, demoFitter } from '../demo/demo-estimator.ts';
 import { defaultDemoOutputDirectory, writeDemoOutputs } from '../demo/demo-output.ts';
@@ -51,6 +53,10 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   const outDirectory = flags.out ?? defaultDemoOutputDirectory(process.cwd(), now);
   const progress = createTerminalProgress(process.stderr, flags.progress);
 
+  const baseConfig = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
+  // The servers first: a missing InfluxDB must not be found only after every workload ran.
+  if (flags.influx === true && baseConfig.influx !== undefined) await requireInflux(baseConfig.influx);
+
   const buildStarted = Date.now();
   const { binDir } = await ensureKernelsBuilt({
     ...(flags.buildDir === undefined ? {} : { buildDir: flags.buildDir }),
@@ -60,7 +66,6 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   const buildMillis = Date.now() - buildStarted;
   progress.buildDone(buildMillis);
 
-  const baseConfig = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
   const config = flags.kafka === true ? withKafkaSecurity(baseConfig, process.env) : baseConfig;
   const transport: DemoTransport =
     flags.kafka === true
@@ -87,6 +92,22 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   ];
   if (results.influx) lines.push(`InfluxDB: points of job '${settings.job}' in database ${config.influx?.database ?? '?'} at ${config.influx?.url ?? '?'}`);
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Checks that InfluxDB answers and has the demo's database (created when missing), before any
+ * workload runs.
+ *
+ * @throws DemoError WW_ERR_DEMO_TRANSPORT when InfluxDB does not answer (says how to start the
+ *   local stack); EstimatorError WW_ERR_ESTIMATOR_INFLUX_DATABASE when the database cannot be created
+ */
+async function requireInflux(influx: Parameters<typeof ensureInfluxDatabase>[0]): Promise<void> {
+  if ((await ensureInfluxDatabase(influx)) === 'unreachable') {
+    throw new DemoError(
+      'WW_ERR_DEMO_TRANSPORT',
+      `InfluxDB at ${influx.url} does not answer; start the local stack with \`npm run stack -- up\` (or point WARPWATCH_INFLUX_URL at a running InfluxDB), or run the demo without --influx`,
+    );
+  }
 }
 
 /**
