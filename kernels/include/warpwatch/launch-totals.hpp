@@ -60,4 +60,16 @@ struct GroupSampleSlot {
   unsigned long long laneFinishClocks[kMaxGroupSize];     ///< c_i, ticks
 };
 
+/// Device pointers and sampling policy of one launch (by value into the kernel; probe.cuh reads
+/// it). The recorder (recorder.hpp: LaunchTicket::buffers()) fills it; `totals` must be zeroed
+/// before the launch. Here, not in probe.cuh, so host code compiled without nvcc can hold one.
+struct ProbeBuffers {
+  LaunchTotals* totals = nullptr;
+  GroupSampleSlot* samples = nullptr;
+  unsigned int sampleCapacity = 0;   ///< slots in `samples`; claims past it are counted, never written
+  unsigned int samplingStride = 0;   ///< one group in this many is sampled; 0 = none
+  unsigned long long launchId = 0;
+  Selection selection = Selection::Hash;  ///< hash (default, unbiased) or stride (aliases with row-major 2-D layouts)
+};
+
 }  // namespace warpwatch

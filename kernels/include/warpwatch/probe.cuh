@@ -40,16 +40,7 @@
 
 namespace warpwatch {
 
-/// Device pointers and sampling policy of one launch (by value into the kernel). Recorder
-/// (recorder.hpp) fills it; `totals` must be zeroed before the launch.
-struct ProbeBuffers {
-  LaunchTotals* totals = nullptr;
-  GroupSampleSlot* samples = nullptr;
-  unsigned int sampleCapacity = 0;   ///< slots in `samples`; claims past it are counted, never written
-  unsigned int samplingStride = 0;   ///< one group in this many is sampled; 0 = none
-  unsigned long long launchId = 0;
-  Selection selection = Selection::Hash;  ///< hash (default, unbiased) or stride (aliases with row-major 2-D layouts)
-};
+// ProbeBuffers (the device pointers and sampling policy of a launch) is in launch-totals.hpp.
 
 namespace detail {
 
