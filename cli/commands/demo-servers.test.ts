@@ -1,6 +1,6 @@
-// `warpwatch demo --influx` checks its server before it runs any workload (issue 18): with no
-// InfluxDB behind WARPWATCH_INFLUX_URL it fails at once, says how to start the local stack,
-// and writes no output.
+// `warpwatch demo --influx` / `--kafka` check their servers before any workload runs (issue 18):
+// with no server behind WARPWATCH_INFLUX_URL / WARPWATCH_KAFKA_BROKERS the demo fails at once,
+// says once how to start the local stack, and writes no output.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,22 @@ describe('warpwatch demo --influx without InfluxDB', () => {
     } finally {
       if (before === undefined) delete process.env.WARPWATCH_INFLUX_URL;
       else process.env.WARPWATCH_INFLUX_URL = before;
+    }
+  });
+
+  it('with --kafka and no broker, fails at once and says how to start the local stack', async () => {
+    const before = process.env.WARPWATCH_KAFKA_BROKERS;
+    process.env.WARPWATCH_KAFKA_BROKERS = `127.0.0.1:${await closedPort()}`;
+    try {
+      const started = Date.now();
+      const result = await runCli('demo', '--quick', '--kafka', '--no-progress', '--out', join(directory, 'kafka'));
+      expect(result.status).toBe(1);
+      expect(result.stderr).toMatch(/^warpwatch: WW_ERR_DEMO_TRANSPORT: no Kafka broker answers at 127\.0\.0\.1:\d+; start the local stack with `npm run stack -- up`/);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1); // said once, not per retry
+      expect(Date.now() - started).toBeLessThan(30_000); // not kafkajs's minute of retries
+    } finally {
+      if (before === undefined) delete process.env.WARPWATCH_KAFKA_BROKERS;
+      else process.env.WARPWATCH_KAFKA_BROKERS = before;
     }
   });
 });

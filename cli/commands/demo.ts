@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import type { Command } from 'commander';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { ensureInfluxDatabase } from '../../estimator/influx-writer.ts';
@@ -56,6 +57,7 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   const baseConfig = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
   // The servers first: a missing InfluxDB must not be found only after every workload ran.
   if (flags.influx === true && baseConfig.influx !== undefined) await requireInflux(baseConfig.influx);
+  if (flags.kafka === true) await requireKafka(baseConfig.kafka.brokers);
 
   const buildStarted = Date.now();
   const { binDir } = await ensureKernelsBuilt({
@@ -101,6 +103,36 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
  * @throws DemoError WW_ERR_DEMO_TRANSPORT when InfluxDB does not answer (says how to start the
  *   local stack); EstimatorError WW_ERR_ESTIMATOR_INFLUX_DATABASE when the database cannot be created
  */
+/**
+ * Checks that a Kafka broker of the list accepts TCP connections (2 s each), before any
+ * workload runs; kafkajs itself would retry for most of a minute before saying so.
+ *
+ * @throws DemoError WW_ERR_DEMO_TRANSPORT naming the brokers and how to start the local stack
+ */
+async function requireKafka(brokers: readonly string[]): Promise<void> {
+  const reachable = async (broker: string): Promise<boolean> => {
+    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(broker);
+    if (match === null) return true; // kafkajs reports a malformed address itself
+    const host = (match[1] as string).replace(/^\[|\]$/g, '');
+    return new Promise<boolean>((resolve) => {
+      const socket = connect({ host, port: Number(match[2]) });
+      socket.setTimeout(2_000);
+      const done = (ok: boolean): void => {
+        socket.destroy();
+        resolve(ok);
+      };
+      socket.once('connect', () => done(true));
+      socket.once('timeout', () => done(false));
+      socket.once('error', () => done(false));
+    });
+  };
+  for (const broker of brokers) if (await reachable(broker)) return;
+  throw new DemoError(
+    'WW_ERR_DEMO_TRANSPORT',
+    `no Kafka broker answers at ${brokers.join(',')}; start the local stack with \`npm run stack -- up\` (or point WARPWATCH_KAFKA_BROKERS at a running cluster), or run the demo without --kafka`,
+  );
+}
+
 async function requireInflux(influx: Parameters<typeof ensureInfluxDatabase>[0]): Promise<void> {
   if ((await ensureInfluxDatabase(influx)) === 'unreachable') {
     throw new DemoError(
