@@ -5,6 +5,7 @@ import {
   expectedLoss,
   granularitySweep,
   lossQuantiles,
+  normalQuantileTwoSided,
   workloadLoss,
 } from '../model/index.ts';
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
@@ -100,29 +101,6 @@ export interface WindowResult {
   readonly sampled?: SampledGroupsResult | undefined;
   /** The window's own histogram (for warpwatch_histogram): bin low, count, probability. */
   readonly histogram: readonly { readonly low: number; readonly high: number; readonly count: number; readonly probability: number }[];
-}
-
-/** Two-sided standard normal quantile z with P(|Z| ≤ z) = level, by bisection on the normal cdf. */
-function normalQuantileTwoSided(level: number): number {
-  // Bisection on the standard normal cdf via erf; 60 steps give full double precision.
-  const target = 0.5 + level / 2;
-  let low = 0;
-  let high = 10;
-  for (let i = 0; i < 60; i += 1) {
-    const mid = (low + high) / 2;
-    if (normalCdf(mid) < target) low = mid;
-    else high = mid;
-  }
-  return (low + high) / 2;
-}
-
-function normalCdf(x: number): number {
-  // Abramowitz & Stegun 7.1.26 erf approximation (|error| < 1.5e-7), ample for interval widths.
-  const z = Math.abs(x) / Math.SQRT2;
-  const t = 1 / (1 + 0.3275911 * z);
-  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  const erf = 1 - poly * Math.exp(-z * z);
-  return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }
 
 /** η(a, b) = |(a − b)/a|, undefined when either is missing or a = 0. */

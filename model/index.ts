@@ -29,6 +29,8 @@ export { DEFAULT_QUANTILE_SEED, EXACT_QUANTILE_WORK_LIMIT, lossQuantiles, type L
 export { expectedMaximum, sampleMaximumPmf, workloadLoss, type MaximumPmf } from './sample-maximum.ts';
 export { DEFAULT_SWEEP_GROUP_SIZES, granularitySweep, type GranularityRow } from './granularity-sweep.ts';
 export { groupLoss } from './group-loss.ts';
+export { normalCdf, normalQuantileTwoSided } from './normal-quantile.ts';
+export { localityLoss, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './locality-loss.ts';
 export { createSeededRandom, type RandomSource } from './random.ts';
 export { createCategoricalSampler, type CategoricalSampler } from './categorical-sampler.ts';
 export { createFamilySampler, sampleFamily } from './family-sampler.ts';
