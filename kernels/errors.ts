@@ -11,6 +11,10 @@ export const KERNELS_ERROR_CODES = [
   'WW_ERR_KERNELS_WORKLOAD_FAILED',
   // Thrown by C++ (std::invalid_argument whose message starts with the code): kernels/include/warpwatch/launch-shape.hpp.
   'WW_ERR_KERNELS_LAUNCH_SHAPE',
+  // Printed by the C++ recorder (one stderr line each, recorder-core.hpp); never thrown into the job.
+  'WW_ERR_KERNELS_RECORDER_DISABLED',
+  'WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED',
+  'WW_ERR_KERNELS_RECORDER_CLOSE_INCOMPLETE',
 ] as const;
 
 /** A stable kernels error code, one of {@link KERNELS_ERROR_CODES}. */

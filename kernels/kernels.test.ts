@@ -31,8 +31,19 @@ function sampleFrames(frames: readonly Frame[]): GroupSamplesFrame[] {
 describe('kernels', () => {
   describe('ctest', () => {
     it('passes every C++ test (GoogleTest and the CPU smoke run)', () => {
-      const result = spawnSync('ctest', ['--test-dir', binDir, '--output-on-failure', '--timeout', '120'], { encoding: 'utf8' });
+      const result = spawnSync('ctest', ['--test-dir', binDir, '--output-on-failure', '--timeout', '120', '-LE', 'tsan|asan'], { encoding: 'utf8' });
       expect(result.status, result.stdout + result.stderr).toBe(0);
+    }, 300_000);
+
+    it('passes the recorder tests under ThreadSanitizer and AddressSanitizer/LeakSanitizer', () => {
+      // kernels/CMakeLists.txt builds tests/recorder-test.cpp twice more, with -fsanitize=thread and
+      // -fsanitize=address; --no-tests=error fails when those targets went missing.
+      const result = spawnSync('ctest', ['--test-dir', binDir, '--output-on-failure', '--timeout', '120', '--no-tests=error', '-L', 'tsan|asan'], {
+        encoding: 'utf8',
+      });
+      expect(result.status, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/tsan\.Recorder\.InterleavedThreadsAndStreamsKeepEveryLaunchInItsOwnSlot \.+\s+Passed/);
+      expect(result.stdout).toMatch(/asan\.RecorderSink\.AReaderThatGoesAwayNeverKillsTheJob \.+\s+Passed/);
     }, 300_000);
   });
 

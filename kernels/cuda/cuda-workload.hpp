@@ -57,14 +57,15 @@ struct RunReport {
   }
 };
 
-/// Completes a kernel launch just enqueued on `stream`: checks the launch, hands it to the
-/// recorder (which copies its frames asynchronously), waits for the stream and adds the
+/// Completes a kernel launch just enqueued on `stream`: hands its ticket to the recorder (which
+/// copies its frames asynchronously), checks the launch, waits for the stream and adds the
 /// launch's totals to `report`. `kernelName` names the kernel in error messages.
 /// Throws std::runtime_error when the launch or the kernel failed.
-inline void completeLaunch(Recorder& recorder, cudaStream_t stream, const ProbeBuffers& buffers, const char* kernelName, RunReport& report) {
+inline void completeLaunch(Recorder& recorder, cudaStream_t stream, LaunchTicket&& ticket, const char* kernelName, RunReport& report) {
+  const ProbeBuffers buffers = ticket.buffers();
   const cudaError_t launched = cudaGetLastError();
+  recorder.endLaunch(std::move(ticket));  // before a throw: the slot is handed back either way
   if (launched != cudaSuccess) checkCuda(launched, (std::string(kernelName) + " launch").c_str());
-  recorder.endLaunch(stream);
   // The exit report reads this launch's totals too (a second small copy; frames do not depend on it).
   LaunchTotals totals{};
   checkCuda(cudaMemcpyAsync(&totals, buffers.totals, sizeof(LaunchTotals), cudaMemcpyDeviceToHost, stream), "cudaMemcpy(report totals)");

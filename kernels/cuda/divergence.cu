@@ -81,9 +81,9 @@ int main(int argc, char** argv) {
         const std::string kernel = (options.kernel.empty() ? std::string("divergence") : options.kernel) + (nested ? "-nested" : "-single");
         // The one warp runs one group per repetition: the launch has `repetitions` groups.
         const LaunchInfo info = recorder.launchInfo(options.job, kernel, 32, options.repetitions, options.sync, options.samplingStride(), options.selection);
-        const ProbeBuffers buffers = recorder.beginLaunch(nullptr, info);
-        divergenceKernel<<<1, 32>>>(deviceBounds, nested, options.repetitions, buffers, options.sync, deviceCycles, deviceSink);
-        completeLaunch(recorder, nullptr, buffers, "divergenceKernel", report);
+        LaunchTicket ticket = recorder.beginLaunch(nullptr, info);
+        divergenceKernel<<<1, 32>>>(deviceBounds, nested, options.repetitions, ticket.buffers(), options.sync, deviceCycles, deviceSink);
+        completeLaunch(recorder, nullptr, std::move(ticket), "divergenceKernel", report);
         checkCuda(cudaMemcpy(cycles.data(), deviceCycles, cycles.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost), "cudaMemcpy(cycles)");
         for (unsigned r = 0; r < options.repetitions; ++r) {
           if (csv) csv << divergenceCsvRow(nested, k, cycles[r], recorder.device().clockHz, "cuda", r) << '\n';

@@ -54,9 +54,9 @@ double runEscape(const WorkloadOptions& options, Recorder& recorder, RunReport& 
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     const std::string kernel = options.kernel.empty() ? (options.sorted ? "escape-sorted" : "escape") : options.kernel;
     const LaunchInfo info = recorder.launchInfo(options.job, kernel, N, image.groups, options.sync, options.samplingStride(), options.selection);
-    const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
-    escapeKernel<N><<<static_cast<unsigned>(blocksFor<N>(image.groups)), kThreadsPerBlock, 0, stream>>>(deviceOrder, image, buffers, options.sync, deviceCounts);
-    completeLaunch(recorder, stream, buffers, "escapeKernel", report);
+    LaunchTicket ticket = recorder.beginLaunch(stream, info);
+    escapeKernel<N><<<static_cast<unsigned>(blocksFor<N>(image.groups)), kThreadsPerBlock, 0, stream>>>(deviceOrder, image, ticket.buffers(), options.sync, deviceCounts);
+    completeLaunch(recorder, stream, std::move(ticket), "escapeKernel", report);
   }
   unsigned first = 0;
   checkCuda(cudaMemcpy(&first, deviceCounts, sizeof(unsigned), cudaMemcpyDeviceToHost), "cudaMemcpy(counts)");

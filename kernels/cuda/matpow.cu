@@ -82,11 +82,11 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
     if (options.probe) {
       const LaunchInfo info = recorder.launchInfo(options.job, options.kernel.empty() ? "matpow" : options.kernel, N, groups, options.sync,
                                                   options.samplingStride(), options.selection);
-      const ProbeBuffers buffers = recorder.beginLaunch(stream, info);
+      LaunchTicket ticket = recorder.beginLaunch(stream, info);
       checkCuda(cudaEventRecord(kernelStart, stream), "cudaEventRecord");
-      matpowKernel<N, GroupProbe><<<blocks, kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, buffers, options.sync, deviceChecksum);
+      matpowKernel<N, GroupProbe><<<blocks, kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, ticket.buffers(), options.sync, deviceChecksum);
       checkCuda(cudaEventRecord(kernelStop, stream), "cudaEventRecord");
-      completeLaunch(recorder, stream, buffers, "matpowKernel", report);
+      completeLaunch(recorder, stream, std::move(ticket), "matpowKernel", report);
     } else {
       // Overhead baseline: the same kernel and inputs, the probe compiled out; no frames.
       checkCuda(cudaEventRecord(kernelStart, stream), "cudaEventRecord");

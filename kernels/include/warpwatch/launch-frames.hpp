@@ -115,7 +115,10 @@ class LaunchRecorder {
     launches_ += 1;
     return queued;
   }
+  /// Drains every queued frame into the sink (unbounded: the CPU backend's files), stops the writer.
   void close() { writer_.close(); }
+  /// As close(), at most about `timeout` (FrameWriter::close(timeout)); true when every frame reached the sink.
+  bool close(std::chrono::milliseconds timeout) { return writer_.close(timeout); }
   WriterStats stats() const { return writer_.stats(); }
   std::uint64_t launches() const { return launches_; }
   const Sink& sink() const { return writer_.sink(); }

@@ -6,10 +6,15 @@
 //  * UnixSocketSink uses non-blocking connect/send: EAGAIN, a missing or refusing socket, or a
 //    peer that went away drops the frame and counts it, and reconnects at most once a second;
 //  * a frame is either written whole or not at all to a socket (a partially sent frame is
-//    finished before the next one, so the byte stream stays parseable).
+//    finished before the next one, so the byte stream stays parseable);
+//  * no signal reaches the job: sockets are written with MSG_NOSIGNAL, and fd writes (stdout,
+//    a pipe) run with SIGPIPE blocked in the writing thread, the raised SIGPIPE consumed;
+//  * FrameWriter::close(timeout) returns in bounded time even when the sink is blocked.
 #pragma once
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -46,8 +51,52 @@ class Sink {
   virtual std::string describe() const = 0;
 };
 
+/// Blocks SIGPIPE for the calling thread (the writer thread calls it first thing). With SIGPIPE
+/// blocked, a write to a pipe or socket whose reader is gone fails with EPIPE and the signal
+/// stays pending on this thread instead of killing the process; FdSink then discards it.
+inline void blockSigpipeInThisThread() noexcept {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+/// RAII: SIGPIPE blocked for this thread while it lives; on EPIPE, consumePending() takes the
+/// SIGPIPE that the failed write raised (thread-directed, so it is pending on this thread)
+/// before the old mask comes back, so it is never delivered to the job.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, &previous_);
+  }
+  ~SigpipeBlock() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+  /// Discards a pending SIGPIPE (call after a write failed with EPIPE).
+  static void consumePending() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    const timespec zero{0, 0};
+    while (sigtimedwait(&set, nullptr, &zero) == SIGPIPE) {
+    }
+  }
+
+ private:
+  sigset_t previous_;
+};
+
 /// Writes frames to a file descriptor with blocking writes (a file or stdout). A local file is
 /// the user's explicit choice of a durable sink, so it is written completely.
+///
+/// Signals: write() on a pipe or socket whose reader is gone raises SIGPIPE, which kills the
+/// process by default (MSG_NOSIGNAL exists only for send() on sockets). So each write runs with
+/// SIGPIPE blocked for the writing thread (SigpipeBlock) and a SIGPIPE it raised is consumed:
+/// the write returns EPIPE, the frame is dropped, and this sink drops every later frame without
+/// writing (the reader does not come back).
 class FdSink : public Sink {
  public:
   FdSink(int fd, bool owned, std::string name) : fd_(fd), owned_(owned), name_(std::move(name)) {}
@@ -63,23 +112,33 @@ class FdSink : public Sink {
   static std::unique_ptr<FdSink> standardOutput() { return std::make_unique<FdSink>(1, false, "stdout"); }
 
   SendResult send(const uint8_t* bytes, size_t size) override {
+    if (broken_) return SendResult::dropped;
+    SigpipeBlock block;
     size_t done = 0;
     while (done < size) {
       const ssize_t n = ::write(fd_, bytes + done, size - done);
       if (n < 0) {
         if (errno == EINTR) continue;
-        return SendResult::dropped;  // e.g. EPIPE on a closed stdout, ENOSPC
+        if (errno == EPIPE) {
+          SigpipeBlock::consumePending();
+          broken_ = true;  // the reader is gone for good
+        }
+        // A frame cut short stays cut: the reader's splitter skips to the next magic.
+        return SendResult::dropped;  // EPIPE (reader gone), ENOSPC, EIO, ...
       }
       done += static_cast<size_t>(n);
     }
     return SendResult::written;
   }
   std::string describe() const override { return name_; }
+  /// Whether a write failed with EPIPE (reader gone); later frames are dropped unwritten.
+  bool broken() const { return broken_; }
 
  private:
   int fd_;
   bool owned_;
   std::string name_;
+  bool broken_ = false;
 };
 
 /// Sends frames to a unix stream socket (the collector). Never blocks: see the file comment.
@@ -178,94 +237,136 @@ inline std::unique_ptr<Sink> openSink(const std::string& target) {
 struct WriterStats {
   uint64_t submitted = 0;        ///< frames offered to submit()
   uint64_t written = 0;          ///< frames the sink accepted
-  uint64_t droppedQueueFull = 0; ///< frames refused because the queue was full
+  uint64_t droppedQueueFull = 0; ///< frames refused because the queue was full (or the writer closed)
   uint64_t droppedSink = 0;      ///< frames the sink dropped (gone, EAGAIN, write error)
+  uint64_t droppedAtClose = 0;   ///< frames still queued when close(timeout) gave up waiting
   uint64_t bytesWritten = 0;
 };
 
 /// A bounded queue of encoded frames drained by one background thread into a Sink.
 ///
+/// The writer thread blocks SIGPIPE for itself (see blockSigpipeInThisThread), so a reader that
+/// goes away (stdout piped into a collector that exits, a socket peer that closes) can never
+/// kill the process: the write fails with EPIPE, the frame is counted as dropped.
+///
 /// Example:
 ///   FrameWriter writer(openSink("frames.bin"), 256);
 ///   writer.submit(encodedFrame);   // never blocks; false = dropped and counted
-///   writer.close();                // drains what is queued, joins the thread
+///   writer.close(std::chrono::seconds(5));  // drains what is queued, at most 5 s
 class FrameWriter {
  public:
-  FrameWriter(std::unique_ptr<Sink> sink, size_t queueCapacity)
-      : sink_(std::move(sink)), capacity_(queueCapacity == 0 ? 1 : queueCapacity), thread_([this] { run(); }) {}
+  FrameWriter(std::unique_ptr<Sink> sink, size_t queueCapacity) : state_(std::make_shared<State>(std::move(sink), queueCapacity)) {
+    thread_ = std::thread([state = state_] { run(*state); });
+  }
   ~FrameWriter() { close(); }
   FrameWriter(const FrameWriter&) = delete;
   FrameWriter& operator=(const FrameWriter&) = delete;
 
   /// Queues one frame. Never blocks; returns false (and counts the drop) when the queue is full or closed.
   bool submit(std::vector<uint8_t> frame) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stats_.submitted += 1;
-    if (closed_ || queue_.size() >= capacity_) {
-      stats_.droppedQueueFull += 1;
+    State& s = *state_;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.stats.submitted += 1;
+    if (s.closed || s.queue.size() >= s.capacity) {
+      s.stats.droppedQueueFull += 1;
       return false;
     }
-    queue_.push_back(std::move(frame));
-    wake_.notify_one();
+    s.queue.push_back(std::move(frame));
+    s.wake.notify_one();
     return true;
   }
-  /// Waits until the queue is empty and the last frame was handed to the sink, then flushes it.
+  /// Waits until the queue is empty and the last frame was handed to the sink.
   void drain() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    State& s = *state_;
+    std::unique_lock<std::mutex> lock(s.mutex);
+    s.idle.wait(lock, [&s] { return (s.queue.empty() && !s.busy) || s.finished; });
   }
-  /// Drains, stops the thread and flushes the sink. Idempotent.
-  void close() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (closed_) return;
-      closed_ = true;
-      wake_.notify_one();
-    }
-    if (thread_.joinable()) thread_.join();
-    sink_->flush();
+  /// Drains, stops the thread and flushes the sink, waiting as long as that takes (a file sink:
+  /// every frame is written). Idempotent.
+  void close() { closeWithin(nullptr); }
+  /// As close(), but returns after at most about `timeout`: when the sink is still blocked (a
+  /// stdout pipe whose reader stopped reading), the thread is left to finish on its own (it owns
+  /// the sink and the queue, so nothing dangles) and the frames still queued are counted in
+  /// stats().droppedAtClose. Returns true when everything queued reached the sink.
+  bool close(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    return closeWithin(&deadline);
   }
   WriterStats stats() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stats_;
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return state_->stats;
   }
-  const Sink& sink() const { return *sink_; }
+  const Sink& sink() const { return *state_->sink; }
 
  private:
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [this] { return closed_ || !queue_.empty(); });
-      if (queue_.empty()) {
-        if (closed_) return;
-        continue;
-      }
-      std::vector<uint8_t> frame = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
-      lock.unlock();
-      const SendResult result = sink_->send(frame.data(), frame.size());
-      lock.lock();
-      busy_ = false;
-      if (result == SendResult::written) {
-        stats_.written += 1;
-        stats_.bytesWritten += frame.size();
-      } else {
-        stats_.droppedSink += 1;
-      }
-      if (queue_.empty()) idle_.notify_all();
+  struct State {
+    State(std::unique_ptr<Sink> s, size_t queueCapacity) : sink(std::move(s)), capacity(queueCapacity == 0 ? 1 : queueCapacity) {}
+    std::unique_ptr<Sink> sink;
+    size_t capacity;
+    mutable std::mutex mutex;
+    std::condition_variable wake, idle;
+    std::deque<std::vector<uint8_t>> queue;
+    bool closed = false, busy = false, finished = false;
+    WriterStats stats;
+  };
+
+  bool closeWithin(const std::chrono::steady_clock::time_point* deadline) {
+    State& s = *state_;
+    if (!thread_.joinable()) {  // closed before: joined (finished) or left behind by a timeout
+      std::lock_guard<std::mutex> lock(s.mutex);
+      return s.finished;
     }
+    {
+      std::unique_lock<std::mutex> lock(s.mutex);
+      if (!s.closed) {
+        s.closed = true;
+        s.wake.notify_one();
+      }
+      const auto done = [&s] { return s.finished; };
+      if (deadline == nullptr) {
+        s.idle.wait(lock, done);
+      } else if (!s.idle.wait_until(lock, *deadline, done)) {
+        s.stats.droppedAtClose += s.queue.size();
+        s.queue.clear();  // the thread finishes the frame it is sending, then exits
+        lock.unlock();
+        if (thread_.joinable()) thread_.detach();
+        return false;
+      }
+    }
+    if (thread_.joinable()) thread_.join();
+    return true;
   }
-  std::unique_ptr<Sink> sink_;
-  size_t capacity_;
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable idle_;
-  std::deque<std::vector<uint8_t>> queue_;
-  bool closed_ = false;
-  bool busy_ = false;
-  WriterStats stats_;
-  std::thread thread_;  // last: starts after every other member is constructed
+
+  static void run(State& s) {
+    blockSigpipeInThisThread();
+    std::unique_lock<std::mutex> lock(s.mutex);
+    for (;;) {
+      s.wake.wait(lock, [&s] { return s.closed || !s.queue.empty(); });
+      if (s.queue.empty()) break;  // closed and drained
+      std::vector<uint8_t> frame = std::move(s.queue.front());
+      s.queue.pop_front();
+      s.busy = true;
+      lock.unlock();
+      const SendResult result = s.sink->send(frame.data(), frame.size());
+      lock.lock();
+      s.busy = false;
+      if (result == SendResult::written) {
+        s.stats.written += 1;
+        s.stats.bytesWritten += frame.size();
+      } else {
+        s.stats.droppedSink += 1;
+      }
+      if (s.queue.empty()) s.idle.notify_all();
+    }
+    lock.unlock();
+    s.sink->flush();
+    lock.lock();
+    s.finished = true;
+    s.idle.notify_all();
+  }
+
+  std::shared_ptr<State> state_;  // shared with the thread: a thread left behind by close(timeout) keeps it alive
+  std::thread thread_;
 };
 
 }  // namespace warpwatch
