@@ -67,10 +67,10 @@ int run(const example::Args& args) {
     warpwatch::checkProbeLaunchShape(dim3(static_cast<unsigned>(blocks)), dim3(kThreadsPerBlock));
     cudaCheck(cudaMemsetAsync(nextSize, 0, sizeof(std::uint32_t), stream), "cudaMemsetAsync(nextSize)");
     warpwatch::LaunchInfo info = recorder.launchInfo(args.job, "bfs-level", N, groups, /*sync*/ true, args.samplingStride(), args.selection);
-    warpwatch::ProbeBuffers buffers = recorder.beginLaunch(stream, info);
-    bfsLevel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(edgeStart, target, frontier, frontierSize, dLevel, depth + 1, next, nextSize, groups, buffers);
+    warpwatch::LaunchTicket ticket = recorder.beginLaunch(stream, info);
+    bfsLevel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(edgeStart, target, frontier, frontierSize, dLevel, depth + 1, next, nextSize, groups, ticket.buffers());
     cudaCheck(cudaGetLastError(), "bfsLevel launch");
-    recorder.endLaunch(stream);
+    recorder.endLaunch(std::move(ticket));
     cudaCheck(cudaMemcpyAsync(&frontierSize, nextSize, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync(nextSize)");
     cudaCheck(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     std::swap(frontier, next);

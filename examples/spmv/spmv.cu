@@ -54,10 +54,10 @@ int run(const example::Args& args) {
 
   warpwatch::Recorder recorder({args.out});
   warpwatch::LaunchInfo info = recorder.launchInfo(args.job, "spmv-csr-scalar", N, groups, /*sync*/ true, args.samplingStride(), args.selection);
-  warpwatch::ProbeBuffers buffers = recorder.beginLaunch(stream, info);
-  spmvCsrScalar<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(rowStart, columnIndex, values, dx, dy, groups, buffers);
+  warpwatch::LaunchTicket ticket = recorder.beginLaunch(stream, info);
+  spmvCsrScalar<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(rowStart, columnIndex, values, dx, dy, groups, ticket.buffers());
   cudaCheck(cudaGetLastError(), "spmvCsrScalar launch");
-  recorder.endLaunch(stream);
+  recorder.endLaunch(std::move(ticket));
 
   std::vector<float> y(a.rows);
   cudaCheck(cudaMemcpyAsync(y.data(), dy, sizeof(float) * a.rows, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync(y)");
