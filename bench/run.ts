@@ -5,41 +5,14 @@
  * `run(ctx: BenchContext): Promise<BenchResult>`. Results go to bench/results/<name>.json with
  * machine info; a table of medians and targets is printed. Exit code 1 when a target fails.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createBenchContext, type BenchContext, type BenchResult } from './bench-context.ts';
+import { machineInfo } from './machine-info.ts';
 
 const benchDirectory = fileURLToPath(new URL('.', import.meta.url));
-const root = join(benchDirectory, '..');
-
-/** Machine facts recorded with every result. */
-export function machineInfo(): Record<string, string | number | boolean | null> {
-  const cpus = os.cpus();
-  let commit: string | null = null;
-  let dirty: boolean | null = null;
-  try {
-    commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    dirty = execFileSync('git', ['status', '--porcelain'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
-  } catch {
-    // not a git checkout: leave commit null
-  }
-  return {
-    os: `${os.type()} ${os.release()}`,
-    platform: process.platform,
-    arch: process.arch,
-    cpuModel: cpus[0]?.model ?? 'unknown',
-    cpuCount: cpus.length,
-    totalMemoryBytes: os.totalmem(),
-    loadAverage1m: Number(os.loadavg()[0]!.toFixed(2)),
-    node: process.version,
-    date: new Date().toISOString(),
-    gitCommit: commit,
-    gitDirty: dirty,
-  };
-}
 
 function formatMillis(value: number): string {
   return value >= 100 ? value.toFixed(0) : value >= 1 ? value.toFixed(2) : value.toFixed(4);

@@ -1,0 +1,60 @@
+/**
+ * Accuracy of the locality-aware prediction (docs/model.md §11; issue 16 item 6, partial):
+ * trained only on the GroupSamples of a run at n = 32 (hash-sampled groups of 32 lanes as
+ * contiguous runs), predict the loss at n′ = 4, 8, 16 and compare with the loss_counts of runs
+ * made at those n, for escape plain and sorted (CPU backend: CPU SIMD lanes, not a GPU), and
+ * for matpow (independent lanes) against the independent-lanes model.
+ *
+ *   npx tsx bench/locality-accuracy.ts            # prints one line per case; exit 1 when a case misses
+ *
+ * Not a timing benchmark: it writes bench/results/locality-accuracy.json with machine info.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureKernelsBuilt, runWorkload, workloadBinaryName } from '../kernels/index.ts';
+import { localityLoss } from '../model/index.ts';
+import { decodeFrames, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import { machineInfo } from './machine-info.ts';
+
+const directory = mkdtempSync(join(tmpdir(), 'ww-locality-'));
+const { binDir } = await ensureKernelsBuilt({ targets: [workloadBinaryName('escape', 'cpu'), workloadBinaryName('matpow', 'cpu')] });
+
+async function framesOf(workload: 'escape' | 'matpow', args: readonly string[], name: string) {
+  const out = join(directory, `${name}.wwf`);
+  await runWorkload({ binDir, workload, backend: 'cpu', args: [...args, '--out', out] });
+  return decodeFrames(new Uint8Array(readFileSync(out)));
+}
+const countsLoss = (frames: ReturnType<typeof decodeFrames>): number => {
+  const summaries = frames.filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
+  return summaries.reduce((s, f) => s + f.sumCountsLoss, 0) / summaries.reduce((s, f) => s + f.groupsCounted, 0);
+};
+
+const cases: Record<string, unknown>[] = [];
+let failed = 0;
+const variants: { name: string; workload: 'escape' | 'matpow'; args: string[]; limit: number; against: 'measured' | 'independent' }[] = [
+  { name: 'escape plain', workload: 'escape', args: [], limit: 0.05, against: 'measured' },
+  { name: 'escape sorted', workload: 'escape', args: ['--sorted'], limit: 0.05, against: 'measured' },
+  { name: 'matpow pois(30)', workload: 'matpow', args: ['--dist', 'pois(30)', '--groups', '4096'], limit: 0.01, against: 'independent' },
+];
+for (const v of variants) {
+  // n = 32 with 40 % of the groups sampled by hash (below the 4,096-sample capacity of a launch).
+  const trained = await framesOf(v.workload, [...v.args, '--n', '32', '--sample-rate', '0.4', '--selection', 'hash'], `${v.name}-32`);
+  const runs = trained.filter((f): f is GroupSamplesFrame => f.type === 'group-samples').flatMap((f) => f.groups.map((g) => g.laneCounts));
+  const prediction = localityLoss(runs, [4, 8, 16]);
+  for (const row of prediction.rows) {
+    const measured = countsLoss(await framesOf(v.workload, [...v.args, '--n', String(row.groupSize)], `${v.name}-${row.groupSize}`));
+    const reference = v.against === 'measured' ? measured : row.lossIndependent;
+    const error = row.lossContiguous.value / reference - 1;
+    const pass = Math.abs(error) <= v.limit;
+    if (!pass) failed += 1;
+    cases.push({ case: v.name, n: row.groupSize, runs: runs.length, predicted: row.lossContiguous.value, low: row.lossContiguous.low, high: row.lossContiguous.high, independent: row.lossIndependent, measuredCounts: measured, reference: v.against, error, limit: v.limit, pass });
+    process.stdout.write(
+      `${pass ? 'PASS' : 'FAIL'}  ${v.name} n'=${row.groupSize}: predicted ${row.lossContiguous.value.toFixed(4)} [${row.lossContiguous.low.toFixed(4)}, ${row.lossContiguous.high.toFixed(4)}] from ${runs.length} runs at n=32; ` +
+        `independent-lanes ${row.lossIndependent.toFixed(4)}; loss_counts measured at n=${row.groupSize} ${measured.toFixed(4)}; error vs ${v.against} ${(100 * error).toFixed(2)} % (limit ${100 * v.limit} %)\n`,
+    );
+  }
+}
+writeFileSync(join('bench', 'results', 'locality-accuracy.json'), `${JSON.stringify({ bench: 'locality-accuracy', machine: machineInfo(), cases }, null, 2)}\n`);
+rmSync(directory, { recursive: true, force: true });
+process.exitCode = failed === 0 ? 0 : 1;
