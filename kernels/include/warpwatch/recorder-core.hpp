@@ -16,6 +16,8 @@
 //    the recorder, reported once on stderr.
 #pragma once
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -420,6 +422,7 @@ class RecorderCore {
   }
 
   void encodeLoop() {
+    pthread_setname_np(pthread_self(), "ww-encoder");  // visible in top -H, /proc/PID/task/*/comm
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       wake_.wait(lock, [this] { return closed_ || !ready_.empty(); });

@@ -339,6 +339,7 @@ class FrameWriter {
 
   static void run(State& s) {
     blockSigpipeInThisThread();
+    pthread_setname_np(pthread_self(), "ww-writer");  // visible in top -H, /proc/PID/task/*/comm
     std::unique_lock<std::mutex> lock(s.mutex);
     for (;;) {
       s.wake.wait(lock, [&s] { return s.closed || !s.queue.empty(); });
