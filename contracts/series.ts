@@ -95,6 +95,14 @@ export const FIELDS = {
     etaPredictedCounts: 'eta_predicted_counts',
     etaCountsMeasured: 'eta_counts_measured',
     etaPredictedMeasured: 'eta_predicted_measured',
+    /** Locality-aware loss (model.md §11) at the stream's n from the window's sampled groups, with its interval. */
+    lossLocality: 'loss_locality',
+    lossLocalityLow: 'loss_locality_low',
+    lossLocalityHigh: 'loss_locality_high',
+    /** loss_predicted / loss_locality: what the layout's locality saves against random assignment. */
+    localityBenefit: 'locality_benefit',
+    /** η(prediction, loss_measured) the drift alerts use: the locality-aware prediction where samples exist, else loss_predicted. */
+    etaDrift: 'eta_drift',
     lossQ50: 'loss_q50',
     lossQ90: 'loss_q90',
     lossQ99: 'loss_q99',
@@ -106,6 +114,8 @@ export const FIELDS = {
   sweep: {
     lossPredicted: 'loss_predicted',
     workloadLossPredicted: 'workload_loss_predicted',
+    /** Locality-aware loss at this n′ from the window's sampled groups (n′ dividing n). */
+    lossLocality: 'loss_locality',
   },
   histogram: {
     count: 'count',

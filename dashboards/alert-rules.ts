@@ -165,7 +165,9 @@ function rules(catalog: QueryCatalog): RuleBuilder[] {
         { catalog, ruleTitle: driftTitle },
         'A',
         selectFrom('window')
-          .field(FIELDS.window.etaPredictedMeasured, { aggregation: 'mean' })
+          // η against the locality-aware prediction where the stream has sampled groups (eta_drift),
+          // so a kernel whose neighbouring lanes do alike work does not alert forever.
+          .field(FIELDS.window.etaDrift, { aggregation: 'mean' })
           .timeFiltered()
           .groupBy(TAGS.stream)
           .build(),
@@ -181,7 +183,7 @@ function rules(catalog: QueryCatalog): RuleBuilder[] {
     .labels({ severity: 'warning', component: 'model' })
     .annotations({
       summary: 'Predicted and measured loss of {{ $labels.stream }} drifted apart',
-      description: `Mean relative error between predicted and measured loss over 30 min is {{ $values.B }} (threshold ${DRIFT_RELATIVE_ERROR_THRESHOLD}). The iteration-count model no longer explains the job: check the Relative errors panel (counts vs measured points at effects outside iteration counts).`,
+      description: `Mean relative error between predicted and measured loss over 30 min is {{ $values.B }} (threshold ${DRIFT_RELATIVE_ERROR_THRESHOLD}; the prediction is the locality-aware one where the stream has sampled groups, docs/model.md §11). The iteration-count model no longer explains the job: check the Relative errors panel (counts vs measured points at effects outside iteration counts).`,
       ...panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.relativeErrors),
     });
 

@@ -92,12 +92,15 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     id: IMBALANCE_PANEL_IDS.loss,
     title: 'Loss: predicted vs counts vs measured',
     description:
-      'Lockstep loss C_SIMT/C_MIMD per stream: predicted from the window distribution (with its confidence band), computed from the observed per-group counts, and measured from lane finishing times. 1 = no imbalance.',
+      'Lockstep loss C_SIMT/C_MIMD per stream: predicted from the window distribution (with its confidence band; "if work were assigned to lanes at random"), locality-aware from the sampled groups as contiguous runs (the layout the kernel has; docs/model.md §11, with its band), computed from the observed per-group counts, and measured from lane finishing times. 1 = no imbalance.',
     minInterval: MIN_INTERVAL,
     statement: windowQuery()
       .field(w.lossPredicted, { aggregation: 'mean' })
       .field(w.lossPredictedLow, { aggregation: 'mean' })
       .field(w.lossPredictedHigh, { aggregation: 'mean' })
+      .field(w.lossLocality, { aggregation: 'mean' })
+      .field(w.lossLocalityLow, { aggregation: 'mean' })
+      .field(w.lossLocalityHigh, { aggregation: 'mean' })
       .field(w.lossCounts, { aggregation: 'mean' })
       .field(w.lossMeasured, { aggregation: 'mean' })
       .build(),
@@ -105,7 +108,7 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
   })
     .unit('none')
     .decimals(3)
-    .overrideByRegexp(`.*(${w.lossPredictedLow}|${w.lossPredictedHigh})$`, [
+    .overrideByRegexp(`.*(${w.lossPredictedLow}|${w.lossPredictedHigh}|${w.lossLocalityLow}|${w.lossLocalityHigh})$`, [
       { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
       { id: 'custom.lineWidth', value: 1 },
     ])

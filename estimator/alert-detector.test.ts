@@ -35,6 +35,22 @@ describe('alert-detector', () => {
       expect(drift?.newLevel).toBeCloseTo(1.8 / 1.45, 10);
     });
 
+    it('holds the measurement to the locality-aware prediction where it exists: quiet on a steady escape-like stream, alerts on a real change', () => {
+      // Neighbouring lanes alike: the independent-lanes model says 4.17, the layout loses 1.70 and so does the measurement.
+      const withLocality = (i: number, measured: number): WindowResult => ({ ...windowResult(i, measured, 4.17), lossLocality: 1.7, etaDrift: Math.abs((1.7 - measured) / 1.7) });
+      const wiggle = [0, 0.004, -0.004, 0.002, -0.002, 0.003, -0.003, 0.001];
+      const threshold = { ...options, driftThreshold: 0.25 };
+      const state = createAlertState();
+      for (let i = 0; i < 40; i += 1) expect(evaluateAlerts(state, withLocality(i, 1.71 + (wiggle[i % 8] ?? 0)), threshold)).toEqual([]);
+      // The same stream judged against the independent-lanes prediction would alert at once (η ≈ 0.59 > 0.25).
+      expect(evaluateAlerts(createAlertState(), windowResult(0, 1.71, 4.17), threshold).map((a) => a.kind)).toEqual(['drift']);
+      // A real change: the measurement leaves the locality-aware prediction (1.70 → 2.3, η 0.35).
+      const alerts = evaluateAlerts(state, withLocality(40, 2.3), threshold);
+      const drift = alerts.filter((a) => a.kind === 'drift');
+      expect(drift.length).toBeGreaterThan(0);
+      expect(drift.map((a) => a.message).join(' ')).toMatch(/loss_locality/);
+    });
+
     it('applies the loss threshold once and re-arms below 98 % of it', () => {
       const state = createAlertState();
       const withThreshold = { ...options, lossMeasuredThreshold: 2 };

@@ -114,8 +114,12 @@ export function evaluateAlerts(state: AlertState, result: WindowResult, options:
   rising(FIELDS.window.lossMeasured, state.lossMeasured, result.lossMeasured);
   rising(FIELDS.window.lossPredicted, state.lossPredicted, result.lossPredicted);
 
-  if (result.lossMeasured !== undefined && result.lossPredicted !== undefined && result.lossMeasured > 0) {
-    const logRatio = Math.log(result.lossMeasured / result.lossPredicted);
+  // The prediction the measurement is held to: the locality-aware one where the window has
+  // sampled groups (model.md §11), else the independent-lanes one. A kernel whose neighbouring
+  // lanes do alike work sits far below the independent-lanes prediction for good; that is not drift.
+  const prediction = result.lossLocality ?? result.lossPredicted;
+  if (result.lossMeasured !== undefined && prediction !== undefined && result.lossMeasured > 0) {
+    const logRatio = Math.log(result.lossMeasured / prediction);
     const { alarm } = updateCusum(state.drift, logRatio, options.drift);
     if (alarm !== undefined) {
       alerts.push({
@@ -133,7 +137,7 @@ export function evaluateAlerts(state: AlertState, result: WindowResult, options:
           threshold: options.drift.thresholdSigmas,
           windowMillis,
         },
-        message: `${stream}: loss_measured/loss_predicted moved from ${format(Math.exp(alarm.oldLevel))} to ${format(Math.exp(alarm.newLevel))} (CUSUM ${format(alarm.statistic)}σ > ${options.drift.thresholdSigmas}σ): prediction and measurement drift apart`,
+        message: `${stream}: loss_measured/${result.lossLocality === undefined ? 'loss_predicted' : 'loss_locality'} moved from ${format(Math.exp(alarm.oldLevel))} to ${format(Math.exp(alarm.newLevel))} (CUSUM ${format(alarm.statistic)}σ > ${options.drift.thresholdSigmas}σ): prediction and measurement drift apart`,
       });
     }
   }
@@ -149,12 +153,12 @@ export function evaluateAlerts(state: AlertState, result: WindowResult, options:
     }
   }
   if (options.driftThreshold !== undefined) {
-    const eta = result.etaPredictedMeasured;
+    const eta = result.etaDrift ?? result.etaPredictedMeasured;
     const threshold = options.driftThreshold;
     if (eta !== undefined && state.driftThresholdArmed && eta > threshold) {
       state.driftThresholdArmed = false;
       alerts.push(thresholdAlert(base, ALERT_KINDS.drift, 'measured_over_predicted', threshold, eta, windowMillis,
-        `${stream}: relative error between loss_predicted and loss_measured is ${format(eta)}, above ${format(threshold)}`));
+        `${stream}: relative error between ${result.lossLocality === undefined ? 'loss_predicted' : 'loss_locality'} and loss_measured is ${format(eta)}, above ${format(threshold)}`));
     } else if (eta !== undefined && eta < 0.9 * threshold) {
       state.driftThresholdArmed = true;
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSeededRandom } from '../model/index.ts';
+import { createSeededRandom, localityLoss } from '../model/index.ts';
 import type { SampledGroupInput } from './launch-observation.ts';
 import { createSampledGroups, mergeSampledGroups, recordSampledGroup, summarizeSampledGroups } from './sampled-groups.ts';
 
@@ -145,5 +145,27 @@ describe('sampled groups', () => {
     const result = summarizeSampledGroups(samples, 4);
     expect(result?.divergence).toBeUndefined();
     expect(result?.countIcc).toBeUndefined(); // no variation in counts at all
+  });
+
+  it('gives the locality-aware loss of the sampled groups as runs, as model/localityLoss computes it from the raw lanes', () => {
+    const random = createSeededRandom(31);
+    const groups = Array.from({ length: 300 }, () => {
+      const level = 1 + random.nextInt(20);
+      return Array.from({ length: 32 }, () => level + random.nextInt(4));
+    });
+    const samples = createSampledGroups();
+    for (const laneCounts of groups) recordSampledGroup(samples, { laneCounts, laneFinishTicks: laneCounts.map((w) => 10 * w), durationTicks: 10 * Math.max(...laneCounts) });
+    // Merging two halves gives the same sums (windows merge their samples).
+    const [a, b] = [createSampledGroups(), createSampledGroups()];
+    groups.forEach((laneCounts, i) => recordSampledGroup(i % 2 === 0 ? a : b, { laneCounts, laneFinishTicks: laneCounts.map((w) => 10 * w), durationTicks: 10 * Math.max(...laneCounts) }));
+    const reference = localityLoss(groups, [1, 2, 4, 8, 16, 32]);
+    for (const summary of [summarizeSampledGroups(samples, 32), summarizeSampledGroups(mergeSampledGroups(a, b), 32)]) {
+      expect(summary?.locality?.map((row) => row.groupSize)).toEqual([1, 2, 4, 8, 16, 32]);
+      for (const row of summary?.locality ?? []) {
+        const expected = reference.rows.find((r) => r.groupSize === row.groupSize)!;
+        expect(row.loss).toBeCloseTo(expected.lossContiguous.value, 10);
+        expect(row.standardError).toBeCloseTo(expected.lossContiguous.standardError, 10);
+      }
+    }
   });
 });

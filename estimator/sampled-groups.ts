@@ -3,6 +3,7 @@ import {
   createRegressionMoments,
   divergenceObservationOfGroup,
   mergeRegressionMoments,
+  ratioOfConstantDenominator,
   solveRegressionMoments,
   type RegressionMoments,
 } from '../model/index.ts';
@@ -52,6 +53,12 @@ export interface SampledGroupsAccumulation {
   sumCounts: number;
   sumSquaredCounts: number;
   sumSquaredGroupTotals: number;
+  /**
+   * Locality (docs/model.md §11): each sampled group is a contiguous run of n lanes; for n and
+   * every power of two n′ < n dividing it, Σ over groups of a_r = Σ over the run's consecutive
+   * subgroups of n′·max/Σ, and Σ a_r² (keyed by n′). Absent in checkpoints written before it existed.
+   */
+  locality?: Record<string, { sum: number; sumSquares: number }>;
   /** Streaming regression of (c_end − c0) on the divergence features. */
   divergence: RegressionMoments;
 }
@@ -85,6 +92,13 @@ export interface SampledGroupsResult {
   readonly countIcc: number | undefined;
   /** Divergence-cost fit; undefined when the samples cannot identify T (fewer than 5 groups, or no variation in the issued iterations). */
   readonly divergence: SampledDivergenceFit | undefined;
+  /**
+   * Locality-aware loss (docs/model.md §11) of the sampled groups as contiguous runs: at the
+   * stream's n (the sampled groups' mean H) and at every power of two n′ < n dividing it, with
+   * the ratio estimator's standard error over groups (undefined with fewer than 2 groups);
+   * empty for accumulations restored from checkpoints written before it existed.
+   */
+  readonly locality?: readonly { readonly groupSize: number; readonly loss: number; readonly standardError: number | undefined }[];
 }
 
 
@@ -151,6 +165,26 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   samples.sumCounts += total;
   samples.sumSquaredCounts += squares;
   samples.sumSquaredGroupTotals += total * total;
+  const locality = (samples.locality ??= {});
+  const subs: number[] = [];
+  for (let sub = 1; sub < n; sub *= 2) if (n % sub === 0) subs.push(sub);
+  subs.push(n);
+  for (const sub of subs) {
+    let a = 0;
+    for (let start = 0; start < n; start += sub) {
+      let subMax = 0;
+      let subTotal = 0;
+      for (let i = start; i < start + sub; i++) {
+        const w = group.laneCounts[i]!;
+        if (w > subMax) subMax = w;
+        subTotal += w;
+      }
+      a += subTotal === 0 ? 1 : (sub * subMax) / subTotal;
+    }
+    const entry = (locality[String(sub)] ??= { sum: 0, sumSquares: 0 });
+    entry.sum += a;
+    entry.sumSquares += a * a;
+  }
   const features = divergenceObservationOfGroup(group.laneCounts, duration);
   addRegressionRow(samples.divergence, [features.issuedIterations, features.divergingExits, features.spills], duration);
 }
@@ -172,13 +206,26 @@ export function mergeSampledGroups(a: SampledGroupsAccumulation, b: SampledGroup
     sumCounts: a.sumCounts + b.sumCounts,
     sumSquaredCounts: a.sumSquaredCounts + b.sumSquaredCounts,
     sumSquaredGroupTotals: a.sumSquaredGroupTotals + b.sumSquaredGroupTotals,
+    locality: mergeLocality(a.locality, b.locality),
     divergence: mergeRegressionMoments(a.divergence, b.divergence),
   };
 }
 
+function mergeLocality(a: SampledGroupsAccumulation['locality'], b: SampledGroupsAccumulation['locality']): SampledGroupsAccumulation['locality'] {
+  const merged: Record<string, { sum: number; sumSquares: number }> = {};
+  for (const part of [a ?? {}, b ?? {}]) {
+    for (const [key, value] of Object.entries(part)) {
+      const entry = (merged[key] ??= { sum: 0, sumSquares: 0 });
+      entry.sum += value.sum;
+      entry.sumSquares += value.sumSquares;
+    }
+  }
+  return merged;
+}
+
 /** A deep copy. */
 export function cloneSampledGroups(samples: SampledGroupsAccumulation): SampledGroupsAccumulation {
-  return { ...samples, divergence: { ...samples.divergence, means: [...samples.divergence.means], comoments: [...samples.divergence.comoments] } };
+  return { ...samples, locality: mergeLocality(samples.locality, undefined), divergence: { ...samples.divergence, means: [...samples.divergence.means], comoments: [...samples.divergence.comoments] } };
 }
 
 /** Fewest sampled groups the divergence fit is attempted on (4 parameters + 1). */
@@ -232,5 +279,18 @@ export function summarizeSampledGroups(samples: SampledGroupsAccumulation, group
     laneIdleFraction: samples.sumSimtTicks > 0 ? 1 - samples.sumMimdTicks / samples.sumSimtTicks : undefined,
     countIcc: countIcc(samples, groupSize),
     divergence,
+    locality: localityOf(samples, groupSize),
   };
+}
+
+/** The locality-aware loss at each recorded n′ (ratio estimator over sampled groups, model/locality-loss.ts). */
+function localityOf(samples: SampledGroupsAccumulation, groupSize: number): SampledGroupsResult['locality'] {
+  const g = samples.groups;
+  const rows: { groupSize: number; loss: number; standardError: number | undefined }[] = [];
+  for (const [key, entry] of Object.entries(samples.locality ?? {})) {
+    const sub = Number(key);
+    const estimate = ratioOfConstantDenominator(entry.sum, entry.sumSquares, g, groupSize / sub);
+    rows.push({ groupSize: sub, loss: estimate.value, standardError: Number.isFinite(estimate.standardError) ? estimate.standardError : undefined });
+  }
+  return rows.sort((x, y) => x.groupSize - y.groupSize);
 }

@@ -83,6 +83,11 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
         [f.etaPredictedCounts]: result.etaPredictedCounts,
         [f.etaCountsMeasured]: result.etaCountsMeasured,
         [f.etaPredictedMeasured]: result.etaPredictedMeasured,
+        [f.lossLocality]: result.lossLocality,
+        [f.lossLocalityLow]: result.lossLocalityLow,
+        [f.lossLocalityHigh]: result.lossLocalityHigh,
+        [f.localityBenefit]: result.localityBenefit,
+        [f.etaDrift]: result.etaDrift,
         [f.lossQ50]: result.lossQ50,
         [f.lossQ90]: result.lossQ90,
         [f.lossQ99]: result.lossQ99,
@@ -93,6 +98,7 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
       }),
     },
   ];
+  const localityByGroupSize = new Map((result.sampled?.locality ?? []).map((row) => [row.groupSize, row.loss]));
   for (const row of result.sweep) {
     points.push({
       measurement: MEASUREMENTS.sweep,
@@ -101,6 +107,7 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
       fields: definedFields({
         [FIELDS.sweep.lossPredicted]: row.lossPredicted,
         [FIELDS.sweep.workloadLossPredicted]: row.workloadLossPredicted,
+        [FIELDS.sweep.lossLocality]: localityByGroupSize.get(row.groupSize),
       }),
     });
   }

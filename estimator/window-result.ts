@@ -86,6 +86,14 @@ export interface WindowResult {
   readonly etaPredictedCounts: number | undefined;
   readonly etaCountsMeasured: number | undefined;
   readonly etaPredictedMeasured: number | undefined;
+  /** Locality-aware loss (model.md §11) at n from the window's sampled groups, with its interval; undefined without samples. */
+  readonly lossLocality?: number | undefined;
+  readonly lossLocalityLow?: number | undefined;
+  readonly lossLocalityHigh?: number | undefined;
+  /** lossPredicted / lossLocality. */
+  readonly localityBenefit?: number | undefined;
+  /** η(lossLocality if present else lossPredicted, lossMeasured): what the drift alerts compare. */
+  readonly etaDrift?: number | undefined;
   readonly lossQ50: number | undefined;
   readonly lossQ90: number | undefined;
   readonly lossQ99: number | undefined;
@@ -259,6 +267,9 @@ export function computeWindowResult(
     }
   }
 
+  const sampled = window.samples === undefined ? undefined : summarizeSampledGroups(window.samples, n);
+  const locality = sampled?.locality?.find((row) => row.groupSize === n);
+  const zLevel = normalQuantileTwoSided(options.confidenceLevel);
   return {
     identity,
     startMillis: window.startMillis,
@@ -278,6 +289,11 @@ export function computeWindowResult(
     etaPredictedCounts: relativeError(lossPredicted, lossCounts),
     etaCountsMeasured: relativeError(lossCounts, lossMeasured),
     etaPredictedMeasured: relativeError(lossPredicted, lossMeasured),
+    lossLocality: locality?.loss,
+    lossLocalityLow: locality?.standardError === undefined ? undefined : locality.loss - zLevel * locality.standardError,
+    lossLocalityHigh: locality?.standardError === undefined ? undefined : locality.loss + zLevel * locality.standardError,
+    localityBenefit: locality === undefined || lossPredicted === undefined ? undefined : lossPredicted / locality.loss,
+    etaDrift: relativeError(locality?.loss ?? lossPredicted, lossMeasured),
     lossQ50: quantileValues?.q50,
     lossQ90: quantileValues?.q90,
     lossQ99: quantileValues?.q99,
@@ -285,7 +301,7 @@ export function computeWindowResult(
     binningErrorBound: bound,
     sweep,
     fit,
-    sampled: window.samples === undefined ? undefined : summarizeSampledGroups(window.samples, n),
+    sampled,
     histogram,
   };
 }

@@ -73,6 +73,20 @@ function ratioEstimate(a: readonly number[], b: readonly number[], z: number): R
   return { value, standardError, low: value - z * standardError, high: value + z * standardError };
 }
 
+/**
+ * A ratio Σa_r / (R·k) over R runs that each hold k groups (a constant denominator), from the
+ * sums Σa_r and Σa_r²: the same ratio estimator as {@link localityLoss}, for callers that keep
+ * only sums (the estimator's windows). The interval is left to the caller (value ± z·SE).
+ *
+ * @example ratioOfConstantDenominator(3, 5, 2, 1) // { value: 1.5, standardError: 0.5 } (runs with a = 2 and 1)
+ */
+export function ratioOfConstantDenominator(sum: number, sumSquares: number, runs: number, groupsPerRun: number): { value: number; standardError: number } {
+  const value = runs > 0 ? sum / (runs * groupsPerRun) : Number.NaN;
+  const centered = Math.max(0, sumSquares - (sum * sum) / runs);
+  const standardError = runs > 1 ? Math.sqrt((runs / (runs - 1)) * centered) / (runs * groupsPerRun) : Number.NaN;
+  return { value, standardError };
+}
+
 /** Mean H of consecutive groups of n units of a sequence (a remainder shorter than n is left out). */
 function contiguousMeanLoss(units: readonly number[], n: number): number {
   const groups = Math.floor(units.length / n);

@@ -80,6 +80,7 @@ function windowResult(kernel: string, startMillis: number, index: number): Windo
   const predicted = kernel === 'matpow' ? 1.4 + 0.001 * index : 2.0;
   const counts = predicted * 1.01;
   const measured = kernel === 'matpow' ? predicted * 1.02 : predicted * 1.5;
+  const locality = counts;
   return {
     identity: identity(kernel),
     startMillis,
@@ -98,6 +99,12 @@ function windowResult(kernel: string, startMillis: number, index: number): Windo
     etaPredictedCounts: Math.abs((predicted - counts) / predicted),
     etaCountsMeasured: Math.abs((counts - measured) / counts),
     etaPredictedMeasured: Math.abs((predicted - measured) / predicted),
+    // Locality-aware prediction (model.md §11) from the sampled groups: close to the counts.
+    lossLocality: locality,
+    lossLocalityLow: locality - 0.04,
+    lossLocalityHigh: locality + 0.04,
+    localityBenefit: predicted / locality,
+    etaDrift: Math.abs((locality - measured) / locality),
     lossQ50: predicted,
     lossQ90: predicted + 0.3,
     lossQ99: predicted + 0.6,
@@ -117,6 +124,7 @@ function windowResult(kernel: string, startMillis: number, index: number): Windo
       laneIdleFraction: 1 - 1 / measured,
       countIcc: 0.01,
       divergence: { iterationTicks: 40, deltaTicks: 25 + index, deltaStandardError: 4, spillTicks: undefined, overheadTicks: 120, rSquared: 0.95, groups: 8 },
+      locality: [1, 2, 4, 8, 16, 32].map((size) => ({ groupSize: size, loss: 1 + Math.log2(size) * 0.05, standardError: 0.01 })),
     },
     histogram: ([[0, 0.1], [4, 0.2], [8, 0.4], [16, 0.2], [32, 0.1]] as const).map(([low, probability]) => ({
       low,
