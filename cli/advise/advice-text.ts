@@ -30,6 +30,18 @@ export function formatAdviceText(advice: Advice): string[] {
       0,
     ),
   );
+  if (advice.locality !== null) {
+    lines.push('', "locality-aware loss of the kernel's own layout (docs/model.md §11; the sampled groups as contiguous runs):");
+    lines.push(
+      ...alignColumns(
+        [
+          ['n', 'layout loss', '95% interval', 'if random, these units (§2)', ''],
+          ...advice.locality.map((row) => [String(row.n), fixed(row.expectedLoss), `${fixed(row.low)}–${fixed(row.high)}`, fixed(row.independentLoss), marks(row.n)]),
+        ],
+        0,
+      ),
+    );
+  }
   lines.push('', `load balancing at n = ${advice.groupSize}:`);
   const policyRows: string[][] = [
     ['policy', 'expected loss', 'workload loss', 'detail'],

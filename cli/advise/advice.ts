@@ -3,6 +3,7 @@ import {
   fitParametric,
   formatDistributionSpec,
   granularitySweep,
+  localityLoss,
   sortedGroupingLoss,
   type CategoricalDistribution,
   type GroupingBin,
@@ -29,6 +30,8 @@ export interface AdviceRequest {
   readonly observedLossCounts?: number | undefined;
   /** Intra-group correlation of iteration counts the source saw in sampled groups, if any. */
   readonly observedCountIcc?: number | undefined;
+  /** Contiguous runs of unit counts in unit order (the sampled groups of frames), for the locality-aware loss. */
+  readonly runs?: readonly (readonly number[])[] | undefined;
   /** Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based index and the step count. */
   readonly onProgress?: ((step: string, index: number, steps: number) => void) | undefined;
 }
@@ -86,6 +89,11 @@ export interface Advice {
   /** Options ranked by predicted loss, best first. */
   readonly options: readonly AdviceOption[];
   /** The short recommendation: a few sentences, most useful first. */
+  /**
+   * Locality-aware loss (docs/model.md §11) of the runs, per group size that tiles them, with
+   * the independent-lanes figure beside it; null without runs (at least 2).
+   */
+  readonly locality: readonly { readonly n: number; readonly expectedLoss: number; readonly low: number; readonly high: number; readonly independentLoss: number; readonly sortedLoss: number }[] | null;
   readonly recommendation: readonly string[];
 }
 
@@ -162,6 +170,18 @@ export function computeAdvice(request: AdviceRequest): Advice {
     observedLossCounts: request.observedLossCounts ?? null,
     observedCountIcc: request.observedCountIcc ?? null,
   };
+  const runs = request.runs ?? [];
+  const locality =
+    runs.length >= 2
+      ? localityLoss(runs, [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)))).rows.map((row) => ({
+          n: row.groupSize,
+          expectedLoss: row.lossContiguous.value,
+          low: row.lossContiguous.low,
+          high: row.lossContiguous.high,
+          independentLoss: row.lossIndependent,
+          sortedLoss: row.lossSorted,
+        }))
+      : null;
   progress('sorting');
   const sortedResult = sortedGroupingLoss(distribution, n, { units: request.unitsPerLaunch });
   const sorting = { expectedLoss: sortedResult.expectedLoss, workloadLoss: sortedResult.workloadLoss, groups: sortedResult.groups, mixedGroups: sortedResult.mixedGroups };
@@ -218,6 +238,15 @@ export function computeAdvice(request: AdviceRequest): Advice {
   options.sort((a, b) => a.expectedLoss - b.expectedLoss);
 
   const recommendation: string[] = [];
+  // With runs of the kernel's own layout, its locality-aware loss leads when it differs from
+  // the independent-lanes figure beyond its interval (neighbouring units do alike work).
+  const layout = locality?.find((row) => row.n === n);
+  if (layout !== undefined && (layout.high < now || layout.low > now)) {
+    recommendation.push(
+      `in this kernel's layout groups of ${n} lanes lose ${format(layout.expectedLoss)}× (locality-aware, from ${runs.length} sampled groups; ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
+        `if work were assigned to lanes at random: ${format(now)}×. The what-ifs below assume random grouping.`,
+    );
+  }
   if (now <= BALANCED_LOSS) {
     recommendation.push(
       `the work is balanced: groups of ${n} lanes are predicted to lose only ${format(now)}× (${Math.round((now - 1) * 100)}% idle lane-time); no change is worth its cost.`,
@@ -270,6 +299,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
     binning,
     fits,
     options,
+    locality,
     recommendation,
   };
 }

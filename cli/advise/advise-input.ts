@@ -26,6 +26,8 @@ export interface AdviseInput {
   readonly observedLossCounts: number | undefined;
   /** Intra-group correlation of iteration counts over sampled groups (GroupSamples), when the source has samples. */
   readonly observedCountIcc?: number | undefined;
+  /** The sampled groups' lane counts in lane order: contiguous runs for the locality-aware loss (docs/model.md §11). */
+  readonly runs?: readonly (readonly number[])[] | undefined;
 }
 
 /** Adds LaunchSummary histograms into one count map (bins beyond 1023 at their representative). */
@@ -134,6 +136,7 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     unitsPerLaunch: unitsPerLaunchOf(selected),
     observedLossCounts: observedLossCountsOf(selected),
     observedCountIcc: countIccOf(samples, commonGroupSize(selected)),
+    runs: samples.flatMap((frame) => frame.groups.map((group) => group.laneCounts)),
   };
 }
 

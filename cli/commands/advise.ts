@@ -122,7 +122,8 @@ async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void>
   const progress = createAdviseProgress(process.stderr, input.distribution.size);
   let advice;
   try {
-    advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc, onProgress: progress.onProgress });
+    const runs = groupSize === input.groupSize ? input.runs : undefined;
+    advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc, runs, onProgress: progress.onProgress });
   } finally {
     progress.done();
   }
