@@ -6,6 +6,7 @@
 //                        and the fake kernel, without the recorder: the baseline
 //         record-all     every launch recorded (frames built and written to `sink`, default none)
 //         sample-100     launchSampleEvery = 100
+//         aggregate-10ms aggregateInterval = 10 ms (one frame per 10 ms of launches)
 //   with the suffix -inline: a runtime that runs every operation (and host function) at once on
 //   the calling thread, so the caller's time is the recorder's own work, with no hand-offs.
 //
@@ -129,14 +130,14 @@ class InlineRuntime : public ww::FakeRuntime {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s runtime-only|record-all|sample-100[-inline] <launches> [sink]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s runtime-only|record-all|sample-100|aggregate-10ms[-inline] <launches> [sink]\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
   const long launches = std::strtol(argv[2], nullptr, 10);
   const bool inlineRuntime = mode.size() > 7 && mode.compare(mode.size() - 7, 7, "-inline") == 0;
   const std::string base = inlineRuntime ? mode.substr(0, mode.size() - 7) : mode;
-  if (launches <= 0 || (base != "runtime-only" && base != "record-all" && base != "sample-100")) {
+  if (launches <= 0 || (base != "runtime-only" && base != "record-all" && base != "sample-100" && base != "aggregate-10ms")) {
     std::fprintf(stderr, "%s: bad mode or launch count\n", argv[0]);
     return 2;
   }
@@ -160,7 +161,7 @@ int main(int argc, char** argv) {
     clockPairNanos = 2.0 * (threadCpuNanos() - c0) / reps;
   }
   double callerNanos = 0, processNanos = 0, wallNanos = 0, encoderNanos = 0, writerNanos = 0;
-  std::uint64_t recorded = 0;
+  std::uint64_t recorded = 0, frameLaunches = 0;  // frameLaunches: summaries written
   const auto runKernel = [&](ww::ProbeBuffers buffers) {
     if (inlineRuntime) {
       fakeKernel(buffers)();
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
     processNanos = processCpuNanos() - process0;
     wallNanos = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall0).count();
     recorded = static_cast<std::uint64_t>(launches);
+    frameLaunches = recorded;
     runtime->freeDevice(deviceTotals);
     runtime->freeDevice(deviceSamples);
     runtime->freeHost(hostTotals);
@@ -201,6 +203,7 @@ int main(int argc, char** argv) {
     options.sink = argc > 3 ? argv[3] : "";
     options.queueCapacityFrames = 1 << 16;
     if (base == "sample-100") options.launchSampleEvery = 100;
+    if (base == "aggregate-10ms") options.aggregateInterval = std::chrono::milliseconds(10);
     ww::RecorderDevice device;
     device.source = ww::Source::Cpu;
     device.info.name = "fake";
@@ -217,8 +220,9 @@ int main(int argc, char** argv) {
       recorder.endLaunch(std::move(ticket));
       callerNanos += (t1 - t0) + (threadCpuNanos() - t2);
       runtime->synchronize(stream);
-      // Until the encoder has handed the slot back, so that no launch is skipped for want of a slot.
-      for (;;) {
+      // Until the encoder has handed the slot back, so that no launch is skipped for want of a slot
+      // (aggregates: written every 10 ms, nothing to wait for).
+      for (; base != "aggregate-10ms";) {
         const ww::RecorderStats stats = recorder.stats();
         if (stats.launchesRecorded + stats.launchesSampledOut + stats.launchesFailed >= static_cast<std::uint64_t>(i + 1)) break;
         std::this_thread::sleep_for(std::chrono::microseconds(5));
@@ -231,6 +235,7 @@ int main(int argc, char** argv) {
     wallNanos = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - wall0).count();
     const ww::RecorderStats stats = recorder.stats();
     recorded = stats.launchesRecorded;
+    frameLaunches = stats.launchesRecorded - stats.launchesAggregated;
     if (!closed.complete || stats.launchesFailed != 0 || stats.launchesSkipped != 0) {
       std::fprintf(stderr, "%s: close incomplete or failures (%llu failed)\n", argv[0], static_cast<unsigned long long>(stats.launchesFailed));
       return 1;
@@ -238,10 +243,11 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "{\"mode\":\"%s\",\"launches\":%ld,\"recorded\":%llu,\"callerCpuNsPerLaunch\":%.1f,\"processCpuNsPerLaunch\":%.1f,"
-      "\"processCpuNsPerRecordedLaunch\":%.1f,\"encoderCpuNsPerRecordedLaunch\":%.1f,\"writerCpuNsPerRecordedLaunch\":%.1f,"
+      "\"processCpuNsPerRecordedLaunch\":%.1f,\"frameLaunches\":%llu,\"encoderCpuNsPerRecordedLaunch\":%.1f,\"writerCpuNsPerRecordedLaunch\":%.1f,"
       "\"wallNsPerLaunch\":%.1f,\"samplesPerRecordedLaunch\":%zu,\"clockPairNs\":%.1f}\n",
       mode.c_str(), launches, static_cast<unsigned long long>(recorded), callerNanos / static_cast<double>(launches) - clockPairNanos,
       processNanos / static_cast<double>(launches), recorded ? processNanos / static_cast<double>(recorded) : 0.0,
+      static_cast<unsigned long long>(frameLaunches),
       recorded ? encoderNanos / static_cast<double>(recorded) : 0.0, recorded ? writerNanos / static_cast<double>(recorded) : 0.0,
       wallNanos / static_cast<double>(launches), prepared.samples.size(), clockPairNanos);
   return 0;

@@ -17,9 +17,11 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -412,6 +414,121 @@ TEST(Recorder, ALaunchBudgetCapsRecordedLaunchesPerSecond) {
   EXPECT_LE(static_cast<double>(recording), 5.0 + seconds * 5.0 + 1e-9);
   EXPECT_EQ(recorder.stats().launchesSampledOut, 200u - recording);
   recorder.close(10s);
+}
+
+TEST(Recorder, AggregationWritesTheLaunchesOfAKernelOnAStreamAsOneFrame) {
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  const std::string path = tempPath("aggregated.bin");
+  ww::RecorderOptions options;
+  options.sink = path;
+  options.aggregateInterval = std::chrono::hours(1);  // never due: close() writes the aggregates
+  const ww::StreamHandle other = runtime->createStream();
+  std::map<std::string, std::uint64_t> expectedSum, expectedGroups;
+  std::map<std::string, std::uint64_t> firstLaunchId;
+  {
+    ww::BasicRecorder recorder(options, runtime, fakeDevice());
+    for (int i = 0; i < 12; ++i) {
+      // kernel k on the default stream, kernel j on the default stream, kernel k on another stream
+      for (const auto& [kernel, stream, label] : {std::tuple<const char*, ww::StreamHandle, const char*>{"k", nullptr, "k@0"}, {"j", nullptr, "j@0"}, {"k", other, "k@1"}}) {
+        const std::uint64_t groups = 10 + static_cast<std::uint64_t>(i);
+        ww::LaunchTicket ticket = recorder.beginLaunch(stream, recorder.launchInfo("job", kernel, kGroupSize, groups, true, 2));
+        ASSERT_TRUE(ticket.recording());
+        const ww::ProbeBuffers buffers = ticket.buffers();
+        EXPECT_EQ(buffers.samplingStride, i == 0 ? 2u : 0u) << "samples from the first launch of an aggregate only";
+        if (i == 0) firstLaunchId[label] = buffers.launchId;
+        for (std::uint64_t g = 0; g < groups; ++g) {
+          for (unsigned lane = 0; lane < kGroupSize; ++lane) expectedSum[label] += laneCount(buffers.launchId, g, lane);
+        }
+        expectedGroups[label] += groups;
+        runtime->enqueue(stream, [buffers, groups] { fakeKernel(buffers, groups); });
+        recorder.endLaunch(std::move(ticket));
+      }
+    }
+    EXPECT_TRUE(recorder.close(10s).complete);
+    const ww::RecorderStats stats = recorder.stats();
+    EXPECT_EQ(stats.launchesRecorded, 36u);
+    EXPECT_EQ(stats.launchesAggregated, 33u);
+  }
+  std::map<std::uint64_t, std::string> labelOf;
+  for (const auto& [label, id] : firstLaunchId) labelOf[id] = label;
+  std::size_t summaries = 0, sampled = 0;
+  for (const ww::Frame& frame : readFrames(path)) {
+    if (const auto* s = std::get_if<ww::LaunchSummary>(&frame)) {
+      summaries += 1;
+      ASSERT_EQ(labelOf.count(s->identity.launchId), 1u) << "an aggregate carries its first launch's id";
+      const std::string& label = labelOf[s->identity.launchId];
+      EXPECT_EQ(s->groupCount, expectedGroups[label]) << label;
+      EXPECT_EQ(s->groupsCounted, expectedGroups[label]) << label;
+      EXPECT_EQ(s->sumCounts, expectedSum[label]) << label;
+    } else {
+      const auto& samples = std::get<ww::GroupSamples>(frame);
+      for (const ww::GroupSample& group : samples.groups) {
+        sampled += 1;
+        EXPECT_LT(group.groupIndex, 10u) << "the first launch had 10 groups";
+        for (unsigned lane = 0; lane < kGroupSize; ++lane) EXPECT_EQ(group.laneCounts[lane], laneCount(samples.identity.launchId, group.groupIndex, lane));
+      }
+    }
+  }
+  EXPECT_EQ(summaries, 3u);
+  EXPECT_GT(sampled, 0u);
+  ::unlink(path.c_str());
+}
+
+TEST(Recorder, AggregationAcrossThreadsLosesNoGroupAndCountsEveryLaunch) {
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  const std::string path = tempPath("aggregated-threads.bin");
+  ww::RecorderOptions options;
+  options.sink = path;
+  options.aggregateInterval = 1ms;
+  options.stagingSlots = 8;
+  options.queueCapacityFrames = 100000;
+  const ww::StreamHandle shared = runtime->createStream();
+  std::mutex mutex;
+  std::uint64_t expectedSum = 0, launchedRecording = 0;
+  ww::RecorderStats stats;
+  {
+    ww::BasicRecorder recorder(options, runtime, fakeDevice());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      const ww::StreamHandle own = runtime->createStream();
+      threads.emplace_back([&, own, t] {
+        for (int i = 0; i < 150; ++i) {
+          const ww::StreamHandle stream = i % 3 == 0 ? shared : own;
+          const std::uint64_t groups = 3 + static_cast<std::uint64_t>((i + t) % 7);
+          ww::LaunchTicket ticket = recorder.beginLaunch(stream, recorder.launchInfo("job", "k", kGroupSize, groups, true, 0));
+          const ww::ProbeBuffers buffers = ticket.buffers();
+          if (ticket.recording()) {
+            std::uint64_t sum = 0;
+            for (std::uint64_t g = 0; g < groups; ++g) {
+              for (unsigned lane = 0; lane < kGroupSize; ++lane) sum += laneCount(buffers.launchId, g, lane);
+            }
+            std::lock_guard<std::mutex> lock(mutex);
+            expectedSum += sum;
+            launchedRecording += 1;
+          }
+          runtime->enqueue(stream, [buffers, groups] { fakeKernel(buffers, groups); });
+          recorder.endLaunch(std::move(ticket));
+          if (i % 10 == 0) std::this_thread::sleep_for(1ms);
+        }
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_TRUE(recorder.close(30s).complete);
+    stats = recorder.stats();
+  }
+  EXPECT_EQ(stats.launchesRecorded, launchedRecording);
+  EXPECT_EQ(stats.launchesRecorded + stats.launchesSkipped, 600u);
+  EXPECT_GT(stats.launchesAggregated, 0u);
+  std::uint64_t sum = 0, frames = 0;
+  for (const ww::Frame& frame : readFrames(path)) {
+    if (const auto* s = std::get_if<ww::LaunchSummary>(&frame)) {
+      sum += s->sumCounts;
+      frames += 1;
+    }
+  }
+  EXPECT_EQ(sum, expectedSum) << "every group of every recorded launch is in exactly one frame";
+  EXPECT_EQ(frames, stats.launchesRecorded - stats.launchesAggregated);
+  ::unlink(path.c_str());
 }
 
 // ---- the sink's reader goes away: the job must survive (run in a child process) ---------------

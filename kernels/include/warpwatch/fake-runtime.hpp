@@ -7,6 +7,7 @@
 // make the next k such calls fail (a local error); makeSticky() turns every later call into a
 // sticky failure and drops what the streams have queued (host functions then never run, as in a
 // CUDA context after a fault); pause(stream) holds a stream's queue until resume(stream).
+// freeDevice waits for every stream, as cudaFree waits for the device.
 //
 // Example:
 //   auto runtime = std::make_shared<warpwatch::FakeRuntime>();
@@ -81,7 +82,13 @@ class FakeRuntime : public RecorderRuntime {
 
   void* allocateDevice(std::size_t bytes, RuntimeStatus& status) noexcept override { return allocate(bytes, status); }
   void* allocateHost(std::size_t bytes, RuntimeStatus& status) noexcept override { return allocate(bytes, status); }
-  void freeDevice(void* pointer) noexcept override { release(pointer); }
+  /// Waits for every stream first, as cudaFree waits for the device (a kernel still queued may
+  /// write the memory); so it must not be called while a stream is paused.
+  void freeDevice(void* pointer) noexcept override {
+    if (pointer == nullptr) return;
+    synchronizeAll();
+    release(pointer);
+  }
   void freeHost(void* pointer) noexcept override { release(pointer); }
 
   RuntimeStatus clearAsync(void* device, std::size_t bytes, StreamHandle stream) noexcept override {
@@ -167,7 +174,17 @@ class FakeRuntime : public RecorderRuntime {
     std::thread thread_;  // last: starts after the members above exist
   };
 
-  Stream& streamOf(StreamHandle handle) { return handle == nullptr ? *defaultStream_ : *static_cast<Stream*>(handle); }
+  void synchronizeAll() noexcept {
+    defaultStream_->drain();
+    std::vector<Stream*> streams;
+    {
+      std::lock_guard<std::mutex> lock(streamsMutex_);
+      for (auto& stream : streams_) streams.push_back(stream.get());
+    }
+    for (Stream* stream : streams) stream->drain();
+  }
+
+    Stream& streamOf(StreamHandle handle) { return handle == nullptr ? *defaultStream_ : *static_cast<Stream*>(handle); }
 
   RuntimeStatus injected(std::atomic<int>& counter, const char* what) noexcept {
     if (sticky_) return RuntimeStatus::failure(std::string(what) + ": injected sticky error", true);

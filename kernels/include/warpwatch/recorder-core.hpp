@@ -53,15 +53,22 @@ struct RecorderOptions {
   /// Launch budget: at most this many recorded launches per second of each kernel (a token
   /// bucket holding up to one second's worth); 0 = no budget. Applies after launchSampleEvery.
   double maxLaunchesPerSecond = 0;
+  /// Aggregation: successive launches of one kernel (job, kernel, n, sync) on one stream add into
+  /// the same device totals for this long and are written as one LaunchSummary (sums over every
+  /// group of every launch; groupCount = their total); samples come from the first launch only.
+  /// Host cost per aggregated launch: no runtime call and no frame. 0 = off (one frame per launch).
+  std::chrono::milliseconds aggregateInterval{0};
   /// How long close() and the destructor wait for launches in flight and the sink.
   std::chrono::milliseconds closeTimeout{10000};
 };
 
-/// Counters of a recorder (monotonic). Every launch begun ends in exactly one of recorded,
-/// sampledOut, skipped, failed, abandoned, disabled, or (at close) notRecordedAtClose.
+/// Counters of a recorder (monotonic). Every launch begun is counted in one of recorded,
+/// sampledOut, skipped, failed, abandoned, disabled, notRecordedAtClose (a launch still in flight
+/// when close gave up; if its ticket ends after close it is also counted in disabled).
 struct RecorderStats {
   std::uint64_t launchesBegun = 0;        ///< beginLaunch calls
-  std::uint64_t launchesRecorded = 0;     ///< frames built and queued for the sink
+  std::uint64_t launchesRecorded = 0;     ///< launches whose data went into frames queued for the sink (aggregated ones included)
+  std::uint64_t launchesAggregated = 0;   ///< of those, launches added into an earlier launch's frame (aggregateInterval)
   std::uint64_t launchesSampledOut = 0;   ///< not recorded by launch sampling (launchSampleEvery, maxLaunchesPerSecond)
   std::uint64_t launchesSkipped = 0;      ///< no free staging slot: not recorded, job not delayed
   std::uint64_t launchesFailed = 0;       ///< a runtime call failed (non-sticky): not recorded, slot freed
@@ -97,6 +104,13 @@ struct StagingSlot {
   LaunchInfo info;
   RecorderCore* core = nullptr;
   bool abandoned = false;  ///< the ticket died without endLaunch: the host function only frees the slot
+  std::uint64_t launches = 0;     ///< launches in this slot (> 1 when aggregated)
+  // Aggregation (under the core's mutex): open while in RecorderCore::open_.
+  bool aggregating = false;
+  unsigned openTickets = 0;       ///< member tickets not ended yet
+  std::string aggregateKey;
+  std::chrono::steady_clock::time_point openedAt{};
+  StreamHandle stream = nullptr;  ///< the stream of the launch(es)
 };
 }  // namespace detail
 
@@ -165,6 +179,7 @@ class RecorderCore {
     LaunchTicket ticket;
     ticket.buffers_ = scratchBuffers(info);
     StagingSlot* slot = nullptr;
+    std::string aggregateKey;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.launchesBegun += 1;
@@ -182,6 +197,26 @@ class RecorderCore {
         stats_.launchesSampledOut += 1;
         return ticket;
       }
+      if (options_.aggregateInterval.count() > 0) {
+        try {
+          aggregateKey = makeAggregateKey(info, stream);
+        } catch (...) {
+          aggregateKey.clear();  // out of memory: this launch gets its own frame
+        }
+        const auto open = aggregateKey.empty() ? open_.end() : open_.find(aggregateKey);
+        if (open != open_.end()) {
+          StagingSlot* member = open->second;
+          member->openTickets += 1;
+          member->launches += 1;
+          member->info.groupCount += info.groupCount;
+          ticket.core_ = self;
+          ticket.slot_ = member;
+          ticket.stream_ = stream;
+          ticket.buffers_.totals = member->deviceTotals;
+          ticket.buffers_.samples = member->deviceSamples;  // samplingStride stays 0: samples only from the first launch
+          return ticket;
+        }
+      }
       if (free_.empty()) {
         stats_.launchesSkipped += 1;
         return ticket;
@@ -196,10 +231,28 @@ class RecorderCore {
       return ticket;
     }
     slot->abandoned = false;
+    slot->stream = stream;
+    slot->launches = 1;
+    slot->aggregating = false;
+    slot->openTickets = 1;
     const RuntimeStatus cleared = runtime_->clearAsync(slot->deviceTotals, sizeof(LaunchTotals), stream);
     if (!cleared.ok) {
       giveBack(slot, cleared, "beginLaunch: clearing the launch totals");
       return ticket;
+    }
+    if (!aggregateKey.empty()) {
+      // Open an aggregate (unless another thread opened one for the key meanwhile: then this
+      // launch keeps its own slot and frame).
+      std::lock_guard<std::mutex> lock(mutex_);
+      try {
+        if (open_.emplace(aggregateKey, slot).second) {
+          slot->aggregating = true;
+          slot->aggregateKey = std::move(aggregateKey);
+          slot->openedAt = std::chrono::steady_clock::now();
+        }
+      } catch (...) {
+        slot->aggregating = false;
+      }
     }
     ticket.core_ = self;
     ticket.slot_ = slot;
@@ -218,6 +271,12 @@ class RecorderCore {
     if (slot == nullptr) return;
     if (parkIfClosed(ticket.core_, "launchesDisabled")) return;
     ticket.core_.reset();
+    if (!leaveAggregate(slot, false)) return;  // the aggregate stays open: nothing to enqueue yet
+    flush(slot, stream);
+  }
+
+  /// Enqueues the copy of the totals and the host function of a slot whose launches are all enqueued.
+  void flush(StagingSlot* slot, StreamHandle stream) noexcept {
     const RuntimeStatus copied = runtime_->copyToHostAsync(slot->hostTotals, slot->deviceTotals, sizeof(LaunchTotals), stream);
     if (!copied.ok) {
       giveBack(slot, copied, "endLaunch: copying the launch totals");
@@ -236,21 +295,62 @@ class RecorderCore {
       stats_.launchesAbandoned += 1;
     }
     if (parkIfClosed(ticket.core_, nullptr)) return;
+    if (slot->launches > 1) {
+      // A member of an aggregate: the other launches are still worth their frame.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        slot->launches -= 1;  // counted as abandoned, not recorded
+      }
+      if (leaveAggregate(slot, false)) flush(slot, ticket.stream_);
+      return;
+    }
+    leaveAggregate(slot, true);
     slot->abandoned = true;
     enqueueHostFunction(slot, ticket.stream_, "abandoned ticket: enqueueing the host function");
+  }
+
+  /// A ticket of `slot` ends: true when the slot is to be flushed now (not aggregating, or the
+  /// last open ticket of an aggregate whose interval has passed, or `force`); then it is closed
+  /// to new members.
+  bool leaveAggregate(StagingSlot* slot, bool force) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    slot->openTickets -= 1;
+    if (!slot->aggregating) return true;
+    const bool due = force || closed_ || std::chrono::steady_clock::now() - slot->openedAt >= options_.aggregateInterval;
+    if (slot->openTickets > 0 || !due) return false;
+    open_.erase(slot->aggregateKey);
+    slot->aggregating = false;
+    return true;
   }
 
   CloseResult close(std::chrono::milliseconds timeout) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock<std::mutex> lock(mutex_);
     if (closed_) return closeResult_;
+    // Open aggregates whose tickets have all ended: write them now (their stream order is kept).
+    std::vector<std::pair<StagingSlot*, StreamHandle>> toFlush;
+    for (auto it = open_.begin(); it != open_.end();) {
+      StagingSlot* slot = it->second;
+      if (slot->openTickets == 0) {
+        slot->aggregating = false;
+        toFlush.emplace_back(slot, slot->stream);
+        it = open_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    for (const auto& [slot, stream] : toFlush) flush(slot, stream);
+    lock.lock();
     // Host functions queued before a sticky error never run: do not wait for them.
     idle_.wait_until(lock, deadline, [this] { return disabled_ || (pending_ == 0 && ready_.empty() && !encoding_); });
     closed_ = true;
     wake_.notify_all();
     const bool encoderDone = idle_.wait_until(lock, deadline, [this] { return encoderFinished_; });
     CloseResult result;
-    result.launchesNotRecorded = pending_ + ready_.size() + (encoding_ ? 1 : 0);
+    result.launchesNotRecorded = pendingLaunches_ + encodingLaunches_;
+    for (const StagingSlot* slot : ready_) result.launchesNotRecorded += slot->launches;
+    for (const auto& entry : open_) result.launchesNotRecorded += entry.second->launches;  // tickets still open
     stats_.launchesNotRecordedAtClose = result.launchesNotRecorded;
     lock.unlock();
     if (encoder_.joinable()) {
@@ -318,6 +418,17 @@ class RecorderCore {
     return buffers;
   }
 
+  /// Aggregation key: job, kernel, n, sync and stream (under mutex_; may throw bad_alloc).
+  static std::string makeAggregateKey(const LaunchInfo& info, StreamHandle stream) {
+    char tail[64];
+    std::snprintf(tail, sizeof tail, "\n%u\n%d\n%p", info.groupSize, info.sync ? 1 : 0, stream);
+    std::string key;
+    key.reserve(info.job.size() + info.kernel.size() + 40);
+    key.append(info.job).push_back('/');
+    key.append(info.kernel).append(tail);
+    return key;
+  }
+
   /// Launch sampling (under mutex_): one in launchSampleEvery, then the per-second budget.
   bool selectLaunch(const LaunchInfo& info) {
     if (options_.launchSampleEvery <= 1 && options_.maxLaunchesPerSecond <= 0) return true;
@@ -348,12 +459,14 @@ class RecorderCore {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       pending_ += 1;
+      if (!slot->abandoned) pendingLaunches_ += slot->launches;
     }
     const RuntimeStatus launched = runtime_->launchHostFunction(stream, &RecorderCore::onStreamReached, slot);
     if (!launched.ok) {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_ -= 1;
+        if (!slot->abandoned) pendingLaunches_ -= slot->launches;
       }
       if (slot->abandoned) {
         reportFailure(launched, what);
@@ -373,6 +486,7 @@ class RecorderCore {
     const std::uint64_t now = unixNanosNow();
     std::lock_guard<std::mutex> lock(self->mutex_);
     self->pending_ -= 1;
+    if (!slot->abandoned) self->pendingLaunches_ -= slot->launches;
     if (slot->abandoned) {
       self->free_.push_back(slot);
       self->idle_.notify_all();
@@ -387,8 +501,8 @@ class RecorderCore {
   void giveBack(StagingSlot* slot, const RuntimeStatus& status, const char* what) noexcept {
     reportFailure(status, what);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!status.sticky) stats_.launchesFailed += 1;
-    else stats_.launchesDisabled += 1;
+    if (!status.sticky) stats_.launchesFailed += slot->launches;
+    else stats_.launchesDisabled += slot->launches;
     free_.push_back(slot);
     idle_.notify_all();
   }
@@ -430,10 +544,12 @@ class RecorderCore {
       StagingSlot* slot = ready_.front();
       ready_.pop_front();
       encoding_ = true;
+      encodingLaunches_ = slot->launches;
       lock.unlock();
       encode(*slot);
       lock.lock();
       encoding_ = false;
+      encodingLaunches_ = 0;
       free_.push_back(slot);
       idle_.notify_all();
     }
@@ -450,22 +566,23 @@ class RecorderCore {
       if (!copied.ok) {
         reportFailure(copied, "encoder: copying the claimed samples");
         std::lock_guard<std::mutex> lock(mutex_);
-        if (copied.sticky) stats_.launchesDisabled += 1;
-        else stats_.launchesFailed += 1;
+        if (copied.sticky) stats_.launchesDisabled += slot.launches;
+        else stats_.launchesFailed += slot.launches;
         return;
       }
     }
     try {
       frames_.recordLaunch(slot.info, totals, slot.hostSamples, claimed);
       std::lock_guard<std::mutex> lock(mutex_);
-      stats_.launchesRecorded += 1;
+      stats_.launchesRecorded += slot.launches;
+      stats_.launchesAggregated += slot.launches - 1;
     } catch (const std::exception& error) {
       reportFailure(RuntimeStatus::failure(std::string("the launch's frames could not be built (WW_ERR_FRAME_*): ") + error.what(), false), "encoder");
       std::lock_guard<std::mutex> lock(mutex_);
-      stats_.launchesFailed += 1;
+      stats_.launchesFailed += slot.launches;
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
-      stats_.launchesFailed += 1;
+      stats_.launchesFailed += slot.launches;
     }
   }
 
@@ -508,7 +625,10 @@ class RecorderCore {
   std::condition_variable wake_, idle_;
   std::deque<StagingSlot*> free_, ready_;
   std::unordered_map<std::string, KernelRate> rates_;
-  std::uint64_t pending_ = 0;
+  std::uint64_t pending_ = 0;            ///< host functions enqueued, not run yet
+  std::uint64_t pendingLaunches_ = 0;    ///< launches in those slots (abandoned ones not counted)
+  std::uint64_t encodingLaunches_ = 0;
+  std::unordered_map<std::string, StagingSlot*> open_;  ///< open aggregates by makeAggregateKey
   bool closed_ = false, disabled_ = false, encoding_ = false, encoderFinished_ = false, reportedLocalFailure_ = false;
   RecorderStats stats_;
   CloseResult closeResult_;
