@@ -462,6 +462,7 @@ TEST(Recorder, AggregationWritesTheLaunchesOfAKernelOnAStreamAsOneFrame) {
       EXPECT_EQ(s->sumCounts, expectedSum[label]) << label;
     } else {
       const auto& samples = std::get<ww::GroupSamples>(frame);
+      EXPECT_EQ(samples.groupCount, 10u) << "the samples' launch (the first) had 10 groups";
       for (const ww::GroupSample& group : samples.groups) {
         sampled += 1;
         EXPECT_LT(group.groupIndex, 10u) << "the first launch had 10 groups";

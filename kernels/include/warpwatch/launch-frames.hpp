@@ -26,7 +26,10 @@ struct LaunchInfo {
   bool sync = true;                 ///< group synchronised before its end clock
   DeviceInfo device;
   std::uint64_t launchId = 0;
-  std::uint64_t groupCount = 0;
+  std::uint64_t groupCount = 0;         ///< groups in the launch (an aggregate: in all its launches)
+  /// Groups of the launch the samples come from, when that differs from groupCount (an
+  /// aggregate of several launches samples its first launch only); 0 = groupCount.
+  std::uint64_t samplesGroupCount = 0;
   std::uint64_t startUnixNanos = 0;
   std::uint64_t endUnixNanos = 0;
   Selection selection = Selection::Hash;  ///< default hash (unbiased); stride aliases with 2-D layouts
@@ -68,7 +71,7 @@ inline std::vector<GroupSamples> buildGroupSamples(const LaunchInfo& info, const
     GroupSamples frame;
     frame.identity = {info.job, info.kernel, info.launchId, frameSequence++, info.source, static_cast<std::uint8_t>(info.groupSize),
                       info.sync, info.device, info.startUnixNanos, info.endUnixNanos};
-    frame.groupCount = info.groupCount;
+    frame.groupCount = info.samplesGroupCount != 0 ? info.samplesGroupCount : info.groupCount;
     frame.selection = info.selection;
     frame.samplingStride = std::max<std::uint32_t>(info.samplingStride, 1);
     const std::size_t last = std::min<std::size_t>(sampleCount, first + kMaxGroupSamples);

@@ -208,6 +208,7 @@ class RecorderCore {
           StagingSlot* member = open->second;
           member->openTickets += 1;
           member->launches += 1;
+          if (member->info.samplesGroupCount == 0) member->info.samplesGroupCount = member->info.groupCount;  // the samples' launch
           member->info.groupCount += info.groupCount;
           ticket.core_ = self;
           ticket.slot_ = member;
