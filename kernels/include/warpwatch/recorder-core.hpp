@@ -180,6 +180,8 @@ class RecorderCore {
     ticket.buffers_ = scratchBuffers(info);
     StagingSlot* slot = nullptr;
     std::string aggregateKey;
+    KernelRate* rate = nullptr;
+    std::uint64_t carriedGroups = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.launchesBegun += 1;
@@ -189,13 +191,17 @@ class RecorderCore {
       }
       bool selected = false;
       try {
-        selected = selectLaunch(info);
+        selected = selectLaunch(info, rate);
       } catch (...) {
         selected = false;  // out of memory for the kernel's rate entry: not recorded
       }
       if (!selected) {
         stats_.launchesSampledOut += 1;
         return ticket;
+      }
+      if (rate != nullptr) {
+        carriedGroups = rate->skippedGroups;  // the groups this launch's summary stands for besides its own
+        rate->skippedGroups = 0;
       }
       if (options_.aggregateInterval.count() > 0) {
         try {
@@ -209,7 +215,7 @@ class RecorderCore {
           member->openTickets += 1;
           member->launches += 1;
           if (member->info.samplesGroupCount == 0) member->info.samplesGroupCount = member->info.groupCount;  // the samples' launch
-          member->info.groupCount += info.groupCount;
+          member->info.groupCount += info.groupCount + carriedGroups;
           ticket.core_ = self;
           ticket.slot_ = member;
           ticket.stream_ = stream;
@@ -220,6 +226,7 @@ class RecorderCore {
       }
       if (free_.empty()) {
         stats_.launchesSkipped += 1;
+        if (rate != nullptr) rate->skippedGroups += carriedGroups + info.groupCount;  // the next summary carries them
         return ticket;
       }
       slot = free_.front();
@@ -230,6 +237,10 @@ class RecorderCore {
     } catch (...) {
       giveBack(slot, RuntimeStatus::failure("copying the launch info: out of memory", false), "beginLaunch");
       return ticket;
+    }
+    if (carriedGroups > 0) {
+      slot->info.samplesGroupCount = info.groupCount;
+      slot->info.groupCount += carriedGroups;
     }
     slot->abandoned = false;
     slot->stream = stream;
@@ -400,6 +411,7 @@ class RecorderCore {
  private:
   struct KernelRate {
     std::uint64_t seen = 0;
+    std::uint64_t skippedGroups = 0;  ///< groups of the launches not recorded since the last recorded one
     double tokens = 0;
     std::chrono::steady_clock::time_point refilled{};
   };
@@ -431,14 +443,25 @@ class RecorderCore {
   }
 
   /// Launch sampling (under mutex_): one in launchSampleEvery, then the per-second budget.
-  bool selectLaunch(const LaunchInfo& info) {
+  /// A launch not selected adds its groups to its kernel's skippedGroups; `rateOut` is the
+  /// kernel's entry (nullptr when launch sampling is off).
+  bool selectLaunch(const LaunchInfo& info, KernelRate*& rateOut) {
+    rateOut = nullptr;
     if (options_.launchSampleEvery <= 1 && options_.maxLaunchesPerSecond <= 0) return true;
     std::string key;
     key.reserve(info.job.size() + 1 + info.kernel.size());
     key.append(info.job).push_back('/');
     key.append(info.kernel);
-    KernelRate& rate = rates_[key];
+    KernelRate& rate = rates_[key];  // unordered_map: references stay valid across rehashing
+    rateOut = &rate;
     const std::uint64_t index = rate.seen++;
+    if (!admit(rate, index)) {
+      rate.skippedGroups += info.groupCount;
+      return false;
+    }
+    return true;
+  }
+  bool admit(KernelRate& rate, std::uint64_t index) {
     if (index % options_.launchSampleEvery != 0) return false;
     if (options_.maxLaunchesPerSecond <= 0) return true;
     const auto now = std::chrono::steady_clock::now();
