@@ -432,6 +432,25 @@ TEST(Recorder, ALaunchBudgetCapsRecordedLaunchesPerSecond) {
   recorder.close(10s);
 }
 
+TEST(Recorder, ALaunchWhoseFramesCannotBeBuiltIsCountedNotThrown) {
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  ww::BasicRecorder recorder(ww::RecorderOptions{}, runtime, fakeDevice());
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
+    ww::LaunchTicket ticket = recorder.beginLaunch(nullptr, recorder.launchInfo("a/b", "k", kGroupSize, 10, true));  // '/' is refused in a job
+    const ww::ProbeBuffers buffers = ticket.buffers();
+    runtime->enqueue(nullptr, [buffers] { fakeKernel(buffers, 10); });
+    recorder.endLaunch(std::move(ticket));
+    runtime->synchronize(nullptr);
+  }
+  EXPECT_TRUE(recorder.close(10s).complete);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(recorder.stats().launchesFailed, 3u);
+  EXPECT_EQ(recorder.stats().launchesRecorded, 0u);
+  EXPECT_NE(err.find("WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED"), std::string::npos) << err;
+  EXPECT_EQ(err.find("WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED"), err.rfind("WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED")) << "once: " << err;
+}
+
 TEST(Recorder, AggregationWritesTheLaunchesOfAKernelOnAStreamAsOneFrame) {
   auto runtime = std::make_shared<ww::FakeRuntime>();
   const std::string path = tempPath("aggregated.bin");

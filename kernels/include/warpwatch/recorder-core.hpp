@@ -601,7 +601,7 @@ class RecorderCore {
       stats_.launchesRecorded += slot.launches;
       stats_.launchesAggregated += slot.launches - 1;
     } catch (const std::exception& error) {
-      reportFailure(RuntimeStatus::failure(std::string("the launch's frames could not be built (WW_ERR_FRAME_*): ") + error.what(), false), "encoder");
+      reportFailure(RuntimeStatus::failure(std::string("the launch's frames could not be built: ") + error.what(), false), "encoder");
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.launchesFailed += slot.launches;
     } catch (...) {
@@ -743,9 +743,22 @@ class BasicRecorder {
 
   /// A LaunchInfo with this device and source, a fresh launch id and the current time.
   /// `samplingStride`: one group in this many sampled (0 = none); `selection`: hash (default,
-  /// unbiased) or stride (aliases with row-major 2-D layouts).
+  /// unbiased) or stride (aliases with row-major 2-D layouts). Never throws: out of memory for
+  /// the strings gives an empty job, which the encoder refuses (counted in launchesFailed).
   LaunchInfo launchInfo(const std::string& job, const std::string& kernel, unsigned groupSize, std::uint64_t groupCount, bool sync,
-                        std::uint32_t samplingStride = 64, Selection selection = Selection::Hash) const {
+                        std::uint32_t samplingStride = 64, Selection selection = Selection::Hash) const noexcept {
+    try {
+      return makeLaunchInfo(job, kernel, groupSize, groupCount, sync, samplingStride, selection);
+    } catch (...) {
+      LaunchInfo info;
+      info.job.clear();
+      return info;
+    }
+  }
+
+ private:
+  LaunchInfo makeLaunchInfo(const std::string& job, const std::string& kernel, unsigned groupSize, std::uint64_t groupCount, bool sync,
+                            std::uint32_t samplingStride, Selection selection) const {
     LaunchInfo info;
     info.job = job;
     info.kernel = kernel;
@@ -761,6 +774,7 @@ class BasicRecorder {
     return info;
   }
 
+ public:
   /// Starts recording one launch on `stream`: claims a staging slot and enqueues the clear of its
   /// totals. Never blocks, never throws; when the launch is not recorded (launch sampling, no free
   /// slot, a failed call, disabled, closed) the ticket holds scratch buffers with sampling off.
