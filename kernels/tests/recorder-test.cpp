@@ -432,6 +432,20 @@ TEST(Recorder, ALaunchBudgetCapsRecordedLaunchesPerSecond) {
   recorder.close(10s);
 }
 
+TEST(Recorder, CloseFromTwoThreadsAtOnceReturnsOneResultToBoth) {
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  const ww::StreamHandle stream = runtime->createStream();
+  ww::BasicRecorder recorder(ww::RecorderOptions{}, runtime, fakeDevice());
+  launch(recorder, *runtime, stream, "k", 10);
+  ww::CloseResult first, second;
+  std::thread other([&] { first = recorder.close(10s); });
+  second = recorder.close(10s);
+  other.join();
+  EXPECT_TRUE(first.complete);
+  EXPECT_TRUE(second.complete);
+  EXPECT_EQ(recorder.stats().launchesRecorded, 1u);
+}
+
 TEST(Recorder, ALaunchWhoseFramesCannotBeBuiltIsCountedNotThrown) {
   auto runtime = std::make_shared<ww::FakeRuntime>();
   ww::BasicRecorder recorder(ww::RecorderOptions{}, runtime, fakeDevice());

@@ -307,12 +307,14 @@ class RecorderCore {
       stats_.launchesAbandoned += 1;
     }
     if (parkIfClosed(ticket.core_, nullptr)) return;
-    if (slot->launches > 1) {
+    bool member = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      member = slot->launches > 1;
+      if (member) slot->launches -= 1;  // counted as abandoned, not recorded
+    }
+    if (member) {
       // A member of an aggregate: the other launches are still worth their frame.
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        slot->launches -= 1;  // counted as abandoned, not recorded
-      }
       if (leaveAggregate(slot, false)) flush(slot, ticket.stream_);
       return;
     }
@@ -338,18 +340,27 @@ class RecorderCore {
   CloseResult close(std::chrono::milliseconds timeout) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock<std::mutex> lock(mutex_);
-    if (closed_) return closeResult_;
+    if (closing_) {  // closed, or being closed by another thread: its result
+      idle_.wait(lock, [this] { return closeDone_; });
+      return closeResult_;
+    }
+    closing_ = true;
     // Open aggregates whose tickets have all ended: write them now (their stream order is kept).
     std::vector<std::pair<StagingSlot*, StreamHandle>> toFlush;
-    for (auto it = open_.begin(); it != open_.end();) {
-      StagingSlot* slot = it->second;
-      if (slot->openTickets == 0) {
-        slot->aggregating = false;
-        toFlush.emplace_back(slot, slot->stream);
-        it = open_.erase(it);
-      } else {
-        ++it;
+    try {
+      toFlush.reserve(open_.size());
+      for (auto it = open_.begin(); it != open_.end();) {
+        StagingSlot* slot = it->second;
+        if (slot->openTickets == 0) {
+          slot->aggregating = false;
+          toFlush.emplace_back(slot, slot->stream);
+          it = open_.erase(it);
+        } else {
+          ++it;
+        }
       }
+    } catch (...) {
+      // out of memory: the aggregates left in open_ are counted as not recorded below
     }
     lock.unlock();
     for (const auto& [slot, stream] : toFlush) flush(slot, stream);
@@ -364,6 +375,7 @@ class RecorderCore {
     for (const StagingSlot* slot : ready_) result.launchesNotRecorded += slot->launches;
     for (const auto& entry : open_) result.launchesNotRecorded += entry.second->launches;  // tickets still open
     stats_.launchesNotRecordedAtClose = result.launchesNotRecorded;
+    const bool wasDisabled = disabled_;
     lock.unlock();
     if (encoder_.joinable()) {
       if (encoderDone) {
@@ -381,10 +393,12 @@ class RecorderCore {
                    "warpwatch recorder: WW_ERR_KERNELS_RECORDER_CLOSE_INCOMPLETE: closing after %lld ms left %llu launch(es) not recorded and %llu frame(s) not "
                    "written%s\n",
                    static_cast<long long>(timeout.count()), static_cast<unsigned long long>(result.launchesNotRecorded),
-                   static_cast<unsigned long long>(result.framesNotWritten), disabled_ ? " (the recorder was disabled by a sticky error)" : "");
+                   static_cast<unsigned long long>(result.framesNotWritten), wasDisabled ? " (the recorder was disabled by a sticky error)" : "");
     }
     lock.lock();
     closeResult_ = result;
+    closeDone_ = true;
+    idle_.notify_all();
     return result;
   }
 
@@ -653,6 +667,7 @@ class RecorderCore {
   std::uint64_t pendingLaunches_ = 0;    ///< launches in those slots (abandoned ones not counted)
   std::uint64_t encodingLaunches_ = 0;
   std::unordered_map<std::string, StagingSlot*> open_;  ///< open aggregates by makeAggregateKey
+  bool closing_ = false, closeDone_ = false;  ///< close() started / finished (closeResult_ set)
   bool closed_ = false, disabled_ = false, encoding_ = false, encoderFinished_ = false, reportedLocalFailure_ = false;
   RecorderStats stats_;
   CloseResult closeResult_;
