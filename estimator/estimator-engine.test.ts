@@ -350,4 +350,33 @@ describe('estimator-engine', () => {
       expect(snapshot.records.filter((r) => r.value === null).map((r) => r.streamKey)).toEqual(evicted);
     });
   });
+
+  describe('launch sampling (issue 14 item 4)', () => {
+    it('weights a summary that stands for sampled-out launches as if those launches had been recorded', () => {
+      const oneStream = launches.filter((l) => l.key === launches[0]!.key).map((l) => l.frame);
+      const [a, b] = [oneStream[0]!, oneStream[1]!];
+      // Recorded with launch sampling: the summary of B stands for B and two launches like it (groupCount ×3).
+      const outWeighted = collector();
+      const engineWeighted = createEstimatorEngine(testEngineOptions(), outWeighted.outputs, quietTelemetry);
+      engineWeighted.handleMessage(0, '0', encodeFrame(a), WALL);
+      engineWeighted.handleMessage(0, '1', encodeFrame({ ...b, groupCount: b.groupCount * 3 }), WALL);
+      engineWeighted.closeAll();
+      // The same launches all recorded: B three times (distinct launch ids, same end time).
+      const outAll = collector();
+      const engineAll = createEstimatorEngine(testEngineOptions(), outAll.outputs, quietTelemetry);
+      engineAll.handleMessage(0, '0', encodeFrame(a), WALL);
+      for (let copy = 0; copy < 3; copy++) engineAll.handleMessage(0, String(1 + copy), encodeFrame({ ...b, launchId: b.launchId + BigInt(1000 * (copy + 1)) }), WALL);
+      engineAll.closeAll();
+      const windowOf = (points: readonly SeriesPoint[]) => points.filter((p) => p.measurement === MEASUREMENTS.window);
+      const [w1, w2] = [windowOf(outWeighted.points), windowOf(outAll.points)];
+      expect(w1.length).toBe(w2.length);
+      for (let i = 0; i < w1.length; i++) {
+        for (const field of ['loss_predicted', 'loss_counts', 'loss_measured', 'workload_loss_measured', 'groups', 'units']) {
+          const [x, y] = [w1[i]!.fields[field], w2[i]!.fields[field]];
+          expect(typeof x, field).toBe('number');
+          expect(x as number, field).toBeCloseTo(y as number, 9);
+        }
+      }
+    });
+  });
 });

@@ -12,18 +12,33 @@ import type { LaunchObservation, ObservationIdentity, SampledGroupInput, Samples
  * const observation = observationFromFrame(frame as LaunchSummaryFrame);
  */
 export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservation {
+  // A recorder that samples launches (1 in K, or a per-second budget) counts the groups of the
+  // launches it left out in groupCount (SPEC.md, docs/kernels.md): the summary stands for
+  // groupCount / groupsCounted times its groups. Its histogram and sums are weighted by that,
+  // so launches sampled at different rates enter a window in proportion to the work they stand for.
+  const weight = summaryWeight(frame);
   return {
     ...identityOfFrame(frame),
     bins: frame.histogram.map((entry) => {
       const range = histogramBinRange(entry.bin);
-      return { low: range.low, high: range.high, count: entry.count };
+      return { low: range.low, high: range.high, count: entry.count * weight };
     }),
-    groups: frame.groupsCounted,
-    sumLossCounts: frame.sumCountsLoss,
-    sumLossMeasured: frame.sumMeasuredLoss,
-    sumSimtCycles: Number(frame.sumSimtClocks),
-    sumMimdCycles: Number(frame.sumMimdClocks),
+    groups: frame.groupsCounted * weight,
+    sumLossCounts: frame.sumCountsLoss * weight,
+    sumLossMeasured: frame.sumMeasuredLoss * weight,
+    sumSimtCycles: Number(frame.sumSimtClocks) * weight,
+    sumMimdCycles: Number(frame.sumMimdClocks) * weight,
   };
+}
+
+/**
+ * The weight of a LaunchSummary: groupCount / groupsCounted (≥ 1; 1 when every group of the
+ * launch was counted, or none was).
+ *
+ * @example summaryWeight({ groupCount: 3000, groupsCounted: 1000 }) // 3
+ */
+export function summaryWeight(frame: Pick<LaunchSummaryFrame, 'groupCount' | 'groupsCounted'>): number {
+  return frame.groupsCounted > 0 && frame.groupCount > frame.groupsCounted ? frame.groupCount / frame.groupsCounted : 1;
 }
 
 /**
