@@ -3,6 +3,7 @@
  * place; deploy/deploy.test.ts checks the YAML against these and these against the code
  * (collector/estimator defaults, dashboards' datasource uid).
  */
+import { ESTIMATOR_DEFAULTS } from '../estimator/config.ts';
 
 /** Container ports of the full stack (compose and k8s). */
 export const CONTAINER_PORTS = Object.freeze({
@@ -33,6 +34,7 @@ export const COLLECTOR_SOCKET_DIRECTORY = '/run/warpwatch';
 /**
  * How long InfluxDB keeps warpwatch's points, the one default of every deployment: the local
  * stack sets it on the database's default retention policy, compose on the initial bucket,
- * and docs/stack.md tells Kubernetes users (whose InfluxDB is their own) to set the same.
+ * and the estimator (everywhere, Kubernetes included) when it creates a missing database
+ * (WARPWATCH_INFLUX_RETENTION, ESTIMATOR_DEFAULTS.influxRetentionDuration).
  */
-export const INFLUX_RETENTION = '30d';
+export const INFLUX_RETENTION = ESTIMATOR_DEFAULTS.influxRetentionDuration;

@@ -45,6 +45,8 @@ export interface EstimatorConfig {
         /** InfluxDB 1.8 database; the v2 API bucket is `<database>/<retentionPolicy>`. */
         readonly database: string;
         readonly retentionPolicy: string;
+        /** Duration of the retention policy a database the estimator creates gets (InfluxQL, e.g. 30d; INF = forever). */
+        readonly retentionDuration: string;
         /** v2 API token ('' for an open 1.8 server, or 'user:password'). */
         readonly token: string;
         readonly org: string;
@@ -150,6 +152,8 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   influxUrl: 'http://127.0.0.1:18086',
   influxDatabase: 'warpwatch',
   influxRetentionPolicy: 'autogen',
+  /** The one retention default of every deployment (deploy/contracts.ts INFLUX_RETENTION). */
+  influxRetentionDuration: '30d',
   influxToken: '',
   influxOrg: '-',
   influxBatchSize: 5_000,
@@ -336,6 +340,8 @@ export function loadEstimatorConfig(input: {
   const lastLaunches = integer(flags.lastLaunches, '--last-launches', 'WARPWATCH_LAST_LAUNCHES', d.lastLaunches, 1, 100_000);
 
   const sweepText = env.WARPWATCH_SWEEP_GROUP_SIZES;
+  const influxRetentionDuration = (env.WARPWATCH_INFLUX_RETENTION ?? d.influxRetentionDuration).trim();
+  if (!/^(INF|\d+[hdw])$/.test(influxRetentionDuration)) problems.push(`WARPWATCH_INFLUX_RETENTION must be an InfluxQL duration like 30d, 720h or 4w, or INF, got "${influxRetentionDuration}"`);
   const tagLabelsText = env.WARPWATCH_TAG_LABELS;
   const tagLabels: string[] = tagLabelsText === undefined ? [...d.tagLabels] : tagLabelsText.split(',').map((name) => name.trim()).filter((name) => name !== '' && name.toLowerCase() !== 'off');
   for (const name of tagLabels) {
@@ -397,6 +403,7 @@ export function loadEstimatorConfig(input: {
           url: influxUrl,
           database: influxDatabase,
           retentionPolicy: env.WARPWATCH_INFLUX_RETENTION_POLICY || d.influxRetentionPolicy,
+          retentionDuration: influxRetentionDuration,
           token: env.WARPWATCH_INFLUX_TOKEN ?? d.influxToken,
           org: env.WARPWATCH_INFLUX_ORG || d.influxOrg,
           batchSize: integer(undefined, undefined, 'WARPWATCH_INFLUX_BATCH_SIZE', d.influxBatchSize, 1, 1_000_000),

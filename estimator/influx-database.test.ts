@@ -28,6 +28,12 @@ describe('ensureInfluxDatabase', () => {
     expect(await ensureInfluxDatabase(options, fakeInflux(['_internal'], { status: 200, body: '{"results":[{"statement_id":0}]}' }, seen))).toBe('created');
     expect(seen).toEqual(['GET SHOW DATABASES', 'POST CREATE DATABASE "warpwatch"']);
   });
+  it('creates it with the retention duration and policy name when given', async () => {
+    const seen: string[] = [];
+    await ensureInfluxDatabase({ ...options, retentionPolicy: 'autogen', retentionDuration: '30d' }, fakeInflux([], { status: 200, body: '{"results":[{"statement_id":0}]}' }, seen));
+    expect(seen).toEqual(['GET SHOW DATABASES', 'POST CREATE DATABASE "warpwatch" WITH DURATION 30d NAME "autogen"']);
+  });
+
   it('refuses with WW_ERR_ESTIMATOR_INFLUX_DATABASE when creating is not permitted', async () => {
     const attempt = ensureInfluxDatabase(options, fakeInflux([], { status: 403, body: '{"error":"user is not authorized to create databases"}' }));
     await expect(attempt).rejects.toBeInstanceOf(EstimatorError);

@@ -350,7 +350,8 @@ export type InfluxDatabaseCheck = 'exists' | 'created' | 'unreachable';
  * Makes sure the database the writer writes into exists, before the estimator starts: asks
  * InfluxDB (`SHOW DATABASES` on the 1.x query API, which InfluxDB 2.x also answers for its
  * database/retention-policy mappings) and, when the database is missing, creates it
- * (`CREATE DATABASE`, needs an admin user when authentication is on). Without this, every
+ * (`CREATE DATABASE … WITH DURATION <retentionDuration> NAME <retentionPolicy>` when a duration
+ * is given; needs an admin user when authentication is on). Without this, every
  * write would be refused (HTTP 404) and dropped for the whole life of the process.
  * InfluxDB not answering at all is not fatal: the writer buffers and retries until it comes
  * (returns 'unreachable').
@@ -363,7 +364,7 @@ export type InfluxDatabaseCheck = 'exists' | 'created' | 'unreachable';
  * @example await ensureInfluxDatabase(config.influx) // 'created' on a fresh InfluxDB
  */
 export async function ensureInfluxDatabase(
-  options: Pick<InfluxWriterOptions, 'url' | 'database' | 'token' | 'requestTimeoutMillis'>,
+  options: Pick<InfluxWriterOptions, 'url' | 'database' | 'token' | 'requestTimeoutMillis'> & { readonly retentionPolicy?: string; readonly retentionDuration?: string },
   fetchImpl: typeof fetch = fetch,
 ): Promise<InfluxDatabaseCheck> {
   const headers: Record<string, string> = {};
@@ -402,7 +403,9 @@ export async function ensureInfluxDatabase(
   if (names.has(options.database)) return 'exists';
   let created: { status: number; body: string };
   try {
-    created = await query('POST', `CREATE DATABASE "${options.database}"`);
+    // With the deployment's retention default (30d) on its retention policy, not InfluxDB's infinite one.
+    const retention = options.retentionDuration === undefined ? '' : ` WITH DURATION ${options.retentionDuration} NAME "${options.retentionPolicy ?? 'autogen'}"`;
+    created = await query('POST', `CREATE DATABASE "${options.database}"${retention}`);
   } catch {
     return 'unreachable';
   }

@@ -28,6 +28,16 @@ describe('the InfluxDB database at start (real InfluxDB)', () => {
     expect(await ensureInfluxDatabase(options)).toBe('exists');
   });
 
+  it('creates a missing database with the deployment retention default (30d) on its retention policy', async () => {
+    const database = uniqueId('wwdbret');
+    databases.push(database);
+    expect(await ensureInfluxDatabase({ url: influxUrl(), database, token: '', requestTimeoutMillis: 10_000, retentionPolicy: 'autogen', retentionDuration: '30d' })).toBe('created');
+    const policies = await influxQuery(database, `SHOW RETENTION POLICIES ON "${database}"`);
+    const columns = policies[0]?.columns ?? [];
+    const rows = (policies[0]?.values ?? []).map((row) => Object.fromEntries(columns.map((c, i) => [c, row[i]])));
+    expect(rows).toEqual([expect.objectContaining({ name: 'autogen', duration: '720h0m0s', default: true })]);
+  });
+
   it('`warpwatch estimate` on a database that does not exist creates it and starts', async () => {
     const id = uniqueId('wwdbest');
     const database = `${id}db`;
