@@ -35,8 +35,12 @@ inline void checkCuda(cudaError_t status, const char* what) {
 /// RecorderRuntime over the CUDA runtime of the current device.
 class CudaRuntime : public RecorderRuntime {
  public:
-  /// Creates the private non-blocking stream for copyToHostPrivate. Throws std::runtime_error.
-  CudaRuntime() { checkCuda(cudaStreamCreateWithFlags(&private_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  /// On the current device: creates the private non-blocking stream for copyToHostPrivate.
+  /// Throws std::runtime_error.
+  CudaRuntime() {
+    checkCuda(cudaGetDevice(&device_), "cudaGetDevice");
+    checkCuda(cudaStreamCreateWithFlags(&private_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  }
   ~CudaRuntime() override { cudaStreamDestroy(private_); }
   CudaRuntime(const CudaRuntime&) = delete;
   CudaRuntime& operator=(const CudaRuntime&) = delete;
@@ -120,17 +124,22 @@ class CudaRuntime : public RecorderRuntime {
     return statusOf(cudaLaunchHostFunc(static_cast<cudaStream_t>(stream), function, userData), "cudaLaunchHostFunc");
   }
   RuntimeStatus copyToHostPrivate(void* host, const void* device, std::size_t bytes) noexcept override {
+    // The encoder thread's current device is CUDA's default until set: make it the recorder's.
+    const RuntimeStatus selected = statusOf(cudaSetDevice(device_), "cudaSetDevice");
+    if (!selected.ok) return selected;
     const RuntimeStatus copied = statusOf(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, private_), "cudaMemcpyAsync(samples)");
     if (!copied.ok) return copied;
     return statusOf(cudaStreamSynchronize(private_), "cudaStreamSynchronize(recorder stream)");
   }
 
  private:
+  int device_ = 0;
   cudaStream_t private_ = nullptr;
 };
 
 /// The recorder of a CUDA job: BasicRecorder (recorder-core.hpp) over CudaRuntime, on the
-/// current device. Construction throws std::invalid_argument / std::runtime_error (bad options,
+/// device current when it is constructed (one Recorder per device in a multi-GPU job; launch
+/// its tickets on streams of that device). Construction throws std::invalid_argument / std::runtime_error (bad options,
 /// sink, no device, allocation); nothing afterwards throws.
 class Recorder : public BasicRecorder {
  public:
