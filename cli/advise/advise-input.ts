@@ -60,7 +60,9 @@ function countIccOf(samples: readonly GroupSamplesFrame[], groupSize: number | u
 
 function unitsPerLaunchOf(summaries: readonly LaunchSummaryFrame[]): number | undefined {
   if (summaries.length === 0) return undefined;
-  const units = summaries.reduce((sum, f) => sum + f.groupCount * f.groupSize, 0);
+  // groupsCounted: the groups the summary measured. groupCount also counts the groups of
+  // launches a sampling recorder left out (docs/kernels.md), K times one launch under 1 in K.
+  const units = summaries.reduce((sum, f) => sum + f.groupsCounted * f.groupSize, 0);
   return Math.max(1, Math.round(units / summaries.length));
 }
 
