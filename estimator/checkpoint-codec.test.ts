@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { summarizeSampledGroups } from '../model/index.ts';
 import { createAlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { streamIdentityOf, type SamplesObservation } from './launch-observation.ts';
-import { summarizeSampledGroups } from './sampled-groups.ts';
 import { createStreamState, recordObservation } from './stream-state.ts';
 import { testEngineOptions } from './test-support.ts';
 

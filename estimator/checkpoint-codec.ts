@@ -1,9 +1,9 @@
+import type { SampledGroupsAccumulation } from '../model/index.ts';
 import type { AlertState } from './alert-detector.ts';
 import type { CusumState } from './change-detector.ts';
 import type { CountHistogram } from './count-histogram.ts';
 import { EstimatorError } from './errors.ts';
 import type { StreamIdentity } from './launch-observation.ts';
-import type { SampledGroupsAccumulation } from './sampled-groups.ts';
 import type { StreamState, WindowAccumulation } from './stream-state.ts';
 
 /**

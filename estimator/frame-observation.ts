@@ -1,5 +1,6 @@
 import { histogramBinRange, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
-import type { LaunchObservation, ObservationIdentity, SampledGroupInput, SamplesObservation } from './launch-observation.ts';
+import type { SampledGroupInput } from '../model/index.ts';
+import type { LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
 
 /**
  * Maps a decoded LaunchSummary frame to what the window state records. The event time is

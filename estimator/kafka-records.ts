@@ -1,6 +1,6 @@
+import type { SampledGroupsResult } from '../model/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import { histogramEntries, type CountHistogram } from './count-histogram.ts';
-import type { SampledGroupsResult } from './sampled-groups.ts';
 import type { CurrentDistributionOptions, StreamState } from './stream-state.ts';
 import type { WindowResult } from './window-result.ts';
 
@@ -69,7 +69,7 @@ export interface DistributionRecord {
     readonly fit: { readonly family: string; readonly parameters: Readonly<Record<string, number>>; readonly aic: number; readonly logLikelihood: number } | null;
   };
   /**
-   * What the window's GroupSamples frames show (estimator/sampled-groups.ts), null when the
+   * What the window's GroupSamples frames show (model/sampled-groups.ts), null when the
    * window had none. Absent in records written before samples were processed.
    */
   readonly sampled?: {

@@ -1,4 +1,5 @@
 import { NIL_UUID, streamKeyOf as contractStreamKeyOf, type StreamIdentity } from '../contracts/index.ts';
+import type { SampledGroupInput } from '../model/index.ts';
 
 export type { StreamIdentity } from '../contracts/index.ts';
 
@@ -48,15 +49,6 @@ export interface LaunchObservation extends ObservationIdentity {
   readonly sumMimdCycles: number;
 }
 
-/** One sampled group of a GroupSamples frame as the estimator takes it: counts and clock offsets relative to the group start c0. */
-export interface SampledGroupInput {
-  /** w_i per lane. */
-  readonly laneCounts: readonly number[];
-  /** c_i − c0 per lane, clock ticks (negative when the clock ran backwards: counted invalid). */
-  readonly laneFinishTicks: readonly number[];
-  /** c_end − c0, clock ticks. */
-  readonly durationTicks: number;
-}
 
 /**
  * What the estimator takes from one GroupSamples frame: the same stream and frame identity

@@ -17,7 +17,7 @@ import {
   type SamplesObservation,
   type StreamIdentity,
 } from './launch-observation.ts';
-import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledGroup, type SampledGroupsAccumulation } from './sampled-groups.ts';
+import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledGroup, type SampledGroupsAccumulation } from '../model/index.ts';
 
 /**
  * Per-stream window state: event-time tumbling windows, a "current" distribution
@@ -63,7 +63,7 @@ export interface WindowAccumulation {
   lastEventMillis: number;
   /** GroupSamples frames recorded in the window. */
   sampleFrames: number;
-  /** What the window's GroupSamples frames contributed (sampled-groups.ts); undefined until the first one (most windows of a stream without sampling never need it). */
+  /** What the window's GroupSamples frames contributed (model/sampled-groups.ts); undefined until the first one (most windows of a stream without sampling never need it). */
   samples: SampledGroupsAccumulation | undefined;
 }
 

@@ -6,12 +6,13 @@ import {
   granularitySweep,
   lossQuantiles,
   normalQuantileTwoSided,
+  summarizeSampledGroups,
+  type SampledGroupsResult,
   workloadLoss,
 } from '../model/index.ts';
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { hashString, poissonDeviate } from './random-deviates.ts';
-import { summarizeSampledGroups, type SampledGroupsResult } from './sampled-groups.ts';
 import type { WindowAccumulation } from './stream-state.ts';
 
 /** A parametric fit as the model reports it (best first). */

@@ -57,11 +57,18 @@ export {
   type ExtendedMeasuredLossOptions,
 } from './divergence-cost.ts';
 export {
+  SAMPLED_GROUP_DIVERGENCE_FIT,
+  addDivergenceObservation,
+  createDivergenceMoments,
   fitDivergenceCost,
+  solveDivergenceMoments,
   divergenceObservationOf,
   divergenceObservationOfGroup,
   parseDivergenceCsv,
   type DivergenceFit,
+  type DivergenceFitOptions,
+  type DivergenceMomentsFit,
+  type DivergenceParameter,
   type DivergenceMeasurement,
   type DivergenceObservation,
 } from './divergence-fit.ts';
@@ -72,8 +79,21 @@ export {
   mergeRegressionMoments,
   solveRegressionMoments,
   type RegressionMoments,
+  type RegressionOptions,
   type StreamingRegressionFit,
 } from './streaming-regression.ts';
+export {
+  MIN_DIVERGENCE_FIT_GROUPS,
+  cloneSampledGroups,
+  createSampledGroups,
+  mergeSampledGroups,
+  recordSampledGroup,
+  summarizeSampledGroups,
+  type SampledDivergenceFit,
+  type SampledGroupInput,
+  type SampledGroupsAccumulation,
+  type SampledGroupsResult,
+} from './sampled-groups.ts';
 export {
   PUBLISHED_FINISHING_TIME_MACHINE,
   PUBLISHED_SUB_BLOCK_SHAPE,

@@ -3,10 +3,9 @@ import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from 
 import type { EstimatorKafkaSecurity } from '../../estimator/config.ts';
 import type { DistributionRecord } from '../../estimator/kafka-records.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
-import { CategoricalDistribution, ModelError, parseDistributionSpec } from '../../model/index.ts';
+import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
 import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { samplesObservationFromFrame } from '../../estimator/frame-observation.ts';
-import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { readWeightsFile, type WeightKind } from '../counts-file.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
@@ -47,7 +46,7 @@ function observedLossCountsOf(summaries: readonly LaunchSummaryFrame[]): number 
   return commonGroupSize(summaries) === undefined || groups === 0 ? undefined : summaries.reduce((sum, f) => sum + f.sumCountsLoss, 0) / groups;
 }
 
-/** ICC of iteration counts over the GroupSamples of one group size (estimator/sampled-groups.ts); undefined without samples. */
+/** ICC of iteration counts over the GroupSamples of one group size (model/sampled-groups.ts); undefined without samples. */
 function countIccOf(samples: readonly GroupSamplesFrame[], groupSize: number | undefined): number | undefined {
   if (groupSize === undefined) return undefined;
   const accumulation = createSampledGroups();

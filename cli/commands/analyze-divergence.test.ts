@@ -2,6 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
+import { createEstimatorEngine } from '../../estimator/index.ts';
+import { testEngineOptions } from '../../estimator/test-support.ts';
 import { createSeededRandom, groupLoss } from '../../model/index.ts';
 import { encodeFrame, histogramOfCounts, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
@@ -26,6 +29,8 @@ interface Synthetic {
   readonly spillCycles: number;
   /** c_end gets uniform integer noise in [−noise, noise]. */
   readonly noise: number;
+  /** Constant ticks per group in c_end (clock reads, synchronisation); default 0. */
+  readonly overheadCycles?: number;
   readonly source?: 'cpu' | 'cuda';
 }
 
@@ -44,7 +49,7 @@ function synthesize(p: Synthetic): { frames: Frame[]; samples: GroupSample[] } {
     const w = Array.from({ length: p.n }, () => base + random.nextInt(range + 1));
     const start = BigInt(1_000_000 + g * 100_000 + random.nextInt(1000));
     const noise = p.noise === 0 ? 0 : random.nextInt(2 * p.noise + 1) - p.noise;
-    const end = p.iterationCycles * Math.max(...w) + p.deltaCycles * exitsOf(w) + p.spillCycles * spillsOf(w) + noise;
+    const end = (p.overheadCycles ?? 0) + p.iterationCycles * Math.max(...w) + p.deltaCycles * exitsOf(w) + p.spillCycles * spillsOf(w) + noise;
     samples.push({
       groupIndex: g,
       startClock: start,
@@ -165,15 +170,19 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
 
   it('uses fixed costs (--delta/--spill, --divergence-arch) with T fitted from the clocks', async () => {
     const { frames, samples } = synthesize(divergent);
-    // T̂ = Σ m·(y − δD − s·spills)/Σ m², then the extended loss by direct summation.
+    // With a constant per group: T̂ = Σ (m − m̄)(y′ − ȳ′)/Σ (m − m̄)², y′ = y − δD − s·spills
+    // (simple regression in two passes), then the extended loss by direct summation.
     const expected = (delta: number, spill: number): { t: number; extended: number } => {
+      const ms = samples.map((s) => Math.max(...s.laneCounts));
+      const ys = samples.map((s) => Number(s.endClock - s.startClock) - delta * exitsOf(s.laneCounts) - spill * spillsOf(s.laneCounts));
+      const mBar = ms.reduce((x, y) => x + y, 0) / ms.length;
+      const yBar = ys.reduce((x, y) => x + y, 0) / ys.length;
       let num = 0;
       let den = 0;
-      for (const s of samples) {
-        const m = Math.max(...s.laneCounts);
-        num += m * (Number(s.endClock - s.startClock) - delta * exitsOf(s.laneCounts) - spill * spillsOf(s.laneCounts));
-        den += m * m;
-      }
+      ms.forEach((m, i) => {
+        num += (m - mBar) * ((ys[i] as number) - yBar);
+        den += (m - mBar) ** 2;
+      });
       const t = num / den;
       const extended =
         samples.reduce((a, s) => {
@@ -206,12 +215,16 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
     expect(d.fit.rawDeltaCycles).toBeLessThan(-19);
     expect(d.fit.clampedToZero).toEqual(['deltaCycles']);
     expect(d.deltaCycles).toBe(0);
-    // Independent: normal equations of y on (max, spills).
+    // Independent: normal equations of y on (max, spills) with a constant, i.e. of the centred
+    // values (two passes), solved by Cramer's rule.
+    const rows = samples.map((s) => ({ m: Math.max(...s.laneCounts), sp: spillsOf(s.laneCounts), y: Number(s.endClock - s.startClock) }));
+    const meanOf = (f: (r: (typeof rows)[number]) => number): number => rows.reduce((x, r) => x + f(r), 0) / rows.length;
+    const [mBar, spBar, yBar] = [meanOf((r) => r.m), meanOf((r) => r.sp), meanOf((r) => r.y)];
     let smm = 0, sms = 0, sss = 0, smy = 0, ssy = 0;
-    for (const s of samples) {
-      const m = Math.max(...s.laneCounts);
-      const sp = spillsOf(s.laneCounts);
-      const y = Number(s.endClock - s.startClock);
+    for (const r of rows) {
+      const m = r.m - mBar;
+      const sp = r.sp - spBar;
+      const y = r.y - yBar;
       smm += m * m;
       sms += m * sp;
       sss += sp * sp;
@@ -310,6 +323,48 @@ describe('analyze: divergence-extended prediction on synthetic GroupSamples', ()
     const result = await runCli('analyze', file, ...args);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(message);
+  });
+});
+
+describe('one divergence fit: analyze and the estimator (what the dashboards show)', () => {
+  /** The estimator's warpwatch_samples fields for the frames (one window), fed as Kafka messages. */
+  function estimatorFields(frames: readonly Frame[]): Readonly<Record<string, unknown>> {
+    const points: { measurement: string; fields: Readonly<Record<string, unknown>> }[] = [];
+    const engine = createEstimatorEngine(
+      testEngineOptions(),
+      { writePoints: (p) => points.push(...p), publishDistribution: () => {}, publishAlert: () => {} },
+      { frame: () => {}, windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} },
+    );
+    frames.forEach((f, offset) => expect(engine.handleMessage(0, String(offset), encodeFrame(f), 1_800_000_000_000)).toBe('recorded'));
+    engine.closeAll();
+    const samples = points.filter((p) => p.measurement === MEASUREMENTS.samples);
+    expect(samples).toHaveLength(1);
+    return (samples[0] as { fields: Readonly<Record<string, unknown>> }).fields;
+  }
+
+  it.each([
+    ['with spills and a per-group constant', { ...divergent, seed: 31, groups: 2500, overheadCycles: 700, noise: 40 }],
+    ['without spills (n = 16), δ near 0', { ...divergent, seed: 32, groups: 800, n: 16, deltaCycles: 0, spillCycles: 0, noise: 300 }],
+  ])('report the same T, δ (± SE), constant and R² for the same frames (%s)', async (_, synthetic) => {
+    const { frames } = synthesize(synthetic);
+    const fields = estimatorFields(frames);
+    const stream = await analyzeCli(`agreement-${synthetic.seed}`, frames);
+    const fit = stream.divergence?.fit;
+    if (fit === undefined) throw new Error('analyze made no fit');
+    const f = FIELDS.samples;
+    const same = (a: unknown, b: number | undefined): void => {
+      expect(typeof a).toBe('number');
+      expect(Math.abs((a as number) - (b as number))).toBeLessThanOrEqual(1e-9 * Math.abs(b as number) + 1e-9);
+    };
+    same(fields[f.deltaTicks], fit.rawDeltaCycles);
+    same(fields[f.deltaStandardError], fit.standardErrors?.deltaCycles);
+    same(fields[f.iterationTicks], fit.rawIterationCycles);
+    same(fields[f.overheadTicks], fit.rawOverheadCycles);
+    same(fields[f.rSquared], fit.rSquared);
+    if (fit.rawSpillCycles === undefined) expect(fields[f.spillTicks]).toBeUndefined();
+    else same(fields[f.spillTicks], fit.rawSpillCycles);
+    expect(fields[f.groups]).toBe(synthetic.groups);
+    expect(fit.observations).toBe(synthetic.groups);
   });
 });
 

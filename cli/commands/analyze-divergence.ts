@@ -5,19 +5,24 @@
  * much of the measured-vs-counts gap they explain.
  */
 import {
+  addDivergenceObservation,
+  createDivergenceMoments,
   divergenceArchitecture,
   divergenceObservationOfGroup,
   extendedMeasuredLoss,
-  fitDivergenceCost,
-  solveLeastSquares,
+  MIN_DIVERGENCE_FIT_GROUPS,
+  SAMPLED_GROUP_DIVERGENCE_FIT,
+  solveDivergenceMoments,
   type DivergenceObservation,
+  type DivergenceParameter,
 } from '../../model/index.ts';
 import type { GroupSample } from '../../protocol/index.ts';
 
 /**
  * How `analyze` obtains the divergence costs: `fit` them from the sampled groups' clocks, take
  * fixed `parameters` (an architecture preset and/or explicit δ and spill cost, in clock ticks;
- * T is then fitted from the clocks), or `off`.
+ * T and the per-group constant are then fitted from the clocks), or `off`. Both fit the one
+ * model for sampled groups (model/ SAMPLED_GROUP_DIVERGENCE_FIT), as the estimator does.
  */
 export type DivergenceSettings =
   | { readonly mode: 'off' }
@@ -26,10 +31,11 @@ export type DivergenceSettings =
 
 /** The least-squares fit behind `mode: 'fit'`, as fitted (before clamping) and as used. */
 export interface DivergenceFitSummary {
-  /** Unconstrained least-squares estimates (ticks): T, δ, spill cost (undefined when no sampled group spilled). */
+  /** Unconstrained least-squares estimates (ticks): T, δ, spill cost (undefined when no sampled group spilled), the per-group constant. */
   readonly rawIterationCycles: number;
   readonly rawDeltaCycles: number;
   readonly rawSpillCycles: number | undefined;
+  readonly rawOverheadCycles: number;
   /** Standard errors of the unconstrained estimates, by parameter name; undefined with as many groups as parameters. */
   readonly standardErrors: Readonly<Record<string, number>> | undefined;
   /** Parameters whose unconstrained estimate was negative (not a cost): fixed at 0 and the others refitted. */
@@ -44,7 +50,7 @@ export interface DivergenceFitSummary {
   /** 1 − SSres/SStot of the unconstrained fit, and its RMSE in ticks. */
   readonly rSquared: number;
   readonly rmseCycles: number;
-  /** Groups in the fit (groups with every count zero carry no feature and are left out; at most {@link MAX_FIT_OBSERVATIONS}). */
+  /** Groups in the fit: every sampled group (as the estimator's window fit). */
   readonly observations: number;
 }
 
@@ -57,10 +63,11 @@ export interface DivergenceAnalysis {
   readonly clockHz: number;
   /** Sampled groups the prediction averages over. */
   readonly groups: number;
-  /** Costs used, in ticks: T per issued iteration, δ per diverging exit, per spill chunk. */
+  /** Costs used, in ticks: T per issued iteration, δ per diverging exit, per spill chunk, constant per group. */
   readonly iterationCycles: number;
   readonly deltaCycles: number;
   readonly spillCycles: number;
+  readonly overheadCycles: number;
   /** Present in `fit` mode. */
   readonly fit: DivergenceFitSummary | undefined;
   /** Mean H from counts and mean measured H (n·(c_end − c0)/Σ(c_i − c0)) of the sampled groups. */
@@ -85,79 +92,14 @@ export interface DivergenceAnalysis {
 export type DivergenceOutcome = { readonly analysis: DivergenceAnalysis } | { readonly note: string };
 
 /**
- * Most groups one fit uses (an even-stride subset beyond it): the model's QR solver passes a
- * column to Math.hypot as arguments, which overflows the call stack past ~120 000 values.
- */
-export const MAX_FIT_OBSERVATIONS = 65_536;
-
-const PARAMETER_NAMES = ['iterationCycles', 'deltaCycles', 'spillCycles'] as const;
-type ParameterName = (typeof PARAMETER_NAMES)[number];
-const featureOf = (o: DivergenceObservation, name: ParameterName): number =>
-  name === 'iterationCycles' ? o.issuedIterations : name === 'deltaCycles' ? o.divergingExits : o.spills;
-
-/** (XᵀX)⁻¹ of a small design by Gauss–Jordan on the column-scaled matrix; undefined when singular. */
-function inverseGram(design: readonly (readonly number[])[], columns: number): number[][] | undefined {
-  const scale = Array.from({ length: columns }, (_, j) => Math.sqrt(design.reduce((s, row) => s + (row[j] as number) ** 2, 0)) || 1);
-  const a = Array.from({ length: columns }, (_, i) =>
-    Array.from({ length: 2 * columns }, (_, j) =>
-      j < columns ? design.reduce((s, row) => s + ((row[i] as number) / (scale[i] as number)) * ((row[j] as number) / (scale[j] as number)), 0) : j - columns === i ? 1 : 0,
-    ),
-  );
-  for (let c = 0; c < columns; c += 1) {
-    let pivot = c;
-    for (let r = c + 1; r < columns; r += 1) if (Math.abs((a[r] as number[])[c] as number) > Math.abs((a[pivot] as number[])[c] as number)) pivot = r;
-    [a[c], a[pivot]] = [a[pivot] as number[], a[c] as number[]];
-    const row = a[c] as number[];
-    const p = row[c] as number;
-    if (Math.abs(p) < 1e-13) return undefined;
-    for (let j = 0; j < 2 * columns; j += 1) row[j] = (row[j] as number) / p;
-    for (let r = 0; r < columns; r += 1) {
-      if (r === c) continue;
-      const other = a[r] as number[];
-      const f = other[c] as number;
-      for (let j = 0; j < 2 * columns; j += 1) other[j] = (other[j] as number) - f * (row[j] as number);
-    }
-  }
-  return Array.from({ length: columns }, (_, i) => Array.from({ length: columns }, (_, j) => ((a[i] as number[])[columns + j] as number) / ((scale[i] as number) * (scale[j] as number))));
-}
-
-interface ConstrainedFit {
-  readonly values: Record<ParameterName, number>;
-  /** Covariance of the free parameters (names in `free`), undefined without residual degrees of freedom. */
-  readonly covariance: number[][] | undefined;
-  readonly free: readonly ParameterName[];
-}
-
-/** Least squares with the named parameters fixed at 0 (the others free). */
-function fitWithFixed(observations: readonly DivergenceObservation[], fixed: readonly ParameterName[]): ConstrainedFit {
-  const free = PARAMETER_NAMES.filter((name) => !fixed.includes(name));
-  const design = observations.map((o) => free.map((name) => featureOf(o, name)));
-  const solution = solveLeastSquares(
-    design,
-    observations.map((o) => o.cycles),
-    free,
-  );
-  const values: Record<ParameterName, number> = { iterationCycles: 0, deltaCycles: 0, spillCycles: 0 };
-  free.forEach((name, j) => (values[name] = solution.coefficients[j] as number));
-  const dof = observations.length - free.length;
-  const inverse = dof > 0 ? inverseGram(design, free.length) : undefined;
-  const variance = solution.residualSumOfSquares / Math.max(dof, 1);
-  return { values, covariance: inverse?.map((row) => row.map((v) => v * variance)), free };
-}
-
-/** Even-stride subset of at most `limit` items (all of them when fewer). */
-function thinned<T>(items: readonly T[], limit: number): readonly T[] {
-  if (items.length <= limit) return items;
-  return Array.from({ length: limit }, (_, i) => items[Math.floor((i * items.length) / limit)] as T);
-}
-
-/**
  * Fits T, δ and the spill cost to the sampled groups' (c_end − c0) and predicts their loss with
  * the divergence term (model/ extendedMeasuredLoss), or uses the given δ and spill cost with T
- * fitted from the same clocks (T = Σ m·(y − δD − s·spills)/Σ m², m = max count). In `fit` mode
- * the unconstrained least-squares estimate is reported as is; a negative δ or spill cost (not a
- * cost: noise, or an effect the model does not have) is fixed at 0 and the rest refitted
- * (non-negative least squares for these two parameters) before predicting.
+ * fitted from the same clocks. The fit is the estimator's (model/ solveDivergenceMoments with
+ * SAMPLED_GROUP_DIVERGENCE_FIT: a constant per group; docs/model.md §4), on every sampled
+ * group, so `analyze` and the dashboards report the same δ for the same frames. In `fit` mode
+ * the unconstrained estimate is reported as is; for the prediction a negative δ or spill cost
+ * (not a cost: noise, or an effect the model does not have) is fixed at 0 and the rest refitted
+ * (the same fit with `nonNegative`).
  *
  * @param samples sampled groups of one stream (one group size); clocks in ticks of `clockHz`
  * @returns the analysis, or a note saying why none could be made (no samples, no diverging exit, T ≤ 0, …)
@@ -170,17 +112,19 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
   let sumMeasured = 0;
   // Per group: features from the stack emulator, with (c_end − c0) as the measured cycles.
   const perGroup: DivergenceObservation[] = [];
+  const moments = createDivergenceMoments();
   for (const group of samples) {
     const n = group.laneCounts.length;
     const ticks = Number(group.endClock - group.startClock);
     if (ticks < 0) return { note: `sampled group ${group.groupIndex} has its end clock before its start clock: clocks unusable for the divergence term` };
     const mimd = group.laneFinishClocks.reduce((s, c) => s + Number(c - group.startClock), 0);
     sumMeasured += mimd === 0 ? 1 : (n * ticks) / mimd;
-    perGroup.push(divergenceObservationOfGroup(group.laneCounts, ticks, `group ${group.groupIndex}`));
+    const observation = divergenceObservationOfGroup(group.laneCounts, ticks, `group ${group.groupIndex}`);
+    perGroup.push(observation);
+    addDivergenceObservation(moments, observation);
   }
-  const observations = perGroup.filter((o) => o.issuedIterations > 0);
   const lossMeasured = sumMeasured / samples.length;
-  if (observations.length === 0) return { note: 'every sampled group has all counts zero: nothing to fit the divergence term on' };
+  if (perGroup.every((o) => o.issuedIterations === 0)) return { note: 'every sampled group has all counts zero: nothing to fit the divergence term on' };
 
   // The term is linear in δ/T and s/T: term = (δ·A + s·B)/T, A = mean n·D/Σw, B = mean n·spills/Σw
   // over all sampled groups (all-zero groups add 0).
@@ -196,79 +140,67 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
   a /= samples.length;
   b /= samples.length;
 
+  const notSeparable = 'T cannot be separated from the per-group constant: every sampled group issued the same number of iterations';
   let iterationCycles: number;
   let deltaCycles: number;
   let spillCycles: number;
+  let overheadCycles: number;
   let fit: DivergenceFitSummary | undefined;
   if (settings.mode === 'parameters') {
     ({ deltaCycles, spillCycles } = settings);
-    let numerator = 0;
-    let denominator = 0;
-    for (const o of observations) {
-      numerator += o.issuedIterations * (o.cycles - deltaCycles * o.divergingExits - spillCycles * o.spills);
-      denominator += o.issuedIterations ** 2;
-    }
-    iterationCycles = numerator / denominator;
+    if (samples.length < 2) return { note: `T and the per-group constant need at least 2 sampled groups, got ${samples.length}` };
+    const given = solveDivergenceMoments(moments, { ...SAMPLED_GROUP_DIVERGENCE_FIT, fixed: { deltaCycles, spillCycles } });
+    if (given.iterationCycles === undefined) return { note: notSeparable };
+    iterationCycles = given.iterationCycles;
+    overheadCycles = given.overheadCycles;
     if (!(iterationCycles > 0)) {
       return { note: `T fitted from the sampled clocks with δ = ${deltaCycles} and spill = ${spillCycles} ticks is ${iterationCycles.toPrecision(4)} ≤ 0: these costs exceed the measured group times` };
     }
   } else {
-    const used = thinned(observations, MAX_FIT_OBSERVATIONS);
-    if (used.every((o) => o.divergingExits === 0)) {
+    if (perGroup.every((o) => o.divergingExits === 0)) {
       return { note: 'δ cannot be fitted: no sampled group has a diverging exit (all lanes of every sampled group ran equally long)' };
     }
-    const spillsVary = used.some((o) => o.spills > 0);
-    const parameters = spillsVary ? 3 : 2;
-    if (used.length <= parameters) return { note: `the fit needs more than ${parameters} sampled groups with work, got ${used.length}` };
-    let raw;
-    try {
-      raw = fitDivergenceCost(used);
-    } catch (error) {
-      if (error instanceof RangeError) return { note: `divergence fit impossible on these samples: ${error.message}` };
-      throw error;
-    }
-    const fixed: ParameterName[] = spillsVary ? [] : ['spillCycles'];
-    const unconstrained = fitWithFixed(used, fixed);
-    // Non-negative least squares for δ and s: fix the most negative at 0, refit, repeat.
-    const clampedToZero: ParameterName[] = [];
-    let current = unconstrained;
-    for (;;) {
-      const negative = (['deltaCycles', 'spillCycles'] as const).filter((name) => !fixed.includes(name) && current.values[name] < 0);
-      if (negative.length === 0) break;
-      const worst = negative.reduce((x, y) => (current.values[y] < current.values[x] ? y : x));
-      fixed.push(worst);
-      clampedToZero.push(worst);
-      current = fitWithFixed(used, fixed);
-    }
-    ({ iterationCycles, deltaCycles, spillCycles } = current.values);
+    if (samples.length < MIN_DIVERGENCE_FIT_GROUPS) return { note: `the fit needs at least ${MIN_DIVERGENCE_FIT_GROUPS} sampled groups (as the estimator's), got ${samples.length}` };
+    const raw = solveDivergenceMoments(moments, SAMPLED_GROUP_DIVERGENCE_FIT);
+    if (raw.iterationCycles === undefined) return { note: notSeparable };
+    if (raw.deltaCycles === undefined) return { note: 'δ cannot be fitted: the diverging exits vary only together with the issued iterations' };
+    const used = solveDivergenceMoments(moments, { ...SAMPLED_GROUP_DIVERGENCE_FIT, nonNegative: true });
+    iterationCycles = used.iterationCycles ?? Number.NaN;
+    deltaCycles = used.deltaCycles ?? 0;
+    spillCycles = used.spillCycles ?? 0;
+    overheadCycles = used.overheadCycles;
     if (!(iterationCycles > 0)) return { note: `fitted T = ${iterationCycles.toPrecision(4)} ticks per iteration ≤ 0: the sampled clocks do not grow with the iteration count` };
-    const u = unconstrained.values;
-    const gradient: Record<ParameterName, number> = {
-      iterationCycles: -(u.deltaCycles * a + u.spillCycles * b) / u.iterationCycles ** 2,
-      deltaCycles: a / u.iterationCycles,
-      spillCycles: b / u.iterationCycles,
+    const rawT = raw.iterationCycles;
+    const rawDelta = raw.deltaCycles;
+    const rawSpill = raw.spillCycles ?? 0;
+    const gradient: Partial<Record<DivergenceParameter, number>> = {
+      iterationCycles: -(rawDelta * a + rawSpill * b) / rawT ** 2,
+      deltaCycles: a / rawT,
+      spillCycles: b / rawT,
     };
     let rawDivergenceTermStandardError: number | undefined;
-    if (unconstrained.covariance !== undefined) {
-      const g = unconstrained.free.map((name) => gradient[name]);
+    if (raw.covariance !== undefined) {
+      const covariance = raw.covariance;
+      const names = Object.keys(covariance) as DivergenceParameter[];
       let variance = 0;
-      g.forEach((gi, i) => g.forEach((gj, j) => (variance += gi * gj * (((unconstrained.covariance as number[][])[i] as number[])[j] as number))));
+      for (const i of names) for (const j of names) variance += (gradient[i] ?? 0) * (gradient[j] ?? 0) * (covariance[i]?.[j] ?? 0);
       rawDivergenceTermStandardError = Math.sqrt(Math.max(variance, 0));
     }
     const deltaError = raw.standardErrors?.deltaCycles;
     fit = {
-      rawIterationCycles: raw.iterationCycles,
-      rawDeltaCycles: raw.deltaCycles,
+      rawIterationCycles: rawT,
+      rawDeltaCycles: rawDelta,
       rawSpillCycles: raw.spillCycles,
-      standardErrors: raw.standardErrors,
-      clampedToZero,
+      rawOverheadCycles: raw.overheadCycles,
+      standardErrors: raw.standardErrors as Readonly<Record<string, number>> | undefined,
+      clampedToZero: used.clampedToZero,
       unidentified: raw.unidentified,
-      deltaSignificant: deltaError !== undefined && Math.abs(raw.deltaCycles) >= 2 * deltaError,
-      rawDivergenceTerm: (u.deltaCycles * a + u.spillCycles * b) / u.iterationCycles,
+      deltaSignificant: deltaError !== undefined && Math.abs(rawDelta) >= 2 * deltaError,
+      rawDivergenceTerm: (rawDelta * a + rawSpill * b) / rawT,
       rawDivergenceTermStandardError,
       rSquared: raw.rSquared,
       rmseCycles: raw.rmseCycles,
-      observations: used.length,
+      observations: raw.observations,
     };
   }
 
@@ -285,6 +217,7 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
       iterationCycles,
       deltaCycles,
       spillCycles,
+      overheadCycles,
       fit,
       lossCounts: extended.lossCounts,
       lossMeasured,

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { CategoricalDistribution, expectedLoss, workloadLoss } from '../../model/index.ts';
+import { CategoricalDistribution, createSampledGroups, expectedLoss, recordSampledGroup, summarizeSampledGroups, workloadLoss } from '../../model/index.ts';
 import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
-import { createSampledGroups, recordSampledGroup, summarizeSampledGroups } from '../../estimator/sampled-groups.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
@@ -188,11 +187,12 @@ function formatDivergence(a: StreamAnalysis): string[] {
   const se = (name: string): string => (d.fit?.standardErrors?.[name] === undefined ? '' : ` ± ${q(d.fit.standardErrors[name])}`);
   const costs =
     d.fit === undefined
-      ? `${d.architecture === undefined ? 'given' : `preset ${d.architecture}:`} δ ${q(d.deltaCycles)}, spill ${q(d.spillCycles)} per chunk; T ${q(d.iterationCycles)} fitted from the clocks`
+      ? `${d.architecture === undefined ? 'given' : `preset ${d.architecture}:`} δ ${q(d.deltaCycles)}, spill ${q(d.spillCycles)} per chunk; T ${q(d.iterationCycles)} and a constant ${q(d.overheadCycles)} per group fitted from the clocks`
       : [
           `T ${q(d.fit.rawIterationCycles)}${se('iterationCycles')}`,
           `δ ${q(d.fit.rawDeltaCycles)}${se('deltaCycles')}`,
           d.fit.rawSpillCycles === undefined ? 'spill not identifiable (no sampled group spilled)' : `spill ${q(d.fit.rawSpillCycles)}${se('spillCycles')} per chunk`,
+          `constant ${q(d.fit.rawOverheadCycles)}${se('overheadCycles')} per group`,
           `R² ${d.fit.rSquared.toFixed(3)}`,
         ].join(', ') + (d.fit.clampedToZero.length === 0 ? '' : `; negative ${d.fit.clampedToZero.join(', ')} fixed at 0, then T ${q(d.iterationCycles)}`);
   const termError =

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createSeededRandom, localityLoss } from '../model/index.ts';
-import type { SampledGroupInput } from './launch-observation.ts';
-import { createSampledGroups, mergeSampledGroups, recordSampledGroup, summarizeSampledGroups } from './sampled-groups.ts';
+import { localityLoss } from './locality-loss.ts';
+import { createSeededRandom } from './random.ts';
+import { createSampledGroups, mergeSampledGroups, recordSampledGroup, summarizeSampledGroups, type SampledGroupInput } from './sampled-groups.ts';
 
 // Groups whose clocks follow the divergence-cost model exactly: a single loop with lane trip
 // counts w issues max(w) iterations and diverges once per distinct exit below the maximum

@@ -1,17 +1,10 @@
-import {
-  addRegressionRow,
-  createRegressionMoments,
-  divergenceObservationOfGroup,
-  mergeRegressionMoments,
-  ratioOfConstantDenominator,
-  solveRegressionMoments,
-  type RegressionMoments,
-} from '../model/index.ts';
-import type { SampledGroupInput } from './launch-observation.ts';
+import { addDivergenceObservation, createDivergenceMoments, divergenceObservationOfGroup, SAMPLED_GROUP_DIVERGENCE_FIT, solveDivergenceMoments } from './divergence-fit.ts';
+import { ratioOfConstantDenominator } from './locality-loss.ts';
+import { mergeRegressionMoments, type RegressionMoments } from './streaming-regression.ts';
 
 /**
- * What the estimator makes of GroupSamples frames (per-lane counts and finish clocks of a
- * sampled subset of groups, model.md §3): per window, mergeable sums and moments that give
+ * The sampled-group statistics (GroupSamples frames: per-lane counts and finish clocks of a
+ * sampled subset of groups, model.md §3), as mergeable sums and moments that give
  *
  * - the measured and count-based loss of the sampled groups themselves (a check of the
  *   device-side sums of the LaunchSummary, on a sample),
@@ -20,18 +13,26 @@ import type { SampledGroupInput } from './launch-observation.ts';
  * - the intra-group correlation of iteration counts (one-way ANOVA ICC): > 0 means the lanes
  *   of a group get similar work, which is why loss_counts (μ_S) can sit below
  *   loss_predicted (μ_A, independent lanes) — the finding of model.md §2c, quantified,
- * - a streaming least-squares fit of the divergence-cost model (model.md §4) on the sampled
- *   groups: (c_end − c0) ≈ c + T·issued + δ·D(w) + s·spills, with the reconvergence-stack
- *   emulator's features per group; T, δ, s in clock ticks (SM cycles on CUDA, ns on the CPU
- *   backend). Unlike `warpwatch analyze --divergence fit` (no intercept, offline, clamped
- *   non-negative) it keeps an intercept c for per-group constant overhead (clock reads, the
- *   synchronisation) and reports the unconstrained estimate with its standard error.
+ * - the divergence-cost fit (model.md §4) on the sampled groups, the one model for sampled
+ *   groups ({@link SAMPLED_GROUP_DIVERGENCE_FIT}, divergence-fit.ts):
+ *   (c_end − c0) ≈ c + T·issued + δ·D(w) + s·spills, with the reconvergence-stack emulator's
+ *   features per group; T, δ, s in clock ticks (SM cycles on CUDA, ns on the CPU backend),
+ *   reported unconstrained with their standard errors. `warpwatch analyze` fits the same
+ *   moments the same way.
  *
- * Plain JSON-friendly objects (they are checkpointed with the window).
+ * The estimator keeps one accumulation per window (and checkpoints it), `warpwatch analyze`
+ * and `advise` one per stream. Plain JSON-friendly objects.
  */
 
-/** Feature order of the divergence regression. */
-const FEATURES = ['issuedIterations', 'divergingExits', 'spills'] as const;
+/** One sampled group of a GroupSamples frame: counts and clock offsets relative to the group start c0. */
+export interface SampledGroupInput {
+  /** w_i per lane. */
+  readonly laneCounts: readonly number[];
+  /** c_i − c0 per lane, clock ticks (negative when the clock ran backwards: counted invalid). */
+  readonly laneFinishTicks: readonly number[];
+  /** c_end − c0, clock ticks. */
+  readonly durationTicks: number;
+}
 
 /** Mergeable accumulation of the sampled groups of one window. */
 export interface SampledGroupsAccumulation {
@@ -119,7 +120,7 @@ export function createSampledGroups(): SampledGroupsAccumulation {
     sumCounts: 0,
     sumSquaredCounts: 0,
     sumSquaredGroupTotals: 0,
-    divergence: createRegressionMoments(FEATURES.length),
+    divergence: createDivergenceMoments(),
   };
 }
 
@@ -185,8 +186,7 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
     entry.sum += a;
     entry.sumSquares += a * a;
   }
-  const features = divergenceObservationOfGroup(group.laneCounts, duration);
-  addRegressionRow(samples.divergence, [features.issuedIterations, features.divergingExits, features.spills], duration);
+  addDivergenceObservation(samples.divergence, divergenceObservationOfGroup(group.laneCounts, duration));
 }
 
 /**
@@ -257,17 +257,16 @@ export function summarizeSampledGroups(samples: SampledGroupsAccumulation, group
   if (samples.groups === 0) return undefined;
   let divergence: SampledDivergenceFit | undefined;
   if (samples.divergence.count >= MIN_DIVERGENCE_FIT_GROUPS) {
-    const fit = solveRegressionMoments(samples.divergence);
-    const [iteration, delta, spill] = fit.coefficients as [number, number, number];
-    if (!fit.unidentified.includes(0)) {
+    const fit = solveDivergenceMoments(samples.divergence, SAMPLED_GROUP_DIVERGENCE_FIT);
+    if (fit.iterationCycles !== undefined) {
       divergence = {
-        iterationTicks: iteration,
-        deltaTicks: fit.unidentified.includes(1) ? undefined : delta,
-        deltaStandardError: fit.unidentified.includes(1) ? undefined : fit.standardErrors?.[1],
-        spillTicks: fit.unidentified.includes(2) ? undefined : spill,
-        overheadTicks: fit.intercept,
+        iterationTicks: fit.iterationCycles,
+        deltaTicks: fit.deltaCycles,
+        deltaStandardError: fit.deltaCycles === undefined ? undefined : fit.standardErrors?.deltaCycles,
+        spillTicks: fit.spillCycles,
+        overheadTicks: fit.overheadCycles,
         rSquared: fit.rSquared,
-        groups: fit.rows,
+        groups: fit.observations,
       };
     }
   }
