@@ -5,8 +5,8 @@ import {
   divergenceObservationOf,
   divergenceObservationOfGroup,
   fitDivergenceCost,
-  parseDivergenceCsv,
   solveDivergenceMoments,
+  type DivergenceMeasurement,
   type DivergenceObservation,
 } from './divergence-fit.ts';
 import { divergencePatternBounds } from './divergence-cost.ts';
@@ -27,19 +27,20 @@ function normal(random: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }
 
-function syntheticCsv(params: { t: number; delta: number; spill: number; overhead?: number; noise: number; seed: number; repeats: number }): string {
+/** Micro-benchmark measurements (single and nested loops, k = 0..31) made with known costs and seeded noise. */
+function syntheticMeasurements(params: { t: number; delta: number; spill: number; overhead?: number; noise: number; seed: number; repeats: number }): DivergenceMeasurement[] {
   const random = mulberry32(params.seed);
-  const lines = ['pattern,loop,k,bounds,cycles'];
+  const rows: DivergenceMeasurement[] = [];
   for (const loop of ['single', 'nested'] as const) {
     for (let k = 0; k <= 31; k += 1) {
       const o = divergenceObservationOf({ pattern: '', loop, k, bounds: divergencePatternBounds(k), innerBounds: undefined, cycles: 0, line: 0 });
       for (let r = 0; r < params.repeats; r += 1) {
         const cycles = (params.overhead ?? 0) + params.t * o.issuedIterations + params.delta * o.divergingExits + params.spill * o.spills + params.noise * normal(random);
-        lines.push(`${loop}-k${k},${loop},${k},,${cycles.toFixed(3)}`);
+        rows.push({ pattern: `${loop}-k${k}`, loop, k, bounds: divergencePatternBounds(k), innerBounds: undefined, cycles: Number(cycles.toFixed(3)), line: 0 });
       }
     }
   }
-  return lines.join('\n') + '\n';
+  return rows;
 }
 
 describe('solveLeastSquares', () => {
@@ -66,8 +67,7 @@ describe('solveLeastSquares', () => {
 
 describe('fitDivergenceCost', () => {
   it('recovers T, δ and the spill cost from noisy synthetic measurements (Kepler-like)', () => {
-    const csv = syntheticCsv({ t: 12, delta: 32, spill: 84, noise: 5, seed: 42, repeats: 3 });
-    const fit = fitDivergenceCost(parseDivergenceCsv(csv).map((m) => divergenceObservationOf(m)));
+    const fit = fitDivergenceCost(syntheticMeasurements({ t: 12, delta: 32, spill: 84, noise: 5, seed: 42, repeats: 3 }).map((m) => divergenceObservationOf(m)));
     expect(fit.observations).toBe(192);
     expect(fit.iterationCycles).toBeCloseTo(12, 1);
     expect(Math.abs(fit.deltaCycles - 32)).toBeLessThan(1);
@@ -81,8 +81,7 @@ describe('fitDivergenceCost', () => {
     expect(Math.abs((fit.spillCycles as number) - 84)).toBeLessThan(4 * (se.spillCycles as number));
   });
   it('recovers exact parameters (and an intercept) without noise', () => {
-    const csv = syntheticCsv({ t: 7, delta: 26, spill: 176, overhead: 300, noise: 0, seed: 1, repeats: 1 });
-    const fit = fitDivergenceCost(parseDivergenceCsv(csv).map((m) => divergenceObservationOf(m)), { intercept: true });
+    const fit = fitDivergenceCost(syntheticMeasurements({ t: 7, delta: 26, spill: 176, overhead: 300, noise: 0, seed: 1, repeats: 1 }).map((m) => divergenceObservationOf(m)), { intercept: true });
     expect(fit.iterationCycles).toBeCloseTo(7, 6);
     expect(fit.deltaCycles).toBeCloseTo(26, 6);
     expect(fit.spillCycles).toBeCloseTo(176, 6);
@@ -228,21 +227,5 @@ describe('divergenceObservationOfGroup', () => {
     expect(fit.iterationCycles).toBeCloseTo(11, 9);
     expect(fit.deltaCycles).toBeCloseTo(29, 9);
     expect(fit.unidentified).toEqual(['spillCycles']);
-  });
-});
-
-describe('parseDivergenceCsv', () => {
-  it('reads k patterns, explicit bounds, nested rows and ignores comments and extra columns', () => {
-    const rows = parseDivergenceCsv('# comment\npattern,loop,k,bounds,cycles,device\na,single,2,,100,x\nb,nested,,4 4 3;2,200.5,x\n\n');
-    expect(rows).toHaveLength(2);
-    expect(rows[0]?.bounds).toEqual(divergencePatternBounds(2));
-    expect(rows[1]).toMatchObject({ pattern: 'b', loop: 'nested', bounds: [4, 4, 3, 2], cycles: 200.5, line: 4 });
-  });
-  it('names the line and column of a problem', () => {
-    expect(() => parseDivergenceCsv('loop,k,cycles\nsingle,3,abc\n')).toThrow(/line 2: cycles/);
-    expect(() => parseDivergenceCsv('loop,k,cycles\ndouble,3,1\n')).toThrow(/line 2: loop must be/);
-    expect(() => parseDivergenceCsv('loop,cycles\nsingle,1\n')).toThrow(/'k' or 'bounds'/);
-    expect(() => parseDivergenceCsv('loop,k,cycles\nsingle,40,1\n')).toThrow(/line 2: k must be an integer 0..31/);
-    expect(() => parseDivergenceCsv('')).toThrow(/empty/);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Least-squares fit of divergence-management costs (T, δ, spill cost) from micro-benchmark
- * measurements (docs/model.md §4), and the CSV format of the kernels `divergence` workload.
+ * measurements and sampled groups (docs/model.md §4). (The CSV format of the kernels
+ * `divergence` workload is read in cli/divergence-csv.ts.)
  */
-import { divergencePatternBounds } from './divergence-cost.ts';
 import { emulateReconvergenceStack, type LoopSpec, type ReconvergenceStackOptions } from './reconvergence-stack.ts';
 import { addRegressionRow, createRegressionMoments, solveRegressionMoments, type RegressionMoments } from './streaming-regression.ts';
 
@@ -20,7 +20,7 @@ export interface DivergenceObservation {
   readonly cycles: number;
 }
 
-/** One row of the divergence CSV. */
+/** One micro-benchmark measurement: a loop (or nest) with per-lane bounds and its measured cycles (a row of the divergence CSV). */
 export interface DivergenceMeasurement {
   readonly pattern: string;
   readonly loop: 'single' | 'nested';
@@ -30,7 +30,7 @@ export interface DivergenceMeasurement {
   /** Inner-loop trip counts (nested only). */
   readonly innerBounds: readonly number[] | undefined;
   readonly cycles: number;
-  /** 1-based line in the file. */
+  /** 1-based line in the file it was read from (0 when it was not read from a file). */
   readonly line: number;
 }
 
@@ -270,71 +270,4 @@ export function fitDivergenceCost(observations: readonly DivergenceObservation[]
     rmseCycles: fit.rmseCycles,
     observations: observations.length,
   };
-}
-
-function parseBoundsList(text: string, where: string): number[] {
-  const parts = text.trim().split(/[\s;]+/).filter((p) => p.length > 0);
-  return parts.map((p) => {
-    const v = Number(p);
-    if (!/^\d+$/.test(p) || !Number.isSafeInteger(v)) throw new RangeError(`${where}: bounds must be non-negative integers separated by spaces or ';', got '${p}'`);
-    return v;
-  });
-}
-
-/**
- * Parses the divergence micro-benchmark CSV: header line with at least `loop`, `cycles` and
- * one of `k`/`bounds`; optional `pattern`, `inner_bounds`; other columns ignored; `#` lines and
- * blank lines skipped. `bounds` lists lane trip counts separated by spaces or `;`; when empty,
- * the (32,…,32,31,…,32−k) pattern of `k` is used. Nested rows run the inner loop with
- * `inner_bounds` (default: the same bounds).
- *
- * @throws RangeError naming the line and column of the first problem
- * @example parseDivergenceCsv('pattern,loop,k,bounds,cycles\nk0,single,0,,1234\n')
- */
-export function parseDivergenceCsv(text: string): DivergenceMeasurement[] {
-  const lines = text.split(/\r?\n/);
-  let header: string[] | undefined;
-  const rows: DivergenceMeasurement[] = [];
-  lines.forEach((raw, index) => {
-    const line = raw.trim();
-    const lineNumber = index + 1;
-    if (line.length === 0 || line.startsWith('#')) return;
-    const cells = line.split(',').map((c) => c.trim().replace(/^"(.*)"$/, '$1'));
-    if (header === undefined) {
-      header = cells.map((c) => c.toLowerCase());
-      for (const required of ['loop', 'cycles']) {
-        if (!header.includes(required)) throw new RangeError(`line ${lineNumber}: header must name a '${required}' column, got '${line}'`);
-      }
-      if (!header.includes('k') && !header.includes('bounds')) throw new RangeError(`line ${lineNumber}: header must name a 'k' or 'bounds' column, got '${line}'`);
-      return;
-    }
-    const columns = header;
-    if (cells.length < columns.length) throw new RangeError(`line ${lineNumber}: expected ${columns.length} columns, got ${cells.length}`);
-    const cell = (name: string): string => (columns.includes(name) ? (cells[columns.indexOf(name)] as string) : '');
-    const loop = cell('loop').toLowerCase();
-    if (loop !== 'single' && loop !== 'nested') throw new RangeError(`line ${lineNumber}: loop must be 'single' or 'nested', got '${cell('loop')}'`);
-    const cycles = Number(cell('cycles'));
-    if (cell('cycles') === '' || !Number.isFinite(cycles) || cycles < 0) throw new RangeError(`line ${lineNumber}: cycles must be a number ≥ 0, got '${cell('cycles')}'`);
-    const kText = cell('k');
-    const k = kText === '' ? undefined : Number(kText);
-    if (k !== undefined && (!Number.isInteger(k) || k < 0)) throw new RangeError(`line ${lineNumber}: k must be a non-negative integer, got '${kText}'`);
-    let bounds: number[];
-    if (cell('bounds') !== '') bounds = parseBoundsList(cell('bounds'), `line ${lineNumber}`);
-    else if (k !== undefined) {
-      try {
-        bounds = divergencePatternBounds(k);
-      } catch (error) {
-        throw new RangeError(`line ${lineNumber}: ${(error as Error).message}`);
-      }
-    } else throw new RangeError(`line ${lineNumber}: needs k or bounds, got neither`);
-    if (bounds.length === 0) throw new RangeError(`line ${lineNumber}: bounds must list at least one lane`);
-    const innerBounds = cell('inner_bounds') === '' ? undefined : parseBoundsList(cell('inner_bounds'), `line ${lineNumber}`);
-    if (innerBounds !== undefined && innerBounds.length !== bounds.length) {
-      throw new RangeError(`line ${lineNumber}: inner_bounds must have ${bounds.length} lanes like bounds, got ${innerBounds.length}`);
-    }
-    rows.push({ pattern: cell('pattern') || `${loop}-k${kText || '?'}`, loop, k, bounds, innerBounds: loop === 'nested' ? innerBounds : undefined, cycles, line: lineNumber });
-  });
-  if (header === undefined) throw new RangeError('divergence CSV is empty: expected a header line and at least one row');
-  if (rows.length === 0) throw new RangeError('divergence CSV has a header but no rows');
-  return rows;
 }

@@ -64,7 +64,6 @@ export {
   solveDivergenceMoments,
   divergenceObservationOf,
   divergenceObservationOfGroup,
-  parseDivergenceCsv,
   type DivergenceFit,
   type DivergenceFitOptions,
   type DivergenceMomentsFit,
@@ -123,7 +122,6 @@ export {
   type TransitOperatingPoint,
   type TransitSolution,
 } from './transit-model.ts';
-export { renderTransitSvg, type TransitSvgOptions } from './transit-svg.ts';
 export { DEFAULT_SORTED_UNITS, MAX_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './sorted-grouping-loss.ts';
 export {
   MAX_OPTIMAL_BINNING_SUPPORT,

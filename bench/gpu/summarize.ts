@@ -12,7 +12,8 @@ import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { computeAdvice } from '../../cli/advise/advice.ts';
 import { analyzeFrames, type StreamAnalysis } from '../../cli/commands/analyze.ts';
-import { CategoricalDistribution, divergenceObservationOf, fitDivergenceCost, parseDivergenceCsv } from '../../model/index.ts';
+import { CategoricalDistribution, divergenceObservationOf, fitDivergenceCost } from '../../model/index.ts';
+import { parseDivergenceCsv } from '../../cli/divergence-csv.ts';
 import { decodeFrames, histogramToCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

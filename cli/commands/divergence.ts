@@ -6,10 +6,10 @@ import {
   divergenceObservationOf,
   divergencePatternBounds,
   fitDivergenceCost,
-  parseDivergenceCsv,
   predictDivergenceCycles,
   type LoopSpec,
 } from '../../model/index.ts';
+import { clockUnitOfCsv, parseDivergenceCsv } from '../divergence-csv.ts';
 import { UsageError } from '../usage-error.ts';
 import { formatQuantity, parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 
@@ -22,29 +22,6 @@ function stackOptions(flags: StackFlags): { physicalEntries: number; spillChunkE
   const physicalEntries = flags.physicalEntries === undefined ? 16 : parseNumberOption('--physical-entries', flags.physicalEntries, { min: 1, max: 1 << 20, integer: true });
   const spillChunkEntries = flags.spillChunk === undefined ? 4 : parseNumberOption('--spill-chunk', flags.spillChunk, { min: 1, max: physicalEntries, integer: true });
   return { physicalEntries, spillChunkEntries };
-}
-
-/**
- * The clock unit of a divergence CSV, from its `source` and `clock_hz` columns (what the
- * kernels' divergence workload writes): `ns` for the CPU backend (clock_hz 1e9), `cycles` for
- * CUDA (clock64), `ticks of H Hz` for another clock; `cycles` when the columns are absent.
- *
- * @example clockUnitOfCsv('pattern,loop,k,bounds,cycles,clock_hz,source\nsingle-k1,single,1,,500,1000000000,cpu') // 'ns'
- */
-export function clockUnitOfCsv(text: string): string {
-  const rows = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-  const header = (rows[0] ?? '').split(',').map((c) => c.trim().toLowerCase());
-  const sourceAt = header.indexOf('source');
-  const clockAt = header.indexOf('clock_hz');
-  const units = new Set<string>();
-  for (const row of rows.slice(1)) {
-    const cells = row.split(',').map((c) => c.trim());
-    const source = sourceAt < 0 ? '' : (cells[sourceAt] ?? '').toLowerCase();
-    const clockHz = clockAt < 0 ? Number.NaN : Number(cells[clockAt]);
-    units.add(source === 'cpu' || clockHz === 1e9 ? 'ns' : source === 'cuda' || Number.isNaN(clockHz) ? 'cycles' : `ticks of ${formatQuantity(clockHz)} Hz`);
-  }
-  if (units.size > 1) throw new UsageError(`the CSV mixes clock units (${[...units].join(', ')}): fit the CPU and the GPU measurements separately`);
-  return [...units][0] ?? 'cycles';
 }
 
 function runFit(file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }): void {

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { renderTransitSvg, solveTransit, type TransitOperatingPoint } from '../../model/index.ts';
+import { solveTransit, type TransitOperatingPoint } from '../../model/index.ts';
+import { renderTransitSvg } from '../report/transit-svg.ts';
 import { UsageError } from '../usage-error.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
 

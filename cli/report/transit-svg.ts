@@ -1,9 +1,9 @@
 /**
  * The transit figure (docs/model.md §6) as a self-contained SVG string: memory supply f(k),
  * compute demand g(n − k) (and g_H with the predicted loss), the operating points and the
- * bound class. Pure: returns text, writes nothing.
+ * bound class. Presentation of model/ transit-model.ts: returns text, writes nothing.
  */
-import { computeDemand, memorySupply, solveTransit, type TransitParameters, type TransitSolution } from './transit-model.ts';
+import { computeDemand, memorySupply, solveTransit, type TransitParameters, type TransitSolution } from '../../model/index.ts';
 
 /** Size of the figure in SVG user units (pixels). */
 export interface TransitSvgOptions {
