@@ -58,4 +58,32 @@ describe('checkpoint codec', () => {
     expect(recordObservation(restored, samples(1, 20_200), options, 0).status).toBe('recorded');
     expect(window?.samples?.groups).toBe(8);
   });
+
+  it('reads checkpoints written before the clock sums had one name (sumSimtCycles, sumSimtTicks)', () => {
+    const first = samples(0, 30_100);
+    const state = createStreamState(streamIdentityOf(first));
+    recordObservation(state, first, options, 0);
+    const original = [...state.windows.values()][0]!;
+    expect(original.samples?.sumSimtClocks).toBeGreaterThan(0);
+    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1' })) as { windows: Record<string, unknown>[] };
+    for (const window of json.windows) {
+      window.sumSimtCycles = window.sumSimtClocks;
+      window.sumMimdCycles = window.sumMimdClocks;
+      delete window.sumSimtClocks;
+      delete window.sumMimdClocks;
+      const sampled = window.samples as Record<string, unknown>;
+      sampled.sumSimtTicks = sampled.sumSimtClocks;
+      sampled.sumMimdTicks = sampled.sumMimdClocks;
+      delete sampled.sumSimtClocks;
+      delete sampled.sumMimdClocks;
+    }
+    const [window] = [...decodeStreamCheckpoint(JSON.stringify(json), state.key, 0).state.windows.values()];
+    expect(window?.sumSimtClocks).toBe(original.sumSimtClocks);
+    expect(window?.sumMimdClocks).toBe(original.sumMimdClocks);
+    expect(window?.samples?.sumSimtClocks).toBe(original.samples?.sumSimtClocks);
+    expect(window?.samples?.sumMimdClocks).toBe(original.samples?.sumMimdClocks);
+    expect(window).not.toHaveProperty('sumSimtCycles');
+    expect(window?.samples).not.toHaveProperty('sumSimtTicks');
+    expect(summarizeSampledGroups(window!.samples!, 4)?.laneIdleFraction).toBeCloseTo(summarizeSampledGroups(original.samples!, 4)?.laneIdleFraction as number, 15);
+  });
 });

@@ -116,6 +116,18 @@ function dedupeFromJson(json: CheckpointJson): StreamState['dedupe'] {
 }
 
 /**
+ * The clock sums under their one name (sumSimtClocks, sumMimdClocks, as in the frame format):
+ * checkpoints written before the names were unified call them sumSimtCycles/sumMimdCycles in
+ * a window and sumSimtTicks/sumMimdTicks in its sampled groups.
+ */
+function withClockSumNames<T extends object>(json: T, legacySimt: string, legacyMimd: string): T {
+  const record = json as Record<string, unknown>;
+  if (!(legacySimt in record) && !(legacyMimd in record)) return json;
+  const { [legacySimt]: simt, [legacyMimd]: mimd, ...rest } = record;
+  return { ...rest, sumSimtClocks: record.sumSimtClocks ?? simt, sumMimdClocks: record.sumMimdClocks ?? mimd } as T;
+}
+
+/**
  * Decodes a stream checkpoint. `wallMillis` becomes the stream's last-record time, so a
  * restored stream is not idle-closed before its backlog is re-read.
  *
@@ -138,14 +150,15 @@ export function decodeStreamCheckpoint(text: string, key: string, wallMillis: nu
     );
   }
   const windows = new Map<number, WindowAccumulation>();
-  for (const window of json.windows) {
+  for (const stored of json.windows) {
+    const window = withClockSumNames(stored, 'sumSimtCycles', 'sumMimdCycles');
     windows.set(window.startMillis, {
       ...window,
       histogram: histogramFromJson(window.histogram),
       firstEventMillis: window.firstEventMillis ?? Number.POSITIVE_INFINITY,
       lastEventMillis: window.lastEventMillis ?? Number.NEGATIVE_INFINITY,
       sampleFrames: window.sampleFrames ?? 0,
-      samples: window.samples ?? undefined,
+      samples: window.samples === undefined ? undefined : withClockSumNames(window.samples, 'sumSimtTicks', 'sumMimdTicks'),
     });
   }
   const state: StreamState = {

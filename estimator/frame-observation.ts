@@ -27,8 +27,8 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
     groups: frame.groupsCounted * weight,
     sumLossCounts: frame.sumCountsLoss * weight,
     sumLossMeasured: frame.sumMeasuredLoss * weight,
-    sumSimtCycles: Number(frame.sumSimtClocks) * weight,
-    sumMimdCycles: Number(frame.sumMimdClocks) * weight,
+    sumSimtClocks: Number(frame.sumSimtClocks) * weight,
+    sumMimdClocks: Number(frame.sumMimdClocks) * weight,
   };
 }
 

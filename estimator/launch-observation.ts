@@ -44,9 +44,9 @@ export interface LaunchObservation extends ObservationIdentity {
   /** Σ over groups of measured H = C_SIMT/C_MIMD from clocks. */
   readonly sumLossMeasured: number;
   /** Σ over groups of C_SIMT = n·(c_end − c0), in clock cycles (or ns on the CPU backend). */
-  readonly sumSimtCycles: number;
-  /** Σ over groups of C_MIMD = Σ_i (c_i − c0), same unit as sumSimtCycles. */
-  readonly sumMimdCycles: number;
+  readonly sumSimtClocks: number;
+  /** Σ over groups of C_MIMD = Σ_i (c_i − c0), same unit as sumSimtClocks. */
+  readonly sumMimdClocks: number;
 }
 
 

@@ -122,7 +122,7 @@ describe('stream-state', () => {
         expect(merged.launches).toBe(all.launches);
         expect(merged.groups).toBe(all.groups);
         expect(merged.sumLossCounts).toBeCloseTo(all.sumLossCounts, 9);
-        expect(merged.sumSimtCycles).toBe(all.sumSimtCycles);
+        expect(merged.sumSimtClocks).toBe(all.sumSimtClocks);
       }
       expect(() => mergeWindowAccumulations(a, createWindowAccumulation(start + 1000, 1000), windowOptions.histogram)).toThrow(RangeError);
     });

@@ -56,8 +56,8 @@ export interface WindowAccumulation {
   units: number;
   sumLossCounts: number;
   sumLossMeasured: number;
-  sumSimtCycles: number;
-  sumMimdCycles: number;
+  sumSimtClocks: number;
+  sumMimdClocks: number;
   /** Earliest and latest launch event time seen in the window. */
   firstEventMillis: number;
   lastEventMillis: number;
@@ -140,8 +140,8 @@ export function createWindowAccumulation(startMillis: number, windowMillis: numb
     units: 0,
     sumLossCounts: 0,
     sumLossMeasured: 0,
-    sumSimtCycles: 0,
-    sumMimdCycles: 0,
+    sumSimtClocks: 0,
+    sumMimdClocks: 0,
     firstEventMillis: Number.POSITIVE_INFINITY,
     lastEventMillis: Number.NEGATIVE_INFINITY,
     sampleFrames: 0,
@@ -172,8 +172,8 @@ export function recordLaunchInWindow(
   window.groups += observation.groups;
   window.sumLossCounts += observation.sumLossCounts;
   window.sumLossMeasured += observation.sumLossMeasured;
-  window.sumSimtCycles += observation.sumSimtCycles;
-  window.sumMimdCycles += observation.sumMimdCycles;
+  window.sumSimtClocks += observation.sumSimtClocks;
+  window.sumMimdClocks += observation.sumMimdClocks;
   window.firstEventMillis = Math.min(window.firstEventMillis, observation.eventTimeMillis);
   window.lastEventMillis = Math.max(window.lastEventMillis, observation.eventTimeMillis);
 }
@@ -215,8 +215,8 @@ export function mergeWindowAccumulations(
     units: a.units + b.units,
     sumLossCounts: a.sumLossCounts + b.sumLossCounts,
     sumLossMeasured: a.sumLossMeasured + b.sumLossMeasured,
-    sumSimtCycles: a.sumSimtCycles + b.sumSimtCycles,
-    sumMimdCycles: a.sumMimdCycles + b.sumMimdCycles,
+    sumSimtClocks: a.sumSimtClocks + b.sumSimtClocks,
+    sumMimdClocks: a.sumMimdClocks + b.sumMimdClocks,
     firstEventMillis: Math.min(a.firstEventMillis, b.firstEventMillis),
     lastEventMillis: Math.max(a.lastEventMillis, b.lastEventMillis),
     sampleFrames: a.sampleFrames + b.sampleFrames,

@@ -199,7 +199,7 @@ export function computeWindowResult(
   const n = identity.groupSize;
   const lossCounts = window.groups > 0 ? window.sumLossCounts / window.groups : undefined;
   const lossMeasured = window.groups > 0 ? window.sumLossMeasured / window.groups : undefined;
-  const workloadLossMeasured = window.sumMimdCycles > 0 ? window.sumSimtCycles / window.sumMimdCycles : undefined;
+  const workloadLossMeasured = window.sumMimdClocks > 0 ? window.sumSimtClocks / window.sumMimdClocks : undefined;
   const windowTotal = window.histogram.total;
   const histogram = histogramEntries(window.histogram).map((entry) => ({
     low: entry.low,

@@ -47,9 +47,9 @@ export interface SampledGroupsAccumulation {
   /** Σ over groups of H from counts = n·max(w)/Σw (1 when all counts are 0). */
   sumLossCounts: number;
   /** Σ C_SIMT = n·(c_end − c0), ticks. */
-  sumSimtTicks: number;
+  sumSimtClocks: number;
   /** Σ C_MIMD = Σ_i (c_i − c0), ticks. */
-  sumMimdTicks: number;
+  sumMimdClocks: number;
   /** Σ w over lanes; Σ w²; Σ over groups of (Σ_i w_i)²: the one-way ANOVA sums behind the ICC. */
   sumCounts: number;
   sumSquaredCounts: number;
@@ -115,8 +115,8 @@ export function createSampledGroups(): SampledGroupsAccumulation {
     lanes: 0,
     sumLossMeasured: 0,
     sumLossCounts: 0,
-    sumSimtTicks: 0,
-    sumMimdTicks: 0,
+    sumSimtClocks: 0,
+    sumMimdClocks: 0,
     sumCounts: 0,
     sumSquaredCounts: 0,
     sumSquaredGroupTotals: 0,
@@ -161,8 +161,8 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   samples.lanes += n;
   samples.sumLossMeasured += mimd === 0 ? 1 : simt / mimd;
   samples.sumLossCounts += total === 0 ? 1 : (n * max) / total;
-  samples.sumSimtTicks += simt;
-  samples.sumMimdTicks += mimd;
+  samples.sumSimtClocks += simt;
+  samples.sumMimdClocks += mimd;
   samples.sumCounts += total;
   samples.sumSquaredCounts += squares;
   samples.sumSquaredGroupTotals += total * total;
@@ -201,8 +201,8 @@ export function mergeSampledGroups(a: SampledGroupsAccumulation, b: SampledGroup
     lanes: a.lanes + b.lanes,
     sumLossMeasured: a.sumLossMeasured + b.sumLossMeasured,
     sumLossCounts: a.sumLossCounts + b.sumLossCounts,
-    sumSimtTicks: a.sumSimtTicks + b.sumSimtTicks,
-    sumMimdTicks: a.sumMimdTicks + b.sumMimdTicks,
+    sumSimtClocks: a.sumSimtClocks + b.sumSimtClocks,
+    sumMimdClocks: a.sumMimdClocks + b.sumMimdClocks,
     sumCounts: a.sumCounts + b.sumCounts,
     sumSquaredCounts: a.sumSquaredCounts + b.sumSquaredCounts,
     sumSquaredGroupTotals: a.sumSquaredGroupTotals + b.sumSquaredGroupTotals,
@@ -275,7 +275,7 @@ export function summarizeSampledGroups(samples: SampledGroupsAccumulation, group
     invalidGroups: samples.invalidGroups,
     lossMeasured: samples.sumLossMeasured / samples.groups,
     lossCounts: samples.sumLossCounts / samples.groups,
-    laneIdleFraction: samples.sumSimtTicks > 0 ? 1 - samples.sumMimdTicks / samples.sumSimtTicks : undefined,
+    laneIdleFraction: samples.sumSimtClocks > 0 ? 1 - samples.sumMimdClocks / samples.sumSimtClocks : undefined,
     countIcc: countIcc(samples, groupSize),
     divergence,
     locality: localityOf(samples, groupSize),
