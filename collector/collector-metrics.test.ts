@@ -1,6 +1,7 @@
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
-import { CollectorMetrics, accountingOf, describeTotals } from './collector-metrics.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { CollectorMetrics, DROP_REASONS, accountingOf, describeTotals } from './collector-metrics.ts';
 import type { ProduceRecord } from './produce-record.ts';
 import { degradedReasons } from './collector.ts';
 
@@ -42,5 +43,22 @@ describe('degradedReasons', () => {
     expect(degradedReasons('idle', { diskError: undefined, sizeBytes: 0 }, 100)).toEqual([]);
     expect(degradedReasons('broker-stalled', { diskError: { code: 'ENOSPC', message: '', sinceMillis: 0 }, sizeBytes: 96 }, 100)).toEqual(['broker-stalled', 'disk:ENOSPC', 'spool-full']);
     expect(degradedReasons('broker-unavailable', { diskError: undefined, sizeBytes: 94 }, 100)).toEqual(['broker-unavailable']);
+  });
+});
+
+describe('DROP_REASONS', () => {
+  it('lists only reasons the collector code drops for, and docs/collector.md documents each', () => {
+    const dir = new URL('.', import.meta.url);
+    const sources = readdirSync(dir)
+      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts') && name !== 'collector-metrics.ts')
+      .map((name) => readFileSync(new URL(name, dir), 'utf8'))
+      .join('\n');
+    const docs = readFileSync(new URL('../docs/collector.md', import.meta.url), 'utf8');
+    const documented = /`warpwatch\.collector\.frames\.dropped` \|[^|]*\| reason \(([^\n]*)\) \|/.exec(docs)?.[1] ?? '';
+    expect(documented).not.toBe('');
+    for (const reason of DROP_REASONS) {
+      expect(sources.includes(`'${reason}'`), `drop reason '${reason}' is not used in collector/`).toBe(true);
+      expect(documented.includes(reason), `drop reason '${reason}' is not in docs/collector.md`).toBe(true);
+    }
   });
 });

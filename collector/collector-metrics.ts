@@ -23,7 +23,31 @@ export interface CollectorTotals {
 }
 
 /** Drop reasons decided before a record reaches the delivery pipeline (it was never submitted). */
-export const INTAKE_DROP_REASONS: readonly string[] = ['connection-closed', 'validation-worker-failed'];
+export const INTAKE_DROP_REASONS = ['connection-closed', 'validation-worker-failed'] as const;
+
+/** Every reason a record is dropped for (the `reason` attribute of warpwatch.collector.frames.dropped). */
+export const DROP_REASONS = [
+  // the disk spool (disk-spool.ts SpoolDropReason, passed on by collector.ts)
+  'spool-full',
+  'disk-full',
+  'disk-error',
+  'too-large-for-spool',
+  'disk-error-at-stop',
+  // damaged records of a previous run found at start (collector.ts)
+  'spool-corrupt',
+  // the delivery pipeline: the broker refused a record for good, or it was still queued at stop
+  'rejected-by-broker',
+  'closed',
+  ...INTAKE_DROP_REASONS,
+] as const;
+
+/**
+ * One of {@link DROP_REASONS}. {@link CollectorMetrics.dropped} takes only these, so a reason
+ * used in the code but missing from the list does not compile (the spool's SpoolDropReason
+ * through collector.ts's `onDrop`); collector-metrics.test.ts checks that each one listed is
+ * used and documented in docs/collector.md.
+ */
+export type DropReason = (typeof DROP_REASONS)[number];
 
 /**
  * The collector's bookkeeping identity: every record read (valid frames, rejected stretches,
@@ -76,8 +100,7 @@ export function describeTotals(totals: CollectorTotals, held: number): string {
  * - `warpwatch.collector.dlq.out` {message}: delivered to warpwatch.dlq
  * - `warpwatch.collector.frames.spooled` {frame}: taken into the write-ahead disk spool
  * - `warpwatch.collector.records.rerouted` {record}: moved to the DLQ because Kafka could not take them; attribute reason
- * - `warpwatch.collector.frames.dropped` {frame}: dropped, counted; attribute reason (spool-full, disk-full, disk-error,
- *   disk-error-at-stop, spool-corrupt, too-large-for-spool, rejected-by-broker, connection-closed, validation-worker-failed, closed)
+ * - `warpwatch.collector.frames.dropped` {frame}: dropped, counted; attribute reason, one of {@link DROP_REASONS}
  * - `warpwatch.collector.thread_records.in` {record}: lane records carried by frames in
  * - `warpwatch.collector.produce.duration` (ms histogram): one batch send until acknowledged
  * - `warpwatch.collector.spool.size` (By gauge), `warpwatch.collector.queue.size` (By gauge)
@@ -110,7 +133,7 @@ export class CollectorMetrics {
     this.#framesRejected = meter.createCounter('warpwatch.collector.frames.rejected', { unit: '{frame}', description: 'Invalid frames routed to the DLQ' });
     this.#dlqOut = meter.createCounter('warpwatch.collector.dlq.out', { unit: '{message}', description: 'DLQ messages acknowledged by Kafka' });
     this.#framesSpooled = meter.createCounter('warpwatch.collector.frames.spooled', { unit: '{frame}', description: 'Records taken into the write-ahead disk spool' });
-    this.#framesDropped = meter.createCounter('warpwatch.collector.frames.dropped', { unit: '{frame}', description: 'Messages dropped because the spool was full' });
+    this.#framesDropped = meter.createCounter('warpwatch.collector.frames.dropped', { unit: '{frame}', description: `Records dropped on purpose, by reason (${DROP_REASONS.join(', ')})` });
     this.#threadRecordsIn = meter.createCounter('warpwatch.collector.thread_records.in', { unit: '{record}', description: 'Per-lane records carried by valid frames' });
     this.#connectionsClosed = meter.createCounter('warpwatch.collector.connections.closed_for_errors', { unit: '{connection}', description: 'Connections closed after too many invalid frames' });
     this.#rerouted = meter.createCounter('warpwatch.collector.records.rerouted', { unit: '{record}', description: 'Records moved to the DLQ because Kafka could not take them' });
@@ -161,8 +184,8 @@ export class CollectorMetrics {
     this.#framesSpooled.add(count);
   }
 
-  /** Records were dropped on purpose; `reason` is a small fixed vocabulary (e.g. spool-full, too-large). */
-  dropped(count: number, reason: string): void {
+  /** Records were dropped on purpose, for one of the {@link DROP_REASONS}. */
+  dropped(count: number, reason: DropReason): void {
     this.#totals.framesDropped += count;
     this.#droppedByReason[reason] = (this.#droppedByReason[reason] ?? 0) + count;
     this.#framesDropped.add(count, { reason });

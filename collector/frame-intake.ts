@@ -66,7 +66,8 @@ export interface FrameIntake {
 
 const MAX_ERROR_MESSAGE_CHARS = 300;
 
-interface StreamState {
+/** The intake's state of one input byte stream (a socket connection, stdin or a file); not the estimator's per-stream StreamState. */
+interface InputStreamState {
   readonly source: FrameSourceKind;
   readonly maxErrors: number;
   readonly onTooManyErrors: (() => void) | undefined;
@@ -104,7 +105,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   const nextTraceparent = createTraceparentGenerator();
   const labelHeaders: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.labels)) labelHeaders[`${KAFKA_HEADERS.labelPrefix}${name}`] = value;
-  const streams = new Map<number, StreamState>();
+  const streams = new Map<number, InputStreamState>();
   let nextStreamId = 1;
   let backlogBytes = 0;
   /** Chunks handed to the worker and not yet answered (one answer per chunk). */
@@ -112,7 +113,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   const drainWaiters = new Set<() => void>();
   const relievedWaiters = new Set<() => void>();
 
-  const reject = (state: StreamState, code: string, message: string, bytes: Uint8Array, discardedLength: number): void => {
+  const reject = (state: InputStreamState, code: string, message: string, bytes: Uint8Array, discardedLength: number): void => {
     state.errorCount += 1;
     options.metrics.frameRejected(state.source, code);
     options.pipeline.submit({
@@ -134,21 +135,21 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
     }
   };
 
-  const countAccepted = (state: StreamState): void => {
+  const countAccepted = (state: InputStreamState): void => {
     if (state.pendingFrames === 0) return;
     options.metrics.framesIn(state.source, state.pendingFrames, state.pendingThreadRecords);
     state.pendingFrames = 0;
     state.pendingThreadRecords = 0;
   };
 
-  const accept = (state: StreamState, raw: Uint8Array, key: string, threadRecords: number): void => {
+  const accept = (state: InputStreamState, raw: Uint8Array, key: string, threadRecords: number): void => {
     state.pendingFrames += 1;
     state.pendingThreadRecords += threadRecords;
     const record: ProduceRecord = { topic: options.framesTopic, key, value: raw, headers: { ...state.baseHeaders, traceparent: nextTraceparent() }, timestampMillis: wallClockMillis() };
     options.pipeline.submit(record);
   };
 
-  const handleInline = (state: StreamState, items: readonly ValidatedItem[]): void => {
+  const handleInline = (state: InputStreamState, items: readonly ValidatedItem[]): void => {
     for (let i = 0; i < items.length; i++) {
       if (state.stopped) {
         // Error budget spent: the connection is being closed; the rest is dropped, counted.
@@ -233,7 +234,7 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   return {
     openStream(source, maxErrors, onTooManyErrors) {
       const id = nextStreamId++;
-      const state: StreamState = {
+      const state: InputStreamState = {
         source,
         maxErrors,
         onTooManyErrors,

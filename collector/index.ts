@@ -10,7 +10,7 @@ export { encodeSpoolRecord, decodeSpoolRecords, scanSpoolSegment } from './spool
 export type { SpoolDamage, SpoolScan, SpoolSegmentScan } from './spool-record.ts';
 export { openDiskSpool } from './disk-spool.ts';
 export type { DiskSpool, DiskSpoolOptions, SpoolDiskError, SpoolDropReason, SpoolFs } from './disk-spool.ts';
-export { CollectorMetrics, INTAKE_DROP_REASONS, accountingOf, describeTotals } from './collector-metrics.ts';
+export { CollectorMetrics, DROP_REASONS, INTAKE_DROP_REASONS, accountingOf, describeTotals } from './collector-metrics.ts';
 export type { CollectorTotals, FrameSourceKind } from './collector-metrics.ts';
 export { createDeliveryPipeline, recordRejectionOf, toDlqRecord } from './delivery-pipeline.ts';
 export type { DeliveryPipeline, DeliveryPipelineOptions, DeliveryState, LogFunction, LogLevel } from './delivery-pipeline.ts';
