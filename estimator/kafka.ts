@@ -63,8 +63,6 @@ export interface EstimatorKafka {
   runFramesConsumer(handlers: FramesHandlers): Promise<void>;
   commit(partition: number, nextOffset: string): Promise<void>;
   produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
-  /** Highest offsets of the frames topic per partition (for lag). */
-  framesHighWatermarks(): Promise<Map<number, bigint>>;
   stop(): Promise<void>;
 }
 
@@ -323,12 +321,6 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorK
       } catch (error) {
         throw kafkaError(`producing ${records.length} records to ${topic}`, error);
       }
-    },
-
-    async framesHighWatermarks() {
-      const client = await getAdmin();
-      const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.framesTopic));
-      return new Map(offsets.map((o) => [o.partition, BigInt(o.high)]));
     },
 
     async stop() {
