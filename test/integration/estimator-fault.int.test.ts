@@ -13,6 +13,7 @@ import {
   dropDatabase,
   estimatorEnv,
   influxQuery,
+  kafkaClient,
   measurementRows,
   spawnEstimator,
   stopChild,
@@ -35,6 +36,22 @@ afterAll(async () => {
 async function windowCount(database: string): Promise<number> {
   const series = await influxQuery(database, `SELECT count(loss_counts) FROM "${MEASUREMENTS.window}"`);
   return Number(series[0]?.values[0]?.[1] ?? 0);
+}
+
+/**
+ * Messages of `topic` the consumer group has committed, summed over partitions: what it has
+ * processed and checkpointed (the estimator checkpoints before it commits). The topics are new
+ * per run, so this counts from 0.
+ */
+async function committedMessages(groupId: string, topic: string): Promise<number> {
+  const admin = kafkaClient().admin();
+  await admin.connect();
+  try {
+    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return (entry?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 function start(env: Record<string, string>, instance: string): EstimatorChild {
@@ -65,21 +82,39 @@ describe('warpwatch estimate (fault tolerance)', () => {
 
     const producer = await connectedProducer();
     const chunk = 50;
-    let killedAt = -1;
-    for (let i = 0; i < messages.length; i += chunk) {
-      const part = messages.slice(i, i + chunk);
-      await producer.send({ topic: `${id}.frames`, acks: -1, messages: part });
-      await producer.send({ topic: `${idC}.frames`, acks: -1, messages: part });
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      if (i / chunk === 7) {
-        // Mid-stream: both victims have processed and checkpointed part of the input.
-        b1.process.kill('SIGKILL');
-        c1.process.kill('SIGKILL');
-        await Promise.all([b1.exited, c1.exited]);
-        killedAt = await windowCount(dbB);
-        start(envB, 'b2');
+    // The input arrives as from a live job, a chunk per INPUT_INTERVAL_MILLIS: a rate, not a
+    // wait. (A stream idle longer than WARPWATCH_IDLE_CLOSE_MILLIS in a caught-up partition has
+    // its window closed early, which the uninterrupted reference run never does, so the feed
+    // must not stall while the test waits.)
+    let sent = 0;
+    const feeding = (async () => {
+      for (let i = 0; i < messages.length; i += chunk) {
+        const part = messages.slice(i, i + chunk);
+        await producer.send({ topic: `${id}.frames`, acks: -1, messages: part });
+        await producer.send({ topic: `${idC}.frames`, acks: -1, messages: part });
+        sent = i + part.length;
+        if (sent < messages.length) await new Promise((resolve) => setTimeout(resolve, INPUT_INTERVAL_MILLIS));
       }
-    }
+    })();
+    // Mid-stream: both victims have processed and checkpointed part of the input (committed
+    // offsets: the estimator checkpoints before it commits) and closed windows were written.
+    await waitUntil(
+      async () =>
+        sent >= messages.length / 2 &&
+        (await committedMessages(`${id}-b`, `${id}.frames`)) >= messages.length / 4 &&
+        (await committedMessages(`${id}-c`, `${idC}.frames`)) >= messages.length / 4 &&
+        (await windowCount(dbB)) > 0,
+      90_000,
+      'half the input sent, a quarter committed by both groups and a window in ' + dbB,
+    );
+    b1.process.kill('SIGKILL');
+    c1.process.kill('SIGKILL');
+    await Promise.all([b1.exited, c1.exited]);
+    const killedAt = await windowCount(dbB);
+    const sentAtKill = sent;
+    start(envB, 'b2');
+    await feeding;
+    expect(sentAtKill).toBeLessThan(messages.length);
     await producer.disconnect();
     expect(killedAt).toBeGreaterThan(0);
     expect(killedAt).toBeLessThan(WINDOWS);
@@ -90,8 +125,8 @@ describe('warpwatch estimate (fault tolerance)', () => {
 
     const reference = start(estimatorEnv(id, dbA, `${id}-a`), 'a');
     await waitUntil(async () => (await windowCount(dbA)) >= WINDOWS, 60_000, `${WINDOWS} windows in ${dbA}`);
-    // Let the last checkpoints and writes settle, then stop everybody cleanly.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The reference has processed and checkpointed every message (its writes precede its commits); then stop everybody cleanly.
+    await waitUntil(async () => (await committedMessages(`${id}-a`, `${id}.frames`)) >= messages.length, 60_000, `group ${id}-a to commit all ${messages.length} messages`);
     await Promise.all(children.map((child) => stopChild(child)));
 
     for (const measurement of [MEASUREMENTS_WINDOW, MEASUREMENTS.sweep, MEASUREMENTS.histogram]) {
@@ -105,3 +140,4 @@ describe('warpwatch estimate (fault tolerance)', () => {
 });
 
 const MEASUREMENTS_WINDOW = MEASUREMENTS.window;
+const INPUT_INTERVAL_MILLIS = 400;
