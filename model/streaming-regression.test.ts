@@ -52,6 +52,39 @@ describe('streaming regression moments', () => {
     }
   });
 
+  it('through the origin and with a fixed coefficient matches QR least squares on the adjusted rows', () => {
+    for (const [seed, scale] of [
+      [4, 0],
+      [5, 1e6],
+    ] as const) {
+      const rows = randomRows(seed, 2000, scale);
+      const moments = createRegressionMoments(3);
+      for (const row of rows) addRegressionRow(moments, row.x, row.y);
+      // No intercept: QR on the raw features.
+      const origin = solveRegressionMoments(moments, { intercept: false });
+      const originReference = solveLeastSquares(rows.map((r) => r.x), rows.map((r) => r.y));
+      expect(origin.intercept).toBe(0);
+      for (let j = 0; j < 3; j += 1) {
+        expect(Math.abs((origin.coefficients[j] as number) - (originReference.coefficients[j] as number))).toBeLessThan(1e-7 * Math.abs(originReference.coefficients[j] as number) + 1e-9);
+        expect(Math.abs((origin.standardErrors?.[j] as number) / (originReference.standardErrors?.[j] as number) - 1)).toBeLessThan(1e-6);
+      }
+      expect(origin.rmse).toBeCloseTo(Math.sqrt(originReference.residualSumOfSquares / rows.length), 4);
+      // β_1 fixed at 26 with an intercept: QR of y − 26·x_1 on (1, x_0, x_2).
+      const fixed = solveRegressionMoments(moments, { fixed: { 1: 26 } });
+      const fixedReference = solveLeastSquares(
+        rows.map((r) => [1, r.x[0] as number, r.x[2] as number]),
+        rows.map((r) => r.y - 26 * (r.x[1] as number)),
+      );
+      expect(fixed.coefficients[1]).toBe(26);
+      expect(Number.isNaN(fixed.standardErrors?.[1])).toBe(true);
+      expect(fixed.unidentified).toEqual([]);
+      expect(Math.abs((fixed.coefficients[0] as number) / (fixedReference.coefficients[1] as number) - 1)).toBeLessThan(1e-7);
+      expect(Math.abs((fixed.coefficients[2] as number) / (fixedReference.coefficients[2] as number) - 1)).toBeLessThan(1e-7);
+      expect(Math.abs((fixed.standardErrors?.[2] as number) / (fixedReference.standardErrors?.[2] as number) - 1)).toBeLessThan(1e-5);
+      expect(Math.abs((fixed.interceptStandardError as number) / (fixedReference.standardErrors?.[0] as number) - 1)).toBeLessThan(1e-5);
+    }
+  });
+
   it('merging split streams equals adding every row to one (any split, any order)', () => {
     const rows = randomRows(7, 999, 5e5);
     const whole = createRegressionMoments(3);
