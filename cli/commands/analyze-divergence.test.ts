@@ -343,10 +343,17 @@ describe('one divergence fit: analyze and the estimator (what the dashboards sho
   }
 
   it.each([
-    ['with spills and a per-group constant', { ...divergent, seed: 31, groups: 2500, overheadCycles: 700, noise: 40 }],
-    ['without spills (n = 16), δ near 0', { ...divergent, seed: 32, groups: 800, n: 16, deltaCycles: 0, spillCycles: 0, noise: 300 }],
-  ])('report the same T, δ (± SE), constant and R² for the same frames (%s)', async (_, synthetic) => {
-    const { frames } = synthesize(synthetic);
+    ['with spills and a per-group constant', { ...divergent, seed: 31, groups: 2500, overheadCycles: 700, noise: 40 }, 0],
+    ['without spills (n = 16), δ near 0', { ...divergent, seed: 32, groups: 800, n: 16, deltaCycles: 0, spillCycles: 0, noise: 300 }, 0],
+    ['with 3 invalid groups (a lane finishing before c0), left out by both', { ...divergent, seed: 33, groups: 600, overheadCycles: 90, noise: 20 }, 3],
+  ])('report the same T, δ (± SE), constant and R² for the same frames (%s)', async (_, synthetic, invalid) => {
+    const made = synthesize(synthetic).frames;
+    let left = invalid;
+    const frames = made.map((f) =>
+      f.type !== 'group-samples'
+        ? f
+        : { ...f, groups: f.groups.map((g) => (left-- > 0 ? { ...g, laneFinishClocks: [g.startClock - 1n, ...g.laneFinishClocks.slice(1)] } : g)) },
+    );
     const fields = estimatorFields(frames);
     const stream = await analyzeCli(`agreement-${synthetic.seed}`, frames);
     const fit = stream.divergence?.fit;
@@ -363,8 +370,9 @@ describe('one divergence fit: analyze and the estimator (what the dashboards sho
     same(fields[f.rSquared], fit.rSquared);
     if (fit.rawSpillCycles === undefined) expect(fields[f.spillTicks]).toBeUndefined();
     else same(fields[f.spillTicks], fit.rawSpillCycles);
-    expect(fields[f.groups]).toBe(synthetic.groups);
-    expect(fit.observations).toBe(synthetic.groups);
+    expect(fields[f.groups]).toBe(synthetic.groups - invalid);
+    expect(fields[f.invalidGroups]).toBe(invalid);
+    expect(fit.observations).toBe(synthetic.groups - invalid);
   });
 });
 

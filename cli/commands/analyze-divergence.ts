@@ -5,17 +5,18 @@
  * much of the measured-vs-counts gap they explain.
  */
 import {
-  addDivergenceObservation,
-  createDivergenceMoments,
+  createSampledGroups,
   divergenceArchitecture,
   divergenceObservationOfGroup,
   extendedMeasuredLoss,
   MIN_DIVERGENCE_FIT_GROUPS,
+  recordSampledGroup,
   SAMPLED_GROUP_DIVERGENCE_FIT,
   solveDivergenceMoments,
   type DivergenceObservation,
   type DivergenceParameter,
 } from '../../model/index.ts';
+import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
 import type { GroupSample } from '../../protocol/index.ts';
 
 /**
@@ -112,7 +113,9 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
   let sumMeasured = 0;
   // Per group: features from the stack emulator, with (c_end − c0) as the measured cycles.
   const perGroup: DivergenceObservation[] = [];
-  const moments = createDivergenceMoments();
+  // The fit's moments come from the same accumulation as the estimator's windows (same rows,
+  // same validity rules), so both report the same δ for the same frames.
+  const accumulation = createSampledGroups();
   for (const group of samples) {
     const n = group.laneCounts.length;
     const ticks = Number(group.endClock - group.startClock);
@@ -121,8 +124,9 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
     sumMeasured += mimd === 0 ? 1 : (n * ticks) / mimd;
     const observation = divergenceObservationOfGroup(group.laneCounts, ticks, `group ${group.groupIndex}`);
     perGroup.push(observation);
-    addDivergenceObservation(moments, observation);
+    recordSampledGroup(accumulation, sampledGroupInputOf(group));
   }
+  const moments = accumulation.divergence;
   const lossMeasured = sumMeasured / samples.length;
   if (perGroup.every((o) => o.issuedIterations === 0)) return { note: 'every sampled group has all counts zero: nothing to fit the divergence term on' };
 
@@ -148,7 +152,7 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
   let fit: DivergenceFitSummary | undefined;
   if (settings.mode === 'parameters') {
     ({ deltaCycles, spillCycles } = settings);
-    if (samples.length < 2) return { note: `T and the per-group constant need at least 2 sampled groups, got ${samples.length}` };
+    if (moments.count < 2) return { note: `T and the per-group constant need at least 2 valid sampled groups, got ${moments.count}` };
     const given = solveDivergenceMoments(moments, { ...SAMPLED_GROUP_DIVERGENCE_FIT, fixed: { deltaCycles, spillCycles } });
     if (given.iterationCycles === undefined) return { note: notSeparable };
     iterationCycles = given.iterationCycles;
@@ -160,7 +164,7 @@ export function analyzeDivergence(samples: readonly GroupSample[], clockHz: numb
     if (perGroup.every((o) => o.divergingExits === 0)) {
       return { note: 'δ cannot be fitted: no sampled group has a diverging exit (all lanes of every sampled group ran equally long)' };
     }
-    if (samples.length < MIN_DIVERGENCE_FIT_GROUPS) return { note: `the fit needs at least ${MIN_DIVERGENCE_FIT_GROUPS} sampled groups (as the estimator's), got ${samples.length}` };
+    if (moments.count < MIN_DIVERGENCE_FIT_GROUPS) return { note: `the fit needs at least ${MIN_DIVERGENCE_FIT_GROUPS} valid sampled groups (as the estimator's), got ${moments.count}` };
     const raw = solveDivergenceMoments(moments, SAMPLED_GROUP_DIVERGENCE_FIT);
     if (raw.iterationCycles === undefined) return { note: notSeparable };
     if (raw.deltaCycles === undefined) return { note: 'δ cannot be fitted: the diverging exits vary only together with the issued iterations' };
