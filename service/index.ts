@@ -1,0 +1,5 @@
+// Plumbing both services (collector, estimator) share: the telemetry server, and (as it lands)
+// the InfluxDB writer, retry helper and config toolkit. Imports contracts/ only, plus Node and
+// the external clients.
+export { startTelemetryServer } from './telemetry-server.ts';
+export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
