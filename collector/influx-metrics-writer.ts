@@ -1,4 +1,5 @@
-import { HttpError, InfluxDB, Point, setLogger, type WriteApi } from '@influxdata/influxdb-client';
+import { HttpError, Point, type WriteApi } from '@influxdata/influxdb-client';
+import { createInfluxWriteApi } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import type { MetricsPoint, MetricsPointWriter, MetricsWriterStats } from './pipeline-reporter.ts';
@@ -36,8 +37,6 @@ export interface InfluxMetricsWriterOptions {
 /** Points per request; more wait for the next one. */
 const MAX_BATCH_POINTS = 5_000;
 
-let clientLoggerSilenced = false;
-
 /**
  * Creates the writer. No request is made until the first `write`.
  *
@@ -46,21 +45,16 @@ let clientLoggerSilenced = false;
  * const reporter = startPipelineReporter({ instance: config.instance, intervalMillis: config.pipelineIntervalMillis, totals, writer });
  */
 export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, log: LogFunction): MetricsPointWriter {
-  if (!clientLoggerSilenced) {
-    // The client prints every failed write to the console; failures reach us through promises instead.
-    setLogger({ error: () => {}, warn: () => {} });
-    clientLoggerSilenced = true;
-  }
   const bucket = `${options.database}/${options.retentionPolicy}`;
   const where = `InfluxDB ${safeUrl(options.url)} (bucket ${bucket})`;
-  const client = new InfluxDB({ url: options.url, token: options.token.reveal(), timeout: options.requestTimeoutMillis });
-  const writeApi: WriteApi = client.getWriteApi(options.org, bucket, 'ms', {
-    // The queue and the retry policy are ours: the client neither batches, retries nor buffers.
-    batchSize: MAX_BATCH_POINTS + 1,
-    flushInterval: 0,
-    maxRetries: 0,
-    maxBufferLines: MAX_BATCH_POINTS + 1,
-    writeFailed: () => undefined,
+  // The queue and the retry policy are ours: the client neither batches, retries, buffers nor logs.
+  const writeApi: WriteApi = createInfluxWriteApi({
+    url: options.url,
+    token: options.token.reveal(),
+    org: options.org,
+    bucket,
+    requestTimeoutMillis: options.requestTimeoutMillis,
+    maxBatchLines: MAX_BATCH_POINTS,
   });
 
   const queue: MetricsPoint[] = [];

@@ -3,3 +3,5 @@
 // the external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
+export { createInfluxWriteApi } from './influx-client.ts';
+export type { InfluxWriteApiOptions } from './influx-client.ts';
