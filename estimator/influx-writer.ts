@@ -1,5 +1,5 @@
 import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
-import { createInfluxWriteApi } from '../service/index.ts';
+import { backoffDelayMillis, createInfluxWriteApi } from '../service/index.ts';
 import { EstimatorError } from './errors.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 
@@ -235,8 +235,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
         queue.splice(at, 0, ...batch.lines);
         queueSequences.splice(at, 0, ...batch.sequences);
         attempt += 1;
-        const delay = Math.min(options.maxRetryDelayMillis, options.minRetryDelayMillis * 2 ** (attempt - 1));
-        nextAttemptMillis = Date.now() + delay * (0.75 + 0.5 * Math.random());
+        nextAttemptMillis = Date.now() + backoffDelayMillis(attempt, { initialMillis: options.minRetryDelayMillis, maxMillis: options.maxRetryDelayMillis, jitter: 0.5 });
       }
       failure = new EstimatorError(
         'WW_ERR_ESTIMATOR_INFLUX_WRITE',

@@ -5,3 +5,5 @@ export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
 export { createInfluxWriteApi } from './influx-client.ts';
 export type { InfluxWriteApiOptions } from './influx-client.ts';
+export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
+export type { BackoffPolicy, RetryOptions } from './retry.ts';
