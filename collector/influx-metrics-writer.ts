@@ -1,5 +1,5 @@
-import { HttpError, Point, type WriteApi } from '@influxdata/influxdb-client';
-import { createInfluxWriteApi } from '../service/index.ts';
+import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
+import { createInfluxWriteApi, encodeLineProtocol } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import type { MetricsPoint, MetricsPointWriter, MetricsWriterStats } from './pipeline-reporter.ts';
@@ -74,7 +74,7 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
 
   const attempt = async (batch: readonly MetricsPoint[]): Promise<boolean> => {
     try {
-      writeApi.writePoints(batch.map(toClientPoint));
+      writeApi.writeRecords(batch.flatMap(toLine));
       await writeApi.flush();
       if (finished) return true;
       queue.splice(0, batch.length);
@@ -167,12 +167,10 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
   };
 }
 
-/** The client's Point: tags as given, every field as a float, time in milliseconds. */
-function toClientPoint(point: MetricsPoint): Point {
-  const result = new Point(point.measurement).timestamp(Math.round(point.timestampMillis));
-  for (const [key, value] of Object.entries(point.tags)) result.tag(key, value);
-  for (const [key, value] of Object.entries(point.fields)) if (Number.isFinite(value)) result.floatField(key, value);
-  return result;
+/** The point in the shared line protocol (service/influx-line.ts), non-finite fields left out; none when no field is left. */
+function toLine(point: MetricsPoint): string[] {
+  const fields = Object.fromEntries(Object.entries(point.fields).filter(([, value]) => Number.isFinite(value)));
+  return Object.keys(fields).length === 0 ? [] : [encodeLineProtocol({ ...point, fields })];
 }
 
 /** The URL without user:password, for log lines. */

@@ -7,3 +7,5 @@ export { createInfluxWriteApi } from './influx-client.ts';
 export type { InfluxWriteApiOptions } from './influx-client.ts';
 export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
 export type { BackoffPolicy, RetryOptions } from './retry.ts';
+export { encodeLineProtocol } from './influx-line.ts';
+export type { InfluxPoint } from './influx-line.ts';
