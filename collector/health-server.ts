@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startTelemetryServer, type TelemetryServer } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 
 /** Body of /healthz. `status` is 'ok', 'degraded' (broker unreachable, spooling) or 'stopping'. */
@@ -20,49 +20,22 @@ export interface HealthServerOptions {
 }
 
 /** A running /metrics + /healthz server. */
-export interface HealthServer {
-  /** The port actually bound. */
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type HealthServer = TelemetryServer;
 
 /**
- * One small HTTP server for the collector's self-telemetry: `/metrics` (delegated to the
- * Prometheus exporter, so the exporter needs no server of its own) and `/healthz` (JSON;
- * 200 while running, even when degraded, since spooling through a broker outage is
- * intended behaviour and a restart would not help; 503 while stopping).
+ * The collector's self-telemetry server: the shared service/telemetry-server.ts with the
+ * collector's error code. `/metrics` (delegated to the Prometheus exporter, so the exporter
+ * needs no server of its own) and `/healthz` (JSON; 200 while running, even when degraded,
+ * since spooling through a broker outage is intended behaviour and a restart would not help;
+ * 503 while stopping).
  *
  * @throws CollectorError WW_ERR_COLLECTOR_SOURCE_IO when the port cannot be bound.
  * @example const server = await startHealthServer({ host: '127.0.0.1', port: 9464, metricsHandler, health: () => collector.health() });
  */
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  const server = createServer((request, response) => {
-    const url = (request.url ?? '/').split('?')[0];
-    if (url === '/metrics') {
-      options.metricsHandler(request, response);
-      return;
-    }
-    if (url === '/healthz') {
-      const report = options.health();
-      response.writeHead(report.status === 'stopping' ? 503 : 200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(report));
-      return;
-    }
-    response.writeHead(404, { 'content-type': 'text/plain' });
-    response.end('not found: use /metrics or /healthz\n');
+  return startTelemetryServer({
+    ...options,
+    bindError: (error) =>
+      new CollectorError('WW_ERR_COLLECTOR_SOURCE_IO', `cannot serve /metrics on ${options.host}:${options.port}: ${error.message}; choose another --metrics-port`, { cause: error }),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error) =>
-      reject(new CollectorError('WW_ERR_COLLECTOR_SOURCE_IO', `cannot serve /metrics on ${options.host}:${options.port}: ${error.message}; choose another --metrics-port`, { cause: error })),
-    );
-    server.listen(options.port, options.host, () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

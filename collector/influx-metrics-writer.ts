@@ -1,4 +1,5 @@
-import { HttpError, InfluxDB, Point, setLogger, type WriteApi } from '@influxdata/influxdb-client';
+import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
+import { createInfluxWriteApi, encodeLineProtocol } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import type { MetricsPoint, MetricsPointWriter, MetricsWriterStats } from './pipeline-reporter.ts';
@@ -36,8 +37,6 @@ export interface InfluxMetricsWriterOptions {
 /** Points per request; more wait for the next one. */
 const MAX_BATCH_POINTS = 5_000;
 
-let clientLoggerSilenced = false;
-
 /**
  * Creates the writer. No request is made until the first `write`.
  *
@@ -46,21 +45,16 @@ let clientLoggerSilenced = false;
  * const reporter = startPipelineReporter({ instance: config.instance, intervalMillis: config.pipelineIntervalMillis, totals, writer });
  */
 export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, log: LogFunction): MetricsPointWriter {
-  if (!clientLoggerSilenced) {
-    // The client prints every failed write to the console; failures reach us through promises instead.
-    setLogger({ error: () => {}, warn: () => {} });
-    clientLoggerSilenced = true;
-  }
   const bucket = `${options.database}/${options.retentionPolicy}`;
   const where = `InfluxDB ${safeUrl(options.url)} (bucket ${bucket})`;
-  const client = new InfluxDB({ url: options.url, token: options.token.reveal(), timeout: options.requestTimeoutMillis });
-  const writeApi: WriteApi = client.getWriteApi(options.org, bucket, 'ms', {
-    // The queue and the retry policy are ours: the client neither batches, retries nor buffers.
-    batchSize: MAX_BATCH_POINTS + 1,
-    flushInterval: 0,
-    maxRetries: 0,
-    maxBufferLines: MAX_BATCH_POINTS + 1,
-    writeFailed: () => undefined,
+  // The queue and the retry policy are ours: the client neither batches, retries, buffers nor logs.
+  const writeApi: WriteApi = createInfluxWriteApi({
+    url: options.url,
+    token: options.token.reveal(),
+    org: options.org,
+    bucket,
+    requestTimeoutMillis: options.requestTimeoutMillis,
+    maxBatchLines: MAX_BATCH_POINTS,
   });
 
   const queue: MetricsPoint[] = [];
@@ -80,7 +74,7 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
 
   const attempt = async (batch: readonly MetricsPoint[]): Promise<boolean> => {
     try {
-      writeApi.writePoints(batch.map(toClientPoint));
+      writeApi.writeRecords(batch.flatMap(toLine));
       await writeApi.flush();
       if (finished) return true;
       queue.splice(0, batch.length);
@@ -173,12 +167,10 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
   };
 }
 
-/** The client's Point: tags as given, every field as a float, time in milliseconds. */
-function toClientPoint(point: MetricsPoint): Point {
-  const result = new Point(point.measurement).timestamp(Math.round(point.timestampMillis));
-  for (const [key, value] of Object.entries(point.tags)) result.tag(key, value);
-  for (const [key, value] of Object.entries(point.fields)) if (Number.isFinite(value)) result.floatField(key, value);
-  return result;
+/** The point in the shared line protocol (service/influx-line.ts), non-finite fields left out; none when no field is left. */
+function toLine(point: MetricsPoint): string[] {
+  const fields = Object.fromEntries(Object.entries(point.fields).filter(([, value]) => Number.isFinite(value)));
+  return Object.keys(fields).length === 0 ? [] : [encodeLineProtocol({ ...point, fields })];
 }
 
 /** The URL without user:password, for log lines. */

@@ -8,21 +8,33 @@ import { MEASUREMENTS } from './series.ts';
 import type { SeriesPoint } from './series-points.ts';
 
 // A stand-in for InfluxDB's v2 write endpoint on 127.0.0.1: records every request body and
-// answers each after `delayMillis` with the status `statusFor` picks.
+// answers each after `delayMillis` with the status `statusFor` picks. `until` resolves once a
+// condition on the fake holds, re-checked on each of its events (a request body received, a
+// response sent), so the tests wait for events rather than for fixed times.
 interface FakeInflux {
   readonly url: string;
   readonly bodies: string[][];
+  /** Requests whose body has arrived (answered or not). */
+  received: number;
   maxConcurrent: number;
   delayMillis: number;
   statusFor: (requestIndex: number) => number;
+  until(condition: () => boolean): Promise<void>;
   close(): Promise<void>;
 }
 
 async function startFakeInflux(): Promise<FakeInflux> {
   let active = 0;
   let requests = 0;
+  let watchers: Array<{ condition: () => boolean; resolve: () => void }> = [];
+  const notify = (): void => {
+    const ready = watchers.filter((watcher) => watcher.condition());
+    watchers = watchers.filter((watcher) => !ready.includes(watcher));
+    for (const watcher of ready) watcher.resolve();
+  };
   const fake = {
     bodies: [] as string[][],
+    received: 0,
     maxConcurrent: 0,
     delayMillis: 30,
     statusFor: (_index: number) => 204,
@@ -36,12 +48,15 @@ async function startFakeInflux(): Promise<FakeInflux> {
     request.on('end', () => {
       const raw = Buffer.concat(chunks);
       const text = request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+      fake.received += 1;
+      notify();
       setTimeout(() => {
         const status = fake.statusFor(index);
         if (status === 204) fake.bodies.push(text.split('\n').filter((line) => line !== ''));
         active -= 1;
         response.writeHead(status, { 'content-type': 'application/json' });
         response.end(status === 204 ? undefined : JSON.stringify({ code: 'unavailable', message: 'try later' }));
+        notify();
       }, fake.delayMillis);
     });
   });
@@ -49,6 +64,7 @@ async function startFakeInflux(): Promise<FakeInflux> {
   const { port } = server.address() as AddressInfo;
   return Object.assign(fake, {
     url: `http://127.0.0.1:${port}`,
+    until: (condition: () => boolean) => (condition() ? Promise.resolve() : new Promise<void>((resolve) => watchers.push({ condition, resolve }))),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
 }
@@ -115,8 +131,8 @@ describe('influx-writer', () => {
     fake.delayMillis = 0;
     const writer = createInfluxWriter(options(fake.url), () => {});
     writer.write([point(1), point(2)]);
-    const deadline = Date.now() + 2_000;
-    while (fake.bodies.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    const served = fake;
+    await served.until(() => served.bodies.length > 0);
     expect(valuesOf(fake.bodies)).toEqual([1, 2]);
     await writer.close(1_000);
   });
@@ -126,7 +142,8 @@ describe('influx-writer', () => {
     fake.delayMillis = 300;
     const writer = createInfluxWriter(options(fake.url), () => {});
     writer.write([point(0)]);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // request 1 is in flight now
+    const served = fake;
+    await served.until(() => served.received === 1); // request 1 is in flight now
     for (let i = 1; i <= 20; i += 1) {
       writer.write([point(i)]);
       await new Promise((resolve) => setImmediate(resolve));
@@ -153,12 +170,13 @@ describe('influx-writer', () => {
     expect((failure as EstimatorError).retriable).toBe(true);
     expect(errors).toHaveLength(1);
     expect(writer.stats().failingWrites).toBe(1); // /healthz says degraded now
-    // The retry happens on its own after the backoff (20–40 ms ± jitter).
-    const deadline = Date.now() + 3_000;
-    while (writer.stats().linesWritten < 150 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The retry happens on its own after the backoff (20–40 ms ± jitter): wait until the fake has
+    // stored all 150 lines, then flush (no longer backing off) waits for the writer to see the answer.
+    const served = fake;
+    await served.until(() => served.bodies.flat().length >= 150);
+    await writer.flush();
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => i));
     expect(writer.stats()).toMatchObject({ linesWritten: 150, writeErrors: 1, failingWrites: 0, buffered: 0, linesDropped: 0 });
-    await writer.flush();
     await writer.close(1_000);
   });
 
@@ -167,7 +185,8 @@ describe('influx-writer', () => {
     fake.delayMillis = 200;
     const writer = createInfluxWriter(options(fake.url, { maxBufferLines: 200, maxInFlightBatches: 1 }), () => {});
     writer.write(Array.from({ length: 50 }, (_, i) => point(i)));
-    await new Promise((resolve) => setTimeout(resolve, 50)); // the first batch is in flight now
+    const served = fake;
+    await served.until(() => served.received === 1); // the first batch is in flight now
     expect(writer.stats()).toMatchObject({ batchesInFlight: 1, buffered: 50 });
     writer.write(Array.from({ length: 250 }, (_, i) => point(1000 + i)));
     // 300 lines > 200: the 100 oldest queued lines (1000..1099) go, the 50 in flight stay.

@@ -1,4 +1,5 @@
-import { HttpError, InfluxDB, setLogger, type WriteApi } from '@influxdata/influxdb-client';
+import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
+import { backoffDelayMillis, createInfluxWriteApi } from '../service/index.ts';
 import { EstimatorError } from './errors.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 
@@ -81,8 +82,6 @@ export interface InfluxWriter {
   close(timeoutMillis: number): Promise<number>;
 }
 
-let loggerInstalled = false;
-
 interface Batch {
   readonly lines: string[];
   /** Sequence numbers of the lines (ascending). */
@@ -122,23 +121,11 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 64) {
     throw new RangeError(`maxInFlightBatches must be an integer 1..64, got ${maxInFlight}`);
   }
-  if (!loggerInstalled) {
-    // The client logs every failed write to the console; errors reach us through promises instead.
-    setLogger({ error: () => {}, warn: () => {} });
-    loggerInstalled = true;
-  }
-  const client = new InfluxDB({ url: options.url, token: options.token, timeout: options.requestTimeoutMillis });
   const bucket = `${options.database}/${options.retentionPolicy}`;
-  // One WriteApi per concurrent request: each has its own buffer, flushed by us only.
+  // One WriteApi per concurrent request: each has its own buffer, flushed by us only. The retry
+  // budget is ours; the client neither retries, buffers nor logs on its own.
   const idleApis: WriteApi[] = Array.from({ length: maxInFlight }, () =>
-    client.getWriteApi(options.org, bucket, 'ms', {
-      batchSize: options.batchSize + 1,
-      flushInterval: 0,
-      maxRetries: 0,
-      maxBufferLines: options.batchSize,
-      // The retry budget is ours; the client must neither retry nor buffer on its own.
-      writeFailed: () => undefined,
-    }),
+    createInfluxWriteApi({ url: options.url, token: options.token, org: options.org, bucket, requestTimeoutMillis: options.requestTimeoutMillis, maxBatchLines: options.batchSize }),
   );
   const allApis = [...idleApis];
 
@@ -248,8 +235,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
         queue.splice(at, 0, ...batch.lines);
         queueSequences.splice(at, 0, ...batch.sequences);
         attempt += 1;
-        const delay = Math.min(options.maxRetryDelayMillis, options.minRetryDelayMillis * 2 ** (attempt - 1));
-        nextAttemptMillis = Date.now() + delay * (0.75 + 0.5 * Math.random());
+        nextAttemptMillis = Date.now() + backoffDelayMillis(attempt, { initialMillis: options.minRetryDelayMillis, maxMillis: options.maxRetryDelayMillis, jitter: 0.5 });
       }
       failure = new EstimatorError(
         'WW_ERR_ESTIMATOR_INFLUX_WRITE',

@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
 import { EstimatorError } from './errors.ts';
+import { retry } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 
 /**
@@ -114,8 +115,8 @@ export function isTransientKafkaError(error: unknown): boolean {
 
 /**
  * Runs a Kafka admin call again while it fails with a transient broker state (see
- * isTransientKafkaError), with doubling pauses from 100 ms up to 1 s, for at most
- * `timeoutMillis` in all. kafkajs' own admin retry does not cover these for every call
+ * isTransientKafkaError), with doubling pauses from 100 ms up to 1 s (service/retry.ts), for at
+ * most `timeoutMillis` in all. kafkajs' own admin retry does not cover these for every call
  * (`fetchTopicOffsets` gives up at once on NOT_LEADER_FOR_PARTITION, which a freshly created
  * topic answers for a moment on KRaft).
  *
@@ -124,17 +125,7 @@ export function isTransientKafkaError(error: unknown): boolean {
  * const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets('warpwatch.frames'));
  */
 export async function retryTransientKafka<T>(operation: () => Promise<T>, timeoutMillis = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMillis;
-  let pause = 100;
-  for (;;) {
-    try {
-      return await operation();
-    } catch (error) {
-      if (!isTransientKafkaError(error) || Date.now() + pause > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      pause = Math.min(pause * 2, 1_000);
-    }
-  }
+  return retry(operation, { initialMillis: 100, maxMillis: 1_000, timeoutMillis, shouldRetry: isTransientKafkaError });
 }
 
 /**

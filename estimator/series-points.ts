@@ -1,3 +1,4 @@
+import { encodeLineProtocol, type InfluxPoint } from '../service/influx-line.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from './series.ts';
@@ -5,15 +6,9 @@ import type { WindowResult } from './window-result.ts';
 
 /**
  * A point to write, independent of the InfluxDB client (influx-writer.ts turns it into line
- * protocol). Numeric fields are written as floats so a field never changes type.
+ * protocol with service/influx-line.ts). Numeric fields are written as floats so a field never changes type.
  */
-export interface SeriesPoint {
-  readonly measurement: string;
-  readonly tags: Readonly<Record<string, string>>;
-  readonly fields: Readonly<Record<string, number | string>>;
-  /** Milliseconds since the Unix epoch. */
-  readonly timestampMillis: number;
-}
+export type SeriesPoint = InfluxPoint;
 
 /** Tag keys a label cannot take as its own name (it becomes `label_<name>`). */
 const RESERVED_TAG_KEYS: ReadonlySet<string> = new Set(Object.values(TAGS));
@@ -205,32 +200,5 @@ export function pipelinePoint(instance: string, counters: PipelineCounters, time
   };
 }
 
-/**
- * InfluxDB line protocol of a point, timestamp in milliseconds (write precision `ms`).
- * Escaping per the line-protocol reference: measurement `,` and space; tag keys/values and
- * field keys `,` `=` space; string field values `"` and `\`.
- *
- * @example
- * toLineProtocol(point); // 'warpwatch_window,stream=a/b,... loss_predicted=1.2 1700000000000'
- */
-export function toLineProtocol(point: SeriesPoint): string {
-  const escapeMeasurement = (text: string): string => text.replace(/[, ]/g, (c) => `\\${c}`);
-  const escapeKey = (text: string): string => text.replace(/[,= ]/g, (c) => `\\${c}`);
-  const tagParts = Object.keys(point.tags)
-    .sort()
-    .filter((key) => point.tags[key] !== '')
-    .map((key) => `${escapeKey(key)}=${escapeKey(point.tags[key] ?? '')}`);
-  const fieldParts = Object.entries(point.fields).map(([key, value]) =>
-    typeof value === 'number'
-      ? `${escapeKey(key)}=${formatFloat(value)}`
-      : `${escapeKey(key)}="${value.replace(/["\\]/g, (c) => `\\${c}`)}"`,
-  );
-  const head = [escapeMeasurement(point.measurement), ...tagParts].join(',');
-  return `${head} ${fieldParts.join(',')} ${Math.round(point.timestampMillis)}`;
-}
-
-function formatFloat(value: number): string {
-  // Integers are written with a decimal point so InfluxDB types the field as float, never int.
-  const text = String(value);
-  return /^-?\d+$/.test(text) ? `${text}.0` : text;
-}
+/** InfluxDB line protocol of a point (the one encoding both services write; defined in service/influx-line.ts). */
+export const toLineProtocol: (point: SeriesPoint) => string = encodeLineProtocol;
