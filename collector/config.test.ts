@@ -153,7 +153,7 @@ describe('loadCollectorConfig', () => {
           WARPWATCH_INFLUX_RETENTION_POLICY: 'week',
           WARPWATCH_INFLUX_ORG: 'ops',
           WARPWATCH_INFLUX_TOKEN: 'tok-123',
-          WARPWATCH_INFLUX_MAX_BUFFER_LINES: '50',
+          WARPWATCH_COLLECTOR_INFLUX_MAX_BUFFER_POINTS: '50',
           WARPWATCH_PIPELINE_INTERVAL_MILLIS: '30000',
           WARPWATCH_INSTANCE: 'env-instance',
         },
@@ -166,6 +166,12 @@ describe('loadCollectorConfig', () => {
       const printed = [JSON.stringify(config), inspect(config, { depth: 10 }), describeCollectorConfig(config)].join('\n');
       expect(printed).not.toContain('tok-123');
       expect(describeCollectorConfig(config)).toContain('influx=https://influx-flag:8086 bucket=flagdb/week instance=flag-instance every 5000 ms');
+    });
+
+    it('bounds its point queue by its own variable, not the estimator\'s WARPWATCH_INFLUX_MAX_BUFFER_LINES (one ConfigMap feeds both)', () => {
+      const shared = { WARPWATCH_INFLUX_URL: 'http://x:8086', WARPWATCH_INFLUX_MAX_BUFFER_LINES: '500000' };
+      expect(loadCollectorConfig({ env: shared }).influx?.maxBufferPoints).toBe(1_000);
+      expect(loadCollectorConfig({ env: { ...shared, WARPWATCH_COLLECTOR_INFLUX_MAX_BUFFER_POINTS: '20' } }).influx?.maxBufferPoints).toBe(20);
     });
 
     it('defaults to InfluxDB 1.8 settings and reads the token from a file', () => {

@@ -231,7 +231,8 @@ export type ReadTextFile = (path: string) => string;
  * Self-metrics to InfluxDB (the estimator's names): WARPWATCH_INFLUX_URL [--influx-url; unset or
  * "off" = none], WARPWATCH_INFLUX_DATABASE [--influx-database], WARPWATCH_INFLUX_RETENTION_POLICY,
  * WARPWATCH_INFLUX_ORG, WARPWATCH_INFLUX_TOKEN or WARPWATCH_INFLUX_TOKEN_FILE,
- * WARPWATCH_INFLUX_MAX_BUFFER_LINES, WARPWATCH_PIPELINE_INTERVAL_MILLIS [--pipeline-interval-millis],
+ * WARPWATCH_COLLECTOR_INFLUX_MAX_BUFFER_POINTS (its own name: the estimator's
+ * WARPWATCH_INFLUX_MAX_BUFFER_LINES, shared through one ConfigMap, is not read), WARPWATCH_PIPELINE_INTERVAL_MILLIS [--pipeline-interval-millis],
  * WARPWATCH_INSTANCE [--instance].
  *
  * @throws CollectorConfigError listing every invalid setting.
@@ -437,7 +438,7 @@ export function loadCollectorConfig(input: {
     problems.push(`WARPWATCH_INFLUX_RETENTION_POLICY must match [A-Za-z0-9._-]{1,128}, got "${influxRetentionPolicy}"`);
   }
   const influxToken = secretFrom('WARPWATCH_INFLUX_TOKEN', 'WARPWATCH_INFLUX_TOKEN_FILE') ?? new Secret(d.influxToken);
-  const influxMaxBufferPoints = integer(undefined, undefined, 'WARPWATCH_INFLUX_MAX_BUFFER_LINES', d.influxMaxBufferPoints, 1, 10_000_000);
+  const influxMaxBufferPoints = integer(undefined, undefined, 'WARPWATCH_COLLECTOR_INFLUX_MAX_BUFFER_POINTS', d.influxMaxBufferPoints, 1, 10_000_000);
   const pipelineIntervalMillis = integer(
     flags.pipelineIntervalMillis,
     '--pipeline-interval-millis',
