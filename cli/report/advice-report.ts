@@ -1,7 +1,7 @@
 import type { Advice } from '../advise/advice.ts';
 import { REPORT_STYLE } from './report-style.ts';
 import { idleLaneShare, percentOrNa } from './summary-columns.ts';
-import { escapeXml, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
+import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 function fixed(value: number, digits = 4): string {
   return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
@@ -36,24 +36,15 @@ function localityTable(advice: Advice): string {
 }
 
 function distributionChart(advice: Advice): string {
-  const pmf = advice.distribution.pmf;
-  const low = pmf[0]?.[0] ?? 0;
-  const high = pmf[pmf.length - 1]?.[0] ?? 0;
-  const binWidth = Math.max(1, Math.ceil((high - low + 1) / 60));
-  const bins = new Map<number, number>();
-  for (const [value, probability] of pmf) {
-    const start = low + Math.floor((value - low) / binWidth) * binWidth;
-    bins.set(start, (bins.get(start) ?? 0) + probability);
-  }
   return renderBarChart({
     title: 'Iteration-count distribution',
     xLabel: 'iterations per unit',
     yLabel: 'probability',
     seriesNames: ['observed'],
-    groups: [...bins].map(([start, p]) => ({ label: binWidth === 1 ? `${start}` : `${start}–${start + binWidth - 1}`, values: [p] })),
+    groups: histogramBins(advice.distribution.pmf, 60),
     widthPixels: 620,
     heightPixels: 260,
-    maxXLabels: binWidth === 1 ? 16 : 8,
+    maxXLabels: 16,
   });
 }
 
@@ -62,6 +53,7 @@ function granularityChart(advice: Advice): string {
     title: 'Predicted loss per group size',
     xLabel: 'group size n (lanes in lockstep)',
     yLabel: LOSS_AXIS_LABEL,
+    yFloor: 1,
     xScale: 'log2',
     widthPixels: 620,
     heightPixels: 300,

@@ -2,7 +2,7 @@ import { agreementOf } from './agreement.ts';
 import type { DemoResults, DemoRun } from './demo-results.ts';
 import { REPORT_STYLE } from './report-style.ts';
 import { demoHeadlines, fixedOrNa, percentOrNa, SUMMARY_COLUMNS, type WorkloadHeadline } from './summary-columns.ts';
-import { escapeXml, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
+import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 
 const percent = (value: number): string => percentOrNa(value);
@@ -43,16 +43,10 @@ function whatToChangeSection(headlines: readonly WorkloadHeadline[]): string {
 function histogramChart(run: DemoRun): string {
   const total = run.histogram.reduce((sum, [, count]) => sum + count, 0) || 1;
   // Wide supports (escape reaches hundreds of iterations) are shown in at most 60 equal-width bins.
-  const sorted = [...run.histogram].sort((a, b) => a[0] - b[0]);
-  const low = sorted[0]?.[0] ?? 0;
-  const high = sorted[sorted.length - 1]?.[0] ?? 0;
-  const binWidth = Math.max(1, Math.ceil((high - low + 1) / 60));
-  const bins = new Map<number, number>();
-  for (const [value, count] of sorted) {
-    const start = low + Math.floor((value - low) / binWidth) * binWidth;
-    bins.set(start, (bins.get(start) ?? 0) + count / total);
-  }
-  const groups = [...bins.entries()].map(([start, p]) => ({ label: binWidth === 1 ? `${start}` : `${start}–${start + binWidth - 1}`, values: [p] }));
+  const groups = histogramBins(
+    run.histogram.map(([value, count]) => [value, count / total] as const),
+    60,
+  );
   return renderBarChart({
     title: `${run.workload} ${run.variant}: iteration counts`,
     xLabel: 'iterations per unit',
@@ -61,7 +55,7 @@ function histogramChart(run: DemoRun): string {
     groups,
     widthPixels: 520,
     heightPixels: 240,
-    maxXLabels: binWidth === 1 ? 16 : 8,
+    maxXLabels: 16,
   });
 }
 
@@ -71,6 +65,7 @@ function lossByGroupSizeChart(runs: readonly DemoRun[], workload: DemoRun['workl
     title: `${workload} ${variant}: predicted vs measured`,
     xLabel: 'group size n',
     yLabel: LOSS_AXIS_LABEL,
+    yFloor: 1,
     xScale: 'log2',
     widthPixels: 520,
     heightPixels: 260,
@@ -106,6 +101,7 @@ function sweepChart(runs: readonly DemoRun[]): string {
     title: 'Granularity sweep: predicted loss for each group size',
     xLabel: 'group size n (lanes in lockstep)',
     yLabel: LOSS_AXIS_LABEL,
+    yFloor: 1,
     xScale: 'log2',
     widthPixels: 760,
     heightPixels: 340,

@@ -123,7 +123,8 @@ describe('demo report in a real browser', () => {
         const found: string[] = [];
         for (const text of svg.querySelectorAll('text')) {
           const r = text.getBoundingClientRect();
-          if (r.left < svgBox.left - 0.5 || r.right > svgBox.right + 0.5) found.push(`${title}: text '${text.textContent}' cut (${r.left.toFixed(0)}..${r.right.toFixed(0)} outside ${svgBox.left.toFixed(0)}..${svgBox.right.toFixed(0)})`);
+          const outside = r.left < svgBox.left - 0.5 || r.right > svgBox.right + 0.5 || r.top < svgBox.top - 0.5 || r.bottom > svgBox.bottom + 0.5;
+          if (outside) found.push(`${title}: text '${text.textContent}' cut (${r.left.toFixed(0)}..${r.right.toFixed(0)} outside ${svgBox.left.toFixed(0)}..${svgBox.right.toFixed(0)})`);
         }
         const ticks = [...svg.querySelectorAll('text.ww-xtick')].map((t) => ({ label: t.textContent ?? '', r: t.getBoundingClientRect() })).sort((a, b) => a.r.left - b.r.left);
         for (let i = 1; i < ticks.length; i += 1) {

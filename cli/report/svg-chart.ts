@@ -21,6 +21,8 @@ export interface LineChartOptions {
   readonly xScale?: 'linear' | 'log2';
   readonly widthPixels?: number;
   readonly heightPixels?: number;
+  /** Lowest y the axis may show (1 for a loss, which is never below 1). Default: none. */
+  readonly yFloor?: number;
 }
 
 /** One bar group of {@link renderBarChart}: a category label and one value per series. */
@@ -122,6 +124,8 @@ export function renderLineChart(options: LineChartOptions): string {
   const yHigh = Math.max(...ys);
   const pad = (yHigh - yLow) * 0.08 || Math.abs(yHigh) * 0.05 || 1;
   const y = scaleLinear().domain([yLow - pad, yHigh + pad]).nice().range([innerBottom, MARGIN.top]);
+  const floor = options.yFloor;
+  if (floor !== undefined && floor <= yLow && (y.domain()[0] ?? floor) < floor) y.domain([floor, y.domain()[1] ?? yHigh + pad]);
   const uniqueXs = xs.filter((v, i, all) => all.indexOf(v) === i).sort((a, b) => a - b);
   // Many group sizes (a 1..32 sweep) would overlap: label powers of two only.
   const xTicks = options.xScale === 'log2' ? (uniqueXs.length > 8 ? uniqueXs.filter((v) => Number.isInteger(Math.log2(v))) : uniqueXs) : x.ticks(8);
@@ -166,6 +170,32 @@ export function renderLineChart(options: LineChartOptions): string {
     options.series.map((s) => s.markersOnly ?? false),
   );
   return frame(options.title, options.xLabel, options.yLabel, width, height, right, 'line', points.length, body);
+}
+
+/**
+ * Bins (value, weight) pairs into at most `maxBins` equal-width bins for a histogram bar chart:
+ * every bin from the smallest to the largest value, empty ones included (weight 0), so the
+ * category axis stays linear. Labels are '7' (width 1) or '121–124'. Weights are summed, not
+ * normalised.
+ *
+ * @example histogramBins([[1, 2], [4, 1]], 60) // [{ label: '1', values: [2] }, { label: '2', values: [0] }, ..., { label: '4', values: [1] }]
+ */
+export function histogramBins(pairs: readonly (readonly [number, number])[], maxBins: number): BarGroup[] {
+  if (pairs.length === 0) return [];
+  const values = pairs.map(([value]) => value);
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const binWidth = Math.max(1, Math.ceil((high - low + 1) / maxBins));
+  const count = Math.floor((high - low) / binWidth) + 1;
+  const sums = new Array<number>(count).fill(0);
+  for (const [value, weight] of pairs) {
+    const i = Math.floor((value - low) / binWidth);
+    sums[i] = (sums[i] ?? 0) + weight;
+  }
+  return sums.map((sum, i) => {
+    const start = low + i * binWidth;
+    return { label: binWidth === 1 ? `${start}` : `${start}–${start + binWidth - 1}`, values: [sum] };
+  });
 }
 
 /**
