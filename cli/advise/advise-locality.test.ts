@@ -78,10 +78,10 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
     const content = readFileSync(page, 'utf8');
     const observed = content.slice(content.indexOf('<table id="observed">'), content.indexOf('</table>', content.indexOf('<table id="observed">')));
     // loss_counts by hand: the frame's Σ counts-loss over 40 groups (half 12/9, half 84/81).
-    expect(observed).toContain(`<td>observed loss_counts (mean H of the measured groups' counts)</td><td>${layout4.toFixed(4)}</td>`);
-    expect(observed).toMatch(/ICC\(counts\) of sampled groups[^<]*<\/td><td>0\.\d{3}<\/td>/);
-    expect(observed).toContain(`<td>${advice.current.expectedLoss.toFixed(4)}</td>`);
+    expect(observed).toContain(`<td>observed loss_counts (mean H of the measured groups' counts)</td><td class="num">${layout4.toFixed(4)}</td>`);
+    expect(observed).toMatch(/ICC\(counts\) of sampled groups[^<]*<\/td><td class="num">0\.\d{3}<\/td>/);
+    expect(observed).toContain(`<td class="num">${advice.current.expectedLoss.toFixed(4)}</td>`);
     const locality = content.slice(content.indexOf('<table id="locality">'), content.indexOf('</table>', content.indexOf('<table id="locality">')));
-    expect(locality).toContain(`<tr><td>4 ← now</td><td>${layout4.toFixed(4)}</td>`);
+    expect(locality).toContain(`<tr><td>4 ← now</td><td class="num">${layout4.toFixed(4)}</td>`);
   });
 });

@@ -12,12 +12,12 @@ function observedTable(advice: Advice): string {
   const c = advice.current;
   const layout = advice.locality?.find((row) => row.n === advice.groupSize);
   const rows = [
-    `<tr><td>model, independent lanes (if work were assigned at random)</td><td>${fixed(c.expectedLoss)}</td><td>${percentOrNa(idleLaneShare(c.workloadLoss), 1)}</td><td></td></tr>`,
-    c.observedLossCounts === null ? '' : `<tr><td>observed loss_counts (mean H of the measured groups' counts)</td><td>${fixed(c.observedLossCounts)}</td><td></td><td></td></tr>`,
-    layout === undefined ? '' : `<tr><td>layout loss, locality-aware (docs/model.md §11)</td><td>${fixed(layout.expectedLoss)}</td><td></td><td>95% interval ${fixed(layout.low)}–${fixed(layout.high)}</td></tr>`,
-    `<tr><td>ICC(counts) of sampled groups (≈ 0: independent lanes)</td><td>${c.observedCountIcc === null ? '–' : c.observedCountIcc.toFixed(3)}</td><td></td><td></td></tr>`,
+    `<tr><td>model, independent lanes (if work were assigned at random)</td><td class="num">${fixed(c.expectedLoss)}</td><td class="num">${percentOrNa(idleLaneShare(c.workloadLoss), 1)}</td><td></td></tr>`,
+    c.observedLossCounts === null ? '' : `<tr><td>observed loss_counts (mean H of the measured groups' counts)</td><td class="num">${fixed(c.observedLossCounts)}</td><td></td><td></td></tr>`,
+    layout === undefined ? '' : `<tr><td>layout loss, locality-aware (docs/model.md §11)</td><td class="num">${fixed(layout.expectedLoss)}</td><td></td><td>95% interval ${fixed(layout.low)}–${fixed(layout.high)}</td></tr>`,
+    `<tr><td>ICC(counts) of sampled groups (≈ 0: independent lanes)</td><td class="num">${c.observedCountIcc === null ? '–' : c.observedCountIcc.toFixed(3)}</td><td></td><td></td></tr>`,
   ].join('');
-  return `<div class="table-scroll"><table id="observed"><thead><tr><th>at n = ${advice.groupSize}</th><th>loss ×</th><th>idle lane time</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+  return `<div class="table-scroll"><table id="observed"><thead><tr><th>at n = ${advice.groupSize}</th><th class="num">loss ×</th><th class="num">idle lane time</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 /** The locality-aware loss of the kernel's layout per group size, beside the independent-lanes figure. */
@@ -26,12 +26,12 @@ function localityTable(advice: Advice): string {
   const rows = advice.locality
     .map(
       (row) =>
-        `<tr><td>${row.n}${row.n === advice.groupSize ? ' ← now' : ''}</td><td>${fixed(row.expectedLoss)}</td><td>${fixed(row.low)}–${fixed(row.high)}</td><td>${fixed(row.independentLoss)}</td><td>${fixed(row.sortedLoss)}</td></tr>`,
+        `<tr><td>${row.n}${row.n === advice.groupSize ? ' ← now' : ''}</td><td class="num">${fixed(row.expectedLoss)}</td><td class="num">${fixed(row.low)}–${fixed(row.high)}</td><td class="num">${fixed(row.independentLoss)}</td><td class="num">${fixed(row.sortedLoss)}</td></tr>`,
     )
     .join('');
   return (
     `<h2>Layout (locality-aware) loss</h2><p class="note">The sampled groups as contiguous runs of the kernel's own layout (docs/model.md §11).</p>` +
-    `<div class="table-scroll"><table id="locality"><thead><tr><th>n</th><th>layout loss</th><th>95% interval</th><th>if random, these units</th><th>sorted, these units</th></tr></thead><tbody>${rows}</tbody></table></div>`
+    `<div class="table-scroll"><table id="locality"><thead><tr><th>n</th><th class="num">layout loss</th><th class="num">95% interval</th><th class="num">if random, these units</th><th class="num">sorted, these units</th></tr></thead><tbody>${rows}</tbody></table></div>`
   );
 }
 

@@ -6,6 +6,7 @@ h1 { font-size: 1.6rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ddd
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 12.5px; }
 th, td { white-space: nowrap; padding: .25rem .55rem; text-align: right; border-bottom: 1px solid #eee; }
 th.text, td.text, th:first-child, td:first-child, th:nth-child(2), td:nth-child(2) { text-align: left; }
+th.num, td.num { text-align: right; }
 #headlines { list-style: none; padding: 0; } #headlines li { margin: .5rem 0; padding: .4rem .7rem; border-left: 4px solid #d62728; background: #fafafa; }
 #headlines .idle { font-size: 1.15rem; } #headlines .todo { color: #333; font-size: 13px; }
 .grid { display: flex; flex-wrap: wrap; gap: 1rem; } .note { color: #555; font-size: 12.5px; }

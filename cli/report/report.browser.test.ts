@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findChromium } from '../../deploy/local/index.ts';
 import type { DemoResults } from './demo-results.ts';
@@ -32,6 +32,45 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
+
+/**
+ * Layout problems inside every chart of the page (empty when none): text (legends, tick labels,
+ * axis labels) outside its SVG box, overlapping x tick labels, a marker-only series' ring hidden
+ * under something else, a line series without a drawn path. The viewport must hold the whole
+ * page (elementFromPoint sees only the viewport).
+ */
+async function chartProblems(page: Page): Promise<string[]> {
+  return page.$$eval('svg.ww-chart', (elements) =>
+    elements.flatMap((svg) => {
+      const title = svg.getAttribute('aria-label') ?? '';
+      const svgBox = svg.getBoundingClientRect();
+      const found: string[] = [];
+      for (const text of svg.querySelectorAll('text')) {
+        const r = text.getBoundingClientRect();
+        const outside = r.left < svgBox.left - 0.5 || r.right > svgBox.right + 0.5 || r.top < svgBox.top - 0.5 || r.bottom > svgBox.bottom + 0.5;
+        if (outside) found.push(`${title}: text '${text.textContent}' cut (${r.left.toFixed(0)}..${r.right.toFixed(0)} outside ${svgBox.left.toFixed(0)}..${svgBox.right.toFixed(0)})`);
+      }
+      const ticks = [...svg.querySelectorAll('text.ww-xtick')].map((t) => ({ label: t.textContent ?? '', r: t.getBoundingClientRect() })).sort((a, b) => a.r.left - b.r.left);
+      for (let i = 1; i < ticks.length; i += 1) {
+        const previous = ticks[i - 1];
+        const current = ticks[i];
+        if (previous !== undefined && current !== undefined && current.r.left < previous.r.right) found.push(`${title}: tick labels '${previous.label}' and '${current.label}' overlap`);
+      }
+      // Marker-only series (loss_counts) are hollow rings: each must be the topmost element on
+      // its own stroke (left edge + 1 px), i.e. not hidden under a line or another series' dot.
+      for (const circle of svg.querySelectorAll('circle.ww-point[fill="none"]')) {
+        const r = circle.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.left + 1, (r.top + r.bottom) / 2);
+        if (hit !== circle && hit?.parentElement !== circle) found.push(`${title}: point of ${circle.getAttribute('data-series')} hidden under ${hit?.tagName} ${hit?.getAttribute('data-series') ?? ''}`);
+      }
+      // Lines are present: a drawn path of visible length for each line series.
+      for (const path of svg.querySelectorAll('path.ww-series')) {
+        if (!((path as SVGPathElement).getTotalLength() > 10)) found.push(`${title}: line ${path.getAttribute('data-series')} not drawn`);
+      }
+      return found;
+    }),
+  );
+}
 
 describe('demo report in a real browser', () => {
   it('prints the summary, the report path and the JSON path', () => {
@@ -115,37 +154,8 @@ describe('demo report in a real browser', () => {
     const pageHeight = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.setViewportSize({ width: 1400, height: pageHeight });
     // Inside every chart: legend texts and x tick labels inside the SVG box, tick labels apart,
-    // and every series' points painted on top where they are (the hit test finds them).
-    const problems = await page.$$eval('svg.ww-chart', (elements) =>
-      elements.flatMap((svg) => {
-        const title = svg.getAttribute('aria-label') ?? '';
-        const svgBox = svg.getBoundingClientRect();
-        const found: string[] = [];
-        for (const text of svg.querySelectorAll('text')) {
-          const r = text.getBoundingClientRect();
-          const outside = r.left < svgBox.left - 0.5 || r.right > svgBox.right + 0.5 || r.top < svgBox.top - 0.5 || r.bottom > svgBox.bottom + 0.5;
-          if (outside) found.push(`${title}: text '${text.textContent}' cut (${r.left.toFixed(0)}..${r.right.toFixed(0)} outside ${svgBox.left.toFixed(0)}..${svgBox.right.toFixed(0)})`);
-        }
-        const ticks = [...svg.querySelectorAll('text.ww-xtick')].map((t) => ({ label: t.textContent ?? '', r: t.getBoundingClientRect() })).sort((a, b) => a.r.left - b.r.left);
-        for (let i = 1; i < ticks.length; i += 1) {
-          const previous = ticks[i - 1];
-          const current = ticks[i];
-          if (previous !== undefined && current !== undefined && current.r.left < previous.r.right) found.push(`${title}: tick labels '${previous.label}' and '${current.label}' overlap`);
-        }
-        // Marker-only series (loss_counts) are hollow rings: each must be the topmost element on
-        // its own stroke (left edge + 1 px), i.e. not hidden under a line or another series' dot.
-        for (const circle of svg.querySelectorAll('circle.ww-point[fill="none"]')) {
-          const r = circle.getBoundingClientRect();
-          const hit = document.elementFromPoint(r.left + 1, (r.top + r.bottom) / 2);
-          if (hit !== circle && hit?.parentElement !== circle) found.push(`${title}: point of ${circle.getAttribute('data-series')} hidden under ${hit?.tagName} ${hit?.getAttribute('data-series') ?? ''}`);
-        }
-        // Lines are present: a drawn path of visible length for each line series.
-        for (const path of svg.querySelectorAll('path.ww-series')) {
-          if (!((path as SVGPathElement).getTotalLength() > 10)) found.push(`${title}: line ${path.getAttribute('data-series')} not drawn`);
-        }
-        return found;
-      }),
-    );
+    // rings on top, lines drawn.
+    const problems = await chartProblems(page);
     expect(problems).toEqual([]);
     const lossCharts = await page.$$eval('svg.ww-chart[aria-label$="predicted vs measured"]', (elements) =>
       elements.map((svg) => ({
@@ -167,6 +177,32 @@ describe('demo report in a real browser', () => {
     ] as const) {
       await page.locator(selector).first().screenshot({ path: join(outDir, file) });
     }
+    await page.close();
+  });
+
+  it('advise --html shows the observed loss and the ICC beside the model, laid out within the window', async () => {
+    if (browser === undefined) throw new Error('no browser');
+    const html = join(outDir, 'advice.html');
+    const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'advise', '--workload', 'escape', '--n', '32', '--html', html], { cwd: root });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(0);
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`file://${html}`);
+    const observed = await page.$$eval('#observed tbody tr', (rows) => rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+    const model = observed.find((row) => row[0]?.startsWith('model, independent lanes'));
+    const counts = observed.find((row) => row[0]?.startsWith('observed loss_counts'));
+    const icc = observed.find((row) => row[0]?.startsWith('ICC(counts)'));
+    // escape's neighbouring pixels: the counts lose far less than independent lanes would, and correlate.
+    expect(Number(model?.[1])).toBeGreaterThan(3);
+    expect(Number(counts?.[1])).toBeGreaterThan(1);
+    expect(Number(counts?.[1])).toBeLessThan(0.8 * Number(model?.[1]));
+    expect(Number(icc?.[1])).toBeGreaterThan(0.3);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1400);
+    await page.setViewportSize({ width: 1400, height: await page.evaluate(() => document.documentElement.scrollHeight) });
+    expect(await chartProblems(page)).toEqual([]);
+    await page.screenshot({ path: join(outDir, 'advice.png'), fullPage: true });
     await page.close();
   });
 });
