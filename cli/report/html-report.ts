@@ -13,7 +13,8 @@ function variantsOf(runs: readonly DemoRun[], workload: DemoRun['workload']): st
 
 function resultsTable(runs: readonly DemoRun[]): string {
   // The same columns as the terminal summary (summary-columns.ts), plus the report-only ones.
-  const header = SUMMARY_COLUMNS.map((c) => `<th${c.text ? ' class="text"' : ''}>${escapeXml(c.header)}</th>`).join('');
+  // Headers may break after '_' and ',' (wbr) so the numbers, not the names, set the column widths.
+  const header = SUMMARY_COLUMNS.map((c) => `<th${c.text ? ' class="text"' : ''}>${escapeXml(c.header).replace(/([_,])/g, '$1<wbr>')}</th>`).join('');
   const rows = runs.map((r) => `<tr>${SUMMARY_COLUMNS.map((c) => `<td${c.text ? ' class="text"' : ''}>${escapeXml(c.cell(r))}</td>`).join('')}</tr>`).join('\n');
   // A scroll box of its own: a narrow window scrolls the table, never the page.
   return `<div class="table-scroll" id="results-box"><table id="results"><thead><tr>${header}</tr></thead><tbody>${rows}</tbody></table></div>`;
