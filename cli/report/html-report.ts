@@ -181,7 +181,7 @@ export function renderDemoReport(results: DemoResults, headlines: readonly Workl
 <h1>warpwatch demo report</h1>
 <h2 id="answer">How much the warps idle</h2>
 ${headlineSection(headlines)}
-<p class="note">Idle lane time = 1 − 1/(ΣC_SIMT/ΣC_MIMD): the share of the lane-time held by lockstep groups in which lanes
+<p class="note">CPU lockstep backend (below). Idle lane time = 1 − 1/(ΣC_SIMT/ΣC_MIMD): the share of the lane-time held by lockstep groups in which lanes
 waited for the slowest lane of their group (docs/demo.md). The recommendation is warpwatch advise's best option on the run's
 observed iteration counts, which assumes work is assigned to lanes at random (see "What to change").</p>
 <p class="note">Created ${escapeXml(results.createdAt)} in ${(results.durationMillis / 1000).toFixed(1)} s on ${escapeXml(results.machine.cpu)}
