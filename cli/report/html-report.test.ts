@@ -124,6 +124,14 @@ describe('html-report', () => {
       expect(svg.match(/data-series="counts" cx="[\d.]+" cy="[\d.]+" r="5" fill="none"/g)).toHaveLength(2);
     });
 
+    it('starts a loss axis at its floor 1 where nice ticks would go below it', () => {
+      const series = [{ name: 's', points: [[8, 1.105], [32, 4.17]] as [number, number][] }];
+      const ticks = (svg: string): number[] => [...svg.matchAll(/text-anchor="end">([\d.]+)</g)].map((m) => Number(m[1]));
+      // Without a floor: domain 1.105 − 0.245 = 0.86 made nice goes to 0.5.
+      expect(Math.min(...ticks(renderLineChart({ title: 't', xLabel: 'x', yLabel: 'y', series })))).toBe(0.5);
+      expect(Math.min(...ticks(renderLineChart({ title: 't', xLabel: 'x', yLabel: 'y', series, yFloor: 1 })))).toBe(1);
+    });
+
     it('widens the legend column to the longest name', () => {
       const name = 'escape (plain = sorted) and more';
       const svg = renderLineChart({ title: 't', xLabel: 'x', yLabel: 'y', widthPixels: 700, series: [{ name, points: [[1, 1], [2, 2]] }] });
