@@ -1,7 +1,7 @@
 // advise --frames with GroupSamples (issue 16 item 4): the locality-aware loss of the kernel's
 // own layout leads when it differs from the independent-lanes figure, which is shown as "if
 // work were assigned to lanes at random"; values checked against hand computation.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -70,5 +70,18 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
     expect(advice.recommendation[0]).toMatch(new RegExp(`^in this kernel's layout groups of 4 lanes lose ${layout4.toFixed(2)}× \\(locality-aware, from 40 sampled groups; 95% interval .*\\); if work were assigned to lanes at random: ${advice.current.expectedLoss.toFixed(2)}×`));
     const text = await runCli('advise', '--frames', file);
     expect(text.stdout).toMatch(/locality-aware loss of the kernel's own layout/);
+
+    // --html shows the observed loss and the ICC beside the model, and the layout loss table.
+    const page = join(directory, 'advice.html');
+    const html = await runCli('advise', '--frames', file, '--html', page);
+    expect(html.status, html.stderr).toBe(0);
+    const content = readFileSync(page, 'utf8');
+    const observed = content.slice(content.indexOf('<table id="observed">'), content.indexOf('</table>', content.indexOf('<table id="observed">')));
+    // loss_counts by hand: the frame's Σ counts-loss over 40 groups (half 12/9, half 84/81).
+    expect(observed).toContain(`<td>observed loss_counts (mean H of the measured groups' counts)</td><td class="num">${layout4.toFixed(4)}</td>`);
+    expect(observed).toMatch(/ICC\(counts\) of sampled groups[^<]*<\/td><td class="num">0\.\d{3}<\/td>/);
+    expect(observed).toContain(`<td class="num">${advice.current.expectedLoss.toFixed(4)}</td>`);
+    const locality = content.slice(content.indexOf('<table id="locality">'), content.indexOf('</table>', content.indexOf('<table id="locality">')));
+    expect(locality).toContain(`<tr><td>4 ← now</td><td class="num">${layout4.toFixed(4)}</td>`);
   });
 });

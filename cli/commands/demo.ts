@@ -7,6 +7,7 @@ import { resolveDemoSettings } from '../demo/demo-plan.ts';
 import { demoEstimatorConfig, demoFitter } from '../demo/demo-estimator.ts';
 import { defaultDemoOutputDirectory, writeDemoOutputs } from '../demo/demo-output.ts';
 import { formatDemoSummary } from '../demo/demo-summary.ts';
+import { demoHeadlines } from '../report/summary-columns.ts';
 import type { DemoTransport } from '../demo/demo-transport.ts';
 import { createInProcessTransport } from '../demo/in-process-transport.ts';
 import { createKafkaDemoTransport } from '../demo/kafka-transport.ts';
@@ -81,13 +82,14 @@ async function runDemoCommand(flags: DemoFlags): Promise<void> {
   } finally {
     await transport.close();
   }
-  const paths = writeDemoOutputs(outDirectory, results);
+  const headlines = demoHeadlines(results.runs);
+  const paths = writeDemoOutputs(outDirectory, results, headlines);
   const lines = [
     '',
     `warpwatch demo — ${results.runs.length} runs via the ${results.transport} transport${results.influx ? ' (+ InfluxDB)' : ''}, ${(results.durationMillis / 1000).toFixed(1)} s`,
     'CPU lockstep backend: n CPU SIMD lanes in lockstep timed with a steady clock — lockstep loss on this CPU, not GPU numbers.',
     '',
-    ...formatDemoSummary(results),
+    ...formatDemoSummary(results, headlines),
     '',
     `report:  ${paths.htmlPath}`,
     `results: ${paths.jsonPath}`,

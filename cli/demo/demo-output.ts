@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DemoResults } from '../report/demo-results.ts';
 import { renderDemoReport } from '../report/html-report.ts';
+import { demoHeadlines, type WorkloadHeadline } from '../report/summary-columns.ts';
 import { DemoError } from './errors.ts';
 
 /** Where a demo wrote its files. */
@@ -28,17 +29,18 @@ export function defaultDemoOutputDirectory(baseDirectory: string, now: Date): st
 /**
  * Writes results.json and report.html into `directory` (created if needed).
  *
+ * @param headlines the report's headlines (computed from results.runs when omitted).
  * @throws DemoError WW_ERR_DEMO_OUTPUT when the directory or a file cannot be written.
  * @example const { htmlPath } = writeDemoOutputs('out/demo-x', results);
  */
-export function writeDemoOutputs(directory: string, results: DemoResults): DemoOutputPaths {
+export function writeDemoOutputs(directory: string, results: DemoResults, headlines: readonly WorkloadHeadline[] = demoHeadlines(results.runs)): DemoOutputPaths {
   const absolute = resolve(directory);
   const htmlPath = join(absolute, 'report.html');
   const jsonPath = join(absolute, 'results.json');
   try {
     mkdirSync(absolute, { recursive: true });
     writeFileSync(jsonPath, `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(htmlPath, renderDemoReport(results));
+    writeFileSync(htmlPath, renderDemoReport(results, headlines));
   } catch (error) {
     throw new DemoError('WW_ERR_DEMO_OUTPUT', `cannot write the demo report into ${absolute}: ${(error as Error).message}`, { cause: error });
   }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DemoRun } from '../report/demo-results.ts';
 import { agreementOf } from '../report/agreement.ts';
-import { alignColumns } from './demo-summary.ts';
+import { SUMMARY_COLUMNS } from '../report/summary-columns.ts';
+import { alignColumns, formatDemoSummary } from './demo-summary.ts';
 
 describe('demo-summary', () => {
   describe('alignColumns', () => {
@@ -11,6 +12,22 @@ describe('demo-summary', () => {
 
     it('counts η and other non-ASCII characters as one column each', () => {
       expect(alignColumns([['η(a,b)', '1'], ['n', '22']], 1)).toEqual(['η(a,b)   1', 'n       22']);
+    });
+  });
+
+  describe('formatDemoSummary', () => {
+    it('leads with the headline, then the shared columns without the report-only ones', () => {
+      const run = { workload: 'matpow', variant: 'pois(3)', stream: 'demo/m', n: 4, groups: 2, launches: 1, units: 8, lossMeasured: 1.5, lossCounts: 1.5, lossPredicted: 1.5,
+        lossPredictedLow: 1.4, lossPredictedHigh: 1.6, workloadLossMeasured: 1.6, etaCountsMeasured: 0, etaPredictedCounts: 0, histogram: [[1, 4], [3, 4]] } as unknown as DemoRun;
+      const lines = formatDemoSummary({ runs: [run] } as never);
+      // 1 − 1/1.6 = 0.375.
+      expect(lines[0]).toBe('matpow pois(3), n = 4: warps idle 37.5% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.600×)');
+      expect(lines[1]).toMatch(/^ {2}what to change: /);
+      const header = lines.find((line) => line.startsWith('workload'));
+      const terminalHeaders = SUMMARY_COLUMNS.filter((c) => !c.htmlOnly).map((c) => c.header);
+      expect(header?.split(/\s{2,}/)).toEqual(terminalHeaders);
+      expect(terminalHeaders.length).toBeLessThanOrEqual(9);
+      expect(header).not.toContain('95% interval');
     });
   });
 

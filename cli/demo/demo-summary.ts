@@ -1,18 +1,14 @@
 import { agreementOf } from '../report/agreement.ts';
 import type { DemoResults, DemoRun } from '../report/demo-results.ts';
+import { demoHeadlines, fixedOrNa, percentOrNa, SUMMARY_COLUMNS, type WorkloadHeadline } from '../report/summary-columns.ts';
 
 /**
- * The demo's terminal summary: one aligned row per workload run (docs/model.md §2c quantities),
- * then agreement statistics (median and largest η per pair of quantities).
+ * The demo's terminal summary: headlines first (idle lane time and what to change), one aligned
+ * row per workload run (docs/model.md §2c quantities), then agreement statistics (median and largest η per pair of quantities).
  */
 
-function fixed(value: number, digits: number): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
-}
-
-function percent(value: number): string {
-  return Number.isFinite(value) ? `${(value * 100).toFixed(2)}%` : 'n/a';
-}
+const fixed = fixedOrNa;
+const percent = (value: number): string => percentOrNa(value);
 
 /**
  * Lays out rows as aligned columns: the first `leftColumns` columns left-aligned, the rest
@@ -35,42 +31,20 @@ export function alignColumns(rows: readonly (readonly string[])[], leftColumns: 
 }
 
 /**
- * Formats the summary table and the agreement lines.
+ * Formats the summary: first one headline per workload variant (how much of the lane time its
+ * warps idle, and advise's top recommendation), then the table (columns shared with the HTML
+ * report, cli/report/summary-columns.ts), then the agreement lines.
  *
+ * @param headlines the headlines (computed from results.runs when omitted; pass them to reuse
+ *   the advise work done for the HTML report).
  * @example process.stdout.write(formatDemoSummary(results).join('\n') + '\n');
  */
-export function formatDemoSummary(results: DemoResults): string[] {
-  const header = [
-    'workload',
-    'variant',
-    'n',
-    'groups',
-    'loss_predicted',
-    'loss_counts',
-    'loss_measured',
-    'η(pred,counts)',
-    'η(counts,meas)',
-    'η(pred,meas)',
-    'workload_loss_pred',
-    'workload_loss_meas',
-    'ICC(counts)',
-  ];
-  const rows = results.runs.map((r) => [
-    r.workload,
-    r.variant,
-    String(r.n),
-    String(r.groups),
-    fixed(r.lossPredicted, 4),
-    fixed(r.lossCounts, 4),
-    fixed(r.lossMeasured, 4),
-    percent(r.etaPredictedCounts),
-    percent(r.etaCountsMeasured),
-    percent(r.etaPredictedMeasured),
-    fixed(r.workloadLossPredicted, 4),
-    fixed(r.workloadLossMeasured, 4),
-    r.sampled?.countIcc === undefined ? '–' : fixed(r.sampled.countIcc, 3),
-  ]);
-  const lines = alignColumns([header, ...rows], 2);
+export function formatDemoSummary(results: DemoResults, headlines: readonly WorkloadHeadline[] = demoHeadlines(results.runs)): string[] {
+  const columns = SUMMARY_COLUMNS.filter((c) => !c.htmlOnly);
+  const header = columns.map((c) => c.header);
+  const rows = results.runs.map((r) => columns.map((c) => c.cell(r)));
+  const headlineLines = headlines.flatMap((h) => [h.text, `  what to change: ${h.topRecommendation}`]);
+  const lines = [...headlineLines, '', ...alignColumns([header, ...rows], columns.filter((c) => c.text).length)];
   const describe = (label: string, eta: (run: DemoRun) => number, runs: readonly DemoRun[]): string => {
     const a = agreementOf(runs, eta);
     const where = a.worst === undefined ? '' : ` (${a.worst.workload} ${a.worst.variant} n=${a.worst.n})`;

@@ -1,30 +1,50 @@
 import type { Advice } from '../advise/advice.ts';
 import { REPORT_STYLE } from './report-style.ts';
-import { escapeXml, renderBarChart, renderLineChart } from './svg-chart.ts';
+import { idleLaneShare, percentOrNa } from './summary-columns.ts';
+import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 function fixed(value: number, digits = 4): string {
   return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
 }
 
+/** Observed (loss_counts, ICC of sampled groups) beside the model's prediction at the current n. */
+function observedTable(advice: Advice): string {
+  const c = advice.current;
+  const layout = advice.locality?.find((row) => row.n === advice.groupSize);
+  const rows = [
+    `<tr><td>model, independent lanes (if work were assigned at random)</td><td class="num">${fixed(c.expectedLoss)}</td><td class="num">${percentOrNa(idleLaneShare(c.workloadLoss), 1)}</td><td></td></tr>`,
+    c.observedLossCounts === null ? '' : `<tr><td>observed loss_counts (mean H of the measured groups' counts)</td><td class="num">${fixed(c.observedLossCounts)}</td><td></td><td></td></tr>`,
+    layout === undefined ? '' : `<tr><td>layout loss, locality-aware (docs/model.md §11)</td><td class="num">${fixed(layout.expectedLoss)}</td><td></td><td>95% interval ${fixed(layout.low)}–${fixed(layout.high)}</td></tr>`,
+    `<tr><td>ICC(counts) of sampled groups (≈ 0: independent lanes)</td><td class="num">${c.observedCountIcc === null ? '–' : c.observedCountIcc.toFixed(3)}</td><td></td><td></td></tr>`,
+  ].join('');
+  return `<div class="table-scroll"><table id="observed"><thead><tr><th>at n = ${advice.groupSize}</th><th class="num">loss ×</th><th class="num">idle lane time</th><th>detail</th></tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+/** The locality-aware loss of the kernel's layout per group size, beside the independent-lanes figure. */
+function localityTable(advice: Advice): string {
+  if (advice.locality === null) return '';
+  const rows = advice.locality
+    .map(
+      (row) =>
+        `<tr><td>${row.n}${row.n === advice.groupSize ? ' ← now' : ''}</td><td class="num">${fixed(row.expectedLoss)}</td><td class="num">${fixed(row.low)}–${fixed(row.high)}</td><td class="num">${fixed(row.independentLoss)}</td><td class="num">${fixed(row.sortedLoss)}</td></tr>`,
+    )
+    .join('');
+  return (
+    `<h2>Layout (locality-aware) loss</h2><p class="note">The sampled groups as contiguous runs of the kernel's own layout (docs/model.md §11).</p>` +
+    `<div class="table-scroll"><table id="locality"><thead><tr><th>n</th><th class="num">layout loss</th><th class="num">95% interval</th><th class="num">if random, these units</th><th class="num">sorted, these units</th></tr></thead><tbody>${rows}</tbody></table></div>`
+  );
+}
+
 function distributionChart(advice: Advice): string {
-  const pmf = advice.distribution.pmf;
-  const low = pmf[0]?.[0] ?? 0;
-  const high = pmf[pmf.length - 1]?.[0] ?? 0;
-  const binWidth = Math.max(1, Math.ceil((high - low + 1) / 60));
-  const bins = new Map<number, number>();
-  for (const [value, probability] of pmf) {
-    const start = low + Math.floor((value - low) / binWidth) * binWidth;
-    bins.set(start, (bins.get(start) ?? 0) + probability);
-  }
   return renderBarChart({
     title: 'Iteration-count distribution',
     xLabel: 'iterations per unit',
     yLabel: 'probability',
     seriesNames: ['observed'],
-    groups: [...bins].map(([start, p]) => ({ label: binWidth === 1 ? `${start}` : `${start}–${start + binWidth - 1}`, values: [p] })),
+    groups: histogramBins(advice.distribution.pmf, 60),
     widthPixels: 620,
     heightPixels: 260,
-    maxXLabels: binWidth === 1 ? 16 : 8,
+    maxXLabels: 16,
   });
 }
 
@@ -32,7 +52,8 @@ function granularityChart(advice: Advice): string {
   return renderLineChart({
     title: 'Predicted loss per group size',
     xLabel: 'group size n (lanes in lockstep)',
-    yLabel: 'loss',
+    yLabel: LOSS_AXIS_LABEL,
+    yFloor: 1,
     xScale: 'log2',
     widthPixels: 620,
     heightPixels: 300,
@@ -47,7 +68,7 @@ function policyChart(advice: Advice): string {
   return renderBarChart({
     title: `Load balancing at n = ${advice.groupSize}`,
     xLabel: 'policy',
-    yLabel: 'predicted loss',
+    yLabel: LOSS_AXIS_LABEL,
     seriesNames: ['E[X] (mean H)', 'E[max]/E[W]'],
     groups: [
       { label: 'as now', values: [advice.current.expectedLoss, advice.current.workloadLoss] },
@@ -61,7 +82,9 @@ function policyChart(advice: Advice): string {
 
 /**
  * Renders `warpwatch advise --html` as one self-contained page (inline CSS and SVG, no
- * scripts, no network), in the style of the demo report.
+ * scripts, no network), in the style of the demo report: the recommendation, the observed
+ * loss_counts and ICC(counts) beside the model's figure (and the locality-aware layout loss per
+ * group size when the source had sampled groups), the charts, load balancing and the fits.
  *
  * @example writeFileSync('advice.html', renderAdviceReport(advice))
  */
@@ -86,14 +109,17 @@ export function renderAdviceReport(advice: Advice): string {
 Group size now: ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}. Predictions of the model (docs/model.md §2d), which treats the lanes of a group as independent draws.</p>
 <h2>Recommendation</h2>
 <ul id="recommendation">${advice.recommendation.map((s) => `<li>${escapeXml(s)}</li>`).join('')}</ul>
+<h2>Observed beside the model</h2>
+${observedTable(advice)}
+${localityTable(advice)}
 <div class="grid"><figure>${distributionChart(advice)}</figure><figure>${granularityChart(advice)}</figure><figure>${policyChart(advice)}</figure></div>
 <h2>Load balancing at n = ${advice.groupSize}</h2>
-<table><thead><tr><th>policy</th><th>detail</th><th>expected loss</th><th>workload loss</th></tr></thead><tbody>
+<div class="table-scroll"><table><thead><tr><th>policy</th><th>detail</th><th>expected loss</th><th>workload loss</th></tr></thead><tbody>
 <tr><td>as now</td><td>random grouping</td><td>${fixed(advice.current.expectedLoss)}</td><td>${fixed(advice.current.workloadLoss)}</td></tr>
 <tr><td>sorted by work</td><td>${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values</td><td>${fixed(advice.sorting.expectedLoss)}</td><td>${fixed(advice.sorting.workloadLoss)}</td></tr>
-${binRows}</tbody></table>
+${binRows}</tbody></table></div>
 <h2>Parametric fits</h2>
-<table><thead><tr><th>family</th><th>fit</th><th>log-likelihood</th><th>AIC</th></tr></thead><tbody>${fits}</tbody></table>
+<div class="table-scroll"><table><thead><tr><th>family</th><th>fit</th><th>log-likelihood</th><th>AIC</th></tr></thead><tbody>${fits}</tbody></table></div>
 </body></html>
 `;
 }

@@ -1,65 +1,53 @@
 import { agreementOf } from './agreement.ts';
 import type { DemoResults, DemoRun } from './demo-results.ts';
 import { REPORT_STYLE } from './report-style.ts';
-import { escapeXml, renderBarChart, renderLineChart } from './svg-chart.ts';
+import { demoHeadlines, fixedOrNa, percentOrNa, SUMMARY_COLUMNS, type WorkloadHeadline } from './summary-columns.ts';
+import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 
-function fixed(value: number, digits = 4): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
-}
-
-function percent(value: number): string {
-  return Number.isFinite(value) ? `${(value * 100).toFixed(2)}%` : 'n/a';
-}
+const percent = (value: number): string => percentOrNa(value);
 
 function variantsOf(runs: readonly DemoRun[], workload: DemoRun['workload']): string[] {
   return [...new Set(runs.filter((r) => r.workload === workload).map((r) => r.variant))];
 }
 
 function resultsTable(runs: readonly DemoRun[]): string {
-  const header = [
-    'workload',
-    'variant',
-    'n',
-    'groups',
-    'loss_predicted',
-    '95% interval',
-    'loss_counts',
-    'loss_measured',
-    'η(pred,counts)',
-    'η(counts,meas)',
-    'η(pred,meas)',
-    'workload_loss_pred',
-    'workload_loss_meas',
-    'ICC(counts)',
-  ];
-  const rows = runs
+  // The same columns as the terminal summary (summary-columns.ts), plus the report-only ones.
+  // Headers may break after '_' and ',' (wbr) so the numbers, not the names, set the column widths.
+  const header = SUMMARY_COLUMNS.map((c) => `<th${c.text ? ' class="text"' : ''}>${escapeXml(c.header).replace(/([_,])/g, '$1<wbr>')}</th>`).join('');
+  const rows = runs.map((r) => `<tr>${SUMMARY_COLUMNS.map((c) => `<td${c.text ? ' class="text"' : ''}>${escapeXml(c.cell(r))}</td>`).join('')}</tr>`).join('\n');
+  // A scroll box of its own: a narrow window scrolls the table, never the page.
+  return `<div class="table-scroll" id="results-box"><table id="results"><thead><tr>${header}</tr></thead><tbody>${rows}</tbody></table></div>`;
+}
+
+function headlineSection(headlines: readonly WorkloadHeadline[]): string {
+  const items = headlines
     .map(
-      (r) =>
-        `<tr><td>${r.workload}</td><td>${escapeXml(r.variant)}</td><td>${r.n}</td><td>${r.groups}</td>` +
-        `<td>${fixed(r.lossPredicted)}</td><td>${fixed(r.lossPredictedLow, 3)}–${fixed(r.lossPredictedHigh, 3)}</td>` +
-        `<td>${fixed(r.lossCounts)}</td><td>${fixed(r.lossMeasured)}</td>` +
-        `<td>${percent(r.etaPredictedCounts)}</td><td>${percent(r.etaCountsMeasured)}</td><td>${percent(r.etaPredictedMeasured)}</td>` +
-        `<td>${fixed(r.workloadLossPredicted)}</td><td>${fixed(r.workloadLossMeasured)}</td>` +
-        `<td>${r.sampled?.countIcc === undefined ? '–' : fixed(r.sampled.countIcc, 3)}</td></tr>`,
+      (h) =>
+        `<li class="headline"><strong>${escapeXml(`${h.workload} ${h.variant}`)}</strong>, n = ${h.run.n}: warps idle <strong class="idle">${escapeXml(percentOrNa(h.idleShare, 1))}</strong> of lane time ` +
+        `(measured ΣC_SIMT/ΣC_MIMD ${escapeXml(fixedOrNa(h.run.workloadLossMeasured, 3))}×).<br><span class="todo">What to change: ${escapeXml(h.topRecommendation)}</span></li>`,
     )
+    .join('');
+  return `<ul id="headlines">${items}</ul>`;
+}
+
+function whatToChangeSection(headlines: readonly WorkloadHeadline[]): string {
+  const blocks = headlines
+    .map((h) => {
+      const sentences = h.advice?.recommendation ?? [h.topRecommendation];
+      return `<h3>${escapeXml(`${h.workload} ${h.variant}`)}, n = ${h.run.n}</h3><ul>${sentences.map((s) => `<li>${escapeXml(s)}</li>`).join('')}</ul>`;
+    })
     .join('\n');
-  return `<table id="results"><thead><tr>${header.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${rows}</tbody></table>`;
+  return `<section id="what-to-change">${blocks}</section>`;
 }
 
 function histogramChart(run: DemoRun): string {
   const total = run.histogram.reduce((sum, [, count]) => sum + count, 0) || 1;
   // Wide supports (escape reaches hundreds of iterations) are shown in at most 60 equal-width bins.
-  const sorted = [...run.histogram].sort((a, b) => a[0] - b[0]);
-  const low = sorted[0]?.[0] ?? 0;
-  const high = sorted[sorted.length - 1]?.[0] ?? 0;
-  const binWidth = Math.max(1, Math.ceil((high - low + 1) / 60));
-  const bins = new Map<number, number>();
-  for (const [value, count] of sorted) {
-    const start = low + Math.floor((value - low) / binWidth) * binWidth;
-    bins.set(start, (bins.get(start) ?? 0) + count / total);
-  }
-  const groups = [...bins.entries()].map(([start, p]) => ({ label: binWidth === 1 ? `${start}` : `${start}–${start + binWidth - 1}`, values: [p] }));
+  const groups = histogramBins(
+    run.histogram.map(([value, count]) => [value, count / total] as const),
+    60,
+  );
   return renderBarChart({
     title: `${run.workload} ${run.variant}: iteration counts`,
     xLabel: 'iterations per unit',
@@ -68,7 +56,7 @@ function histogramChart(run: DemoRun): string {
     groups,
     widthPixels: 520,
     heightPixels: 240,
-    maxXLabels: binWidth === 1 ? 16 : 8,
+    maxXLabels: 16,
   });
 }
 
@@ -77,11 +65,14 @@ function lossByGroupSizeChart(runs: readonly DemoRun[], workload: DemoRun['workl
   return renderLineChart({
     title: `${workload} ${variant}: predicted vs measured`,
     xLabel: 'group size n',
-    yLabel: 'expected loss E[X]',
+    yLabel: LOSS_AXIS_LABEL,
+    yFloor: 1,
     xScale: 'log2',
     widthPixels: 520,
     heightPixels: 260,
     series: [
+      // loss_counts and loss_measured often coincide: the measured line is solid with small dots,
+      // the counts are hollow rings drawn on top (renderLineChart draws marker-only series last).
       { name: 'loss_predicted', points: selected.map((r) => [r.n, r.lossPredicted] as const), dashed: true },
       { name: 'loss_counts', points: selected.map((r) => [r.n, r.lossCounts] as const), markersOnly: true },
       { name: 'loss_measured', points: selected.map((r) => [r.n, r.lossMeasured] as const) },
@@ -110,7 +101,8 @@ function sweepChart(runs: readonly DemoRun[]): string {
   return renderLineChart({
     title: 'Granularity sweep: predicted loss for each group size',
     xLabel: 'group size n (lanes in lockstep)',
-    yLabel: 'E[X_W(n)]',
+    yLabel: LOSS_AXIS_LABEL,
+    yFloor: 1,
     xScale: 'log2',
     widthPixels: 760,
     heightPixels: 340,
@@ -126,7 +118,7 @@ function sortingChart(runs: readonly DemoRun[]): string | undefined {
   return renderBarChart({
     title: 'escape: effect of sorting units by estimated work',
     xLabel: 'group size n',
-    yLabel: 'loss (mean H)',
+    yLabel: LOSS_AXIS_LABEL,
     seriesNames: ['plain measured', 'sorted measured', 'plain counts', 'sorted counts'],
     groups: sizes.map((n) => {
       const p = plain.find((r) => r.n === n);
@@ -161,10 +153,16 @@ function agreementList(runs: readonly DemoRun[]): string {
  * scripts and no network, so the file opens anywhere. Every chart is an
  * `<svg class="ww-chart" data-items=N>` (N = drawn points or bars) so a browser test can check it rendered.
  *
+ * It leads with the answer: per workload variant, the share of lane time its warps idle
+ * (1 − 1/measured ΣC_SIMT/ΣC_MIMD) and advise's top recommendation; then the summary table (the
+ * terminal summary's columns, summary-columns.ts, in its own scroll box), the charts, and a
+ * "What to change" section with advise's full recommendation per workload variant.
+ *
+ * @param headlines computed from results.runs when omitted (pass them to reuse the advise work).
  * @throws RangeError when a chart has nothing to draw (empty results).
  * @example writeFileSync('report.html', renderDemoReport(results))
  */
-export function renderDemoReport(results: DemoResults): string {
+export function renderDemoReport(results: DemoResults, headlines: readonly WorkloadHeadline[] = demoHeadlines(results.runs)): string {
   const runs = results.runs;
   const firstOf = (workload: DemoRun['workload'], variant: string): DemoRun | undefined =>
     runs.filter((r) => r.workload === workload && r.variant === variant).sort((a, b) => b.n - a.n)[0];
@@ -181,14 +179,21 @@ export function renderDemoReport(results: DemoResults): string {
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>${REPORT_STYLE}</style></head>
 <body>
 <h1>warpwatch demo report</h1>
+<h2 id="answer">How much the warps idle</h2>
+${headlineSection(headlines)}
+<p class="note">CPU lockstep backend (below). Idle lane time = 1 − 1/(ΣC_SIMT/ΣC_MIMD): the share of the lane-time held by lockstep groups in which lanes
+waited for the slowest lane of their group (docs/demo.md). The recommendation is warpwatch advise's best option on the run's
+observed iteration counts, which assumes work is assigned to lanes at random (see "What to change").</p>
 <p class="note">Created ${escapeXml(results.createdAt)} in ${(results.durationMillis / 1000).toFixed(1)} s on ${escapeXml(results.machine.cpu)}
 (${results.machine.cores} cores, ${escapeXml(results.machine.os)}, Node ${escapeXml(results.machine.node)}); transport: ${results.transport};
 ${results.settings.launches} launch(es) per run of ${results.settings.matpowUnitsPerLaunch} matpow / ${results.settings.escapeUnitsPerLaunch} escape units each${results.settings.quick ? ' (quick mode)' : ''}, seed ${results.settings.seed}, job ${escapeXml(results.settings.job)}.</p>
 <p class="note"><strong>These measurements come from the CPU lockstep backend</strong>: groups of n CPU lanes executing in lockstep,
 timed with a steady clock. They show the lockstep loss on this CPU, not GPU numbers.</p>
 <h2>Summary</h2>
-<p>loss_predicted is the model's E[X_W(n)] on the observed distribution; loss_counts is the mean per-group H from the
-actual counts; loss_measured is the mean per-group H from clocks. η is the relative error |(a−b)/a|.</p>
+<p>Every loss is a ratio ≥ 1 (1 = no idle lanes): loss_measured is the mean per-group H from clocks; loss_counts is the
+mean per-group H from the actual counts; loss_predicted is the model's E[X_W(n)] on the observed distribution (independent
+lanes), with its 95% interval; workload_loss_meas is ΣC_SIMT/ΣC_MIMD from clocks, and idle lane time = 1 − 1/workload_loss_meas.
+η is the relative error |(a−b)/a|.</p>
 ${resultsTable(runs)}
 <h3>Agreement</h3>
 ${agreementList(runs)}
@@ -203,6 +208,9 @@ loss_counts vs loss_measured shows what the iteration counts leave out on this C
 <h2>Granularity sweep</h2>
 <figure>${sweepChart(runs)}<figcaption>Smaller groups idle fewer lanes; the cost of mapping one unit across several lanes is the kernel designer's to weigh.</figcaption></figure>
 ${sorting ? `<h2>Load balancing by sorting</h2><figure>${sorting}<figcaption>Sorting units by an estimate of their work before grouping puts similar units in one group.</figcaption></figure>` : ''}
+<h2>What to change</h2>
+<p class="note">warpwatch advise on each workload variant's observed iteration counts at its largest group size (docs/advise.md).</p>
+${whatToChangeSection(headlines)}
 ${results.notes.length > 0 ? `<h2>Notes</h2><ul>${results.notes.map((n) => `<li>${escapeXml(n)}</li>`).join('')}</ul>` : ''}
 </body></html>
 `;

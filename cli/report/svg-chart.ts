@@ -21,6 +21,8 @@ export interface LineChartOptions {
   readonly xScale?: 'linear' | 'log2';
   readonly widthPixels?: number;
   readonly heightPixels?: number;
+  /** Lowest y the axis may show (1 for a loss, which is never below 1). Default: none. */
+  readonly yFloor?: number;
 }
 
 /** One bar group of {@link renderBarChart}: a category label and one value per series. */
@@ -44,6 +46,18 @@ export interface BarChartOptions {
 
 const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
 const MARGIN = { top: 34, right: 150, bottom: 44, left: 58 };
+/** Generous text widths per character (CSS px) used to lay out labels without a browser. */
+const LEGEND_CHAR_PIXELS = 7; // font-size 11
+const TICK_CHAR_PIXELS = 6.5; // font-size 10
+
+/** The y-axis label of every loss chart: what the number means. */
+export const LOSS_AXIS_LABEL = 'loss ×, 1 = no idle lanes';
+
+/** Right margin wide enough for the longest legend entry (line sample 24 px + text + 8 px). */
+function rightMargin(names: readonly string[]): number {
+  const longest = Math.max(0, ...names.map((name) => [...name].length));
+  return Math.max(MARGIN.right, Math.ceil(12 + 24 + longest * LEGEND_CHAR_PIXELS + 8));
+}
 
 /** Escapes text for use inside SVG/HTML element content or attribute values. */
 export function escapeXml(text: string): string {
@@ -55,29 +69,29 @@ function formatTick(value: number): string {
   return Math.abs(value) >= 100 ? value.toFixed(0) : Number(value.toPrecision(3)).toString();
 }
 
-function frame(title: string, xLabel: string, yLabel: string, width: number, height: number, kind: string, itemCount: number, body: string): string {
+function frame(title: string, xLabel: string, yLabel: string, width: number, height: number, right: number, kind: string, itemCount: number, body: string): string {
   return (
     `<svg xmlns="http://www.w3.org/2000/svg" class="ww-chart" data-kind="${kind}" data-items="${itemCount}" ` +
     `width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(title)}">` +
     `<rect width="${width}" height="${height}" fill="#fff"/>` +
     `<text x="${MARGIN.left}" y="20" font-size="14" font-weight="600">${escapeXml(title)}</text>` +
-    `<text x="${MARGIN.left + (width - MARGIN.left - MARGIN.right) / 2}" y="${height - 8}" font-size="12" text-anchor="middle">${escapeXml(xLabel)}</text>` +
+    `<text x="${MARGIN.left + (width - MARGIN.left - right) / 2}" y="${height - 8}" font-size="12" text-anchor="middle">${escapeXml(xLabel)}</text>` +
     `<text transform="translate(14 ${MARGIN.top + (height - MARGIN.top - MARGIN.bottom) / 2}) rotate(-90)" font-size="12" text-anchor="middle">${escapeXml(yLabel)}</text>` +
     body +
     `</svg>`
   );
 }
 
-function legend(names: readonly string[], width: number, dashed: readonly boolean[] = []): string {
+function legend(names: readonly string[], width: number, right: number, dashed: readonly boolean[] = [], rings: readonly boolean[] = []): string {
   return names
     .map((name, i) => {
       const y = MARGIN.top + 8 + i * 18;
-      const x = width - MARGIN.right + 12;
+      const x = width - right + 12;
       const colour = PALETTE[i % PALETTE.length];
-      return (
-        `<line x1="${x}" y1="${y}" x2="${x + 18}" y2="${y}" stroke="${colour}" stroke-width="2.5"${dashed[i] ? ' stroke-dasharray="5 3"' : ''}/>` +
-        `<text x="${x + 24}" y="${y + 4}" font-size="11">${escapeXml(name)}</text>`
-      );
+      const sample = rings[i]
+        ? `<circle cx="${x + 9}" cy="${y}" r="5" fill="none" stroke="${colour}" stroke-width="2"/>`
+        : `<line x1="${x}" y1="${y}" x2="${x + 18}" y2="${y}" stroke="${colour}" stroke-width="2.5"${dashed[i] ? ' stroke-dasharray="5 3"' : ''}/>`;
+      return `${sample}<text class="ww-legend" x="${x + 24}" y="${y + 4}" font-size="11">${escapeXml(name)}</text>`;
     })
     .join('');
 }
@@ -97,7 +111,8 @@ export function renderLineChart(options: LineChartOptions): string {
   if (points.length === 0) throw new RangeError(`chart '${options.title}' has no finite points to draw`);
   const xs = points.map(([x]) => x);
   const ys = points.map(([, y]) => y);
-  const innerRight = width - MARGIN.right;
+  const right = rightMargin(options.series.map((s) => s.name));
+  const innerRight = width - right;
   const innerBottom = height - MARGIN.bottom;
   const xMin = Math.min(...xs);
   const xMax = Math.max(...xs);
@@ -109,6 +124,8 @@ export function renderLineChart(options: LineChartOptions): string {
   const yHigh = Math.max(...ys);
   const pad = (yHigh - yLow) * 0.08 || Math.abs(yHigh) * 0.05 || 1;
   const y = scaleLinear().domain([yLow - pad, yHigh + pad]).nice().range([innerBottom, MARGIN.top]);
+  const floor = options.yFloor;
+  if (floor !== undefined && floor <= yLow && (y.domain()[0] ?? floor) < floor) y.domain([floor, y.domain()[1] ?? yHigh + pad]);
   const uniqueXs = xs.filter((v, i, all) => all.indexOf(v) === i).sort((a, b) => a - b);
   // Many group sizes (a 1..32 sweep) would overlap: label powers of two only.
   const xTicks = options.xScale === 'log2' ? (uniqueXs.length > 8 ? uniqueXs.filter((v) => Number.isInteger(Math.log2(v))) : uniqueXs) : x.ticks(8);
@@ -119,29 +136,66 @@ export function renderLineChart(options: LineChartOptions): string {
     body += `<text x="${MARGIN.left - 6}" y="${y(tick) + 4}" font-size="11" text-anchor="end">${yFormat(tick)}</text>`;
   }
   for (const tick of xTicks) {
-    body += `<text x="${x(tick)}" y="${innerBottom + 16}" font-size="11" text-anchor="middle">${formatTick(tick)}</text>`;
+    body += `<text class="ww-xtick" x="${x(tick)}" y="${innerBottom + 16}" font-size="11" text-anchor="middle">${formatTick(tick)}</text>`;
   }
   body += `<line x1="${MARGIN.left}" x2="${innerRight}" y1="${innerBottom}" y2="${innerBottom}" stroke="#333"/>`;
   body += `<line x1="${MARGIN.left}" x2="${MARGIN.left}" y1="${MARGIN.top}" y2="${innerBottom}" stroke="#333"/>`;
   const path = line<readonly [number, number]>()
     .x(([px]) => x(px))
     .y(([, py]) => y(py));
+  // Lines first, then the points of line series, then marker-only series as hollow rings on top:
+  // a series that coincides with another stays visible (the ring around the other's dot).
+  const finiteOf = (series: ChartSeries): (readonly [number, number])[] => series.points.filter(([px, py]) => Number.isFinite(px) && Number.isFinite(py));
   options.series.forEach((series, i) => {
-    const colour = PALETTE[i % PALETTE.length];
-    const finite = series.points.filter(([px, py]) => Number.isFinite(px) && Number.isFinite(py));
+    const finite = finiteOf(series);
     if (!series.markersOnly && finite.length > 1) {
-      body += `<path class="ww-series" d="${path(finite) ?? ''}" fill="none" stroke="${colour}" stroke-width="2"${series.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
-    }
-    for (const [px, py] of finite) {
-      body += `<circle class="ww-point" cx="${x(px)}" cy="${y(py)}" r="3" fill="${colour}"><title>${escapeXml(series.name)}: (${formatTick(px)}, ${py.toFixed(4)})</title></circle>`;
+      body += `<path class="ww-series" data-series="${escapeXml(series.name)}" d="${path(finite) ?? ''}" fill="none" stroke="${PALETTE[i % PALETTE.length]}" stroke-width="2"${series.dashed ? ' stroke-dasharray="5 3"' : ''}/>`;
     }
   });
+  const point = (series: ChartSeries, i: number, [px, py]: readonly [number, number]): string => {
+    const colour = PALETTE[i % PALETTE.length];
+    const paint = series.markersOnly ? `r="5" fill="none" stroke="${colour}" stroke-width="2"` : `r="3" fill="${colour}"`;
+    return `<circle class="ww-point" data-series="${escapeXml(series.name)}" cx="${x(px)}" cy="${y(py)}" ${paint}><title>${escapeXml(series.name)}: (${formatTick(px)}, ${py.toFixed(4)})</title></circle>`;
+  };
+  for (const markersOnly of [false, true]) {
+    options.series.forEach((series, i) => {
+      if ((series.markersOnly ?? false) === markersOnly) for (const p of finiteOf(series)) body += point(series, i, p);
+    });
+  }
   body += legend(
     options.series.map((s) => s.name),
     width,
+    right,
     options.series.map((s) => s.dashed ?? false),
+    options.series.map((s) => s.markersOnly ?? false),
   );
-  return frame(options.title, options.xLabel, options.yLabel, width, height, 'line', points.length, body);
+  return frame(options.title, options.xLabel, options.yLabel, width, height, right, 'line', points.length, body);
+}
+
+/**
+ * Bins (value, weight) pairs into at most `maxBins` equal-width bins for a histogram bar chart:
+ * every bin from the smallest to the largest value, empty ones included (weight 0), so the
+ * category axis stays linear. Labels are '7' (width 1) or '121–124'. Weights are summed, not
+ * normalised.
+ *
+ * @example histogramBins([[1, 2], [4, 1]], 60) // [{ label: '1', values: [2] }, { label: '2', values: [0] }, ..., { label: '4', values: [1] }]
+ */
+export function histogramBins(pairs: readonly (readonly [number, number])[], maxBins: number): BarGroup[] {
+  if (pairs.length === 0) return [];
+  const values = pairs.map(([value]) => value);
+  const low = Math.min(...values);
+  const high = Math.max(...values);
+  const binWidth = Math.max(1, Math.ceil((high - low + 1) / maxBins));
+  const count = Math.floor((high - low) / binWidth) + 1;
+  const sums = new Array<number>(count).fill(0);
+  for (const [value, weight] of pairs) {
+    const i = Math.floor((value - low) / binWidth);
+    sums[i] = (sums[i] ?? 0) + weight;
+  }
+  return sums.map((sum, i) => {
+    const start = low + i * binWidth;
+    return { label: binWidth === 1 ? `${start}` : `${start}–${start + binWidth - 1}`, values: [sum] };
+  });
 }
 
 /**
@@ -160,7 +214,8 @@ export function renderBarChart(options: BarChartOptions): string {
       if (!Number.isFinite(value) || value < 0) throw new RangeError(`chart '${options.title}': bar values must be finite and >= 0, got ${value}`);
     }
   }
-  const innerRight = width - MARGIN.right;
+  const right = rightMargin(options.seriesNames);
+  const innerRight = width - right;
   const innerBottom = height - MARGIN.bottom;
   const x = scaleBand<string>()
     .domain(options.groups.map((g, i) => `${i}`))
@@ -178,7 +233,9 @@ export function renderBarChart(options: BarChartOptions): string {
     body += `<line x1="${MARGIN.left}" x2="${innerRight}" y1="${y(tick)}" y2="${y(tick)}" stroke="#e5e5e5"/>`;
     body += `<text x="${MARGIN.left - 6}" y="${y(tick) + 4}" font-size="11" text-anchor="end">${yFormat(tick)}</text>`;
   }
-  const labelEvery = Math.max(1, Math.ceil(options.groups.length / (options.maxXLabels ?? 20)));
+  // Label every k-th group, k large enough that the widest label fits in k bands with a gap.
+  const widestLabel = Math.max(...options.groups.map((g) => [...g.label].length)) * TICK_CHAR_PIXELS + 8;
+  const labelEvery = Math.max(1, Math.ceil(options.groups.length / (options.maxXLabels ?? 20)), Math.ceil(widestLabel / Math.max(x.step(), 1e-9)));
   let bars = 0;
   options.groups.forEach((group, gi) => {
     const left = x(`${gi}`) ?? 0;
@@ -188,10 +245,10 @@ export function renderBarChart(options: BarChartOptions): string {
       bars += 1;
     });
     if (gi % labelEvery === 0) {
-      body += `<text x="${left + x.bandwidth() / 2}" y="${innerBottom + 16}" font-size="10" text-anchor="middle">${escapeXml(group.label)}</text>`;
+      body += `<text class="ww-xtick" x="${left + x.bandwidth() / 2}" y="${innerBottom + 16}" font-size="10" text-anchor="middle">${escapeXml(group.label)}</text>`;
     }
   });
   body += `<line x1="${MARGIN.left}" x2="${innerRight}" y1="${innerBottom}" y2="${innerBottom}" stroke="#333"/>`;
-  body += legend(options.seriesNames, width);
-  return frame(options.title, options.xLabel, options.yLabel, width, height, 'bar', bars, body);
+  body += legend(options.seriesNames, width, right);
+  return frame(options.title, options.xLabel, options.yLabel, width, height, right, 'bar', bars, body);
 }

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import type { DemoRun } from './demo-results.ts';
+import { demoHeadlines, idleLaneShare, SUMMARY_COLUMNS } from './summary-columns.ts';
+
+describe('summary-columns', () => {
+  describe('idleLaneShare', () => {
+    it('is the idle share of the lane-time lockstep holds, counted lane by lane', () => {
+      // Groups of 4 lanes with counts [1,1,1,5] and [2,2,2,2]: lockstep holds 4·5 + 4·2 = 28
+      // lane-steps, the work is 8 + 8 = 16, so 12 lane-steps (12/28) are idle; ΣC_SIMT/ΣC_MIMD = 28/16.
+      const groups = [
+        [1, 1, 1, 5],
+        [2, 2, 2, 2],
+      ];
+      let held = 0;
+      let idle = 0;
+      for (const group of groups) {
+        const max = Math.max(...group);
+        for (const lane of group) {
+          held += max;
+          idle += max - lane;
+        }
+      }
+      expect(idle / held).toBe(12 / 28);
+      expect(idleLaneShare(28 / 16)).toBeCloseTo(12 / 28, 15);
+    });
+
+    it('is 0 without idle lanes and NaN for impossible losses', () => {
+      expect(idleLaneShare(1)).toBe(0);
+      expect(idleLaneShare(0.9)).toBeNaN();
+      expect(idleLaneShare(Number.NaN)).toBeNaN();
+    });
+  });
+
+  describe('demoHeadlines', () => {
+    const run = (variant: string, n: number, workloadLossMeasured: number, histogram: [number, number][]): DemoRun =>
+      ({
+        workload: 'matpow',
+        variant,
+        stream: `demo/${variant}`,
+        n,
+        launches: 1,
+        units: 64 * n,
+        lossCounts: Number.NaN,
+        lossMeasured: workloadLossMeasured,
+        workloadLossMeasured,
+        histogram,
+      }) as unknown as DemoRun;
+
+    it('describes the largest n of each variant, with advise\'s top recommendation', () => {
+      // Counts 1 and 9, equally often: at n = 2, a random pair is mixed half of the time
+      // (loss 2·9/10 = 1.8), else balanced (1): expected loss 1.4 > 1.05, so advise proposes a change.
+      const histogram: [number, number][] = [
+        [1, 64],
+        [9, 64],
+      ];
+      const headlines = demoHeadlines([run('a', 2, 1.25, histogram), run('a', 4, 2, histogram), run('b', 2, 1, [[3, 128]])]);
+      expect(headlines.map((h) => [h.variant, h.run.n])).toEqual([
+        ['a', 4],
+        ['b', 2],
+      ]);
+      expect(headlines[0]?.text).toBe('matpow a, n = 4: warps idle 50.0% of lane time (measured ΣC_SIMT/ΣC_MIMD 2.000×)');
+      expect(headlines[0]?.topRecommendation).toMatch(/^sorting each launch's 256 units by their work/);
+      // One value only: nothing idles, nothing to change.
+      expect(headlines[1]?.text).toContain('warps idle 0.0% of lane time');
+      expect(headlines[1]?.topRecommendation).toMatch(/^the work is balanced \(predicted loss 1\.00×\)/);
+    });
+
+    it('says first that lanes already have similar work when the counts lose far less than random grouping', () => {
+      const correlated = { ...run('c', 2, 1.05, [[1, 64], [9, 64]]), lossCounts: 1.05, sampled: { groups: 10, countIcc: 0.9, laneIdleFraction: 0 } } as DemoRun;
+      const [headline] = demoHeadlines([correlated]);
+      // E[X] at n = 2 for counts 1 and 9 equally often: ½·1 + ½·1.8 = 1.4.
+      expect(headline?.topRecommendation).toMatch(/^lanes of a group already have similar work \(loss_counts 1\.05× vs 1\.40× if work were assigned at random, ICC\(counts\) 0\.90\)/);
+    });
+  });
+
+  it('has each header once', () => {
+    const headers = SUMMARY_COLUMNS.map((c) => c.header);
+    expect(new Set(headers).size).toBe(headers.length);
+  });
+});

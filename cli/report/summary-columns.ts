@@ -1,0 +1,143 @@
+import { BALANCED_LOSS, computeAdvice, type Advice } from '../advise/advice.ts';
+import { CategoricalDistribution } from '../../model/index.ts';
+import type { DemoRun } from './demo-results.ts';
+
+/**
+ * The demo summary's columns and headlines, defined once for the terminal summary
+ * (cli/demo/demo-summary.ts) and the HTML report (html-report.ts): the same header, the
+ * same formatting, the same order. Columns marked `htmlOnly` appear in the report only (the
+ * terminal stays narrow); every other number is in results.json.
+ */
+
+/** 4 decimals, or 'n/a' for a non-finite value. */
+export function fixedOrNa(value: number, digits = 4): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+/** 0.0123 → '1.23%', or 'n/a' for a non-finite value. */
+export function percentOrNa(value: number, digits = 2): string {
+  return Number.isFinite(value) ? `${(value * 100).toFixed(digits)}%` : 'n/a';
+}
+
+/**
+ * Share of lane time that lanes spend idle, from a loss ratio (docs/model.md §2): lockstep
+ * holds ΣC_SIMT lane-time while the work needs ΣC_MIMD, so idle / held = 1 − ΣC_MIMD/ΣC_SIMT =
+ * 1 − 1/loss. Exact for the workload loss ΣC_SIMT/ΣC_MIMD (what the demo headline uses:
+ * `workload_loss_meas`); for one group's H the same formula gives that group's idle share.
+ * Loss 1 → 0 (no idle lanes), 1.25 → 0.2, 2 → 0.5.
+ *
+ * @returns a fraction in [0, 1); NaN when loss is not finite or below 1.
+ * @example idleLaneShare(1.25) // 0.2
+ */
+export function idleLaneShare(loss: number): number {
+  return Number.isFinite(loss) && loss >= 1 ? 1 - 1 / loss : Number.NaN;
+}
+
+/** One column of the demo summary table. */
+export interface SummaryColumn {
+  /** Header text (the §2c quantity names). */
+  readonly header: string;
+  /** Left-aligned (text) rather than right-aligned (numbers). */
+  readonly text: boolean;
+  /** Shown only in the HTML report. */
+  readonly htmlOnly: boolean;
+  /** The cell for one run (plain text; the HTML report escapes it). */
+  readonly cell: (run: DemoRun) => string;
+}
+
+/**
+ * The summary columns, in order: what the run is, how much its lanes idle, then the measured,
+ * counted and predicted loss, the agreement of counts and clocks, and the ICC of sampled groups.
+ *
+ * @example SUMMARY_COLUMNS.map((c) => c.header) // ['workload', 'variant', 'n', 'idle lane time', ...]
+ */
+export const SUMMARY_COLUMNS: readonly SummaryColumn[] = [
+  { header: 'workload', text: true, htmlOnly: false, cell: (r) => r.workload },
+  { header: 'variant', text: true, htmlOnly: false, cell: (r) => r.variant },
+  { header: 'n', text: false, htmlOnly: false, cell: (r) => String(r.n) },
+  { header: 'groups', text: false, htmlOnly: true, cell: (r) => String(r.groups) },
+  { header: 'idle lane time', text: false, htmlOnly: false, cell: (r) => percentOrNa(idleLaneShare(r.workloadLossMeasured), 1) },
+  { header: 'workload_loss_meas', text: false, htmlOnly: true, cell: (r) => fixedOrNa(r.workloadLossMeasured) },
+  { header: 'loss_measured', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossMeasured) },
+  { header: 'loss_counts', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossCounts) },
+  { header: 'loss_predicted', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossPredicted) },
+  { header: '95% interval', text: false, htmlOnly: true, cell: (r) => `${fixedOrNa(r.lossPredictedLow, 3)}–${fixedOrNa(r.lossPredictedHigh, 3)}` },
+  { header: 'η(counts,meas)', text: false, htmlOnly: false, cell: (r) => percentOrNa(r.etaCountsMeasured) },
+  { header: 'ICC(counts)', text: false, htmlOnly: false, cell: (r) => (r.sampled?.countIcc === undefined ? '–' : fixedOrNa(r.sampled.countIcc, 3)) },
+];
+
+/** The headline of one workload variant: its run at the largest group size, and what advise says. */
+export interface WorkloadHeadline {
+  readonly workload: DemoRun['workload'];
+  readonly variant: string;
+  /** The run the headline describes (the largest n of this variant). */
+  readonly run: DemoRun;
+  /** idleLaneShare(run.workloadLossMeasured): the idle share of all lane time the run held. */
+  readonly idleShare: number;
+  /** 'matpow pois(30), n = 32: warps idle 23.1% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.300×)'. */
+  readonly text: string;
+  /** advise on the run's observed counts at its n (null when it could not be computed). */
+  readonly advice: Advice | null;
+  /** The top recommendation: advise's best option, or that no change is worth its cost. */
+  readonly topRecommendation: string;
+}
+
+function topRecommendationOf(advice: Advice | null): string {
+  if (advice === null) return 'no recommendation (advise could not run on these counts)';
+  const now = advice.current.expectedLoss;
+  const best = advice.options[0];
+  const observed = advice.current.observedLossCounts;
+  // Lanes of a group that are not independent (neighbouring pixels): advise's what-ifs assume
+  // random grouping, so say first that the measured groups already lose far less.
+  if (observed !== null && Math.abs(now - observed) > 0.1 * now) {
+    const icc = advice.current.observedCountIcc === null ? '' : `, ICC(counts) ${advice.current.observedCountIcc.toFixed(2)}`;
+    const lead = `lanes of a group already have ${observed < now ? 'similar' : 'dissimilar'} work (loss_counts ${observed.toFixed(2)}× vs ${now.toFixed(2)}× if work were assigned at random${icc}); advise's what-ifs assume random grouping`;
+    return best === undefined || now <= BALANCED_LOSS ? `${lead}.` : `${lead}, so its best option (${best.kind}${best.parameter === undefined ? '' : ` ${best.parameter}`}: ${now.toFixed(2)}× → ${best.expectedLoss.toFixed(2)}×) overstates the gain.`;
+  }
+  if (now <= BALANCED_LOSS || best === undefined) return `the work is balanced (predicted loss ${now.toFixed(2)}×): no change is worth its cost.`;
+  return `${best.sentence}.`;
+}
+
+/**
+ * One headline per workload variant, in the order the runs first appear: the run at its
+ * largest group size, the idle share of its measured loss, and advise's top recommendation
+ * computed from its observed iteration counts (units per launch = units / launches).
+ *
+ * @example demoHeadlines(results.runs)[0].text // 'matpow pois(30), n = 32: warps idle 23.1% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.300×)'
+ */
+export function demoHeadlines(runs: readonly DemoRun[]): WorkloadHeadline[] {
+  const ids = [...new Set(runs.map((r) => `${r.workload}\u0000${r.variant}`))];
+  return ids.flatMap((id) => {
+    const run = runs.filter((r) => `${r.workload}\u0000${r.variant}` === id).sort((a, b) => b.n - a.n)[0];
+    if (run === undefined) return [];
+    const idleShare = idleLaneShare(run.workloadLossMeasured);
+    let advice: Advice | null = null;
+    try {
+      const counts = run.histogram.filter(([, count]) => count > 0);
+      if (counts.length > 0) {
+        advice = computeAdvice({
+          distribution: CategoricalDistribution.fromCounts(counts.map(([value, count]) => [value, count] as const)),
+          source: `demo ${run.stream}`,
+          groupSize: run.n,
+          unitsPerLaunch: Math.max(run.n, Math.floor(run.units / Math.max(1, run.launches))),
+          binCounts: [2, 4],
+          observedLossCounts: Number.isFinite(run.lossCounts) ? run.lossCounts : undefined,
+          observedCountIcc: run.sampled?.countIcc,
+        });
+      }
+    } catch {
+      advice = null;
+    }
+    return [
+      {
+        workload: run.workload,
+        variant: run.variant,
+        run,
+        idleShare,
+        text: `${run.workload} ${run.variant}, n = ${run.n}: warps idle ${percentOrNa(idleShare, 1)} of lane time (measured ΣC_SIMT/ΣC_MIMD ${fixedOrNa(run.workloadLossMeasured, 3)}×)`,
+        advice,
+        topRecommendation: topRecommendationOf(advice),
+      },
+    ];
+  });
+}
