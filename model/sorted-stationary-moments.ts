@@ -94,7 +94,7 @@ export function stationaryMomentExcess(
   const mCount = K + 2; // E[M·Y^k], k = 0..K+1
   const width = yCount + mCount;
   const scale = 1 / values[m - 1]!;
-  let next = new Float64Array(n * width); // B_{j+1}(r), r = 1..n−1, reference v_{j+1}
+  let next = new Float64Array(n * width); // B_{j+1}(r) column k at [k·n + r], r = 1..n−1, reference v_{j+1}
   let current = new Float64Array(n * width);
   const shifted = new Float64Array(n * width); // B_{j+1}(r) re-referenced to v_j
   const runPmf = new Float64Array(n);
@@ -116,7 +116,6 @@ export function stationaryMomentExcess(
   const shift = (row: number, a: number, delta: number): void => {
     powers[0] = 1;
     for (let k = 1; k < yCount; k++) powers[k] = powers[k - 1]! * a;
-    const from = row * width;
     for (let k = 0; k < yCount; k++) {
       const b = k * yCount;
       let sum = 0;
@@ -124,14 +123,14 @@ export function stationaryMomentExcess(
       if (k < mCount) {
         for (let i = 0; i <= k; i++) {
           const factor = binomial[b + i]! * powers[k - i]!;
-          sum += factor * next[from + i]!;
-          mSum += factor * next[from + yCount + i]!;
+          sum += factor * next[i * n + row]!;
+          mSum += factor * next[(yCount + i) * n + row]!;
         }
-        shifted[from + yCount + k] = mSum + delta * sum;
+        shifted[(yCount + k) * n + row] = mSum + delta * sum;
       } else {
-        for (let i = 0; i <= k; i++) sum += binomial[b + i]! * powers[k - i]! * next[from + i]!;
+        for (let i = 0; i <= k; i++) sum += binomial[b + i]! * powers[k - i]! * next[i * n + row]!;
       }
-      shifted[from + k] = sum;
+      shifted[k * n + row] = sum;
     }
   };
 
@@ -150,8 +149,7 @@ export function stationaryMomentExcess(
         if (startWeight <= NEGLIGIBLE_RUN) break;
         const r = n - d;
         // shifted(r) has Y += r·δ; the d copies of v_j add nothing to Y: it is the window.
-        const w = r * width;
-        const fill = shifted[w]!;
+        const fill = shifted[r]!;
         if (fill === 0) continue;
         if (c === 0) {
           startBound = Infinity;
@@ -160,11 +158,11 @@ export function stationaryMomentExcess(
         let series = 0;
         let inverse = 1 / c;
         for (let k = 0; k <= K; k++) {
-          const z = n * shifted[w + yCount + k]! - shifted[w + k + 1]!; // E[Z·Y^k]
+          const z = n * shifted[(yCount + k) * n + r]! - shifted[(k + 1) * n + r]!; // E[Z·Y^k]
           series += (k % 2 === 0 ? inverse : -inverse) * z;
           inverse /= c;
         }
-        const remainder = Math.max(0, n * shifted[w + yCount + K + 1]! - shifted[w + K + 2]!) * inverse;
+        const remainder = Math.max(0, n * shifted[(yCount + K + 1) * n + r]! - shifted[(K + 2) * n + r]!) * inverse;
         startExcess += startWeight * series;
         startMixed += startWeight * fill;
         startBound += startWeight * remainder;
@@ -179,18 +177,27 @@ export function stationaryMomentExcess(
       }
     }
     if (j === 0) break;
-    current.fill(0);
     if (j < m - 1) {
-      // B_j(r) += P(L_j = l)·shifted(r − l) for l < r: row blocks r = l+1..n−1 against 1..n−1−l.
-      for (let l = 0; l < n - 1; l++) {
-        const weight = runPmf[l]!;
-        if (weight <= NEGLIGIBLE_RUN) continue;
-        const offset = l * width;
-        const end = n * width;
-        for (let target = (l + 1) * width; target < end; target++) current[target] = current[target]! + weight * shifted[target - offset]!;
+      // B_j(r) = Σ_{l<r} P(L_j = l)·shifted(r − l) + P(L_j ≥ r)·(1, 0, …); runs shorter than
+      // `first` are negligible (P < 1e-20), and so are runs longer than `last`.
+      let first = 0;
+      while (first < n - 1 && runPmf[first]! <= NEGLIGIBLE_RUN) first++;
+      let last = n - 2;
+      while (last > first && runPmf[last]! <= NEGLIGIBLE_RUN) last--;
+      for (let i = 0; i < width; i++) {
+        const column = i * n;
+        for (let r = 1; r < n; r++) {
+          const top = Math.min(last, r - 1);
+          let sum = 0;
+          for (let l = first, source = column + r - first; l <= top; l++, source--) sum += runPmf[l]! * shifted[source]!;
+          current[column + r] = sum;
+        }
       }
+      for (let r = 1; r < n; r++) current[r] = current[r]! + runTail[r]!;
+    } else {
+      current.fill(0);
+      for (let r = 1; r < n; r++) current[r] = runTail[r]!;
     }
-    for (let r = 1; r < n; r++) current[r * width] = current[r * width]! + runTail[r]!;
     const swap = next;
     next = current;
     current = swap;
