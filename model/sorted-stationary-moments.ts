@@ -34,15 +34,26 @@ export const NEGLIGIBLE_RUN = 1e-20;
  * @example poissonRunLengths(10.5, 32, new Float64Array(32), new Float64Array(33));
  */
 export function poissonRunLengths(lambda: number, n: number, pmf: Float64Array, tail: Float64Array): void {
-  let logTerm = -lambda;
-  const logLambda = Math.log(lambda);
   let head = 0;
-  for (let l = 0; l < n; l++) {
-    const term = Math.exp(logTerm);
-    pmf[l] = term;
-    tail[l] = Math.max(0, 1 - head);
-    head += term;
-    logTerm += logLambda - Math.log(l + 1);
+  if (lambda < 700) {
+    // e^{−λ} is a normal double: the terms by the ratio λ/(l + 1) (relative drift ≤ n ulp).
+    let term = Math.exp(-lambda);
+    for (let l = 0; l < n; l++) {
+      pmf[l] = term;
+      tail[l] = Math.max(0, 1 - head);
+      head += term;
+      term *= lambda / (l + 1);
+    }
+  } else {
+    let logTerm = -lambda;
+    const logLambda = Math.log(lambda);
+    for (let l = 0; l < n; l++) {
+      const term = Math.exp(logTerm);
+      pmf[l] = term;
+      tail[l] = Math.max(0, 1 - head);
+      head += term;
+      logTerm += logLambda - Math.log(l + 1);
+    }
   }
   tail[n] = Math.max(0, 1 - head);
 }
@@ -134,7 +145,9 @@ export function stationaryMomentExcess(
     }
   };
 
-  for (let j = m - 1; j >= 0; j--) {
+  // B_j is needed down to the first start value only.
+  const firstStart = Math.max(0, stationary.indexOf(1));
+  for (let j = m - 1; j >= firstStart; j--) {
     poissonRunLengths((units * p[j]!) / total, n, runPmf, runTail);
     const delta = j < m - 1 ? (values[j + 1]! - values[j]!) * scale : 0;
     if (j < m - 1) for (let r = 1; r < n; r++) shift(r, r * delta, delta);
@@ -176,7 +189,7 @@ export function stationaryMomentExcess(
         lastHard = Math.max(lastHard, j);
       }
     }
-    if (j === 0) break;
+    if (j === firstStart) break;
     if (j < m - 1) {
       // B_j(r) = Σ_{l<r} P(L_j = l)·shifted(r − l) + P(L_j ≥ r)·(1, 0, …); runs shorter than
       // `first` are negligible (P < 1e-20), and so are runs longer than `last`.
