@@ -16,7 +16,10 @@
  * them with the quadrature form.
  */
 
-/** Order K of the expansion of 1/(c + Y): terms k = 0..K are summed, k = K + 1 bounds the rest. */
+/**
+ * Order K of the expansion of 1/(c + Y): terms k = 0..K are summed, k = K + 1 bounds the rest.
+ * The recursion's inner loops are written out for K = 2 (9 columns); changing K means rewriting them.
+ */
 export const MOMENT_ORDER = 2;
 
 /** A start value uses the expansion when its remainder bound is at most this share of its excess. */
@@ -110,12 +113,6 @@ export function stationaryMomentExcess(
   const shifted = new Float64Array(n * width); // B_{j+1}(r) re-referenced to v_j
   const runPmf = new Float64Array(n);
   const runTail = new Float64Array(n + 1);
-  const binomial = new Float64Array(yCount * yCount); // binomial[k·yCount + i] = C(k, i)
-  for (let k = 0; k < yCount; k++) {
-    binomial[k * yCount] = 1;
-    for (let i = 1; i <= k; i++) binomial[k * yCount + i] = (binomial[k * yCount + i - 1]! * (k - i + 1)) / i;
-  }
-  const powers = new Float64Array(K + 3);
   const hard = new Uint8Array(m);
   let lastHard = -1;
   let excess = 0;
@@ -124,25 +121,33 @@ export function stationaryMomentExcess(
 
   // Moments of (Y + a, M + δ) from those of (Y, M), row `row` of `next` into the same row of
   // `shifted`: E[(Y + a)^k] = Σ_i C(k, i)·a^{k−i}·E[Y^i], E[(M + δ)(Y + a)^k] = Σ_i C(k, i)·a^{k−i}·E[M·Y^i] + δ·E[(Y + a)^k].
+  // Written out for K = 2: E[Y^0..4] in columns 0..4, E[M·Y^0..3] in columns 5..8.
   const shift = (row: number, a: number, delta: number): void => {
-    powers[0] = 1;
-    for (let k = 1; k < yCount; k++) powers[k] = powers[k - 1]! * a;
-    for (let k = 0; k < yCount; k++) {
-      const b = k * yCount;
-      let sum = 0;
-      let mSum = 0;
-      if (k < mCount) {
-        for (let i = 0; i <= k; i++) {
-          const factor = binomial[b + i]! * powers[k - i]!;
-          sum += factor * next[i * n + row]!;
-          mSum += factor * next[(yCount + i) * n + row]!;
-        }
-        shifted[(yCount + k) * n + row] = mSum + delta * sum;
-      } else {
-        for (let i = 0; i <= k; i++) sum += binomial[b + i]! * powers[k - i]! * next[i * n + row]!;
-      }
-      shifted[k * n + row] = sum;
-    }
+    const a2 = a * a;
+    const a3 = a2 * a;
+    const a4 = a2 * a2;
+    const y0 = next[row]!;
+    const y1 = next[n + row]!;
+    const y2 = next[2 * n + row]!;
+    const y3 = next[3 * n + row]!;
+    const y4 = next[4 * n + row]!;
+    const m0 = next[5 * n + row]!;
+    const m1 = next[6 * n + row]!;
+    const m2 = next[7 * n + row]!;
+    const m3 = next[8 * n + row]!;
+    const z0 = y0;
+    const z1 = y1 + a * y0;
+    const z2 = y2 + 2 * a * y1 + a2 * y0;
+    const z3 = y3 + 3 * a * y2 + 3 * a2 * y1 + a3 * y0;
+    shifted[row] = z0;
+    shifted[n + row] = z1;
+    shifted[2 * n + row] = z2;
+    shifted[3 * n + row] = z3;
+    shifted[4 * n + row] = y4 + 4 * a * y3 + 6 * a2 * y2 + 4 * a3 * y1 + a4 * y0;
+    shifted[5 * n + row] = m0 + delta * z0;
+    shifted[6 * n + row] = m1 + a * m0 + delta * z1;
+    shifted[7 * n + row] = m2 + 2 * a * m1 + a2 * m0 + delta * z2;
+    shifted[8 * n + row] = m3 + 3 * a * m2 + 3 * a2 * m1 + a3 * m0 + delta * z3;
   };
 
   // B_j is needed down to the first start value only.
@@ -197,16 +202,47 @@ export function stationaryMomentExcess(
       while (first < n - 1 && runPmf[first]! <= NEGLIGIBLE_RUN) first++;
       let last = n - 2;
       while (last > first && runPmf[last]! <= NEGLIGIBLE_RUN) last--;
-      for (let i = 0; i < width; i++) {
-        const column = i * n;
-        for (let r = 1; r < n; r++) {
-          const top = Math.min(last, r - 1);
-          let sum = 0;
-          for (let l = first, source = column + r - first; l <= top; l++, source--) sum += runPmf[l]! * shifted[source]!;
-          current[column + r] = sum;
+      // The 9 columns (K = 2) in one pass: one load of P(L_j = l) serves all of them.
+      const n2 = 2 * n;
+      const n3 = 3 * n;
+      const n4 = 4 * n;
+      const n5 = 5 * n;
+      const n6 = 6 * n;
+      const n7 = 7 * n;
+      const n8 = 8 * n;
+      for (let r = 1; r < n; r++) {
+        const top = Math.min(last, r - 1);
+        let s0 = 0;
+        let s1 = 0;
+        let s2 = 0;
+        let s3 = 0;
+        let s4 = 0;
+        let s5 = 0;
+        let s6 = 0;
+        let s7 = 0;
+        let s8 = 0;
+        for (let l = first, q = r - first; l <= top; l++, q--) {
+          const weight = runPmf[l]!;
+          s0 += weight * shifted[q]!;
+          s1 += weight * shifted[n + q]!;
+          s2 += weight * shifted[n2 + q]!;
+          s3 += weight * shifted[n3 + q]!;
+          s4 += weight * shifted[n4 + q]!;
+          s5 += weight * shifted[n5 + q]!;
+          s6 += weight * shifted[n6 + q]!;
+          s7 += weight * shifted[n7 + q]!;
+          s8 += weight * shifted[n8 + q]!;
         }
+        current[r] = s0 + runTail[r]!;
+        current[n + r] = s1;
+        current[n2 + r] = s2;
+        current[n3 + r] = s3;
+        current[n4 + r] = s4;
+        current[n5 + r] = s5;
+        current[n6 + r] = s6;
+        current[n7 + r] = s7;
+        current[n8 + r] = s8;
       }
-      for (let r = 1; r < n; r++) current[r] = current[r]! + runTail[r]!;
     } else {
       current.fill(0);
       for (let r = 1; r < n; r++) current[r] = runTail[r]!;
