@@ -87,9 +87,9 @@ interface Boundary {
  * @param options.exact evaluate every group a boundary can reach one by one, without the stride
  *   for huge launches (default false; the stride changes the result by < 1e-4 of the excess loss).
  * @param options.stationary how the stationary programme evaluates 1/Σ: 'moments' (default) a
- *   series with a proven remainder bound (≤ 1e-9 of each start value's excess), falling back to
+ *   series with a proven remainder bound (≤ 1e-6 of each start value's excess), falling back to
  *   the quadrature where the bound is larger; 'quadrature' the ~50-node Laplace quadrature for
- *   every start value (the previous method, ~10× slower at 10^5 values; kept as the reference).
+ *   every start value (the previous method, ~8× slower at 10^5 values; kept as the reference).
  * @param options.onProgress called after each group the per-group programme evaluates, with the
  *   groups walked so far and the groups of the launch (that programme can take minutes for large
  *   supports in small launches); pure callback, no I/O here.
@@ -385,7 +385,7 @@ function createGroupEvaluator(
 /**
  * The stationary programme as advise runs it (docs/model.md §2d, sorting): the moment form
  * (sorted-stationary-moments.ts) for every start value whose proven remainder bound is within
- * 1e-9 of its excess, the quadrature form ({@link stationaryExcess}) for the rest (v_j = 0, or
+ * 1e-6 of its excess, the quadrature form ({@link stationaryExcess}) for the rest (v_j = 0, or
  * v_j small against the spread of the values its windows reach). The quadrature form runs only
  * over the values up to the last hard one plus a margin whose Poisson(Λ) run lengths hold n − 1
  * units but for probability < 1e-20 (Λ ≥ truncationMass(n)); windows reaching past the
