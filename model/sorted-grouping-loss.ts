@@ -81,7 +81,7 @@ interface Boundary {
  * one value (H = 1), so the loss tends to 1 as N grows, roughly 1 + O(|supp|·n/N).
  * Cost: the per-group programme about (groups a boundary can reach) × (values per group) × n·(≈50)
  * operations; the stationary programme about |support|·n²·9 additions (moment form). Measured on a
- * 2-core box, N = 2^20, n = 32: unif(0, 100000) about 0.8 s (7.0 s with `stationary: 'quadrature'`).
+ * 2-core box, N = 2^20, n = 32: unif(0, 100000) about 0.8 s (6.9 s with `stationary: 'quadrature'`).
  *
  * @param options.units launch size N, an integer n..2^40 (default 2^20); rounded down to a multiple of n.
  * @param options.exact evaluate every group a boundary can reach one by one, without the stride
