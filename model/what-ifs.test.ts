@@ -10,6 +10,7 @@ import { groupLoss } from './group-loss.ts';
 import { createSeededRandom } from './random.ts';
 import { workloadLoss } from './sample-maximum.ts';
 import { sortedGroupingLoss } from './sorted-grouping-loss.ts';
+import { MOMENT_RELATIVE_TOLERANCE, stationaryMomentExcess } from './sorted-stationary-moments.ts';
 
 const geo = CategoricalDistribution.fromFamily({ family: 'geo', p: 0.05 });
 
@@ -185,6 +186,53 @@ describe('sortedGroupingLoss', () => {
     const model = sortedGroupingLoss(dist, 32, { units: 1 << 17 });
     expect(model.evaluatedGroups).toBeLessThan(100);
     const simulated = simulateSortedLaunches(dist, 32, 1 << 17, 60, 4242);
+    expect(Math.abs(model.expectedLoss - simulated.loss.mean)).toBeLessThanOrEqual(4 * simulated.loss.standardError);
+    expect(simulated.loss.standardError).toBeLessThan(0.2 * (model.expectedLoss - 1));
+  });
+
+  it('the moment form of the stationary programme agrees with the quadrature form (the previous method) within 1e-6 of the excess', () => {
+    // Issue 18: advise --dist 'unif(0,100000)' spent ~9 s in the quadrature form. The moment form
+    // sums a series for 1/Σ whose remainder is bounded by 1e-6 of each start value's excess; the
+    // quadrature form is exact to ~1e-9. Cases with the value 0 and small values exercise the
+    // quadrature fallback for start values the series cannot cover.
+    for (const [dist, n, units] of [
+      [geo, 32, 1 << 20],
+      [CategoricalDistribution.fromFamily({ family: 'unif', low: 0, high: 3000 }), 32, 1 << 20],
+      [CategoricalDistribution.fromFamily({ family: 'unif', low: 1, high: 400 }), 8, 1 << 16],
+      [CategoricalDistribution.fromFamily({ family: 'pois', lambda: 30 }), 32, 1 << 16],
+      [CategoricalDistribution.fromCounts({ 0: 30, 1: 20, 2: 10, 40: 25, 45: 15 }), 16, 1 << 18],
+      [CategoricalDistribution.fromFamily({ family: 'geo', p: 0.002 }), 16, 1 << 18],
+    ] as const) {
+      const reference = sortedGroupingLoss(dist, n, { units, stationary: 'quadrature' });
+      const moments = sortedGroupingLoss(dist, n, { units });
+      const excess = reference.expectedLoss - 1;
+      expect(excess).toBeGreaterThan(0);
+      expect(Math.abs(moments.expectedLoss - reference.expectedLoss)).toBeLessThanOrEqual(1.01e-6 * excess);
+      expect(Math.abs(moments.expectedMixedGroups - reference.expectedMixedGroups)).toBeLessThanOrEqual(1e-8 * reference.expectedMixedGroups);
+      expect(moments.workloadLoss).toBe(reference.workloadLoss);
+    }
+  });
+
+  it('the moment form leaves to the quadrature exactly the start values its series bound cannot cover', () => {
+    // values 0 (c = 0), 1, 2, … : small values against the spread of their windows are hard;
+    // the large values of unif(10000, 10400) are covered by the series at order 2.
+    const small = CategoricalDistribution.fromFamily({ family: 'geo', p: 0.01 });
+    const all = new Uint8Array(small.size).fill(1);
+    const part = stationaryMomentExcess(small.values, small.probabilities, 1, 1 << 20, 32, all);
+    expect(part.hard[0]).toBe(1);
+    expect(part.lastHard).toBeGreaterThan(0);
+    expect(part.hard.reduce((a, b) => a + b, 0)).toBeLessThan(small.size / 2);
+    const large = CategoricalDistribution.fromFamily({ family: 'unif', low: 10_000, high: 10_400 });
+    const covered = stationaryMomentExcess(large.values, large.probabilities, 1, 1 << 20, 32, new Uint8Array(large.size).fill(1));
+    expect(covered.lastHard).toBe(-1);
+    expect(covered.bound).toBeGreaterThan(0);
+    expect(covered.bound).toBeLessThanOrEqual(MOMENT_RELATIVE_TOLERANCE * covered.excess);
+  });
+
+  it('geo(0.002), n = 16, N = 2^18 (moment form with quadrature fallback): within 4 SE of seeded simulated sorted launches', () => {
+    const dist = CategoricalDistribution.fromFamily({ family: 'geo', p: 0.002 });
+    const model = sortedGroupingLoss(dist, 16, { units: 1 << 18 });
+    const simulated = simulateSortedLaunches(dist, 16, 1 << 18, 40, 9090);
     expect(Math.abs(model.expectedLoss - simulated.loss.mean)).toBeLessThanOrEqual(4 * simulated.loss.standardError);
     expect(simulated.loss.standardError).toBeLessThan(0.2 * (model.expectedLoss - 1));
   });

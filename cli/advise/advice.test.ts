@@ -17,6 +17,22 @@ describe('advice', () => {
       expect(advice.current.expectedLoss).toBe(advice.granularity[31]?.expectedLoss);
     });
 
+    it('reports progress within the sorting step: groups walked, under the sorting step index (issue 18)', () => {
+      const calls: [string, number, number][] = [];
+      computeAdvice({ distribution: geo, source: 'dist:geo(0.05)', groupSize: 32, unitsPerLaunch: 4096, binCounts: [2], onProgress: (step, index, steps) => calls.push([step, index, steps]) });
+      expect(calls.filter(([step]) => !step.startsWith('sorting (')).map(([step, index]) => [step, index])).toEqual([
+        ['granularity', 1],
+        ['sorting', 2],
+        ['binning k = 2', 3],
+        ['fit', 4],
+      ]);
+      const within = calls.filter(([step]) => step.startsWith('sorting ('));
+      expect(within.length).toBeGreaterThan(1);
+      const done = within.map(([step]) => Number(/^sorting \((\d+) of 128 groups\)$/.exec(step)?.[1]));
+      expect(done.every((d, i) => Number.isInteger(d) && d <= 128 && (i === 0 || d > done[i - 1]!))).toBe(true);
+      expect(within.every(([, index, steps]) => index === 2 && steps === 4)).toBe(true);
+    });
+
     it('evaluates each distinct bin count once, ascending', () => {
       expect(advice.binning.map((b) => b.k)).toEqual([2, 4]);
       for (const b of advice.binning) expect(b.bins.reduce((s, bin) => s + bin.probability, 0)).toBeCloseTo(1, 12);

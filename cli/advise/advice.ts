@@ -32,7 +32,11 @@ export interface AdviceRequest {
   readonly observedCountIcc?: number | undefined;
   /** Contiguous runs of unit counts in unit order (the sampled groups of frames), for the locality-aware loss. */
   readonly runs?: readonly (readonly number[])[] | undefined;
-  /** Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based index and the step count. */
+  /**
+   * Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based
+   * index and the step count, and again within a long step with the same index and the step's
+   * progress in the name ('sorting (12 of 128 groups)').
+   */
   readonly onProgress?: ((step: string, index: number, steps: number) => void) | undefined;
 }
 
@@ -183,7 +187,11 @@ export function computeAdvice(request: AdviceRequest): Advice {
         }))
       : null;
   progress('sorting');
-  const sortedResult = sortedGroupingLoss(distribution, n, { units: request.unitsPerLaunch });
+  const sortingStep = step;
+  const sortedResult = sortedGroupingLoss(distribution, n, {
+    units: request.unitsPerLaunch,
+    onProgress: (done, groups) => request.onProgress?.(`sorting (${done} of ${groups} groups)`, sortingStep, steps),
+  });
   const sorting = { expectedLoss: sortedResult.expectedLoss, workloadLoss: sortedResult.workloadLoss, groups: sortedResult.groups, mixedGroups: sortedResult.mixedGroups };
   const binning = binCounts.map((k) => {
     progress(`binning k = ${k}`);
