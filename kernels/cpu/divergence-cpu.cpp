@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
         info.launchId = makeLaunchId(launchIndex++);
         info.groupCount = options.repetitions;
         info.selection = options.selection;
-        info.samplingStride = options.samplingStride();
+        info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity);  // unbiased when the buffer would overflow
         info.startUnixNanos = unixNanosNow();
         LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, options.sampleCapacity);
         for (unsigned repetition = 0; repetition < options.repetitions; ++repetition) {

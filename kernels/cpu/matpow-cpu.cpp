@@ -79,7 +79,7 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
     info.launchId = makeLaunchId(launch);
     info.groupCount = groups;
     info.selection = options.selection;
-    info.samplingStride = options.samplingStride();
+    info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity);  // unbiased when the buffer would overflow
     info.startUnixNanos = unixNanosNow();
     LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, options.sampleCapacity);
     for (std::uint64_t g = 0; g < groups; ++g) {
