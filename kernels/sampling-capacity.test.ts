@@ -84,3 +84,42 @@ describe('sampling when the selected groups exceed the sample capacity (sorted e
     expect(samples.flatMap((f) => f.groups)).toHaveLength(2048);
   }, 300_000);
 });
+
+describe('block runs (--selection block): whole blocks of consecutive groups, hash-selected by block', () => {
+  it('escape 512×512, n = 32, 8 groups per block at rate 1/4: exactly the blocks splitmix64(launchId ^ b) mod 4 = 0, each complete and in order', async () => {
+    const frames = await escapeFrames('blocks.bin', ['--selection', 'block', '--block-groups', '8', '--sample-rate', '0.25', '--launches', '2']);
+    const summaries = summaryFrames(frames);
+    expect(summaries).toHaveLength(2);
+    for (const summary of summaries) {
+      const ofLaunch = sampleFrames(frames).filter((f) => f.launchId === summary.launchId);
+      for (const f of ofLaunch) expect({ selection: f.selection, groupsPerBlock: f.groupsPerBlock, samplingStride: f.samplingStride }).toEqual({ selection: 'block', groupsPerBlock: 8, samplingStride: 4 });
+      const indices = ofLaunch.flatMap((f) => f.groups.map((g) => g.groupIndex)).sort((a, b) => a - b);
+      const blocks = Array.from({ length: GROUPS / 8 }, (_, b) => b).filter((b) => splitmix64(summary.launchId ^ BigInt(b)) % 4n === 0n);
+      expect(indices).toEqual(blocks.flatMap((b) => Array.from({ length: 8 }, (_, k) => 8 * b + k)));
+      expect(summary.droppedSamples).toBe(0);
+    }
+  }, 300_000);
+
+  it('rate 1 on sorted escape is thinned by block (1024 blocks of 8 into 4096 slots = 512 blocks: μ + 8√μ ≤ 512 → stride 3); block-mean H within 5 SE of all groups', async () => {
+    const frames = await escapeFrames('blocks-sorted.bin', ['--sorted', '--selection', 'block', '--block-groups', '8']);
+    const [summary] = summaryFrames(frames);
+    const samples = sampleFrames(frames);
+    expect(summary?.droppedSamples).toBe(0);
+    for (const f of samples) expect({ selection: f.selection, samplingStride: f.samplingStride }).toEqual({ selection: 'block', samplingStride: 3 });
+    // The block is the sampling unit: SE from the spread of block means of H.
+    const byBlock = new Map<number, number[]>();
+    for (const f of samples) for (const g of f.groups) byBlock.set(Math.floor(g.groupIndex / 8), [...(byBlock.get(Math.floor(g.groupIndex / 8)) ?? []), groupStats(g.laneCounts).loss]);
+    const blockMeans = [...byBlock.values()].map((hs) => hs.reduce((a, h) => a + h, 0) / hs.length);
+    const m = blockMeans.length;
+    const mean = blockMeans.reduce((a, h) => a + h, 0) / m;
+    const sd = Math.sqrt(blockMeans.reduce((a, h) => a + (h - mean) ** 2, 0) / (m - 1));
+    const se = sd * Math.sqrt((1 - m / (GROUPS / 8)) / m);
+    const all = (summary?.sumCountsLoss ?? 0) / (summary?.groupsCounted ?? 1);
+    expect(Math.abs(mean - all), `kept ${mean} on ${m} blocks, all ${all}, SE ${se}`).toBeLessThan(5 * se);
+  }, 300_000);
+
+  it('rejects --block-groups outside 1..65535 as a usage error', async () => {
+    await expect(escapeFrames('bad-block.bin', ['--selection', 'block', '--block-groups', '0'])).rejects.toMatchObject({ code: 'WW_ERR_KERNELS_WORKLOAD_USAGE', message: expect.stringMatching(/--block-groups/) });
+  });
+});
+

@@ -133,7 +133,7 @@ void expectFramesMatchTheirLaunches(const std::vector<ww::Frame>& frames, std::s
       const auto& samples = std::get<ww::GroupSamples>(frame);
       for (const ww::GroupSample& group : samples.groups) {
         sampledGroups += 1;
-        EXPECT_TRUE(ww::isGroupSampled(samples.selection, samples.identity.launchId, group.groupIndex, samples.samplingStride));
+        EXPECT_TRUE(ww::isGroupSampled(samples.selection, samples.identity.launchId, group.groupIndex, samples.samplingStride, samples.groupsPerBlock));
         for (unsigned lane = 0; lane < kGroupSize; ++lane) {
           EXPECT_EQ(group.laneCounts[lane], laneCount(samples.identity.launchId, group.groupIndex, lane));
         }

@@ -240,7 +240,7 @@ class RecorderCore {
     }
     // Thin the sampling rate when this launch's sampled groups would not fit the sample buffer
     // (first come would be kept otherwise: a biased sample); the frame records the stride used.
-    slot->info.samplingStride = fitSamplingStride(info.selection, info.samplingStride, info.groupCount, options_.sampleCapacity);
+    slot->info.samplingStride = fitSamplingStride(info.selection, info.samplingStride, info.groupCount, options_.sampleCapacity, info.groupsPerBlock);
     if (carriedGroups > 0) {
       slot->info.samplesGroupCount = info.groupCount;
       slot->info.groupCount += carriedGroups;
@@ -445,6 +445,7 @@ class RecorderCore {
     buffers.samplingStride = 0;
     buffers.launchId = info.launchId;
     buffers.selection = info.selection;
+    buffers.groupsPerBlock = info.groupsPerBlock;
     return buffers;
   }
 
