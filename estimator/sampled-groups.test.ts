@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createSeededRandom, localityLoss } from '../model/index.ts';
+import { blockLoss, createSeededRandom, localityLoss } from '../model/index.ts';
+import type { GroupSamplesFrame } from '../protocol/index.ts';
+import { SAMPLE_BLOCK_SAMPLES } from '../protocol/sample-frames.ts';
+import { samplesObservationFromFrame } from './frame-observation.ts';
 import type { SampledGroupInput } from './launch-observation.ts';
-import { createSampledGroups, mergeSampledGroups, recordSampledGroup, summarizeSampledGroups } from './sampled-groups.ts';
+import { createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, summarizeSampledGroups } from './sampled-groups.ts';
 
 // Groups whose clocks follow the divergence-cost model exactly: a single loop with lane trip
 // counts w issues max(w) iterations and diverges once per distinct exit below the maximum
@@ -167,5 +170,74 @@ describe('sampled groups', () => {
         expect(row.standardError).toBeCloseTo(expected.lossContiguous.standardError, 10);
       }
     }
+  });
+});
+
+describe('block runs (two levels, docs/model.md §11a)', () => {
+  const frameOf = (groups: { groupIndex: number; laneCounts: number[] }[], groupCount: number, groupsPerBlock: number): GroupSamplesFrame => ({
+    ...SAMPLE_BLOCK_SAMPLES,
+    groupSize: 2,
+    groupCount,
+    selection: 'block',
+    groupsPerBlock,
+    groups: groups.map((g) => ({ ...g, startClock: 0n, endClock: 10n, laneFinishClocks: g.laneCounts.map((w) => BigInt(w)) })),
+  });
+
+  it('takes complete blocks only, groups in index order, and gives the exact ratios (hand-computed fractions)', () => {
+    // n = 2, 2 groups per block. Block 0: groups 1 then 0 (out of order) → units [4, 2, 1, 1]; block 1: [3, 3, 3, 3];
+    // block 2 lacks group 5 (left out); block 3 is the last, shorter block of a launch of 7 groups (1 group: complete).
+    const frame = frameOf(
+      [
+        { groupIndex: 1, laneCounts: [1, 1] },
+        { groupIndex: 0, laneCounts: [4, 2] },
+        { groupIndex: 2, laneCounts: [3, 3] },
+        { groupIndex: 3, laneCounts: [3, 3] },
+        { groupIndex: 4, laneCounts: [9, 0] },
+        { groupIndex: 6, laneCounts: [0, 2] },
+      ],
+      7,
+      2,
+    );
+    const observation = samplesObservationFromFrame(frame);
+    expect(observation.blocks).toEqual([[4, 2, 1, 1], [3, 3, 3, 3], [0, 2]]);
+    expect(samplesObservationFromFrame({ ...frame, selection: 'hash', groupsPerBlock: undefined }).blocks).toBeUndefined();
+    const samples = createSampledGroups();
+    for (const block of observation.blocks ?? []) recordSampledBlock(samples, block, 2);
+    const blocks = summarizeSampledGroups({ ...samples, groups: 1 }, 2)?.blocks;
+    // Per block (w, Σt, K·T): (8, 5, 8), (12, 6, 6), (2, 2, 2).
+    expect(blocks).toMatchObject({ blocks: 3, warps: 5 });
+    expect(blocks?.warpLoss.value).toBeCloseTo((2 * (5 + 6 + 2)) / 22, 14);
+    expect(blocks?.warpInBlockLoss.value).toBeCloseTo((8 + 6 + 2) / (5 + 6 + 2), 14);
+    expect(blocks?.blockLoss.value).toBeCloseTo((2 * (8 + 6 + 2)) / 22, 14);
+  });
+
+  it('gives the same values and standard errors as model/blockLoss on the raw blocks, also after merging halves', () => {
+    const random = createSeededRandom(77);
+    const runs = Array.from({ length: 250 }, () => {
+      const level = 1 + random.nextInt(30);
+      return Array.from({ length: 8 * 32 }, () => level + random.nextInt(1 + random.nextInt(10)));
+    });
+    const all = createSampledGroups();
+    const [a, b] = [createSampledGroups(), createSampledGroups()];
+    runs.forEach((run, i) => {
+      recordSampledBlock(all, run, 32);
+      recordSampledBlock(i % 2 === 0 ? a : b, run, 32);
+    });
+    const reference = blockLoss(runs, 32);
+    for (const samples of [all, mergeSampledGroups(a, b)]) {
+      const blocks = summarizeSampledGroups({ ...samples, groups: 1 }, 32)?.blocks;
+      for (const key of ['warpLoss', 'warpInBlockLoss', 'blockLoss'] as const) {
+        expect(blocks?.[key].value).toBeCloseTo(reference[key].value, 10);
+        expect(blocks?.[key].standardError).toBeCloseTo(reference[key].standardError, 8);
+      }
+    }
+  });
+
+  it('counts a malformed block as invalid and leaves it out', () => {
+    const samples = createSampledGroups();
+    recordSampledBlock(samples, [1, 2, 3], 2);
+    recordSampledBlock(samples, [1, -2], 2);
+    expect(samples.invalidGroups).toBe(2);
+    expect(samples.blocks).toBeUndefined();
   });
 });
