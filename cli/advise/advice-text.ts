@@ -51,7 +51,7 @@ export function formatAdviceText(advice: Advice): string[] {
         [
           ['level', 'loss', ''],
           [`lanes in warps (n = ${advice.groupSize})`, fixed(b.warpLoss), 'lane time held by warps / lane work'],
-          [`warps in blocks (${fixed(b.warpsPerBlock)} warps per block)`, fixed(b.warpInBlockLoss), 'block time / mean warp time'],
+          [`warps in blocks (${Number.isInteger(b.warpsPerBlock) ? b.warpsPerBlock : fixed(b.warpsPerBlock, 1)} warps per block)`, fixed(b.warpInBlockLoss), 'block time / mean warp time'],
           ['block level (product)', fixed(b.blockLoss), `95% interval ${fixed(b.low)}–${fixed(b.high)}`],
         ],
         0,
