@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { readFileSync } from 'node:fs';
+import { decodeFrames, encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-advise-blocks-'));
@@ -67,4 +68,35 @@ describe('advise --frames with block runs', () => {
     expect(text.stdout).toMatch(/two levels from 2 sampled blocks/);
     expect(text.stdout).toMatch(/block level \(product\)\s+1\.4000/);
   });
+
+  it('end to end: warpwatch run escape --selection block, then advise --frames gives the two levels of the recorded blocks', async () => {
+    const file = join(directory, 'escape-blocks.wwf');
+    const run = await runCli('run', 'escape', '--backend', 'cpu', '--n', '8', '--width', '128', '--height', '64', '--max-iter', '64', '--selection', 'block', '--block-groups', '4', '--sample-rate', '0.5', '--out', file);
+    expect(run.status, run.stderr).toBe(0);
+    const samples = decodeFrames(new Uint8Array(readFileSync(file))).filter((f): f is GroupSamplesFrame => f.type === 'group-samples');
+    expect(samples.length).toBeGreaterThan(0);
+    expect(samples.every((f) => f.selection === 'block' && f.groupsPerBlock === 4)).toBe(true);
+    // The blocks, straight from the frames: 4 consecutive groups of 8 lanes each (1024 groups: every block complete).
+    const byBlock = new Map<number, { index: number; counts: number[] }[]>();
+    for (const f of samples) for (const g of f.groups) byBlock.set(Math.floor(g.groupIndex / 4), [...(byBlock.get(Math.floor(g.groupIndex / 4)) ?? []), { index: g.groupIndex, counts: g.laneCounts }]);
+    let knt = 0, nt = 0, t = 0, kt = 0, w = 0;
+    for (const members of byBlock.values()) {
+      expect(members).toHaveLength(4);
+      const warpTimes = members.map((m) => Math.max(...m.counts));
+      const slowest = Math.max(...warpTimes);
+      knt += 4 * 8 * slowest;
+      kt += 4 * slowest;
+      nt += 8 * warpTimes.reduce((a, b) => a + b, 0);
+      t += warpTimes.reduce((a, b) => a + b, 0);
+      w += members.reduce((a, m) => a + m.counts.reduce((x, y) => x + y, 0), 0);
+    }
+    const json = await runCli('advise', '--frames', file, '--json');
+    expect(json.status, json.stderr).toBe(0);
+    const advice = JSON.parse(json.stdout) as { blockLevel: { blocks: number; warpLoss: number; warpInBlockLoss: number; blockLoss: number } };
+    expect(advice.blockLevel.blocks).toBe(byBlock.size);
+    expect(advice.blockLevel.blockLoss).toBeCloseTo(knt / w, 12);
+    expect(advice.blockLevel.warpLoss).toBeCloseTo(nt / w, 12);
+    expect(advice.blockLevel.warpInBlockLoss).toBeCloseTo(kt / t, 12);
+  }, 600_000);
 });
+
