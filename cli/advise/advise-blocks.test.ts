@@ -77,7 +77,7 @@ describe('advise --frames with block runs', () => {
     expect(samples.length).toBeGreaterThan(0);
     expect(samples.every((f) => f.selection === 'block' && f.groupsPerBlock === 4)).toBe(true);
     // The blocks, straight from the frames: 4 consecutive groups of 8 lanes each (1024 groups: every block complete).
-    const byBlock = new Map<number, { index: number; counts: number[] }[]>();
+    const byBlock = new Map<number, { index: number; counts: readonly number[] }[]>();
     for (const f of samples) for (const g of f.groups) byBlock.set(Math.floor(g.groupIndex / 4), [...(byBlock.get(Math.floor(g.groupIndex / 4)) ?? []), { index: g.groupIndex, counts: g.laneCounts }]);
     let knt = 0, nt = 0, t = 0, kt = 0, w = 0;
     for (const members of byBlock.values()) {
