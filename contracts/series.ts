@@ -103,6 +103,14 @@ export const FIELDS = {
     localityBenefit: 'locality_benefit',
     /** η(prediction, loss_measured) the drift alerts use: the locality-aware prediction where samples exist, else loss_predicted. */
     etaDrift: 'eta_drift',
+    /** Block level (model.md §11a) from block runs: Σ K·n·T / Σ w (lane time a block holds until its slowest warp ends over lane work), with its interval. */
+    lossBlock: 'loss_block',
+    lossBlockLow: 'loss_block_low',
+    lossBlockHigh: 'loss_block_high',
+    /** Warps in blocks (model.md §11a): Σ K·T / Σ t, block time over the mean warp time of its warps (1 = warps of a block end together). */
+    lossWarpInBlock: 'loss_warp_in_block',
+    /** Warp level of the same block runs: Σ n·t / Σ w (loss_block = this × loss_warp_in_block). */
+    lossBlockWarps: 'loss_block_warps',
     lossQ50: 'loss_q50',
     lossQ90: 'loss_q90',
     lossQ99: 'loss_q99',

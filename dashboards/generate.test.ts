@@ -62,7 +62,7 @@ describe('generated dashboards and alert rules', () => {
       expect(imbalance?.templating.list?.map((v) => v.name)).toEqual(['datasource', 'job', 'kernel', 'host', 'pod', 'device', 'device_uuid', 'n']);
       expect(imbalance?.panels?.map((p) => p.type)).toEqual([
         'timeseries', 'timeseries', 'timeseries', 'timeseries', 'timeseries',
-        'barchart', 'heatmap', 'barchart', 'table', 'table', 'timeseries', 'timeseries', 'timeseries',
+        'barchart', 'heatmap', 'barchart', 'table', 'table', 'timeseries', 'timeseries', 'timeseries', 'timeseries',
       ]);
       expect(pipeline?.panels).toHaveLength(6);
     });

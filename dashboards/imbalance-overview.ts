@@ -41,6 +41,7 @@ export const IMBALANCE_PANEL_IDS = {
   binningErrorBound: 11,
   laneIdle: 12,
   divergenceCost: 13,
+  blockLoss: 14,
 } as const;
 
 // The estimator closes event-time windows of 10 s by default; a shorter panel interval only
@@ -323,6 +324,30 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .span(12)
     .height(8);
 
+  const blockLoss = influxTimeseriesPanel(context, {
+    id: IMBALANCE_PANEL_IDS.blockLoss,
+    title: 'Two levels: warps in blocks',
+    description:
+      'From block runs (GroupSamples with selection block: whole thread blocks, docs/model.md §11a). A block keeps its SM resources until its slowest warp ends: block-level loss Σ K·n·T / Σ w (lane time the block holds over lane work, with its band) = warp level Σ n·t / Σ w × warps in blocks Σ K·T / Σ t (block time over the mean warp time; 1 = the warps of a block end together). Empty without block runs.',
+    minInterval: MIN_INTERVAL,
+    statement: windowQuery()
+      .field(w.lossBlock, { aggregation: 'mean' })
+      .field(w.lossBlockLow, { aggregation: 'mean' })
+      .field(w.lossBlockHigh, { aggregation: 'mean' })
+      .field(w.lossBlockWarps, { aggregation: 'mean' })
+      .field(w.lossWarpInBlock, { aggregation: 'mean' })
+      .build(),
+    target: byStream,
+  })
+    .unit('none')
+    .decimals(3)
+    .overrideByRegexp(`.*(${w.lossBlockLow}|${w.lossBlockHigh})$`, [
+      { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
+      { id: 'custom.lineWidth', value: 1 },
+    ])
+    .span(24)
+    .height(8);
+
   return [
     loss,
     relativeErrors,
@@ -337,6 +362,7 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     binningErrorBound,
     laneIdle,
     divergenceCost,
+    blockLoss,
   ];
 }
 

@@ -51,7 +51,35 @@ export function summaryWeight(frame: Pick<LaunchSummaryFrame, 'groupCount' | 'gr
  * const samples = samplesObservationFromFrame(frame as GroupSamplesFrame);
  */
 export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesObservation {
-  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups.map(sampledGroupInputOf) };
+  const blocks = frame.selection === 'block' && frame.groupsPerBlock !== undefined ? blockRunsOf(frame, frame.groupsPerBlock) : undefined;
+  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups.map(sampledGroupInputOf), ...(blocks === undefined ? {} : { blocks }) };
+}
+
+/**
+ * The complete blocks of a block-selection frame as runs of unit counts: the samples of block
+ * b = ⌊groupIndex / groupsPerBlock⌋, sorted by groupIndex, lane counts concatenated. A block is
+ * complete when it holds all min(groupsPerBlock, groupCount − b·groupsPerBlock) of its groups
+ * once; incomplete blocks (split across frames, or cut by a full sample buffer) are left out.
+ *
+ * @example blockRunsOf({ ...frame, groupCount: 4, groups: [g0, g1, g3] }, 2) // [[...g0.laneCounts, ...g1.laneCounts]]
+ */
+export function blockRunsOf(frame: Pick<GroupSamplesFrame, 'groupCount' | 'groups'>, groupsPerBlock: number): number[][] {
+  const byBlock = new Map<number, GroupSample[]>();
+  for (const group of frame.groups) {
+    const block = Math.floor(group.groupIndex / groupsPerBlock);
+    const members = byBlock.get(block);
+    if (members === undefined) byBlock.set(block, [group]);
+    else members.push(group);
+  }
+  const runs: number[][] = [];
+  for (const [block, members] of [...byBlock].sort((a, b) => a[0] - b[0])) {
+    const expected = Math.min(groupsPerBlock, frame.groupCount - block * groupsPerBlock);
+    members.sort((a, b) => a.groupIndex - b.groupIndex);
+    const distinct = members.every((g, k) => k === 0 || g.groupIndex !== members[k - 1]!.groupIndex);
+    if (members.length !== expected || !distinct) continue;
+    runs.push(members.flatMap((g) => g.laneCounts));
+  }
+  return runs;
 }
 
 /**

@@ -57,6 +57,11 @@ export interface LaunchObservation extends ObservationIdentity {
 export interface SamplesObservation extends ObservationIdentity {
   readonly kind: 'samples';
   readonly groups: readonly SampledGroupInput[];
+  /**
+   * Block runs (frames with selection `block`): the unit counts of each complete sampled block,
+   * its groups in groupIndex order (model.md §11a); absent for other selections.
+   */
+  readonly blocks?: readonly (readonly number[])[];
 }
 
 /** Either kind of observation. */

@@ -95,6 +95,14 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
     expect(lines).toContain(`${P.alerts}{${labels},warpwatch_alert_kind="rising_imbalance"} 2`);
     expect(lines).toContain(`${P.alerts}{${labels},warpwatch_alert_kind="drift"} 1`);
     expect(lines).toContain(`${P.exportedStreams} 1`);
+    expect(lines.some((l) => l.startsWith(`${P.lossBlock}{`))).toBe(false); // no block runs
+  });
+
+  it('exports the block-level loss of a window with block runs (model.md §11a)', async () => {
+    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    results.recordWindow(windowResult('b', { lossPredicted: 1.5, lossCounts: 1.25, lossMeasured: 1.75, workloadLossMeasured: 2, workloadLossPredicted: 4 / 3, lossBlock: 1.375 }));
+    const lines = await scrape(results);
+    expect(lines.some((l) => l.startsWith(`${P.lossBlock}{warpwatch_stream="b/k",`) && l.endsWith(' 1.375'))).toBe(true);
   });
 
   it('caps the exported streams: the least recently updated one goes, counted with reason cap; idle streams go after the TTL', async () => {

@@ -28,6 +28,7 @@ export const RESULT_METRICS = Object.freeze({
   lossPredicted: 'warpwatch.loss.predicted',
   lossCounts: 'warpwatch.loss.counts',
   lossMeasured: 'warpwatch.loss.measured',
+  lossBlock: 'warpwatch.loss.block',
   laneIdle: 'warpwatch.lane.idle.ratio',
   windows: 'warpwatch.windows',
   groups: 'warpwatch.groups',
@@ -41,6 +42,7 @@ export const RESULT_METRIC_PROMETHEUS_NAMES = Object.freeze({
   lossPredicted: 'warpwatch_loss_predicted',
   lossCounts: 'warpwatch_loss_counts',
   lossMeasured: 'warpwatch_loss_measured',
+  lossBlock: 'warpwatch_loss_block',
   laneIdle: 'warpwatch_lane_idle_ratio',
   windows: 'warpwatch_windows_total',
   groups: 'warpwatch_groups_total',
@@ -104,6 +106,7 @@ interface StreamRow {
   lossPredicted: number | undefined;
   lossCounts: number | undefined;
   lossMeasured: number | undefined;
+  lossBlock: number | undefined;
   idlePredicted: number | undefined;
   idleMeasured: number | undefined;
   windows: number;
@@ -184,6 +187,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       lossPredicted: undefined,
       lossCounts: undefined,
       lossMeasured: undefined,
+      lossBlock: undefined,
       idlePredicted: undefined,
       idleMeasured: undefined,
       windows: 0,
@@ -224,6 +228,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       gauge(RESULT_METRICS.lossPredicted, 'Predicted lockstep loss E[X_W(n)] of the latest window (C_SIMT/C_MIMD, ≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossPredicted, startTime: r.startTime }))),
       gauge(RESULT_METRICS.lossCounts, 'Mean per-group loss from the iteration counts of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossCounts, startTime: r.startTime }))),
       gauge(RESULT_METRICS.lossMeasured, 'Mean per-group measured loss C_SIMT/C_MIMD from clocks of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossMeasured, startTime: r.startTime }))),
+      gauge(RESULT_METRICS.lossBlock, 'Block-level loss of the latest window from block runs: lane time a block holds until its slowest warp ends over lane work (≥ 1; docs/model.md §11a)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossBlock, startTime: r.startTime }))),
       gauge(
         RESULT_METRICS.laneIdle,
         'Share of lane-time idle in lockstep in the latest window, 1 − 1/workload loss (0..1); basis measured (clocks) or predicted (model)',
@@ -262,6 +267,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       row.lossPredicted = finite(result.lossPredicted);
       row.lossCounts = finite(result.lossCounts);
       row.lossMeasured = finite(result.lossMeasured);
+      row.lossBlock = finite(result.lossBlock);
       row.idlePredicted = laneIdleShare(result.workloadLossPredicted);
       row.idleMeasured = laneIdleShare(result.workloadLossMeasured);
       row.windows += 1;

@@ -17,7 +17,7 @@ import {
   type SamplesObservation,
   type StreamIdentity,
 } from './launch-observation.ts';
-import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledGroup, type SampledGroupsAccumulation } from '../model/index.ts';
+import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, type SampledGroupsAccumulation } from '../model/index.ts';
 
 /**
  * Per-stream window state: event-time tumbling windows, a "current" distribution
@@ -187,6 +187,7 @@ export function recordLaunchInWindow(
 export function recordSamplesInWindow(window: WindowAccumulation, observation: SamplesObservation): void {
   const samples = (window.samples ??= createSampledGroups());
   for (const group of observation.groups) recordSampledGroup(samples, group);
+  for (const block of observation.blocks ?? []) recordSampledBlock(samples, block, observation.groupSize);
   window.sampleFrames += 1;
 }
 

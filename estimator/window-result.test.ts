@@ -3,7 +3,9 @@ import { CategoricalDistribution, createSeededRandom, expectedLoss, parseDistrib
 import { modelFitter } from './estimator-service.ts';
 import { observationFromFrame } from './frame-observation.ts';
 import { streamIdentityOf } from './launch-observation.ts';
-import { createWindowAccumulation, recordLaunchInWindow } from './stream-state.ts';
+import { FIELDS, MEASUREMENTS } from '../contracts/series.ts';
+import { windowPoints } from './series-points.ts';
+import { createWindowAccumulation, recordLaunchInWindow, recordSamplesInWindow } from './stream-state.ts';
 import { syntheticLaunchSummary } from './synthetic-launch.ts';
 import { testEngineOptions } from './test-support.ts';
 import { computeWindowResult, relativeError } from './window-result.ts';
@@ -119,6 +121,33 @@ describe('window-result', () => {
       expect(relativeError(2, 1.5)).toBeCloseTo(0.25, 15);
       expect(relativeError(undefined, 1)).toBeUndefined();
       expect(relativeError(0, 1)).toBeUndefined();
+    });
+  });
+
+  describe('block runs (model.md §11a)', () => {
+    it('reports loss_block with its interval, loss_warp_in_block and loss_block_warps from the window\'s block runs, and writes them to warpwatch_window', () => {
+      const { window, identity } = windowOf('pois(5)', 100, 3);
+      // n = 8 (the window's stream), blocks of 2 warps. Per block (Σw, Σt, K·T): A (16+8, 4+1, 2·4), B (8·3·2, 3+3, 2·3).
+      const a = [...Array<number>(8).fill(2).map((w, i) => (i === 0 ? 4 : w)), ...Array<number>(8).fill(1)];
+      const b = Array<number>(16).fill(3);
+      const blockA = { w: a.reduce((x, y) => x + y, 0), t: 4 + 1, kt: 8 };
+      const blockB = { w: 48, t: 6, kt: 6 };
+      recordSamplesInWindow(window, { ...observationFromFrame(syntheticLaunchSummary({ job: 'j', kernel: 'k', deviceName: 'd', groupSize: 8, source: 'cpu', launchId: 9n, frameSequence: 1, endMillis: 1_000, groups: 1, distribution: CategoricalDistribution.fromCounts({ 1: 1 }), random: createSeededRandom(1), measuredOverhead: 0, measuredNoise: 0 })), kind: 'samples', groups: [a.slice(0, 8), a.slice(8), b.slice(0, 8), b.slice(8)].map((laneCounts) => ({ laneCounts, laneFinishTicks: laneCounts, durationTicks: Math.max(...laneCounts) })), blocks: [a, b] });
+      const compute = { ...testEngineOptions().compute, bootstrapReplicates: 0, quantiles: false, sweepGroupSizes: [] };
+      const result = computeWindowResult(identity, window, window.histogram, compute);
+      expect(result.lossBlock).toBeCloseTo((8 * (blockA.kt + blockB.kt)) / (blockA.w + blockB.w), 12);
+      expect(result.lossWarpInBlock).toBeCloseTo((blockA.kt + blockB.kt) / (blockA.t + blockB.t), 12);
+      expect(result.lossBlockWarps).toBeCloseTo((8 * (blockA.t + blockB.t)) / (blockA.w + blockB.w), 12);
+      expect(result.lossBlockLow).toBeLessThan(result.lossBlock ?? 0);
+      expect(result.lossBlockHigh).toBeGreaterThan(result.lossBlock ?? 0);
+      const [point] = windowPoints(result, { includeHistogram: false }).filter((p) => p.measurement === MEASUREMENTS.window);
+      expect(point?.fields).toMatchObject({
+        [FIELDS.window.lossBlock]: result.lossBlock,
+        [FIELDS.window.lossBlockLow]: result.lossBlockLow,
+        [FIELDS.window.lossBlockHigh]: result.lossBlockHigh,
+        [FIELDS.window.lossWarpInBlock]: result.lossWarpInBlock,
+        [FIELDS.window.lossBlockWarps]: result.lossBlockWarps,
+      });
     });
   });
 });

@@ -95,6 +95,12 @@ export interface WindowResult {
   readonly localityBenefit?: number | undefined;
   /** η(lossLocality if present else lossPredicted, lossMeasured): what the drift alerts compare. */
   readonly etaDrift?: number | undefined;
+  /** Two levels (model.md §11a) from block runs: block-level loss with its interval, warps-in-block and warp-level factors; undefined without block runs. */
+  readonly lossBlock?: number | undefined;
+  readonly lossBlockLow?: number | undefined;
+  readonly lossBlockHigh?: number | undefined;
+  readonly lossWarpInBlock?: number | undefined;
+  readonly lossBlockWarps?: number | undefined;
   readonly lossQ50: number | undefined;
   readonly lossQ90: number | undefined;
   readonly lossQ99: number | undefined;
@@ -295,6 +301,11 @@ export function computeWindowResult(
     lossLocalityHigh: locality?.standardError === undefined ? undefined : locality.loss + zLevel * locality.standardError,
     localityBenefit: locality === undefined || lossPredicted === undefined ? undefined : lossPredicted / locality.loss,
     etaDrift: relativeError(locality?.loss ?? lossPredicted, lossMeasured),
+    lossBlock: sampled?.blocks?.blockLoss.value,
+    lossBlockLow: blockBound(sampled?.blocks?.blockLoss, -zLevel),
+    lossBlockHigh: blockBound(sampled?.blocks?.blockLoss, zLevel),
+    lossWarpInBlock: sampled?.blocks?.warpInBlockLoss.value,
+    lossBlockWarps: sampled?.blocks?.warpLoss.value,
     lossQ50: quantileValues?.q50,
     lossQ90: quantileValues?.q90,
     lossQ99: quantileValues?.q99,
@@ -311,4 +322,9 @@ function quantileOf(quantiles: Readonly<Record<string, number>>, probability: nu
   const value = quantiles[String(probability)];
   if (value === undefined) throw new RangeError(`model returned no quantile for p = ${probability}`);
   return value;
+}
+
+/** value + z·SE of a block ratio; undefined without one or without its SE. */
+function blockBound(ratio: { value: number; standardError: number | undefined } | undefined, z: number): number | undefined {
+  return ratio?.standardError === undefined ? undefined : ratio.value + z * ratio.standardError;
 }

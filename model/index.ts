@@ -30,7 +30,8 @@ export { expectedMaximum, sampleMaximumPmf, workloadLoss, type MaximumPmf } from
 export { DEFAULT_SWEEP_GROUP_SIZES, granularitySweep, type GranularityRow } from './granularity-sweep.ts';
 export { groupLoss } from './group-loss.ts';
 export { normalCdf, normalQuantileTwoSided } from './normal-quantile.ts';
-export { localityLoss, ratioOfConstantDenominator, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './locality-loss.ts';
+export { localityLoss, ratioEstimate, ratioOfConstantDenominator, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './locality-loss.ts';
+export { blockLoss, type BlockLoss } from './block-loss.ts';
 export { createSeededRandom, type RandomSource } from './random.ts';
 export { createCategoricalSampler, type CategoricalSampler } from './categorical-sampler.ts';
 export { createFamilySampler, sampleFamily } from './family-sampler.ts';
@@ -86,6 +87,7 @@ export {
   cloneSampledGroups,
   createSampledGroups,
   mergeSampledGroups,
+  recordSampledBlock,
   recordSampledGroup,
   summarizeSampledGroups,
   type SampledDivergenceFit,

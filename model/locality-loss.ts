@@ -56,9 +56,12 @@ export interface LocalityLoss {
 
 /**
  * Σa_r/Σb_r over runs r with the standard error of a ratio estimator (runs independent):
- * SE² = R/(R−1) · Σ(a_r − v·b_r)² / (Σb_r)², interval v ± z·SE.
+ * SE² = R/(R−1) · Σ(a_r − v·b_r)² / (Σb_r)², interval v ± z·SE (z: the two-sided normal
+ * quantile of the level). With Σb = 0 the value is 1; with one run the SE is NaN.
+ *
+ * @example ratioEstimate([2, 4], [2, 2], 1.96).value // 6 / 4 = 1.5
  */
-function ratioEstimate(a: readonly number[], b: readonly number[], z: number): RatioEstimate {
+export function ratioEstimate(a: readonly number[], b: readonly number[], z: number): RatioEstimate {
   let sa = 0;
   let sb = 0;
   for (let r = 0; r < a.length; r++) {

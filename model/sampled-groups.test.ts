@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { localityLoss } from './locality-loss.ts';
 import { createSeededRandom } from './random.ts';
-import { createSampledGroups, mergeSampledGroups, recordSampledGroup, summarizeSampledGroups, type SampledGroupInput } from './sampled-groups.ts';
+import { blockLoss } from './block-loss.ts';
+import { createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, summarizeSampledGroups, type SampledGroupInput } from './sampled-groups.ts';
 
 // Groups whose clocks follow the divergence-cost model exactly: a single loop with lane trip
 // counts w issues max(w) iterations and diverges once per distinct exit below the maximum
@@ -167,5 +168,37 @@ describe('sampled groups', () => {
         expect(row.standardError).toBeCloseTo(expected.lossContiguous.standardError, 10);
       }
     }
+  });
+});
+
+describe('block runs (two levels, docs/model.md §11a)', () => {
+  it('gives the same values and standard errors as model/blockLoss on the raw blocks, also after merging halves', () => {
+    const random = createSeededRandom(77);
+    const runs = Array.from({ length: 250 }, () => {
+      const level = 1 + random.nextInt(30);
+      return Array.from({ length: 8 * 32 }, () => level + random.nextInt(1 + random.nextInt(10)));
+    });
+    const all = createSampledGroups();
+    const [a, b] = [createSampledGroups(), createSampledGroups()];
+    runs.forEach((run, i) => {
+      recordSampledBlock(all, run, 32);
+      recordSampledBlock(i % 2 === 0 ? a : b, run, 32);
+    });
+    const reference = blockLoss(runs, 32);
+    for (const samples of [all, mergeSampledGroups(a, b)]) {
+      const blocks = summarizeSampledGroups({ ...samples, groups: 1 }, 32)?.blocks;
+      for (const key of ['warpLoss', 'warpInBlockLoss', 'blockLoss'] as const) {
+        expect(blocks?.[key].value).toBeCloseTo(reference[key].value, 10);
+        expect(blocks?.[key].standardError).toBeCloseTo(reference[key].standardError, 8);
+      }
+    }
+  });
+
+  it('counts a malformed block as invalid and leaves it out', () => {
+    const samples = createSampledGroups();
+    recordSampledBlock(samples, [1, 2, 3], 2);
+    recordSampledBlock(samples, [1, -2], 2);
+    expect(samples.invalidGroups).toBe(2);
+    expect(samples.blocks).toBeUndefined();
   });
 });

@@ -60,8 +60,126 @@ export interface SampledGroupsAccumulation {
    * subgroups of n′·max/Σ, and Σ a_r² (keyed by n′). Absent in checkpoints written before it existed.
    */
   locality?: Record<string, { sum: number; sumSquares: number }>;
+  /**
+   * Two levels (docs/model.md §11a) from block runs (selection `block`): per block b with K_b
+   * warps of n lanes, warp times t_bj = max count, T_b = max_j t_bj: the ratio sums of
+   * warpLoss = Σ n·Σ_j t / Σ w, warpInBlockLoss = Σ K·T / Σ_j t and blockLoss = Σ K·n·T / Σ w
+   * (Σ, Σ², Σ cross products over blocks, for the ratio estimator over blocks). Absent without block runs.
+   */
+  blocks?: BlockSums;
   /** Streaming regression of (c_end − c0) on the divergence features. */
   divergence: RegressionMoments;
+}
+
+/** Sums over blocks for the two-level ratios (see SampledGroupsAccumulation.blocks). */
+export interface BlockSums {
+  count: number;
+  warps: number;
+  /** Per block: w = Σ counts, nt = n·Σ_j t_bj, t = Σ_j t_bj, kt = K·T, knt = K·n·T. */
+  w: number;
+  ww: number;
+  nt: number;
+  ntnt: number;
+  ntw: number;
+  t: number;
+  tt: number;
+  kt: number;
+  ktkt: number;
+  ktt: number;
+  knt: number;
+  kntknt: number;
+  kntw: number;
+}
+
+const BLOCK_SUM_KEYS = ['count', 'warps', 'w', 'ww', 'nt', 'ntnt', 'ntw', 't', 'tt', 'kt', 'ktkt', 'ktt', 'knt', 'kntknt', 'kntw'] as const;
+
+/** A ratio Σa/Σb over blocks with the ratio estimator's standard error, from the sums (undefined SE with < 2 blocks). */
+export interface BlockRatio {
+  readonly value: number;
+  readonly standardError: number | undefined;
+}
+
+/** What a window reports about its block runs (docs/model.md §11a). */
+export interface SampledBlocksResult {
+  readonly blocks: number;
+  readonly warps: number;
+  readonly warpLoss: BlockRatio;
+  readonly warpInBlockLoss: BlockRatio;
+  readonly blockLoss: BlockRatio;
+}
+
+/**
+ * Adds one block run (a complete sampled block's unit counts in order, cut into warps of
+ * `warpSize` lanes) to the window's block sums (mutates `samples`). A run whose length is not a
+ * positive multiple of warpSize, or with a count that is not a non-negative safe integer, is
+ * counted in invalidGroups and left out.
+ *
+ * @example recordSampledBlock(samples, [4, 2, 1, 1], 2); // K = 2 warps, t = (4, 1), T = 4
+ */
+export function recordSampledBlock(samples: SampledGroupsAccumulation, units: readonly number[], warpSize: number): void {
+  const n = warpSize;
+  if (!(n >= 1) || units.length === 0 || units.length % n !== 0 || !units.every((w) => Number.isSafeInteger(w) && w >= 0)) {
+    samples.invalidGroups += 1;
+    return;
+  }
+  const k = units.length / n;
+  let w = 0;
+  let t = 0;
+  let slowest = 0;
+  for (let j = 0; j < k; j++) {
+    let max = 0;
+    for (let i = j * n; i < (j + 1) * n; i++) {
+      const count = units[i]!;
+      w += count;
+      if (count > max) max = count;
+    }
+    t += max;
+    if (max > slowest) slowest = max;
+  }
+  const nt = n * t;
+  const kt = k * slowest;
+  const knt = n * kt;
+  const s = (samples.blocks ??= Object.fromEntries(BLOCK_SUM_KEYS.map((key) => [key, 0])) as unknown as BlockSums);
+  s.count += 1;
+  s.warps += k;
+  s.w += w;
+  s.ww += w * w;
+  s.nt += nt;
+  s.ntnt += nt * nt;
+  s.ntw += nt * w;
+  s.t += t;
+  s.tt += t * t;
+  s.kt += kt;
+  s.ktkt += kt * kt;
+  s.ktt += kt * t;
+  s.knt += knt;
+  s.kntknt += knt * knt;
+  s.kntw += knt * w;
+}
+
+function mergeBlockSums(a: BlockSums | undefined, b: BlockSums | undefined): BlockSums | undefined {
+  if (a === undefined && b === undefined) return undefined;
+  const merged = Object.fromEntries(BLOCK_SUM_KEYS.map((key) => [key, (a?.[key] ?? 0) + (b?.[key] ?? 0)])) as unknown as BlockSums;
+  return merged;
+}
+
+/** Σa/Σb with SE² = R/(R−1)·(Σa² − 2vΣab + v²Σb²)/(Σb)² (model/locality-loss.ts ratioEstimate, from sums). */
+function blockRatio(count: number, sa: number, sb: number, saa: number, sab: number, sbb: number): BlockRatio {
+  const value = sb > 0 ? sa / sb : 1;
+  const residual = Math.max(0, saa - 2 * value * sab + value * value * sbb);
+  return { value, standardError: count > 1 && sb > 0 ? Math.sqrt((count / (count - 1)) * residual) / sb : undefined };
+}
+
+function blocksOf(samples: SampledGroupsAccumulation): SampledBlocksResult | undefined {
+  const s = samples.blocks;
+  if (s === undefined || s.count === 0) return undefined;
+  return {
+    blocks: s.count,
+    warps: s.warps,
+    warpLoss: blockRatio(s.count, s.nt, s.w, s.ntnt, s.ntw, s.ww),
+    warpInBlockLoss: blockRatio(s.count, s.kt, s.t, s.ktkt, s.ktt, s.tt),
+    blockLoss: blockRatio(s.count, s.knt, s.w, s.kntknt, s.kntw, s.ww),
+  };
 }
 
 /** The divergence-cost fit of one window (clock ticks). */
@@ -100,6 +218,8 @@ export interface SampledGroupsResult {
    * empty for accumulations restored from checkpoints written before it existed.
    */
   readonly locality?: readonly { readonly groupSize: number; readonly loss: number; readonly standardError: number | undefined }[];
+  /** Two levels (docs/model.md §11a) from the window's block runs; undefined without them. */
+  readonly blocks?: SampledBlocksResult | undefined;
 }
 
 
@@ -207,6 +327,7 @@ export function mergeSampledGroups(a: SampledGroupsAccumulation, b: SampledGroup
     sumSquaredCounts: a.sumSquaredCounts + b.sumSquaredCounts,
     sumSquaredGroupTotals: a.sumSquaredGroupTotals + b.sumSquaredGroupTotals,
     locality: mergeLocality(a.locality, b.locality),
+    ...(a.blocks === undefined && b.blocks === undefined ? {} : { blocks: mergeBlockSums(a.blocks, b.blocks) }),
     divergence: mergeRegressionMoments(a.divergence, b.divergence),
   };
 }
@@ -225,7 +346,7 @@ function mergeLocality(a: SampledGroupsAccumulation['locality'], b: SampledGroup
 
 /** A deep copy. */
 export function cloneSampledGroups(samples: SampledGroupsAccumulation): SampledGroupsAccumulation {
-  return { ...samples, locality: mergeLocality(samples.locality, undefined), divergence: { ...samples.divergence, means: [...samples.divergence.means], comoments: [...samples.divergence.comoments] } };
+  return { ...samples, locality: mergeLocality(samples.locality, undefined), ...(samples.blocks === undefined ? {} : { blocks: mergeBlockSums(samples.blocks, undefined) }), divergence: { ...samples.divergence, means: [...samples.divergence.means], comoments: [...samples.divergence.comoments] } };
 }
 
 /** Fewest sampled groups the divergence fit is attempted on (4 parameters + 1). */
@@ -279,6 +400,7 @@ export function summarizeSampledGroups(samples: SampledGroupsAccumulation, group
     countIcc: countIcc(samples, groupSize),
     divergence,
     locality: localityOf(samples, groupSize),
+    blocks: blocksOf(samples),
   };
 }
 

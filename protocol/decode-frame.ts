@@ -257,20 +257,28 @@ const GROUP_SAMPLES_FIELDS: readonly [string, number][] = [
   ['groupCount', 8],
   ['selection', 1],
   ['reserved', 1],
-  ['reserved', 1],
-  ['reserved', 1],
+  ['groupsPerBlock', 2],
   ['samplingStride', 4],
   ['sampleCount', 4],
 ];
+
+/** Selection byte (0..2), the reserved byte after it, and groupsPerBlock (≠ 0 iff block), as far as the payload goes. */
+function checkSelectionBytes(payload: Uint8Array, view: DataView, p: number, available: number): void {
+  if (available >= 9 && payload[p + 8]! > 2) throw invalid(`selection must be 0 (stride), 1 (hash) or 2 (block), got ${payload[p + 8]!}`);
+  if (available >= 10 && payload[p + 9] !== 0) throw invalid('reserved byte after selection must be 0');
+  if (available >= 12) {
+    const groupsPerBlock = view.getUint16(p + 10, true);
+    if ((payload[p + 8] === 2) !== (groupsPerBlock !== 0)) {
+      throw invalid(`groupsPerBlock must be 1..65535 with selection block and 0 otherwise, got ${groupsPerBlock}`);
+    }
+  }
+}
 
 function readGroupSamples(payload: Uint8Array, view: DataView, id: DecodedIdentity): { frame: GroupSamplesFrame; end: number } {
   const p = id.bodyAt;
   const available = payload.length - p;
   // Byte checks come before a later field's end-of-payload error, as in a field-by-field read.
-  if (available >= 9 && payload[p + 8]! > 1) throw invalid(`selection must be 0 (stride) or 1 (hash), got ${payload[p + 8]!}`);
-  for (let k = 9; k < 12 && k < available; k++) {
-    if (payload[p + k] !== 0) throw invalid('reserved bytes after selection must be 0');
-  }
+  checkSelectionBytes(payload, view, p, available);
   if (available < 20) throwEndsInsideFixed(GROUP_SAMPLES_FIELDS, available);
   const selectionCode = payload[p + 8]!;
   const samplingStride = view.getUint32(p + 12, true);
@@ -313,8 +321,9 @@ function readGroupSamples(payload: Uint8Array, view: DataView, id: DecodedIdenti
     startUnixNanos: id.startUnixNanos,
     endUnixNanos: id.endUnixNanos,
     groupCount: countAt(view, p),
-    selection: selectionCode === 0 ? 'stride' : 'hash',
+    selection: selectionCode === 0 ? 'stride' : selectionCode === 1 ? 'hash' : 'block',
     samplingStride,
+    ...(selectionCode === 2 ? { groupsPerBlock: view.getUint16(p + 10, true) } : {}),
     groups,
   };
   return { frame, end: at };
@@ -412,10 +421,7 @@ export function summarizeFrame(bytes: Uint8Array, options?: DecodeFrameOptions):
 function checkGroupSamplesWithoutLanes(payload: Uint8Array, view: DataView, id: DecodedIdentity): number {
   const p = id.bodyAt;
   const available = payload.length - p;
-  if (available >= 9 && payload[p + 8]! > 1) throw invalid(`selection must be 0 (stride) or 1 (hash), got ${payload[p + 8]!}`);
-  for (let k = 9; k < 12 && k < available; k++) {
-    if (payload[p + k] !== 0) throw invalid('reserved bytes after selection must be 0');
-  }
+  checkSelectionBytes(payload, view, p, available);
   if (available < 20) throwEndsInsideFixed(GROUP_SAMPLES_FIELDS, available);
   const samplingStride = view.getUint32(p + 12, true);
   const sampleCount = view.getUint32(p + 16, true);

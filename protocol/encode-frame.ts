@@ -12,7 +12,7 @@ import { checkFrame } from './validate-frame.ts';
 /** Bytes of the identity block before the three strings (SPEC.md offsets 0..57). */
 const IDENTITY_FIXED_BYTES = 58;
 const SOURCE_CODES = { cuda: 0, cpu: 1 } as const;
-const SELECTION_CODES = { stride: 0, hash: 1 } as const;
+const SELECTION_CODES = { stride: 0, hash: 1, block: 2 } as const;
 const TWO_TO_32 = 4294967296;
 
 /**
@@ -109,7 +109,8 @@ export function encodeFrame(frame: Frame): Uint8Array {
   } else {
     writeCount(view, p, frame.groupCount);
     out[p + 8] = SELECTION_CODES[frame.selection];
-    // p + 9 .. p + 11 (reserved) stay 0
+    // p + 9 (reserved) stays 0; p + 10: u16 groupsPerBlock (0 unless selection block)
+    view.setUint16(p + 10, frame.selection === 'block' ? (frame.groupsPerBlock ?? 0) : 0, true);
     view.setUint32(p + 12, frame.samplingStride, true);
     view.setUint32(p + 16, frame.groups.length, true);
     p += 20;

@@ -85,7 +85,8 @@ export const groupSamplesArbitrary: fc.Arbitrary<GroupSamplesFrame> = groupSize.
     .record({
       identity: frameIdentityArbitrary(n),
       groupCount: fc.oneof(fc.integer({ min: 1, max: 1 << 20 }), fc.integer({ min: 1, max: MAX_COUNT })),
-      selection: fc.constantFrom('stride' as const, 'hash' as const),
+      selection: fc.constantFrom('stride' as const, 'hash' as const, 'block' as const),
+      groupsPerBlock: fc.integer({ min: 1, max: 0xffff }),
       samplingStride: fc.integer({ min: 1, max: 0xffffffff }),
       groups: fc.array(
         fc.record({
@@ -98,12 +99,13 @@ export const groupSamplesArbitrary: fc.Arbitrary<GroupSamplesFrame> = groupSize.
         { maxLength: 6 },
       ),
     })
-    .map(({ identity, groupCount, selection, samplingStride, groups }) => ({
+    .map(({ identity, groupCount, selection, groupsPerBlock, samplingStride, groups }) => ({
       type: 'group-samples' as const,
       ...identity,
       groupCount,
       selection,
       samplingStride,
+      ...(selection === 'block' ? { groupsPerBlock } : {}),
       groups: groups.map(
         ({ indexFraction, ...g }): GroupSample => ({ groupIndex: Math.min(groupCount - 1, Math.floor(indexFraction * groupCount)), ...g }),
       ),

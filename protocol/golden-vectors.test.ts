@@ -166,6 +166,11 @@ describe('golden vectors', () => {
       const frames: Frame[] = decodeFrames(read('ts-stream.bin'));
       expect(frames.map((f) => f.type)).toEqual(['launch-summary', 'group-samples']);
       expect(frames[0]).toEqual(decodeFrame(read('ts-launch-summary.bin')));
+      // Block runs: selection block with groupsPerBlock; the literal bytes at body + 8..11 are 02 00 02 00.
+      const blocks = read('ts-block-samples.bin');
+      expect(decodeFrame(blocks)).toMatchObject({ selection: 'block', groupsPerBlock: 2, samplingStride: 3, groupCount: 16 });
+      const bodyAt = blocks.length - (20 + 4 * (24 + 12 * 4));
+      expect([...blocks.subarray(bodyAt + 8, bodyAt + 12)]).toEqual([2, 0, 2, 0]);
     });
   });
 

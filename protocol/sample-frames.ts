@@ -75,6 +75,27 @@ export const SAMPLE_GROUP_SAMPLES: GroupSamplesFrame = {
   })),
 };
 
+/**
+ * Block runs (selection `block`): the 2 groups (warps) of each sampled block of 2, in order —
+ * blocks 0 and 5 of a launch of 16 groups at n = 4.
+ */
+export const SAMPLE_BLOCK_SAMPLES: GroupSamplesFrame = {
+  ...SAMPLE_GROUP_SAMPLES,
+  frameSequence: 3,
+  groupSize: 4,
+  groupCount: 16,
+  selection: 'block',
+  samplingStride: 3,
+  groupsPerBlock: 2,
+  groups: [0, 1, 10, 11].map((groupIndex, g) => ({
+    groupIndex,
+    startClock: 100n * BigInt(g + 1),
+    endClock: 100n * BigInt(g + 1) + 90n,
+    laneCounts: [1 + g, 2, 3 * g, 4],
+    laneFinishClocks: [1, 2, 3, 4].map((lane) => 100n * BigInt(g + 1) + BigInt(lane * 10)),
+  })),
+};
+
 function withCrcFixed(bytes: Uint8Array): Uint8Array {
   new DataView(bytes.buffer, bytes.byteOffset).setUint32(12, crc32c(bytes.subarray(FRAME_HEADER_BYTES)), true);
   return bytes;
@@ -96,11 +117,20 @@ export function sampleVectorFiles(): Map<string, Uint8Array> {
     return fixCrc ? withCrcFixed(b) : b;
   };
   const jobAt = FRAME_HEADER_BYTES + 58;
+  const blocks = encodeFrame(SAMPLE_BLOCK_SAMPLES);
+  // The GroupSamples body is its last 20 + m·(24 + 12n) bytes; groupsPerBlock is at body + 10.
+  const blockBodyAt = blocks.length - (20 + SAMPLE_BLOCK_SAMPLES.groups.length * (24 + 12 * SAMPLE_BLOCK_SAMPLES.groupSize));
   const histogramCountAt = summary.length - 8;
   return new Map<string, Uint8Array>([
     ['ts-launch-summary.bin', summary],
     ['ts-group-samples.bin', samples],
     ['ts-stream.bin', stream],
+    ['ts-block-samples.bin', blocks],
+    ['invalid-WW_ERR_FRAME_INVALID-block-groups-per-block-0.bin', (() => {
+      const b = blocks.slice();
+      new DataView(b.buffer).setUint16(blockBodyAt + 10, 0, true);
+      return withCrcFixed(b);
+    })()],
     ['invalid-WW_ERR_FRAME_TRUNCATED-cut-short.bin', summary.slice(0, summary.length - 1)],
     ['invalid-WW_ERR_FRAME_TRUNCATED-header-only.bin', summary.slice(0, 12)],
     ['invalid-WW_ERR_FRAME_BAD_MAGIC-first-byte.bin', edit((b) => (b[0] = 0x58))],

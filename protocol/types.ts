@@ -10,8 +10,13 @@ export type FrameSource = 'cuda' | 'cpu';
 /** The two frame kinds; the discriminant of {@link Frame}. */
 export type FrameKind = 'launch-summary' | 'group-samples';
 
-/** How a GroupSamples frame chose its groups: `stride` = group index mod samplingStride is 0; `hash` = splitmix64(launchId ^ groupIndex) mod samplingStride is 0. */
-export type GroupSelection = 'stride' | 'hash';
+/**
+ * How a GroupSamples frame chose its groups: `stride` = group index mod samplingStride is 0;
+ * `hash` = splitmix64(launchId ^ groupIndex) mod samplingStride is 0; `block` = whole blocks of
+ * `groupsPerBlock` consecutive groups (the warps of one thread block, units in order), block
+ * b = ⌊groupIndex / groupsPerBlock⌋ sampled iff splitmix64(launchId ^ b) mod samplingStride is 0.
+ */
+export type GroupSelection = 'stride' | 'hash' | 'block';
 
 /** The device that ran the launch. */
 export interface DeviceInfo {
@@ -106,8 +111,10 @@ export interface GroupSamplesFrame extends FrameIdentity {
   readonly groupCount: number;
   /** How groups were chosen. */
   readonly selection: GroupSelection;
-  /** About one group in samplingStride is chosen (sampling rate = 1/samplingStride); 1..2^32−1. */
+  /** About one group (block for `block`) in samplingStride is chosen (sampling rate = 1/samplingStride); 1..2^32−1. */
   readonly samplingStride: number;
+  /** Selection `block` only: consecutive groups per sampled block, 1..65535 (absent otherwise). */
+  readonly groupsPerBlock?: number;
   /** The sampled groups (0..4096 per frame). */
   readonly groups: readonly GroupSample[];
 }

@@ -178,9 +178,12 @@ function checkLaunchSummary(frame: LaunchSummaryFrame): void {
 
 function checkGroupSamples(frame: GroupSamplesFrame, checkLanes: boolean): void {
   checkUint(frame.groupCount, 'groupCount', MAX_COUNT);
-  if (frame.selection !== 'stride' && frame.selection !== 'hash') {
-    throw invalid(`selection must be 'stride' or 'hash', got '${String(frame.selection)}'`);
+  if (frame.selection !== 'stride' && frame.selection !== 'hash' && frame.selection !== 'block') {
+    throw invalid(`selection must be 'stride', 'hash' or 'block', got '${String(frame.selection)}'`);
   }
+  if (frame.selection === 'block') checkUint(frame.groupsPerBlock, 'groupsPerBlock', 0xffff);
+  if (frame.selection === 'block' && frame.groupsPerBlock === 0) throw invalid('groupsPerBlock must be 1..65535 with selection block, got 0');
+  if (frame.selection !== 'block' && frame.groupsPerBlock !== undefined) throw invalid(`groupsPerBlock is for selection block only, got ${String(frame.groupsPerBlock)} with '${frame.selection}'`);
   if (frame.samplingStride === 0) throw invalid('samplingStride must be >= 1, got 0');
   checkUint(frame.samplingStride, 'samplingStride', 0xffffffff);
   const groups = frame.groups;

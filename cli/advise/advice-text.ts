@@ -42,6 +42,22 @@ export function formatAdviceText(advice: Advice): string[] {
       ),
     );
   }
+  if (advice.blockLevel) {
+    const b = advice.blockLevel;
+    lines.push(
+      '',
+      `two levels from ${b.blocks} sampled blocks (docs/model.md §11a; a block holds its SM resources until its slowest warp ends):`,
+      ...alignColumns(
+        [
+          ['level', 'loss', ''],
+          [`lanes in warps (n = ${advice.groupSize})`, fixed(b.warpLoss), 'lane time held by warps / lane work'],
+          [`warps in blocks (${Number.isInteger(b.warpsPerBlock) ? b.warpsPerBlock : fixed(b.warpsPerBlock, 1)} warps per block)`, fixed(b.warpInBlockLoss), 'block time / mean warp time'],
+          ['block level (product)', fixed(b.blockLoss), `95% interval ${fixed(b.low)}–${fixed(b.high)}`],
+        ],
+        0,
+      ),
+    );
+  }
   lines.push('', `load balancing at n = ${advice.groupSize}:`);
   const policyRows: string[][] = [
     ['policy', 'expected loss', 'workload loss', 'detail'],

@@ -1,5 +1,6 @@
 import {
   binnedGroupingLoss,
+  blockLoss,
   fitParametric,
   formatDistributionSpec,
   granularitySweep,
@@ -32,6 +33,8 @@ export interface AdviceRequest {
   readonly observedCountIcc?: number | undefined;
   /** Contiguous runs of unit counts in unit order (the sampled groups of frames), for the locality-aware loss. */
   readonly runs?: readonly (readonly number[])[] | undefined;
+  /** Block runs (frames with selection `block`): each sampled block's unit counts in unit order, for the two-level loss (docs/model.md §11a). */
+  readonly blocks?: readonly (readonly number[])[] | undefined;
   /**
    * Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based
    * index and the step count, and again within a long step with the same index and the step's
@@ -98,6 +101,12 @@ export interface Advice {
    * the independent-lanes figure beside it; null without runs (at least 2).
    */
   readonly locality: readonly { readonly n: number; readonly expectedLoss: number; readonly low: number; readonly high: number; readonly independentLoss: number; readonly sortedLoss: number }[] | null;
+  /**
+   * Two levels (docs/model.md §11a) from block runs at the current group size: the warp-level
+   * loss, the warps-in-block factor and the block-level loss (= their product) with its 95 %
+   * interval; null or absent without block runs (at least 2 blocks that tile into groups of n).
+   */
+  readonly blockLevel?: { readonly blocks: number; readonly warpsPerBlock: number; readonly warpLoss: number; readonly warpInBlockLoss: number; readonly blockLoss: number; readonly low: number; readonly high: number } | null;
   readonly recommendation: readonly string[];
 }
 
@@ -186,6 +195,20 @@ export function computeAdvice(request: AdviceRequest): Advice {
           sortedLoss: row.lossSorted,
         }))
       : null;
+  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
+  const twoLevels = blocks.length >= 2 ? blockLoss(blocks, request.groupSize) : undefined;
+  const blockLevel =
+    twoLevels === undefined
+      ? null
+      : {
+          blocks: twoLevels.blocks,
+          warpsPerBlock: twoLevels.warps / twoLevels.blocks,
+          warpLoss: twoLevels.warpLoss.value,
+          warpInBlockLoss: twoLevels.warpInBlockLoss.value,
+          blockLoss: twoLevels.blockLoss.value,
+          low: twoLevels.blockLoss.low,
+          high: twoLevels.blockLoss.high,
+        };
   progress('sorting');
   const sortingStep = step;
   const sortedResult = sortedGroupingLoss(distribution, n, {
@@ -308,6 +331,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
     fits,
     options,
     locality,
+    blockLevel,
     recommendation,
   };
 }

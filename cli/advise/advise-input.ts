@@ -27,6 +27,8 @@ export interface AdviseInput {
   readonly observedCountIcc?: number | undefined;
   /** The sampled groups' lane counts in lane order: contiguous runs for the locality-aware loss (docs/model.md §11). */
   readonly runs?: readonly (readonly number[])[] | undefined;
+  /** Block runs (GroupSamples with selection `block`): complete sampled blocks' unit counts in unit order (docs/model.md §11a). */
+  readonly blocks?: readonly (readonly number[])[] | undefined;
 }
 
 /** Adds LaunchSummary histograms into one count map (bins beyond 1023 at their representative). */
@@ -138,6 +140,7 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     observedLossCounts: observedLossCountsOf(selected),
     observedCountIcc: countIccOf(samples, commonGroupSize(selected)),
     runs: samples.flatMap((frame) => frame.groups.map((group) => group.laneCounts)),
+    blocks: samples.filter((frame) => frame.groupSize === commonGroupSize(selected)).flatMap((frame) => samplesObservationFromFrame(frame).blocks ?? []),
   };
 }
 

@@ -123,7 +123,8 @@ async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void>
   let advice;
   try {
     const runs = groupSize === input.groupSize ? input.runs : undefined;
-    advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc, runs, onProgress: progress.onProgress });
+    const blocks = groupSize === input.groupSize ? input.blocks : undefined;
+    advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc, runs, blocks, onProgress: progress.onProgress });
   } finally {
     progress.done();
   }

@@ -25,6 +25,7 @@ interface RunFlags {
   probe?: string;
   sampleRate?: string;
   selection?: string;
+  blockGroups?: string;
   out?: string;
   socket?: string;
   job?: string;
@@ -70,8 +71,12 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
   }
   if (flags.sampleRate !== undefined) pass('--sample-rate', String(parseNumberOption('--sample-rate', flags.sampleRate, { min: 0, max: 1 })));
   if (flags.selection !== undefined) {
-    if (flags.selection !== 'stride' && flags.selection !== 'hash') throw new UsageError(`--selection must be hash or stride, got '${flags.selection}'`);
+    if (flags.selection !== 'stride' && flags.selection !== 'hash' && flags.selection !== 'block') throw new UsageError(`--selection must be hash or stride or block, got '${flags.selection}'`);
     pass('--selection', flags.selection);
+  }
+  if (flags.blockGroups !== undefined) {
+    if (flags.selection !== 'block') throw new UsageError('--block-groups applies to --selection block only');
+    pass('--block-groups', String(parseNumberOption('--block-groups', flags.blockGroups, { min: 1, max: 65535, integer: true })));
   }
   if (flags.sorted === true) {
     if (workload !== 'escape') throw new UsageError(`--sorted applies to the escape workload only, got it for ${workload}`);
@@ -143,7 +148,8 @@ export function registerRunCommand(program: Command): void {
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
     .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
-    .option('--selection <hash|stride>', 'how sampled groups are chosen: hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased) or stride (every k-th group, the same each launch: aliases with row-major 2-D layouts)')
+    .option('--selection <hash|stride|block>', 'how sampled groups are chosen: hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased), stride (every k-th group, the same each launch: aliases with row-major 2-D layouts) or block (whole blocks of --block-groups consecutive groups, 1 in 1/rate of the blocks by hash: block runs for the two-level loss)')
+    .option('--block-groups <K>', 'with --selection block: consecutive groups per block, 1..65535 (default 8)')
     .option('--out <file>', "frame file, or '-' for stdout")
     .option('--socket <path>', 'send frames to a collector unix socket instead (non-blocking, drops when slow)')
     .option('--job <name>', 'job name, the first part of the stream id (default local)')

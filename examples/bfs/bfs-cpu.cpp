@@ -46,7 +46,7 @@ int run(const example::Args& args) {
     info.launchId = cpu::makeLaunchId(static_cast<std::uint64_t>(depth));
     info.groupCount = (frontier.size() + N - 1) / N;
     info.selection = args.selection;
-    info.samplingStride = args.samplingStride();
+    info.samplingStride = fitSamplingStride(info.selection, args.samplingStride(), info.groupCount, 4096);  // thin, do not truncate, when the 4096 slots would overflow
     info.startUnixNanos = unixNanosNow();
     LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, 4096);
     next.clear();

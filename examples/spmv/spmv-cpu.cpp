@@ -40,7 +40,7 @@ int run(const example::Args& args) {
   info.launchId = cpu::makeLaunchId(0);
   info.groupCount = a.rows / N;
   info.selection = args.selection;
-  info.samplingStride = args.samplingStride();
+  info.samplingStride = fitSamplingStride(info.selection, args.samplingStride(), info.groupCount, 4096);  // thin, do not truncate, when the 4096 slots would overflow
   info.startUnixNanos = unixNanosNow();
   LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, 4096);
   cpu::RunReport report;

@@ -88,9 +88,10 @@ int main(int argc, char** argv) {
         info.launchId = makeLaunchId(launchIndex++);
         info.groupCount = options.repetitions;
         info.selection = options.selection;
-        info.samplingStride = options.samplingStride();
+        info.groupsPerBlock = options.groupsPerBlock();
+        info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
         info.startUnixNanos = unixNanosNow();
-        LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, options.sampleCapacity);
+        LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
         for (unsigned repetition = 0; repetition < options.repetitions; ++repetition) {
           const GroupMeasurement m = measureUndisturbed([&] { return runPattern(nested, k, repetition, x); }, options.remeasure, report);
           accumulator.addGroup(m);

@@ -32,9 +32,10 @@ double runEscape(const WorkloadOptions& options, LaunchRecorder& recorder, RunRe
     info.launchId = makeLaunchId(launch);
     info.groupCount = image.groups;
     info.selection = options.selection;
-    info.samplingStride = options.samplingStride();
+    info.groupsPerBlock = options.groupsPerBlock();
+    info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
     info.startUnixNanos = unixNanosNow();
-    LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, options.sampleCapacity);
+    LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
     for (std::uint64_t g = 0; g < image.groups; ++g) {
       alignas(64) std::uint32_t count[N];
       const GroupMeasurement m = measureUndisturbed([&] {

@@ -79,9 +79,10 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
     info.launchId = makeLaunchId(launch);
     info.groupCount = groups;
     info.selection = options.selection;
-    info.samplingStride = options.samplingStride();
+    info.groupsPerBlock = options.groupsPerBlock();
+    info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
     info.startUnixNanos = unixNanosNow();
-    LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride}, options.sampleCapacity);
+    LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
     for (std::uint64_t g = 0; g < groups; ++g) {
       std::uint32_t counts[N];
       std::uint32_t deepest = 0;

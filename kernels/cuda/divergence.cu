@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
         checkCuda(cudaMemcpy(deviceBounds, bounds, sizeof(bounds), cudaMemcpyHostToDevice), "cudaMemcpy(bounds)");
         const std::string kernel = (options.kernel.empty() ? std::string("divergence") : options.kernel) + (nested ? "-nested" : "-single");
         // The one warp runs one group per repetition: the launch has `repetitions` groups.
-        const LaunchInfo info = recorder.launchInfo(options.job, kernel, 32, options.repetitions, options.sync, options.samplingStride(), options.selection);
+        LaunchInfo info = recorder.launchInfo(options.job, kernel, 32, options.repetitions, options.sync, options.samplingStride(), options.selection);
+        info.groupsPerBlock = options.selection == Selection::Block ? 1 : 0;  // one warp per launch: a block of one group
         LaunchTicket ticket = recorder.beginLaunch(nullptr, info);
         divergenceKernel<<<1, 32>>>(deviceBounds, nested, options.repetitions, ticket.buffers(), options.sync, deviceCycles, deviceSink);
         completeLaunch(recorder, nullptr, std::move(ticket), "divergenceKernel", report);

@@ -53,7 +53,8 @@ double runEscape(const WorkloadOptions& options, Recorder& recorder, RunReport& 
   checkCuda(cudaStreamCreate(&stream), "cudaStreamCreate");
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     const std::string kernel = options.kernel.empty() ? (options.sorted ? "escape-sorted" : "escape") : options.kernel;
-    const LaunchInfo info = recorder.launchInfo(options.job, kernel, N, image.groups, options.sync, options.samplingStride(), options.selection);
+    LaunchInfo info = recorder.launchInfo(options.job, kernel, N, image.groups, options.sync, options.samplingStride(), options.selection);
+    info.groupsPerBlock = options.selection == Selection::Block ? static_cast<std::uint16_t>((kThreadsPerBlock / 32) * (32 / N)) : 0;  // the warps of one block
     LaunchTicket ticket = recorder.beginLaunch(stream, info);
     escapeKernel<N><<<static_cast<unsigned>(blocksFor<N>(image.groups)), kThreadsPerBlock, 0, stream>>>(deviceOrder, image, ticket.buffers(), options.sync, deviceCounts);
     completeLaunch(recorder, stream, std::move(ticket), "escapeKernel", report);

@@ -109,3 +109,43 @@ TEST(SampleBuffer, HashSelectionFollowsSplitmix64) {
   EXPECT_NEAR(static_cast<double>(expected), 500.0, 5 * std::sqrt(2000 * 0.25 * 0.75));  // binomial(2000, 1/4), 5 sigma
   EXPECT_EQ(acc.totals().droppedSamples, 0u);
 }
+
+TEST(SampleBuffer, FitSamplingStrideThinsOnlyWhenTheSelectionWouldOverflow) {
+  using ww::Selection;
+  // Fits: the requested stride stays (and 0 = off stays off).
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Hash, 1, 2048, 4096), 1u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Stride, 1, 4096, 4096), 1u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Hash, 0, 1u << 20, 4096), 0u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Hash, 64, 1u << 20, 4096), 291u);  // 2^20 / 3615 = 290.06
+  // Stride: ceil(groups / capacity); ceil(groups / stride) then never exceeds the capacity.
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Stride, 1, 4097, 4096), 2u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Stride, 1, 8192, 4096), 2u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Stride, 1, 8193, 4096), 3u);
+  // Hash: mu + 8 sqrt(mu) <= 4096 <=> sqrt(mu) <= (-8 + sqrt(16448)) / 2, mu <= 3615.0; 8192 / 3615 -> 3.
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Hash, 1, 3615, 4096), 1u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Hash, 1, 3616, 4096), 2u);
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Hash, 1, 8192, 4096), 3u);
+  // Capped at the largest stride a frame holds.
+  EXPECT_EQ(ww::fitSamplingStride(Selection::Stride, 1, std::uint64_t{1} << 52, 1), 4294967295u);
+  // Every stride selection at the fitted stride fits, over a range of group counts.
+  for (std::uint64_t groups = 1; groups < 20000; groups += 37) {
+    const std::uint32_t k = ww::fitSamplingStride(Selection::Stride, 1, groups, 1000);
+    EXPECT_LE((groups + k - 1) / k, 1000u) << groups;
+  }
+}
+
+TEST(SampleBuffer, HashAtTheFittedStrideDoesNotOverflowTheBuffer) {
+  // 8192 groups at rate 1 into 4096 slots: thinned to 3, about 2731 sampled, nothing dropped.
+  const std::uint32_t stride = ww::fitSamplingStride(ww::Selection::Hash, 1, 8192, 4096);
+  ww::LaunchAccumulator acc(4, 0x1234, {ww::Selection::Hash, stride}, 4096);
+  for (std::uint64_t g = 0; g < 8192; ++g) {
+    ww::GroupMeasurement m;
+    m.groupIndex = g;
+    m.laneCounts[0] = 1;
+    acc.addGroup(m);
+  }
+  EXPECT_EQ(acc.totals().droppedSamples, 0u);
+  EXPECT_EQ(acc.samples().size(), acc.totals().sampleSlotsClaimed);
+  EXPECT_GT(acc.samples().size(), 2400u);
+  EXPECT_LT(acc.samples().size(), 3100u);
+}

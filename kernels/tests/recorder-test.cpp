@@ -133,7 +133,7 @@ void expectFramesMatchTheirLaunches(const std::vector<ww::Frame>& frames, std::s
       const auto& samples = std::get<ww::GroupSamples>(frame);
       for (const ww::GroupSample& group : samples.groups) {
         sampledGroups += 1;
-        EXPECT_TRUE(ww::isGroupSampled(samples.selection, samples.identity.launchId, group.groupIndex, samples.samplingStride));
+        EXPECT_TRUE(ww::isGroupSampled(samples.selection, samples.identity.launchId, group.groupIndex, samples.samplingStride, samples.groupsPerBlock));
         for (unsigned lane = 0; lane < kGroupSize; ++lane) {
           EXPECT_EQ(group.laneCounts[lane], laneCount(samples.identity.launchId, group.groupIndex, lane));
         }
@@ -166,6 +166,37 @@ TEST(Recorder, RecordsALaunchAndCopiesOnlyTheClaimedSamples) {
   ASSERT_GT(sampled, 0u);
   EXPECT_EQ(runtime->privateBytesCopied(), sampled * sizeof(ww::GroupSampleSlot));
   EXPECT_EQ(runtime->liveAllocations(), 0) << "slots freed with the recorder";
+  ::unlink(path.c_str());
+}
+
+TEST(Recorder, ThinsTheSamplingRateWhenTheSelectedGroupsWouldNotFit) {
+  // 200 groups at rate 1 into 64 slots: first come would keep groups 0..63 of every launch.
+  // Hash stride fitted: mu + 8 sqrt(mu) <= 64 -> mu <= 24.44, ceil(200 / 24.44) = 9.
+  const std::string path = tempPath("thin.bin");
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  ww::RecorderOptions options;
+  options.sink = path;
+  options.sampleCapacity = 64;
+  {
+    ww::BasicRecorder recorder(options, runtime, fakeDevice());
+    launch(recorder, *runtime, nullptr, "k", 200, 1);
+    EXPECT_TRUE(recorder.close(10s).complete);
+  }
+  const auto frames = readFrames(path);
+  std::size_t summaries = 0, sampled = 0;
+  expectFramesMatchTheirLaunches(frames, summaries, sampled);
+  ASSERT_EQ(summaries, 1u);
+  std::uint64_t maxIndex = 0;
+  for (const ww::Frame& frame : frames) {
+    if (const auto* s = std::get_if<ww::LaunchSummary>(&frame)) EXPECT_EQ(s->droppedSamples, 0u);
+    if (const auto* g = std::get_if<ww::GroupSamples>(&frame)) {
+      EXPECT_EQ(g->samplingStride, 9u);
+      for (const ww::GroupSample& group : g->groups) maxIndex = std::max(maxIndex, group.groupIndex);
+    }
+  }
+  EXPECT_GT(sampled, 0u);
+  EXPECT_LE(sampled, 64u);
+  EXPECT_GE(maxIndex, 64u) << "samples span the launch, not its first 64 groups";
   ::unlink(path.c_str());
 }
 

@@ -105,6 +105,12 @@ function windowResult(kernel: string, startMillis: number, index: number): Windo
     lossLocalityHigh: locality + 0.04,
     localityBenefit: predicted / locality,
     etaDrift: Math.abs((locality - measured) / locality),
+    // Two levels (model.md §11a) from block runs: block = warps × warps-in-block.
+    lossBlock: locality * 1.2,
+    lossBlockLow: locality * 1.2 - 0.05,
+    lossBlockHigh: locality * 1.2 + 0.05,
+    lossBlockWarps: locality,
+    lossWarpInBlock: 1.2,
     lossQ50: predicted,
     lossQ90: predicted + 0.3,
     lossQ99: predicted + 0.6,

@@ -47,7 +47,10 @@ inline constexpr std::uint64_t kMaxCount = (std::uint64_t{1} << 53) - 1;  // cou
 
 enum class FrameType : std::uint16_t { LaunchSummary = 1, GroupSamples = 2 };
 enum class Source : std::uint8_t { Cuda = 0, Cpu = 1 };
-enum class Selection : std::uint8_t { Stride = 0, Hash = 1 };
+/// Which groups a GroupSamples frame carries (SPEC.md GroupSamples `selection`). Block: whole
+/// runs of `groupsPerBlock` consecutive groups (the warps of one thread block, in order), block b
+/// sampled iff splitmix64(launchId ^ b) % stride == 0.
+enum class Selection : std::uint8_t { Stride = 0, Hash = 1, Block = 2 };
 
 // ---------------------------------------------------------------------------------------------
 // Errors: the same codes as protocol/errors.ts.
@@ -133,6 +136,7 @@ struct GroupSamples {
   FrameIdentity identity;
   std::uint64_t groupCount = 0;
   Selection selection = Selection::Stride;
+  std::uint16_t groupsPerBlock = 0;  // Block: 1..65535 groups per sampled block; other selections: 0
   std::uint32_t samplingStride = 1;  // >= 1
   std::vector<GroupSample> groups;   // <= kMaxGroupSamples
 };
@@ -417,8 +421,11 @@ inline void appendFrame(std::vector<std::uint8_t>& out, const LaunchSummary& f) 
 inline void validateFrame(const GroupSamples& f) {
     detail::checkIdentity(f.identity);
     detail::checkCount(f.groupCount, "groupCount");
-    if (f.selection != Selection::Stride && f.selection != Selection::Hash)
-      throw FrameError(FrameErrorCode::Invalid, "selection must be 0 (stride) or 1 (hash)");
+    if (f.selection != Selection::Stride && f.selection != Selection::Hash && f.selection != Selection::Block)
+      throw FrameError(FrameErrorCode::Invalid, "selection must be 0 (stride), 1 (hash) or 2 (block)");
+    if ((f.selection == Selection::Block) != (f.groupsPerBlock != 0))
+      throw FrameError(FrameErrorCode::Invalid, "groupsPerBlock must be 1..65535 with selection block and 0 otherwise, got " +
+                                                    std::to_string(f.groupsPerBlock));
     if (f.samplingStride == 0) throw FrameError(FrameErrorCode::Invalid, "samplingStride must be >= 1, got 0");
     if (f.groups.size() > kMaxGroupSamples)
       throw FrameError(FrameErrorCode::OverLimit, "sampled groups per frame must be at most 4096, got " + std::to_string(f.groups.size()));
@@ -446,8 +453,8 @@ inline void appendFrame(std::vector<std::uint8_t>& out, const GroupSamples& f) {
     w.u64(f.groupCount);
     w.u8(static_cast<std::uint8_t>(f.selection));
     w.u8(0);
-    w.u8(0);
-    w.u8(0);
+    w.u8(static_cast<std::uint8_t>(f.groupsPerBlock & 0xFF));  // u16 LE at +10
+    w.u8(static_cast<std::uint8_t>(f.groupsPerBlock >> 8));
     w.u32(f.samplingStride);
     w.u32(static_cast<std::uint32_t>(f.groups.size()));
     for (const GroupSample& g : f.groups) {
@@ -584,10 +591,15 @@ inline GroupSamples readGroupSamples(ByteReader& r) {
   f.identity = readIdentity(r);
   f.groupCount = r.u64("groupCount");
   const std::uint8_t selection = r.u8("selection");
-  if (selection > 1) throw FrameError(FrameErrorCode::Invalid, "selection must be 0 (stride) or 1 (hash), got " + std::to_string(selection));
+  if (selection > 2) throw FrameError(FrameErrorCode::Invalid, "selection must be 0 (stride), 1 (hash) or 2 (block), got " + std::to_string(selection));
   f.selection = static_cast<Selection>(selection);
-  for (int i = 0; i < 3; ++i)
-    if (r.u8("reserved") != 0) throw FrameError(FrameErrorCode::Invalid, "reserved bytes after selection must be 0");
+  if (r.u8("reserved") != 0) throw FrameError(FrameErrorCode::Invalid, "reserved byte after selection must be 0");
+  const std::uint8_t low = r.u8("groupsPerBlock");
+  const std::uint8_t high = r.u8("groupsPerBlock");
+  f.groupsPerBlock = static_cast<std::uint16_t>(low | (high << 8));
+  if ((f.selection == Selection::Block) != (f.groupsPerBlock != 0))
+    throw FrameError(FrameErrorCode::Invalid, "groupsPerBlock must be 1..65535 with selection block and 0 otherwise, got " +
+                                                  std::to_string(f.groupsPerBlock));
   f.samplingStride = r.u32("samplingStride");
   const std::uint32_t m = r.u32("sampleCount");
   if (m > kMaxGroupSamples)

@@ -27,6 +27,7 @@ struct GroupMeasurement {
 struct SamplingPolicy {
   Selection selection = Selection::Hash;  ///< default hash: stride aliases with row-major 2-D layouts
   std::uint32_t stride = 64;
+  std::uint32_t groupsPerBlock = 0;  ///< Selection::Block: consecutive groups per sampled block
 };
 
 /// Aggregates the groups of one launch into LaunchTotals and a bounded sample buffer.
@@ -73,7 +74,7 @@ class LaunchAccumulator {
     t.sumCounts += sumCounts;
     t.sumMeasuredLoss += measuredGroupLoss(simtClocks, mimdClocks);
     t.sumCountsLoss += groupLossFromCounts(maxCount, sumCounts, groupSize_);
-    if (isGroupSampled(sampling_.selection, launchId_, group.groupIndex, sampling_.stride)) {
+    if (isGroupSampled(sampling_.selection, launchId_, group.groupIndex, sampling_.stride, sampling_.groupsPerBlock)) {
       t.sampleSlotsClaimed += 1;
       if (samples_.size() < sampleCapacity_) {
         GroupSampleSlot slot{};

@@ -34,6 +34,7 @@ struct LaunchInfo {
   std::uint64_t endUnixNanos = 0;
   Selection selection = Selection::Hash;  ///< default hash (unbiased); stride aliases with 2-D layouts
   std::uint32_t samplingStride = 64;  ///< one in this many groups sampled; 0 = sampling off
+  std::uint16_t groupsPerBlock = 0;   ///< Selection::Block: consecutive groups per sampled block (1..65535); else 0
 };
 
 /// Unix time now, in ns (host wall clock; for frame timestamps only, never for H).
@@ -73,6 +74,7 @@ inline std::vector<GroupSamples> buildGroupSamples(const LaunchInfo& info, const
                       info.sync, info.device, info.startUnixNanos, info.endUnixNanos};
     frame.groupCount = info.samplesGroupCount != 0 ? info.samplesGroupCount : info.groupCount;
     frame.selection = info.selection;
+    frame.groupsPerBlock = info.selection == Selection::Block ? info.groupsPerBlock : 0;
     frame.samplingStride = std::max<std::uint32_t>(info.samplingStride, 1);
     const std::size_t last = std::min<std::size_t>(sampleCount, first + kMaxGroupSamples);
     for (std::size_t i = first; i < last; ++i) {

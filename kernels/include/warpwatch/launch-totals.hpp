@@ -5,6 +5,8 @@
 // device probe and the CPU backend compute bins, hashes and per-group losses with the same code.
 #pragma once
 
+#include <cmath>
+
 #include "frame.hpp"  // constants, histogramBinOf, splitmix64, Selection (protocol helper's header)
 
 #if defined(__CUDACC__)
@@ -15,12 +17,48 @@
 
 namespace warpwatch {
 
-/// Whether group `groupIndex` of launch `launchId` is sampled at one in `stride` groups
-/// (SPEC.md GroupSamples `selection`); stride 0 = sampling off.
-WW_HD inline bool isGroupSampled(Selection selection, std::uint64_t launchId, std::uint64_t groupIndex, std::uint32_t stride) {
+/// Whether group `groupIndex` of launch `launchId` is sampled at one in `stride` groups (stride,
+/// hash) or blocks of `groupsPerBlock` consecutive groups (block) (SPEC.md GroupSamples
+/// `selection`); stride 0 = sampling off. Block with groupsPerBlock 0 samples nothing.
+WW_HD inline bool isGroupSampled(Selection selection, std::uint64_t launchId, std::uint64_t groupIndex, std::uint32_t stride,
+                                 std::uint32_t groupsPerBlock = 0) {
   if (stride == 0) return false;
   if (selection == Selection::Stride) return groupIndex % stride == 0;
+  if (selection == Selection::Block) return groupsPerBlock != 0 && splitmix64(launchId ^ (groupIndex / groupsPerBlock)) % stride == 0;
   return splitmix64(launchId ^ groupIndex) % stride == 0;
+}
+
+/// The sampling stride a launch of `groupCount` groups uses so that its sampled groups fit a
+/// buffer of `capacity` slots without overflow (SPEC.md GroupSamples `samplingStride`): the
+/// requested `stride` when it fits, else the smallest larger one that does. Without it a launch
+/// that selects more groups than fit keeps the groups that claim a slot first (on the CPU the
+/// lowest indices, on a GPU the earliest-finishing groups): a biased sample (sorted escape would
+/// keep its cheapest groups). Thinning the rate instead keeps selection unbiased, and the frame
+/// records the stride actually used, so every reader weights the samples right.
+///   stride selection: ceil(groupCount / stride) groups are sampled, so stride >= ceil(groupCount / capacity)
+///     never overflows;
+///   hash selection: the count is Binomial(groupCount, 1/stride); the stride is raised until its
+///     mean mu satisfies mu + 8*sqrt(mu) <= capacity (an overflow is then a > 8-sigma event; one
+///     that still happens is counted in droppedSamples as before).
+/// stride 0 (sampling off) stays 0; the result is at most 2^32-1.
+/// Example: fitSamplingStride(Selection::Hash, 1, 16384, 4096) == 5 (mean 3277 groups sampled).
+inline std::uint32_t fitSamplingStride(Selection selection, std::uint32_t stride, std::uint64_t groupCount, std::uint64_t capacity,
+                                       std::uint32_t groupsPerBlock = 0) {
+  if (stride == 0 || groupCount == 0) return stride;
+  if (capacity == 0) return stride;  // nothing fits whatever the rate: every claim is counted as dropped
+  // Block: the same rule over blocks (units of groupsPerBlock groups) and the capacity in blocks.
+  const bool block = selection == Selection::Block && groupsPerBlock > 0;
+  const double units = block ? std::ceil(static_cast<double>(groupCount) / groupsPerBlock) : static_cast<double>(groupCount);
+  const double slots = block ? std::floor(static_cast<double>(capacity) / groupsPerBlock) : static_cast<double>(capacity);
+  if (slots < 1) return 4294967295u;  // not even one block fits: sample (almost) none rather than a partial block
+  double fits = slots;
+  if (selection == Selection::Hash || block) {
+    const double root = (-8.0 + std::sqrt(64.0 + 4.0 * slots)) / 2.0;  // sqrt(mu) of mu + 8 sqrt(mu) = slots
+    fits = root * root;
+  }
+  const double needed = std::ceil(units / fits);
+  if (needed <= static_cast<double>(stride)) return stride;
+  return needed >= 4294967295.0 ? 4294967295u : static_cast<std::uint32_t>(needed);
 }
 
 /// H(w) = n*max(w)/sum(w) of one group (model.md §1); an all-zero group has H = 1.
@@ -69,7 +107,8 @@ struct ProbeBuffers {
   unsigned int sampleCapacity = 0;   ///< slots in `samples`; claims past it are counted, never written
   unsigned int samplingStride = 0;   ///< one group in this many is sampled; 0 = none
   unsigned long long launchId = 0;
-  Selection selection = Selection::Hash;  ///< hash (default, unbiased) or stride (aliases with row-major 2-D layouts)
+  Selection selection = Selection::Hash;  ///< hash (default, unbiased) or stride (aliases with row-major 2-D layouts) or block
+  unsigned int groupsPerBlock = 0;        ///< Selection::Block: consecutive groups per sampled block (warps of a thread block)
 };
 
 }  // namespace warpwatch

@@ -22,6 +22,10 @@
 // Sync: power-of-two n uses a cooperative-groups tile (tiled_partition<n>().sync()), other n
 // __syncwarp(groupMask). Requires sm_70+ (independent thread scheduling, labeled_partition);
 // __reduce_max_sync on sm_80+, shuffles below.
+// Block runs (SPEC.md selection `block`): with LaunchInfo.selection = Selection::Block and
+// LaunchInfo.groupsPerBlock = (blockDim.x / 32) * floor(32 / n), every group of a selected thread
+// block is sampled, so its warps form one contiguous run (units in order) for the block-level
+// loss (model.md §11).
 // Launch shape: a 1-D grid of 1-D blocks whose size is a multiple of 32 (the lane and warp come
 // from threadIdx.x and blockIdx.x only). Check it on the host with checkProbeLaunchShape()
 // (launch-shape.hpp, included here); on other shapes the device code does not trap, but
@@ -233,7 +237,7 @@ class GroupProbe {
   /// Sampled groups claim a slot with one atomic; a claim past the capacity is counted as dropped
   /// and nothing is written (never out of bounds).
   __device__ void writeSample(unsigned long long c0, unsigned long long cEnd) const {
-    if (!isGroupSampled(buffers_.selection, buffers_.launchId, groupIndex_, buffers_.samplingStride)) return;  // uniform per group
+    if (!isGroupSampled(buffers_.selection, buffers_.launchId, groupIndex_, buffers_.samplingStride, buffers_.groupsPerBlock)) return;  // uniform per group
     unsigned slot = 0;
     if (rank_ == 0) slot = atomicAdd(&buffers_.totals->sampleSlotsClaimed, 1u);
     slot = __shfl_sync(mask_, slot, baseLane_);

@@ -238,6 +238,9 @@ class RecorderCore {
       giveBack(slot, RuntimeStatus::failure("copying the launch info: out of memory", false), "beginLaunch");
       return ticket;
     }
+    // Thin the sampling rate when this launch's sampled groups would not fit the sample buffer
+    // (first come would be kept otherwise: a biased sample); the frame records the stride used.
+    slot->info.samplingStride = fitSamplingStride(info.selection, info.samplingStride, info.groupCount, options_.sampleCapacity, info.groupsPerBlock);
     if (carriedGroups > 0) {
       slot->info.samplesGroupCount = info.groupCount;
       slot->info.groupCount += carriedGroups;
@@ -272,7 +275,7 @@ class RecorderCore {
     ticket.buffers_.totals = slot->deviceTotals;
     ticket.buffers_.samples = slot->deviceSamples;
     ticket.buffers_.sampleCapacity = options_.sampleCapacity;
-    ticket.buffers_.samplingStride = info.samplingStride;
+    ticket.buffers_.samplingStride = slot->info.samplingStride;
     return ticket;
   }
 
@@ -442,6 +445,7 @@ class RecorderCore {
     buffers.samplingStride = 0;
     buffers.launchId = info.launchId;
     buffers.selection = info.selection;
+    buffers.groupsPerBlock = info.groupsPerBlock;
     return buffers;
   }
 

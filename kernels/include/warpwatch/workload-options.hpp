@@ -9,7 +9,9 @@
 //   --sync on|off        synchronise the group before its end clock   (default on)
 //   --probe on|off       CUDA matpow: run the kernel without the probe (no frames; for the probe-overhead timing) (default on)
 //   --sample-rate R      fraction of groups sampled, 0..1; 0 = none   (default 1/64)
-//   --selection hash|stride                                           (default hash; stride aliases with row-major layouts)
+//   --selection hash|stride|block                                     (default hash; stride aliases with row-major layouts;
+//                        block: whole blocks of --block-groups consecutive groups, hash-selected by block)
+//   --block-groups K     groups per block for --selection block, 1..65535 (default 8: a 256-thread block at n = 32)
 //   --sample-capacity C  sample buffer slots per launch (overflow counted) (default 4096)
 //   --out FILE | --out - | --socket PATH   frame sink (file, stdout, collector socket)
 //   --job NAME --kernel NAME   stream id parts                        (default local / workload)
@@ -43,6 +45,7 @@ struct WorkloadOptions {
   double sampleRate = 1.0 / 64.0;
   Selection selection = Selection::Hash;  ///< hash: unbiased; stride aliases with 2-D layouts (docs/kernels.md)
   std::uint32_t sampleCapacity = 4096;
+  std::uint32_t blockGroups = 8;  ///< --selection block: consecutive groups per block
   std::string sink;  ///< "" = no frames, "-" = stdout, "unix:PATH", else a file
   std::string job = "local";
   std::string kernel;  ///< "" = the workload's name
@@ -55,6 +58,9 @@ struct WorkloadOptions {
   std::uint32_t remeasure = 16;
   std::string clock = "steady";  ///< CPU: group clock, steady | thread  ///< CPU: attempts per group to get an undisturbed measurement (0 = off)
   bool quiet = false;
+
+  /// Groups per sampled block for LaunchInfo.groupsPerBlock: blockGroups with --selection block, else 0.
+  std::uint16_t groupsPerBlock() const { return selection == Selection::Block ? static_cast<std::uint16_t>(blockGroups) : 0; }
 
   /// One in samplingStride() groups is sampled; 0 = off.
   std::uint32_t samplingStride() const {
@@ -112,8 +118,9 @@ inline WorkloadOptions parseWorkloadOptions(int argc, char** argv) {
       const std::string v = value();
       if (v == "stride") o.selection = Selection::Stride;
       else if (v == "hash") o.selection = Selection::Hash;
-      else problems.push_back("--selection must be hash or stride, got '" + v + "'");
-    } else if (flag == "--sample-capacity") o.sampleCapacity = static_cast<std::uint32_t>(unsignedValue(flag, value(), 0, 1u << 24));
+      else if (v == "block") o.selection = Selection::Block;
+      else problems.push_back("--selection must be hash or stride or block, got '" + v + "'");
+    } else if (flag == "--block-groups") o.blockGroups = static_cast<std::uint32_t>(unsignedValue(flag, value(), 1, 65535)); else if (flag == "--sample-capacity") o.sampleCapacity = static_cast<std::uint32_t>(unsignedValue(flag, value(), 0, 1u << 24));
     else if (flag == "--out") o.sink = value();
     else if (flag == "--socket") o.sink = "unix:" + value();
     else if (flag == "--job") o.job = value();
