@@ -1,12 +1,62 @@
 // ESLint flat config: typescript-eslint type-aware rules, no floating promises, no `export *`,
-// and a boundary rule that keeps model/ pure (no Node built-ins, no other project folder).
+// a rule that keeps model/ pure (no Node built-ins, no other project folder), and the folder
+// boundaries of docs/architecture.md §2 (which folder may import which, through its index.ts
+// only; client libraries of external systems only in their adapter files).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { builtinModules } from 'node:module';
+import path from 'node:path';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
-const projectFolders = ['protocol', 'kernels', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'bench', 'test'];
+const projectFolders = ['protocol', 'kernels', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'bench', 'test', 'contracts', 'service'];
+
+/**
+ * Which project folders each folder may import (docs/architecture.md §2, "may import").
+ * Folders not listed here (bench/, test/) may import anything, also past index.ts.
+ */
+export const FOLDER_IMPORTS = {
+  contracts: [],
+  model: [],
+  protocol: ['contracts', 'model'],
+  service: ['contracts'],
+  kernels: ['contracts', 'model', 'protocol'],
+  collector: ['contracts', 'protocol', 'service'],
+  estimator: ['contracts', 'model', 'protocol', 'service'],
+  dashboards: ['contracts'],
+  deploy: ['contracts', 'dashboards', 'collector', 'estimator', 'service'],
+  cli: ['contracts', 'model', 'protocol', 'service', 'kernels', 'collector', 'estimator', 'dashboards', 'deploy', 'bin'],
+};
+
+/**
+ * Client libraries of external systems and the adapter files allowed to load them (type-only
+ * imports are allowed anywhere: they load nothing). Tests and benchmarks are exempt.
+ */
+export const ADAPTER_FILES = {
+  kafkajs: ['collector/kafka-producer.ts', 'estimator/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/demo/distributions-reader.ts', 'deploy/local/readiness.ts'],
+};
+
+/** The boundary rule: an import of another folder must be allowed and go through its index.ts. */
+export const folderBoundaries = {
+  meta: { type: 'problem', schema: [], messages: { folder: '{{from}}/ may not import {{to}}/ (docs/architecture.md §2).', deep: 'Import {{to}}/ through {{to}}/index.ts, not {{target}}.' } },
+  create(context) {
+    const root = import.meta.dirname;
+    const file = path.relative(root, context.filename);
+    const from = file.split(path.sep)[0];
+    const allowed = FOLDER_IMPORTS[from];
+    if (allowed === undefined) return {};
+    const check = (node) => {
+      const source = node.source;
+      if (source === null || source === undefined || source.type !== 'Literal' || typeof source.value !== 'string' || !source.value.startsWith('.')) return;
+      const target = path.relative(root, path.resolve(path.dirname(context.filename), source.value)).split(path.sep).join('/');
+      const to = target.split('/')[0];
+      if (to === from || !projectFolders.concat(['model', 'bin']).includes(to)) return;
+      if (!allowed.includes(to)) context.report({ node: source, messageId: 'folder', data: { from, to } });
+      else if (to !== 'bin' && target !== `${to}/index.ts`) context.report({ node: source, messageId: 'deep', data: { to, target } });
+    };
+    return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'kernels/build/**', '**/generated/**', '.cache/**', 'out/**', 'test-output/**', 'dist/**'] },
@@ -30,6 +80,21 @@ export default tseslint.config(
     },
   },
   {
+    files: ['**/*.ts'],
+    plugins: { warpwatch: { rules: { 'folder-boundaries': folderBoundaries } } },
+    rules: { 'warpwatch/folder-boundaries': 'error' },
+  },
+  ...Object.entries(ADAPTER_FILES).map(([library, adapters]) => ({
+    files: ['**/*.ts'],
+    ignores: [...adapters, 'test/**', 'bench/**', '**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: library, message: `${library} is loaded only by its adapter files: ${adapters.join(', ')}.`, allowTypeImports: true }] },
+      ],
+    },
+  })),
+  {
     files: ['model/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -52,7 +117,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
   },
   {
-    files: ['vitest.config.ts', 'eslint.config.js'],
+    files: ['vitest.config.ts', 'eslint.config.js', 'eslint.config.d.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

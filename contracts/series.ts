@@ -7,7 +7,7 @@
  * `loss_measured`, `workload_loss_*`, relative errors `eta_*`).
  *
  * @example
- * import { MEASUREMENTS, FIELDS } from '../estimator/index.ts';
+ * import { MEASUREMENTS, FIELDS } from '../contracts/index.ts';
  * const query = `SELECT mean("${FIELDS.window.lossPredicted}") FROM "${MEASUREMENTS.window}"`;
  */
 export const MEASUREMENTS = {

@@ -13,7 +13,7 @@ import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { DataqueryBuilder as PromQueryBuilder, PromQueryFormat } from '@grafana/grafana-foundation-sdk/prometheus';
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
-import { RESULT_METRIC_PROMETHEUS_NAMES as M } from '../estimator/result-metrics.ts';
+import { RESULT_METRIC_PROMETHEUS_NAMES as M } from '../contracts/index.ts';
 import { warpwatchDashboard } from './dashboard-defaults.ts';
 import { builtInAnnotation, dashboardDatasourceRef, datasourceVariable, PROMETHEUS_DATASOURCE_TYPE, PROMETHEUS_INPUT } from './datasource.ts';
 import { ALL_REGEX } from './multi-select-variable.ts';

@@ -1,6 +1,7 @@
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, type CollectionResult, type MetricData, type MetricProducer } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
+import { RESULT_METRICS, STREAM_ATTRIBUTES } from '../contracts/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { streamKeyOf } from './launch-observation.ts';
@@ -23,51 +24,8 @@ import type { WindowResult } from './window-result.ts';
  * name already ends in `ratio`), counters get `_total`. See docs/exporting.md.
  */
 
-/** OTel metric names of the per-stream results (see {@link RESULT_METRIC_PROMETHEUS_NAMES}). */
-export const RESULT_METRICS = Object.freeze({
-  lossPredicted: 'warpwatch.loss.predicted',
-  lossCounts: 'warpwatch.loss.counts',
-  lossMeasured: 'warpwatch.loss.measured',
-  lossBlock: 'warpwatch.loss.block',
-  laneIdle: 'warpwatch.lane.idle.ratio',
-  windows: 'warpwatch.windows',
-  groups: 'warpwatch.groups',
-  alerts: 'warpwatch.alerts',
-  exportedStreams: 'warpwatch.export.streams',
-  evictedStreams: 'warpwatch.export.streams.evicted',
-});
-
-/** The Prometheus names of {@link RESULT_METRICS} (what PromQL queries use). */
-export const RESULT_METRIC_PROMETHEUS_NAMES = Object.freeze({
-  lossPredicted: 'warpwatch_loss_predicted',
-  lossCounts: 'warpwatch_loss_counts',
-  lossMeasured: 'warpwatch_loss_measured',
-  lossBlock: 'warpwatch_loss_block',
-  laneIdle: 'warpwatch_lane_idle_ratio',
-  windows: 'warpwatch_windows_total',
-  groups: 'warpwatch_groups_total',
-  alerts: 'warpwatch_alerts_total',
-  exportedStreams: 'warpwatch_export_streams',
-  evictedStreams: 'warpwatch_export_streams_evicted_total',
-});
-
-/** OTel attribute names of the stream identity (Prometheus: dots become underscores). */
-export const STREAM_ATTRIBUTES = Object.freeze({
-  stream: 'warpwatch.stream',
-  job: 'warpwatch.job',
-  kernel: 'warpwatch.kernel',
-  device: 'warpwatch.device',
-  deviceUuid: 'warpwatch.device_uuid',
-  host: 'warpwatch.host',
-  groupSize: 'warpwatch.group_size',
-  source: 'warpwatch.source',
-  /** `predicted` or `measured` on warpwatch.lane.idle.ratio. */
-  basis: 'warpwatch.basis',
-  /** Alert kind on warpwatch.alerts. */
-  kind: 'warpwatch.alert.kind',
-  /** `cap` or `idle` on warpwatch.export.streams.evicted. */
-  reason: 'reason',
-});
+/** The metric and attribute names, defined once in contracts/ (re-exported for the estimator's users). */
+export { RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from '../contracts/index.ts';
 
 /** Why a stream left the export table. */
 export type EvictionReason = 'cap' | 'idle';

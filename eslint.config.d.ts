@@ -1,0 +1,11 @@
+// Types of the named exports of eslint.config.js that cli/lint-boundaries.test.ts imports.
+import type { Linter, Rule } from 'eslint';
+
+/** Which project folders each folder may import (docs/architecture.md §2). */
+export declare const FOLDER_IMPORTS: Readonly<Record<string, readonly string[]>>;
+/** Client libraries of external systems → the adapter files allowed to load them. */
+export declare const ADAPTER_FILES: Readonly<Record<string, readonly string[]>>;
+/** The lint rule that enforces FOLDER_IMPORTS and index-only imports. */
+export declare const folderBoundaries: Rule.RuleModule;
+declare const config: Linter.Config[];
+export default config;
