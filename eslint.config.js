@@ -44,6 +44,8 @@ export const folderBoundaries = {
     const file = path.relative(root, context.filename);
     const from = file.split(path.sep)[0];
     const allowed = FOLDER_IMPORTS[from];
+    // Test files may reach another allowed folder's internals (fixtures, test support).
+    const isTest = /\.test\.ts$/.test(file);
     if (allowed === undefined) return {};
     const check = (node) => {
       const source = node.source;
@@ -52,7 +54,7 @@ export const folderBoundaries = {
       const to = target.split('/')[0];
       if (to === from || !projectFolders.concat(['model', 'bin']).includes(to)) return;
       if (!allowed.includes(to)) context.report({ node: source, messageId: 'folder', data: { from, to } });
-      else if (to !== 'bin' && target !== `${to}/index.ts`) context.report({ node: source, messageId: 'deep', data: { to, target } });
+      else if (to !== 'bin' && !isTest && target !== `${to}/index.ts`) context.report({ node: source, messageId: 'deep', data: { to, target } });
     };
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
   },

@@ -54,7 +54,9 @@ describe('folder boundaries (lint)', () => {
     expect(await ruleIds('estimator/example.ts', "import { x } from '../model/index.ts';\nexport const y = x;\n")).toEqual([]);
   });
 
-  it('leaves tests and benchmarks free to reach internals', async () => {
+  it('leaves tests and benchmarks free to reach internals, but not folders their own folder may not import', async () => {
+    expect(await ruleIds('cli/commands/example.test.ts', "import { x } from '../../estimator/test-support.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('dashboards/example.test.ts', "import { x } from '../estimator/index.ts';\nexport const y = x;\n")).toHaveLength(1);
     expect(await ruleIds('test/integration/example.int.test.ts', "import { x } from '../../collector/disk-spool.ts';\nexport const y = x;\n")).toEqual([]);
     expect(await ruleIds('bench/example.bench.ts', "import { x } from '../model/exact-loss.ts';\nexport const y = x;\n")).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { FIELDS, TAGS } from '../estimator/index.ts';
+import { FIELDS, TAGS } from '../contracts/index.ts';
 import { quoteIdentifier, quoteString, renderInfluxQl, selectFrom, showTagValues } from './influxql-query.ts';
 import { DashboardsError } from './errors.ts';
 

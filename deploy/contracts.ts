@@ -3,7 +3,7 @@
  * place; deploy/deploy.test.ts checks the YAML against these and these against the code
  * (collector/estimator defaults, dashboards' datasource uid).
  */
-import { ESTIMATOR_DEFAULTS } from '../estimator/config.ts';
+import { ESTIMATOR_DEFAULTS } from '../estimator/index.ts';
 
 /** Container ports of the full stack (compose and k8s). */
 export const CONTAINER_PORTS = Object.freeze({

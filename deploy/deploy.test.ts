@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { COLLECTOR_DEFAULTS } from '../collector/index.ts';
-import { ESTIMATOR_DEFAULTS } from '../estimator/config.ts';
+import { ESTIMATOR_DEFAULTS } from '../estimator/index.ts';
 import { TOPICS } from '../estimator/index.ts';
 import { GRAFANA_DASHBOARDS_MOUNT, INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
 import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_MODULES } from './contracts.ts';

@@ -22,7 +22,7 @@ export {
 export type { CountHistogram, CountHistogramOptions, HistogramEntry } from './count-histogram.ts';
 export { streamIdentityOf, streamKeyOf } from './launch-observation.ts';
 export type { LaunchObservation, StreamIdentity } from './launch-observation.ts';
-export { observationFromFrame } from './frame-observation.ts';
+export { observationFromFrame, sampledGroupInputOf, samplesObservationFromFrame } from './frame-observation.ts';
 export {
   closeIdleWindows,
   closeWindowsThrough,
@@ -54,7 +54,7 @@ export { createEstimatorEngine } from './estimator-engine.ts';
 export type { CheckpointRecord, EngineOptions, EngineOutputs, EngineTelemetry, EstimatorEngine, FrameOutcome } from './estimator-engine.ts';
 export { createInfluxWriter, ensureInfluxDatabase, type InfluxDatabaseCheck } from './influx-writer.ts';
 export type { InfluxWriter, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';
-export { createEstimatorKafka } from './kafka.ts';
+export { createEstimatorKafka, retryTransientKafka } from './kafka.ts';
 export type { CheckpointMirror, ConsumedMessage, EstimatorKafka, EstimatorKafkaOptions, FramesHandlers, OutgoingRecord } from './kafka.ts';
 export { contextFromTraceparent, createEstimatorTelemetry } from './estimator-telemetry.ts';
 export type { EstimatorCounters, EstimatorTelemetry } from './estimator-telemetry.ts';

@@ -1,4 +1,4 @@
-import { encodeLineProtocol, type InfluxPoint } from '../service/influx-line.ts';
+import { encodeLineProtocol, type InfluxPoint } from '../service/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from './series.ts';

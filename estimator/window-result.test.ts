@@ -3,7 +3,7 @@ import { CategoricalDistribution, createSeededRandom, expectedLoss, parseDistrib
 import { modelFitter } from './estimator-service.ts';
 import { observationFromFrame } from './frame-observation.ts';
 import { streamIdentityOf } from './launch-observation.ts';
-import { FIELDS, MEASUREMENTS } from '../contracts/series.ts';
+import { FIELDS, MEASUREMENTS } from '../contracts/index.ts';
 import { windowPoints } from './series-points.ts';
 import { createWindowAccumulation, recordLaunchInWindow, recordSamplesInWindow } from './stream-state.ts';
 import { syntheticLaunchSummary } from './synthetic-launch.ts';

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
-import type { EstimatorKafkaSecurity } from '../../estimator/config.ts';
-import type { DistributionRecord } from '../../estimator/kafka-records.ts';
+import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../estimator/index.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
 import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { samplesObservationFromFrame } from '../../estimator/frame-observation.ts';
+import { samplesObservationFromFrame } from '../../estimator/index.ts';
 import { readWeightsFile, type WeightKind } from '../counts-file.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';

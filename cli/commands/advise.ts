@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { loadEstimatorConfig } from '../../estimator/config.ts';
+import { loadEstimatorConfig } from '../../estimator/index.ts';
 import {
   adviseInputFromCounts,
   adviseInputFromFrames,

@@ -16,7 +16,7 @@ import {
   type DivergenceObservation,
   type DivergenceParameter,
 } from '../../model/index.ts';
-import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
+import { sampledGroupInputOf } from '../../estimator/index.ts';
 import type { GroupSample } from '../../protocol/index.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import type { Command } from 'commander';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
-import { ensureInfluxDatabase } from '../../estimator/influx-writer.ts';
+import { ensureInfluxDatabase } from '../../estimator/index.ts';
 import { DemoError } from '../demo/errors.ts';
 import { resolveDemoSettings } from '../demo/demo-plan.ts';
 import { demoEstimatorConfig, demoFitter } from '../demo/demo-estimator.ts';

@@ -1,7 +1,7 @@
-import type { EstimatorConfig } from '../../estimator/config.ts';
-import { loadEstimatorConfig } from '../../estimator/config.ts';
-import type { DistributionRecord } from '../../estimator/kafka-records.ts';
-import type { ParametricFitter } from '../../estimator/window-result.ts';
+import type { EstimatorConfig } from '../../estimator/index.ts';
+import { loadEstimatorConfig } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../estimator/index.ts';
+import type { ParametricFitter } from '../../estimator/index.ts';
 import { fitParametric } from '../../model/index.ts';
 
 /**

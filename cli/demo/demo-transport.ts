@@ -1,4 +1,4 @@
-import type { DistributionRecord } from '../../estimator/kafka-records.ts';
+import type { DistributionRecord } from '../../estimator/index.ts';
 
 /** Which run a set of window results belongs to. */
 export interface DemoStreamRef {

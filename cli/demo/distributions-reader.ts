@@ -1,7 +1,7 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
-import type { EstimatorKafkaSecurity } from '../../estimator/config.ts';
-import type { DistributionRecord } from '../../estimator/kafka-records.ts';
-import { retryTransientKafka } from '../../estimator/kafka.ts';
+import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../estimator/index.ts';
+import { retryTransientKafka } from '../../estimator/index.ts';
 import { DemoError } from './errors.ts';
 
 /**

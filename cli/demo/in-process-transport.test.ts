@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { syntheticLaunchSummary } from '../../estimator/synthetic-launch.ts';
+import { syntheticLaunchSummary } from '../../estimator/index.ts';
 import { CategoricalDistribution, createSeededRandom, expectedLoss, parseDistributionSpec, workloadLoss } from '../../model/index.ts';
 import { encodeFrame, histogramToCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { demoEstimatorConfig } from './demo-estimator.ts';

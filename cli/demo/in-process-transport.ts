@@ -1,9 +1,9 @@
-import type { EstimatorConfig } from '../../estimator/config.ts';
-import { createEstimatorEngine, type EngineTelemetry } from '../../estimator/estimator-engine.ts';
-import { engineOptionsFromConfig } from '../../estimator/estimator-service.ts';
-import { createInfluxWriter, type InfluxWriter } from '../../estimator/influx-writer.ts';
-import type { DistributionRecord } from '../../estimator/kafka-records.ts';
-import type { ParametricFitter } from '../../estimator/window-result.ts';
+import type { EstimatorConfig } from '../../estimator/index.ts';
+import { createEstimatorEngine, type EngineTelemetry } from '../../estimator/index.ts';
+import { engineOptionsFromConfig } from '../../estimator/index.ts';
+import { createInfluxWriter, type InfluxWriter } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../estimator/index.ts';
+import type { ParametricFitter } from '../../estimator/index.ts';
 import { DemoError } from './errors.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaProducer, loadCollectorConfig } from '../../collector/index.ts';
-import type { EstimatorConfig } from '../../estimator/config.ts';
-import { startEstimator, type RunningEstimator } from '../../estimator/estimator-service.ts';
-import type { DistributionRecord } from '../../estimator/kafka-records.ts';
-import { createEstimatorKafka, retryTransientKafka } from '../../estimator/kafka.ts';
-import type { ParametricFitter } from '../../estimator/window-result.ts';
+import type { EstimatorConfig } from '../../estimator/index.ts';
+import { startEstimator, type RunningEstimator } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../estimator/index.ts';
+import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index.ts';
+import type { ParametricFitter } from '../../estimator/index.ts';
 import { tailDistributions, type DistributionsTail } from './distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 import { DemoError } from './errors.ts';
