@@ -243,6 +243,35 @@ function formatDivergence(a: StreamAnalysis): string[] {
 }
 
 /**
+ * Reads and decodes a frame file. A cut-off last frame (a writer killed mid-frame) is left out
+ * with a one-line warning on stderr naming its length; the whole frames before it are kept.
+ *
+ * @throws UsageError (WW_ERR_USAGE) when the file cannot be read or is not a frame file.
+ * @example const frames = readFrameFile('matpow.wwf');
+ */
+export function readFrameFile(file: string): Frame[] {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(file));
+  } catch (error) {
+    throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
+  }
+  try {
+    const decoded = decodeFramesWithTruncatedTail(bytes);
+    // A job killed in the middle of a write leaves its last frame cut off: keep the rest.
+    if (decoded.truncatedTailBytes > 0) {
+      process.stderr.write(
+        `warpwatch: ${file}: the last ${decoded.truncatedTailBytes} byte(s) are a frame cut off (a writer stopped mid-frame); analysing the ${decoded.frames.length} whole frame(s) before them\n`,
+      );
+    }
+    return decoded.frames;
+  } catch (error) {
+    if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/**
  * Registers `warpwatch analyze FILE [--json]`: decodes a frame file and prints, per stream, the
  * model's loss on the observed counts next to the counts-based and measured loss.
  *
@@ -277,26 +306,7 @@ export function registerAnalyzeCommand(program: Command): void {
         if (error instanceof RangeError) throw new UsageError(error.message, { cause: error });
         throw error;
       }
-      let bytes: Uint8Array;
-      try {
-        bytes = new Uint8Array(readFileSync(file));
-      } catch (error) {
-        throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
-      }
-      let frames: Frame[];
-      try {
-        const decoded = decodeFramesWithTruncatedTail(bytes);
-        frames = decoded.frames;
-        // A job killed in the middle of a write leaves its last frame cut off: keep the rest.
-        if (decoded.truncatedTailBytes > 0) {
-          process.stderr.write(
-            `warpwatch: ${file}: the last ${decoded.truncatedTailBytes} byte(s) are a frame cut off (a writer stopped mid-frame); analysing the ${frames.length} whole frame(s) before them\n`,
-          );
-        }
-      } catch (error) {
-        if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
-        throw error;
-      }
+      const frames = readFrameFile(file);
       const streams = analyzeFrames(frames, { divergence: settings }).filter((s) => flags.stream === undefined || s.stream === flags.stream);
       if (flags.stream !== undefined && streams.length === 0) throw new UsageError(`--stream ${flags.stream}: no launch summaries of that stream in '${file}'`);
       if (flags.exportCounts !== undefined) {
