@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, histogramOfCounts, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { decodeFrames, encodeFrame, histogramOfCounts, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
 import type { ComparedValue, RunComparison } from './compare-runs.ts';
 
@@ -235,4 +235,41 @@ describe('warpwatch compare (one launch: sampled groups as units)', () => {
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/cannot read frame file/);
   });
+});
+
+describe('warpwatch compare on CPU-backend runs', () => {
+  it('matpow: another seed is within noise, another distribution beyond it (counts-based quantities, launch means by hand)', async () => {
+    const runOf = async (name: string, dist: string, seed: string): Promise<string> => {
+      const file = join(dir, name);
+      const run = await runCli('run', 'matpow', '--backend', 'cpu', '--dist', dist, '--n', '8', '--groups', '128', '--launches', '6', '--seed', seed, '--out', file);
+      expect(run.status, run.stderr).toBe(0);
+      return file;
+    };
+    const a = await runOf('cpu-a.wwf', 'pois(30)', '1');
+    const same = await runOf('cpu-same.wwf', 'pois(30)', '2');
+    const changed = await runOf('cpu-changed.wwf', 'geo(0.05)', '3');
+    /** Per-launch means from the decoded LaunchSummary frames, then mean and SE over the 6 launches. */
+    const byHand = (file: string, y: (f: LaunchSummaryFrame) => number): { value: number; se: number } => {
+      const summaries = decodeFrames(new Uint8Array(readFileSync(file))).filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
+      expect(summaries).toHaveLength(6);
+      expect(new Set(summaries.map((f) => f.groupsCounted)).size).toBe(1); // equal launches: the ratio is the mean of launch means
+      const means = summaries.map(y);
+      return { value: mean(means), se: Math.sqrt(sampleVariance(means) / means.length) };
+    };
+    const quantities = [
+      ['lossCounts', (f: LaunchSummaryFrame) => f.sumCountsLoss / f.groupsCounted],
+      ['meanCount', (f: LaunchSummaryFrame) => f.sumCounts / (f.groupsCounted * 8)],
+    ] as const;
+    for (const [b, verdict] of [[same, 'within noise'], [changed, 'beyond noise']] as const) {
+      const c = await compare(a, b);
+      expect(c.streams[0]).toMatchObject({ stream: 'local/matpow', n: 8, basisA: 'launches', basisB: 'launches' });
+      for (const [quantity, y] of quantities) {
+        const x = byHand(a, y);
+        const z = (byHand(b, y).value - x.value) / Math.hypot(x.se, byHand(b, y).se);
+        expect(valueOf(c, quantity).z).toBeCloseTo(z, 8);
+        expect(Math.abs(z) > 3 ? 'beyond noise' : 'within noise', `${quantity} ${b}`).toBe(verdict);
+        expect(valueOf(c, quantity).verdict, `${quantity} ${b}`).toBe(verdict);
+      }
+    }
+  }, 900_000);
 });
