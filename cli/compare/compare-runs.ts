@@ -12,7 +12,7 @@
  *   (groups taken as independent draws); needs ≥ 2 sampled groups.
  * The change is tested with z = (b − a)/√(SE_a² + SE_b²); |z| > {@link NOISE_Z} is "beyond noise".
  */
-import { createSampledGroups, recordSampledGroup } from '../../estimator/sampled-groups.ts';
+import { createSampledGroups, recordSampledGroup } from '../../model/index.ts';
 import { sampledGroupInputOf } from '../../estimator/frame-observation.ts';
 import { streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { analyzeFrames, type StreamAnalysis } from '../commands/analyze.ts';
