@@ -23,6 +23,7 @@ export const COMMANDS: readonly { readonly name: string; readonly summary: strin
   { name: 'model', summary: 'Expected SIMT imbalance loss of a work distribution for group sizes n', load: async () => (await import('./commands/model.ts')).registerModelCommand },
   { name: 'run', summary: 'Run an instrumented workload and record its frames', load: async () => (await import('./commands/run.ts')).registerRunCommand },
   { name: 'analyze', summary: 'Decode frame files and compare predicted, counts-based and measured loss', load: async () => (await import('./commands/analyze.ts')).registerAnalyzeCommand },
+  { name: 'compare', summary: 'Compare two frame files per stream: the change and whether it is beyond noise', load: async () => (await import('./commands/compare.ts')).registerCompareCommand },
 ];
 
 /** The subcommand an argv names (`warpwatch <name> ...` or `warpwatch help <name>`), if any. */

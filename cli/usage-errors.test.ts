@@ -21,7 +21,7 @@ describe('usage errors', () => {
   it('lists the commands after an unknown one, and says a missing argument under the prefix', async () => {
     const unknown = await runCli('bogus');
     expect(unknown.status).toBe(2);
-    expect(unknown.stderr).toBe("warpwatch: unknown command 'bogus'; commands: collect, estimate, divergence, bound, transit, demo, advise, model, run, analyze\n");
+    expect(unknown.stderr).toBe("warpwatch: unknown command 'bogus'; commands: collect, estimate, divergence, bound, transit, demo, advise, model, run, analyze, compare\n");
     const missing = await runCli('analyze');
     expect(missing.status).toBe(2);
     expect(missing.stderr).toBe("warpwatch: missing required argument 'file'\n");

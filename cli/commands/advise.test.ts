@@ -23,6 +23,21 @@ describe('warpwatch advise', () => {
     expect(result.stdout).toMatch(/binned, k = 8/);
   });
 
+  it('--stream with no Kafka answering: one line, the failure said once, and what to try', async () => {
+    const before = process.env.WARPWATCH_KAFKA_BROKERS;
+    process.env.WARPWATCH_KAFKA_BROKERS = '127.0.0.1:1'; // a closed port
+    try {
+      const result = await advise('--stream', 'job/k');
+      expect(result.status).toBe(1);
+      expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(/^warpwatch: WW_ERR_ADVISE_KAFKA: cannot read warpwatch\.distributions on 127\.0\.0\.1:1: .*ECONNREFUSED.*; check WARPWATCH_KAFKA_BROKERS \(unset, the local stack of `npm run stack -- up` at 127\.0\.0\.1:19092 is used\)\n$/);
+      expect(result.stderr.match(/cannot read/g)).toHaveLength(1);
+    } finally {
+      if (before === undefined) delete process.env.WARPWATCH_KAFKA_BROKERS;
+      else process.env.WARPWATCH_KAFKA_BROKERS = before;
+    }
+  }, 60_000);
+
   it('prints JSON and writes a self-contained HTML page', async () => {
     const html = join(directory, 'advice.html');
     const result = await advise('--dist', 'nbinom(5,0.3)', '--n', '16', '--bins', '3', '--json', '--html', html);

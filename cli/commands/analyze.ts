@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CategoricalDistribution, createSampledGroups, expectedLoss, recordSampledGroup, summarizeSampledGroups, workloadLoss } from '../../model/index.ts';
 import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { sampledGroupInputOf } from '../../estimator/index.ts';
+import { writeCountsFile } from '../counts-file.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
@@ -164,6 +165,26 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
   return analyses.sort((a, b) => a.stream.localeCompare(b.stream) || a.n - b.n);
 }
 
+/** A stream id as the protocol defines it: `<job>/<kernel>`, neither part empty, no '/' in the job. */
+const STREAM_ID = /^[^/]+\/.+$/;
+
+/**
+ * The observed iteration-count distribution of one analysed stream: the sum of the histograms of
+ * its LaunchSummary frames (the distribution `lossPredicted` is computed on), as `--export-counts`
+ * writes it.
+ *
+ * @throws RangeError (from model/) when the histograms hold no counts.
+ * @example writeCountsFile('observed.csv', observedDistributionOf(frames, analyzeFrames(frames)[0]))
+ */
+export function observedDistributionOf(frames: readonly Frame[], stream: Pick<StreamAnalysis, 'stream' | 'n' | 'source'>): CategoricalDistribution {
+  const counts = new Map<number, number>();
+  for (const frame of frames) {
+    if (frame.type !== 'launch-summary' || streamIdOf(frame) !== stream.stream || frame.groupSize !== stream.n || frame.source !== stream.source) continue;
+    for (const [value, count] of histogramToCounts(frame.histogram)) counts.set(value, (counts.get(value) ?? 0) + count);
+  }
+  return CategoricalDistribution.fromCounts(counts);
+}
+
 function formatAnalysis(a: StreamAnalysis): string {
   const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
   const cpuNote = a.source === 'cpu' ? '  (CPU lockstep backend: CPU SIMD lanes, not a GPU measurement)' : '';
@@ -222,6 +243,35 @@ function formatDivergence(a: StreamAnalysis): string[] {
 }
 
 /**
+ * Reads and decodes a frame file. A cut-off last frame (a writer killed mid-frame) is left out
+ * with a one-line warning on stderr naming its length; the whole frames before it are kept.
+ *
+ * @throws UsageError (WW_ERR_USAGE) when the file cannot be read or is not a frame file.
+ * @example const frames = readFrameFile('matpow.wwf');
+ */
+export function readFrameFile(file: string): Frame[] {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(readFileSync(file));
+  } catch (error) {
+    throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
+  }
+  try {
+    const decoded = decodeFramesWithTruncatedTail(bytes);
+    // A job killed in the middle of a write leaves its last frame cut off: keep the rest.
+    if (decoded.truncatedTailBytes > 0) {
+      process.stderr.write(
+        `warpwatch: ${file}: the last ${decoded.truncatedTailBytes} byte(s) are a frame cut off (a writer stopped mid-frame); analysing the ${decoded.frames.length} whole frame(s) before them\n`,
+      );
+    }
+    return decoded.frames;
+  } catch (error) {
+    if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
+    throw error;
+  }
+}
+
+/**
  * Registers `warpwatch analyze FILE [--json]`: decodes a frame file and prints, per stream, the
  * model's loss on the observed counts next to the counts-based and measured loss.
  *
@@ -237,7 +287,10 @@ export function registerAnalyzeCommand(program: Command): void {
     .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks)')
     .option('--delta <ticks>', 'fixed δ, clock ticks per diverging exit (overrides the preset)')
     .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
-    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string }) => {
+    .option('--stream <id>', 'analyse only this stream (job/kernel)')
+    .option('--export-counts <file>', 'also write the observed count distribution of the (one) analysed stream as a --counts CSV (value,count)')
+    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }) => {
+      if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
       let settings: DivergenceSettings;
       try {
         // The divergence fit is printed only on request (--divergence fit, or fixed costs):
@@ -253,27 +306,17 @@ export function registerAnalyzeCommand(program: Command): void {
         if (error instanceof RangeError) throw new UsageError(error.message, { cause: error });
         throw error;
       }
-      let bytes: Uint8Array;
-      try {
-        bytes = new Uint8Array(readFileSync(file));
-      } catch (error) {
-        throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
-      }
-      let frames: Frame[];
-      try {
-        const decoded = decodeFramesWithTruncatedTail(bytes);
-        frames = decoded.frames;
-        // A job killed in the middle of a write leaves its last frame cut off: keep the rest.
-        if (decoded.truncatedTailBytes > 0) {
-          process.stderr.write(
-            `warpwatch: ${file}: the last ${decoded.truncatedTailBytes} byte(s) are a frame cut off (a writer stopped mid-frame); analysing the ${frames.length} whole frame(s) before them\n`,
-          );
+      const frames = readFrameFile(file);
+      const streams = analyzeFrames(frames, { divergence: settings }).filter((s) => flags.stream === undefined || s.stream === flags.stream);
+      if (flags.stream !== undefined && streams.length === 0) throw new UsageError(`--stream ${flags.stream}: no launch summaries of that stream in '${file}'`);
+      if (flags.exportCounts !== undefined) {
+        const only = streams[0];
+        if (only === undefined || streams.length > 1) {
+          const names = streams.map((s) => `${s.stream} (n=${s.n}, ${s.source})`).join(', ');
+          throw new UsageError(`--export-counts writes one stream's counts; '${file}' has ${streams.length === 0 ? 'none' : `${streams.length}: ${names}`}${streams.length > 1 ? ' (pick one with --stream job/kernel)' : ''}`);
         }
-      } catch (error) {
-        if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
-        throw error;
+        writeCountsFile(flags.exportCounts, observedDistributionOf(frames, only));
       }
-      const streams = analyzeFrames(frames, { divergence: settings });
       if (flags.json === true) {
         process.stdout.write(`${JSON.stringify({ file, frames: frames.length, streams }, null, 2)}\n`);
         return;

@@ -25,6 +25,8 @@ function stackOptions(flags: StackFlags): { physicalEntries: number; spillChunkE
 }
 
 function runFit(file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }): void {
+  // Flags that do not apply are errors: --json always carries every residual.
+  if (flags.json === true && flags.residuals === true) throw new UsageError('--residuals applies to the text output only (--json always lists every residual)');
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -12,5 +12,14 @@ describe('warpwatch estimate', () => {
       expect(text).toContain('--prediction-basis must be one of window|current|cumulative, got "never"');
       expect(text).toContain('--influx-url must be an http(s) URL or "off", got "nope"');
     });
+
+    it.each([
+      [['--current', 'decay', '--last-launches', '5'], '--last-launches applies to --current last-n only (the current mode is decay)'],
+      [['--current', 'last-n', '--half-life-launches', '4'], '--half-life-launches applies to --current decay only (the current mode is last-n)'],
+    ])('a window setting of the other current mode is an error: %j', async (args, message) => {
+      const result = await runCli('estimate', ...args, '--influx-url', 'off', '--metrics-port', 'off');
+      expect(result.status).toBe(2);
+      expect(result.stderr).toBe(`warpwatch: ${message}\n`);
+    }, 10_000);
   });
 });

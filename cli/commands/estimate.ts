@@ -71,6 +71,9 @@ async function runEstimate(options: EstimateOptions): Promise<void> {
     if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error });
     throw error;
   }
+  // Flags that do not apply are errors: each window-"current" setting belongs to one mode.
+  if (config.window.current.mode === 'last-n' && options.halfLifeLaunches !== undefined) throw new UsageError('--half-life-launches applies to --current decay only (the current mode is last-n)');
+  if (config.window.current.mode === 'decay' && options.lastLaunches !== undefined) throw new UsageError('--last-launches applies to --current last-n only (the current mode is decay)');
   const log = (line: string): void => {
     process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   };

@@ -204,7 +204,9 @@ export function registerModelCommand(program: Command): void {
     .option('--epsilon <mass>', 'tail mass cut from unbounded families (default 1e-6)')
     .option('--seed <integer>', 'seed of Monte Carlo quantiles (used when the exact method is too large)', String(DEFAULT_QUANTILE_SEED))
     .option('--json', 'print one JSON object instead of the table')
-    .action((flags: ModelFlags) => {
+    .action((flags: ModelFlags, command: Command) => {
+      // Flags that do not apply are errors: the seed drives Monte Carlo quantiles only.
+      if (command.getOptionValueSource('seed') === 'cli' && flags.quantiles === undefined) throw new UsageError('--seed applies to --quantiles only (the seed of Monte Carlo quantiles)');
       const output = runModelCommand(flags);
       const probabilities = flags.quantiles === undefined ? [] : parseProbabilities(flags.quantiles);
       process.stdout.write(flags.json === true ? `${JSON.stringify(output, null, 2)}\n` : renderTable(output, probabilities));

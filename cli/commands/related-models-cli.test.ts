@@ -68,6 +68,9 @@ describe('warpwatch divergence', () => {
     expect(table.stdout.split('\n').length).toBeLessThan(12);
     const listed = await runCli('divergence', 'fit', file, '--residuals');
     expect(listed.stdout.split('\n').filter((l) => /^ {4}(single|nested)-k\d+ /.test(l))).toHaveLength(64);
+    const both = await runCli('divergence', 'fit', file, '--json', '--residuals');
+    expect(both.status).toBe(2);
+    expect(both.stderr).toBe('warpwatch: --residuals applies to the text output only (--json always lists every residual)\n');
   });
   it('fit takes the clock unit from the CSV: CPU-backend nanoseconds are not cycles', async () => {
     const lines = ['pattern,loop,k,bounds,cycles,clock_hz,source,repetition'];

@@ -122,6 +122,40 @@ describe('warpwatch analyze', () => {
     expect(parsed.frames).toBe(2);
   });
 
+  it('--export-counts writes the observed distribution in the --counts format; advise --counts reads the same distribution back', async () => {
+    const file = join(dir, 'export.bin');
+    const groups = [[[1, 2, 3, 4]], [[2, 2, 2, 6]]];
+    writeFileSync(file, Buffer.concat(groups.map((g, i) => encodeFrame(summaryOf(BigInt(i + 1), g, [1.5], 10n, 9n)))));
+    const exported = join(dir, 'export.csv');
+    const result = await runCli('analyze', file, '--json', '--export-counts', exported);
+    expect(result.status, result.stderr).toBe(0);
+    // Tallied by hand from the two groups' lanes: 1 once, 2 four times, 3, 4 and 6 once.
+    expect(readFileSync(exported, 'utf8')).toBe('value,count\n1,1\n2,4\n3,1\n4,1\n6,1\n');
+    const advised = await runCli('advise', '--counts', exported, '--n', '4', '--json');
+    expect(advised.status, advised.stderr).toBe(0);
+    const expected = bruteForceExpectedLoss(groups.flat(2), 4);
+    expect((JSON.parse(advised.stdout) as { current: { expectedLoss: number } }).current.expectedLoss).toBeCloseTo(expected, 10);
+  });
+
+  it('--export-counts needs exactly one stream: names them and points to --stream, which selects one', async () => {
+    const file = join(dir, 'two-streams.bin');
+    const other = { ...summaryOf(2n, [[5, 5, 5, 7]], [1.1], 10n, 9n), kernel: 'other' };
+    writeFileSync(file, Buffer.concat([encodeFrame(summaryOf(1n, [[1, 2, 3, 4]], [1.5], 10n, 9n)), encodeFrame(other)]));
+    const exported = join(dir, 'two.csv');
+    const refused = await runCli('analyze', file, '--export-counts', exported);
+    expect(refused.status).toBe(2);
+    expect(refused.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toMatch(/--export-counts writes one stream's counts; .* has 2: job\/k \(n=4, cpu\), job\/other \(n=4, cpu\) \(pick one with --stream job\/kernel\)/);
+    const picked = await runCli('analyze', file, '--stream', 'job/other', '--export-counts', exported);
+    expect(picked.status, picked.stderr).toBe(0);
+    expect(readFileSync(exported, 'utf8')).toBe('value,count\n5,3\n7,1\n');
+    for (const [stream, message] of [['noslash', /--stream must be a stream id job\/kernel/], ['job/missing', /--stream job\/missing: no launch summaries of that stream/]] as const) {
+      const bad = await runCli('analyze', file, '--stream', stream);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toMatch(message);
+    }
+  });
+
   it('rejects a file that is not frames with exit code 2', async () => {
     const file = join(dir, 'garbage.bin');
     writeFileSync(file, 'not frames at all, definitely not');

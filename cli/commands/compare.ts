@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { compareRuns, type ComparedValue, type RunComparison, type StreamComparison } from '../compare/compare-runs.ts';
+import { readFrameFile } from './analyze.ts';
+
+const LABELS: Record<ComparedValue['quantity'], string> = {
+  lossMeasured: 'loss measured',
+  lossCounts: 'loss from counts',
+  meanCount: 'mean iterations',
+  lossPredicted: 'loss predicted',
+  groups: 'groups',
+};
+
+function formatNumber(x: number, quantity: ComparedValue['quantity']): string {
+  return quantity === 'groups' ? String(x) : x.toFixed(4);
+}
+
+function formatValue(v: ComparedValue): string {
+  const withSe = (x: number, se: number | null): string => `${formatNumber(x, v.quantity)}${se === null ? '' : ` ± ${se.toFixed(4)}`}`;
+  const sign = v.difference >= 0 ? '+' : '−';
+  const difference = `${sign}${formatNumber(Math.abs(v.difference), v.quantity)}`;
+  const ratio = v.ratio === null ? 'n/a' : `×${v.ratio.toFixed(4)}`;
+  const z = v.z === null ? '' : ` (z ${v.z < 0 ? '−' : '+'}${Number.isFinite(v.z) ? Math.abs(v.z).toFixed(1) : '∞'})`;
+  const verdict = v.verdict === 'unknown' ? (v.quantity === 'lossPredicted' || v.quantity === 'groups' ? '' : '  noise unknown') : `  ${v.verdict}${z}`;
+  return `  ${LABELS[v.quantity].padEnd(17)} ${withSe(v.a, v.standardErrorA).padEnd(20)} ${withSe(v.b, v.standardErrorB).padEnd(20)} ${difference.padEnd(10)} ${ratio.padEnd(9)}${verdict}`;
+}
+
+function formatStream(s: StreamComparison): string {
+  return [
+    `${s.stream} n=${s.n}  (A: ${s.launchesA} launch(es), SE over ${s.basisA}; B: ${s.launchesB} launch(es), SE over ${s.basisB})`,
+    `  ${''.padEnd(17)} ${'A'.padEnd(20)} ${'B'.padEnd(20)} ${'B − A'.padEnd(10)} ${'B / A'.padEnd(9)}  change`,
+    ...s.values.map(formatValue),
+  ].join('\n');
+}
+
+/**
+ * The terminal text of a comparison: per stream a table of A, B (± standard error), B − A, B / A
+ * and the verdict; then the streams found in one run only.
+ *
+ * @example process.stdout.write(formatComparison('a.wwf', 'b.wwf', compareRuns(a, b)));
+ */
+export function formatComparison(fileA: string, fileB: string, comparison: RunComparison): string {
+  const lines = [`A = ${fileA}, B = ${fileB}; beyond noise: |z| > ${comparison.noiseZ} (z = (B − A)/√(SE_A² + SE_B²))`];
+  if (comparison.streams.length === 0) lines.push('no stream is in both runs');
+  lines.push(...comparison.streams.map(formatStream));
+  if (comparison.onlyInA.length > 0) lines.push(`only in A: ${comparison.onlyInA.join(', ')}`);
+  if (comparison.onlyInB.length > 0) lines.push(`only in B: ${comparison.onlyInB.join(', ')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Registers `warpwatch compare A B [--json]`: two frame files side by side per stream, the change
+ * and whether it is beyond noise (cli/compare/compare-runs.ts says how).
+ *
+ * @example warpwatch compare before.wwf after.wwf --json
+ */
+export function registerCompareCommand(program: Command): void {
+  program
+    .command('compare')
+    .description('Compare two frame files per stream: loss measured, from counts, predicted, mean iterations, groups; the change and whether it is beyond noise')
+    .argument('<a>', 'frame file of run A (the baseline)')
+    .argument('<b>', 'frame file of run B')
+    .option('--json', 'print { "a", "b", "noiseZ", "streams": [ ... ], "onlyInA", "onlyInB" } as JSON')
+    .action((fileA: string, fileB: string, flags: { json?: boolean }) => {
+      const comparison = compareRuns(readFrameFile(fileA), readFrameFile(fileB));
+      if (flags.json === true) {
+        // Infinity (a change against zero noise) is not JSON: z is written as a string then.
+        const replacer = (_key: string, value: unknown): unknown => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value);
+        process.stdout.write(`${JSON.stringify({ a: fileA, b: fileB, ...comparison }, replacer, 2)}\n`);
+        return;
+      }
+      process.stdout.write(formatComparison(fileA, fileB, comparison));
+    });
+}
