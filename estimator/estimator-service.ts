@@ -153,6 +153,7 @@ export async function startEstimator(
       otlp: config.otlp,
       maxStreams: config.resultMetrics.maxStreams,
       streamTtlMillis: config.resultMetrics.streamTtlMillis,
+      labelAttributes: config.tagLabels,
       log,
     });
   }

@@ -42,6 +42,8 @@ export interface MetricsExportOptions {
   /** Cap and TTL of the per-stream export table (result-metrics.ts). */
   readonly maxStreams: number;
   readonly streamTtlMillis: number;
+  /** Collector labels exported as attributes (pod → k8s.pod.name, …; result-metrics.ts). */
+  readonly labelAttributes?: readonly string[] | undefined;
   /** One line per OTLP push failure streak (first failure, then every 10th) and per recovery. */
   readonly log: (line: string) => void;
 }
@@ -121,7 +123,7 @@ function countingExporter(inner: PushMetricExporter, url: string, log: (line: st
  */
 export function createMetricsExport(options: MetricsExportOptions): MetricsExport {
   const resource = estimatorResource(options.instanceId, options.serviceVersion);
-  const results = createResultMetrics({ maxStreams: options.maxStreams, streamTtlMillis: options.streamTtlMillis });
+  const results = createResultMetrics({ maxStreams: options.maxStreams, streamTtlMillis: options.streamTtlMillis, labelAttributes: options.labelAttributes });
   const readers: MetricReader[] = [];
   let prometheus: PrometheusExporter | undefined;
   if (options.prometheus) {
