@@ -6,3 +6,4 @@ export { attributionFromHeaders, KAFKA_HEADERS, matchesStreamFilter, NIL_UUID, s
 export { TOPICS } from './topics.ts';
 export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREAM_TAGS, TAGS, type AlertKind, type MeasurementName } from './series.ts';
 export { LABEL_ATTRIBUTES, labelAttributeName, RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';
+export { SERVICE_NAMES } from './service-names.ts';

@@ -9,3 +9,5 @@ export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
 export type { BackoffPolicy, RetryOptions } from './retry.ts';
 export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
+export { serviceResource } from './otel-resource.ts';
+export type { ServiceResourceOptions } from './otel-resource.ts';

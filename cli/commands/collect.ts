@@ -16,6 +16,8 @@ import {
   type HealthServer,
   type LogFunction,
 } from '../../collector/index.ts';
+import { SERVICE_NAMES } from '../../contracts/index.ts';
+import { serviceResource } from '../../service/index.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface CollectOptions {
@@ -108,7 +110,8 @@ async function runCollect(options: CollectOptions): Promise<void> {
 
   // Telemetry SDK: set up here, in the entry point; collector/ only uses @opentelemetry/api.
   const exporter = new PrometheusExporter({ preventServerStart: true });
-  const meterProvider = new MeterProvider({ readers: [exporter] });
+  // The resource names the agent on /metrics (target_info: service_name warpwatch-collector, its instance and host).
+  const meterProvider = new MeterProvider({ readers: [exporter], resource: serviceResource({ serviceName: SERVICE_NAMES.collector, instanceId: config.instance, hostName: config.hostName }) });
   const kafka = createKafkaProducer(config.kafka, log);
   const metricsWriter = config.influx === undefined ? undefined : createInfluxMetricsWriter(config.influx, log);
   const collector = await startCollector({

@@ -6,6 +6,8 @@ import { startEstimator, type RunningEstimator } from '../../estimator/index.ts'
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
+import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';
+import { summarizeFrame } from '../../protocol/index.ts';
 import { tailDistributions, type DistributionsTail } from './distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 import { DemoError } from './errors.ts';
@@ -89,9 +91,10 @@ export async function createKafkaDemoTransport(
         await producer.send([
           {
             topic: config.kafka.framesTopic,
-            key: streamId,
+            // As the collector does (collector/stream-validator.ts): key = the full stream key, contract headers.
+            key: streamKeyOf({ ...summarizeFrame(raw), host }),
             value: raw,
-            headers: { 'ww-source': 'stdin', 'ww-host': host, 'ww-label-origin': 'demo' },
+            headers: { [KAFKA_HEADERS.source]: 'stdin', [KAFKA_HEADERS.host]: host, [`${KAFKA_HEADERS.labelPrefix}origin`]: 'demo' },
             timestampMillis: Date.now(),
           },
         ]);
