@@ -1,13 +1,13 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { COLLECTOR_DEFAULTS, describeCollectorConfig, loadCollectorConfig } from './config.ts';
+import { defaultSocketPath, describeCollectorConfig, loadCollectorConfig } from './config.ts';
 import { CollectorConfigError } from './errors.ts';
 
 describe('loadCollectorConfig', () => {
   describe('defaults', () => {
     it('serves the default socket and uses documented defaults when nothing is set', () => {
       const config = loadCollectorConfig({ env: {} });
-      expect(config.sources.socketPath).toBe(COLLECTOR_DEFAULTS.socketPath);
+      expect(config.sources.socketPath).toBe(defaultSocketPath({}));
       expect(config.sources.socketMode).toBe(0o660);
       expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
       expect(config.kafka.framesTopic).toBe('warpwatch.frames');
@@ -130,7 +130,7 @@ describe('loadCollectorConfig', () => {
             throw Object.assign(new Error('missing'), { code: 'ENOENT' });
           },
         }),
-      ).toThrow('WARPWATCH_KAFKA_SASL_PASSWORD_FILE names a file that cannot be read (ENOENT): /nope');
+      ).toThrow('WARPWATCH_KAFKA_SASL_PASSWORD_FILE names a file that cannot be read (ENOENT), got "/nope"');
     });
   });
 
@@ -196,9 +196,9 @@ describe('loadCollectorConfig', () => {
       expect(caught).toBeInstanceOf(CollectorConfigError);
       const problems = (caught as CollectorConfigError).problems;
       expect(problems).toContain('WARPWATCH_INFLUX_URL must be an http(s) URL or "off", got "ftp://x"');
-      expect(problems).toContain('WARPWATCH_INFLUX_DATABASE must match [A-Za-z0-9._-]{1,128}, got "bad db"');
+      expect(problems).toContain('WARPWATCH_INFLUX_DATABASE must be a name matching [A-Za-z0-9._-]{1,128}, got "bad db"');
       expect(problems).toContain('WARPWATCH_PIPELINE_INTERVAL_MILLIS must be an integer 100..3600000, got "10"');
-      expect(problems).toContain('--instance must be at most 256 characters, got 300');
+      expect(problems).toContain(`--instance must be at most 256 characters, got "${'x'.repeat(200)}…" (300 characters)`);
     });
 
     it('never logs credentials embedded in the URL', () => {

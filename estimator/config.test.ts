@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ESTIMATOR_DEFAULTS, loadEstimatorConfig } from './config.ts';
+import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
+import { loadEstimatorConfig } from './config.ts';
 import { EstimatorConfigError } from './errors.ts';
 
 describe('config', () => {
@@ -13,7 +14,7 @@ describe('config', () => {
       expect(config.window.idleCloseMillis).toBe(10_000);
       expect(config.window.current).toEqual({ mode: 'decay', halfLifeLaunches: 32 });
       expect(config.influx).toMatchObject({ url: 'http://127.0.0.1:18086', database: 'warpwatch', retentionPolicy: 'autogen', org: '-', token: '' });
-      expect(config.metricsPort).toBe(ESTIMATOR_DEFAULTS.metricsPort);
+      expect(config.metricsPort).toBe(ESTIMATOR_FIELDS.metricsPort.default);
       expect(Object.isFrozen(config)).toBe(true);
       expect(Object.isFrozen(config.window)).toBe(true);
       expect(Object.isFrozen(config.compute.sweepGroupSizes)).toBe(true);
