@@ -99,6 +99,17 @@ describe('deploy contracts', () => {
       expect(asRecord(asRecord(asArray(provider['providers'])[0])['options'])['path']).toBe(GRAFANA_DASHBOARDS_PATH);
     });
 
+    it('checks deployment values with the services\' own field definitions', () => {
+      expect(serviceEnvNames('collector')).toEqual(expect.arrayContaining(['WARPWATCH_SOCKET', 'WARPWATCH_LABEL_', 'WARPWATCH_INFLUX_TOKEN_FILE', 'WARPWATCH_KAFKA_SASL_PASSWORD_FILE']));
+      expect(serviceEnvNames('estimator')).toEqual(expect.arrayContaining(['WARPWATCH_ESTIMATOR_GROUP_ID', 'WARPWATCH_KAFKA_TLS_CA_FILE']));
+      expect(serviceEnvNames('estimator')).not.toContain('WARPWATCH_SOCKET');
+      // The value check can fail: a bad value, also one behind a compose default.
+      expect(valueProblems('collector', { WARPWATCH_SOCKET_MODE: '999', WARPWATCH_KAFKA_PARTITIONS: '${PARTS:-0}', WARPWATCH_HOST: 'any' })).toEqual([
+        'WARPWATCH_SOCKET_MODE must be octal permission bits like 0660, got "999"',
+        'WARPWATCH_KAFKA_PARTITIONS must be an integer 1..10000, got "0"',
+      ]);
+    });
+
     it('names commands that the CLI registers', () => {
       const main = readFileSync(join(root, 'cli', 'main.ts'), 'utf8');
       for (const command of Object.values(SERVICE_COMMANDS)) {
