@@ -18,7 +18,14 @@ export const CONFIG_DOC_TABLES: Readonly<Record<string, Readonly<Record<string, 
   'docs/exporting.md': { 'estimator-export': { fields: [ESTIMATOR_FIELDS], keys: ESTIMATOR_EXPORT_FIELD_KEYS } },
 });
 
-function defaultText(field: ConfigField): string {
+/**
+ * A field's default as the docs write it (markdown: code in backticks): its `defaultText`, or
+ * its default value (sizes in KiB/MiB/GiB, octal modes with a leading 0, lists comma-joined),
+ * `unset` when it has none.
+ *
+ * @example defaultTextOf(COLLECTOR_FIELDS.spoolMaxBytes) // '1 GiB'
+ */
+export function defaultTextOf(field: ConfigField): string {
   if (field.defaultText !== undefined) return field.defaultText;
   if (field.kind === 'family') return 'none';
   const value = 'default' in field ? field.default : undefined;
@@ -52,7 +59,7 @@ export function renderConfigTable(spec: ConfigTableSpec): string {
       seen.add(field.env);
       const flag = field.flag === undefined ? '' : `\`${field.flag}\``;
       const accepted = field.kind === 'family' || (field.kind === 'text' && field.patternText === undefined && field.maxLength === undefined) ? '' : describeAccepted(field);
-      rows.push(`| ${[variableText(field), flag, defaultText(field), field.unit ?? '', accepted, field.doc].map(cell).join(' | ')} |`);
+      rows.push(`| ${[variableText(field), flag, defaultTextOf(field), field.unit ?? '', accepted, field.doc].map(cell).join(' | ')} |`);
     }
   }
   return rows.join('\n');

@@ -13,7 +13,7 @@ export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
 export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem } from './config-toolkit.ts';
 export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
-export { CONFIG_DOC_TABLES, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
+export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
 export type { ConfigTableSpec } from './config-docs.ts';
 export { kafkaClientSecurity, readKafkaSecurity } from './kafka-security.ts';
 export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
