@@ -368,5 +368,38 @@ export const ESTIMATOR_FIELDS = {
   instance: { ...SERVICE_SHARED.instance, defaultText: '`<hostname>-<pid>`', doc: 'instance name: tag `instance` of `warpwatch_pipeline`, OTel `service.instance.id`, Kafka client id suffix' },
 } as const satisfies ConfigFields;
 
+/**
+ * The local stack's fields (`npm run stack`, the integration tests: deploy/local/stack-config.ts).
+ * Brokers, InfluxDB URL and database are the services' variables: the same values select the
+ * servers the stack runs (a 127.0.0.1/localhost one) or only checks (any other).
+ */
+export const LOCAL_STACK_FIELDS = {
+  cacheDir: { kind: 'text', env: 'WARPWATCH_CACHE_DIR', defaultText: '`<repo>/.cache/warpwatch`', doc: 'everything downloaded, built and written (gitignored)' },
+  kafkaBrokers: {
+    kind: 'list',
+    env: 'WARPWATCH_KAFKA_BROKERS',
+    item: /^(\[[^\]]+\]|[^:]+):(\d+)$/,
+    itemText: 'host:port',
+    default: ['127.0.0.1:19092'],
+    doc: 'one `127.0.0.1`/`localhost` broker: run here on that port; anything else: external cluster, only checked',
+  },
+  kafkaControllerPort: { kind: 'integer', env: 'WARPWATCH_KAFKA_CONTROLLER_PORT', min: 1, max: 65_535, defaultText: '19093 (or broker port + 1)', doc: 'KRaft controller listener' },
+  kafkaSaslPort: {
+    kind: 'integer',
+    env: 'WARPWATCH_KAFKA_SASL_PORT',
+    min: 1,
+    max: 65_535,
+    defaultText: '19094 (or broker port + 2)',
+    doc: 'SASL_PLAINTEXT listener (SCRAM-SHA-256 and -512) of the same node; user `warpwatch`, password generated per data directory in `<cache>/kafka/node-<port>/sasl-credentials.json`',
+  },
+  kafkaHeapMb: { kind: 'integer', env: 'WARPWATCH_KAFKA_HEAP_MB', min: 128, max: 65_536, default: 512, unit: 'MiB', doc: 'Kafka JVM `-Xmx`' },
+  influxUrl: { kind: 'text', env: 'WARPWATCH_INFLUX_URL', default: 'http://127.0.0.1:18086', doc: '`http://127.0.0.1:<port>`: run here; anything else: external, only checked' },
+  influxRpcPort: { kind: 'integer', env: 'WARPWATCH_INFLUX_RPC_PORT', min: 1, max: 65_535, defaultText: '18088 (or HTTP port + 2)', doc: 'influxd backup/restore RPC (bound to 127.0.0.1)' },
+  influxDatabase: { kind: 'text', env: 'WARPWATCH_INFLUX_DATABASE', pattern: /^[A-Za-z0-9_.-]{1,64}$/, patternText: 'a name matching [A-Za-z0-9_.-]{1,64}', default: 'warpwatch', doc: 'database created on start' },
+  java: { kind: 'text', env: 'WARPWATCH_JAVA', default: 'java', doc: 'Java command (runs Kafka)' },
+  maven: { kind: 'text', env: 'WARPWATCH_MVN', default: 'mvn', doc: 'Maven command (fetches Kafka from Maven Central)' },
+  go: { kind: 'text', env: 'WARPWATCH_GO', default: 'go', doc: 'Go command (builds InfluxDB)' },
+} as const satisfies ConfigFields;
+
 /** The estimator fields of its OpenTelemetry export (docs/exporting.md's table). */
 export const ESTIMATOR_EXPORT_FIELD_KEYS = ['metricsPort', 'metricsHost', 'otlpEndpoint', 'otlpIntervalMillis', 'metricsMaxStreams', 'metricsStreamTtlMillis'] as const satisfies readonly (keyof typeof ESTIMATOR_FIELDS)[];

@@ -7,7 +7,7 @@ export { attributionFromHeaders, KAFKA_HEADERS, matchesStreamFilter, NIL_UUID, s
 export { TOPICS } from './topics.ts';
 export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREAM_TAGS, TAGS, type AlertKind, type MeasurementName } from './series.ts';
 export { RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';
-export { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, envNamesOf } from './config-fields.ts';
+export { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, LOCAL_STACK_FIELDS, envNamesOf } from './config-fields.ts';
 export type {
   BooleanField,
   ByteSizeField,

@@ -1,4 +1,4 @@
-import { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, type ConfigField, type ConfigFields } from '../contracts/index.ts';
+import { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, LOCAL_STACK_FIELDS, type ConfigField, type ConfigFields } from '../contracts/index.ts';
 import { describeAccepted, formatByteSize } from './config-toolkit.ts';
 
 /** One generated table: the fields it lists (in order), optionally only some keys of them. */
@@ -16,6 +16,7 @@ export const CONFIG_DOC_TABLES: Readonly<Record<string, Readonly<Record<string, 
   'docs/collector.md': { collector: { fields: [COLLECTOR_FIELDS, KAFKA_SECURITY_FIELDS] } },
   'docs/estimator.md': { estimator: { fields: [ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS] } },
   'docs/exporting.md': { 'estimator-export': { fields: [ESTIMATOR_FIELDS], keys: ESTIMATOR_EXPORT_FIELD_KEYS } },
+  'docs/stack.md': { 'local-stack': { fields: [LOCAL_STACK_FIELDS] } },
 });
 
 /**
