@@ -146,12 +146,16 @@ export class ConfigReader {
     this.#readTextFile = input.readTextFile ?? ((path) => readFileSync(path, 'utf8'));
   }
 
-  /** Every problem found so far, in the order found. */
+  /** Every problem found so far, in the order found (`reader.problems.map(formatConfigProblem)` for sentences). */
   get problems(): readonly ConfigProblem[] {
     return this.#problems;
   }
 
-  /** Adds a problem (a cross-field check of the config module). */
+  /**
+   * Adds a problem (a cross-field check of the config module).
+   *
+   * @example reader.report({ name: 'WARPWATCH_BATCH_MAX_BYTES', value: '2097152', why: 'must not exceed WARPWATCH_QUEUE_MAX_BYTES (1048576)' })
+   */
   report(problem: ConfigProblem): void {
     this.#problems.push(problem);
   }
@@ -167,18 +171,30 @@ export class ConfigReader {
     return values as FieldValues<G>;
   }
 
-  /** Whether the field's flag (under `key`) or variable is set (non-empty). */
+  /**
+   * Whether the field's flag (under `key`) or variable is set (non-blank); for a secret, also its `*_FILE` variable.
+   *
+   * @example new ConfigReader({ env: { WARPWATCH_KAFKA_SASL_MECHANISM: 'plain' } }).isSet('saslMechanism', KAFKA_SECURITY_FIELDS.saslMechanism) // true
+   */
   isSet(key: string, field: ConfigField): boolean {
     return this.#raw(key, field) !== undefined || (field.kind === 'secret' && this.#envValue(field.fileEnv) !== undefined);
   }
 
-  /** The name a problem of this field carries: its flag when given, else its variable. */
+  /**
+   * The name a problem of this field carries: its flag when given, else its variable.
+   *
+   * @example new ConfigReader({ env: {}, flags: { partitions: '3' } }).nameOf('partitions', COLLECTOR_FIELDS.partitions) // '--partitions'
+   */
   nameOf(key: string, field: ConfigField): string {
     const flag = this.#flags[key];
     return field.flag !== undefined && (typeof flag === 'boolean' || (typeof flag === 'string' && flag.trim() !== '')) ? field.flag : field.env;
   }
 
-  /** Reads one field (`key`: its flag's key in the flags object). */
+  /**
+   * Reads one field (`key`: its flag's key in the flags object); a bad value is reported and reads as the default.
+   *
+   * @example new ConfigReader({ env: { WARPWATCH_SPOOL_MAX_BYTES: '512MiB' } }).readField('spoolMaxBytes', COLLECTOR_FIELDS.spoolMaxBytes) // 536870912
+   */
   readField<F extends ConfigField>(key: string, field: F): FieldValue<F> {
     return this.#parse(key, field as ConfigField) as FieldValue<F>;
   }
