@@ -4,8 +4,8 @@ export { MEASUREMENTS, TAGS, LABEL_TAGS, STREAM_TAGS, FIELDS, ALERT_KINDS, PIPEL
 export type { MeasurementName, AlertKind } from './series.ts';
 export { ESTIMATOR_ERROR_CODES, EstimatorError, EstimatorConfigError } from './errors.ts';
 export type { EstimatorErrorCode } from './errors.ts';
-export { ESTIMATOR_DEFAULTS, loadEstimatorConfig } from './config.ts';
-export type { EstimatorConfig, EstimatorFlags, EstimatorKafkaSecurity, PredictionBasis } from './config.ts';
+export { loadEstimatorConfig, loadEstimatorKafkaConfig } from './config.ts';
+export type { EstimatorConfig, EstimatorConfigInput, EstimatorFlags, EstimatorKafkaSecurity, PredictionBasis } from './config.ts';
 export {
   DEFAULT_COUNT_HISTOGRAM_OPTIONS,
   addCount,

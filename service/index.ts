@@ -1,5 +1,7 @@
 // Plumbing both services (collector, estimator) share: the telemetry server, and (as it lands)
-// the InfluxDB writer, retry helper and config toolkit. Imports contracts/ only, plus Node and
+// the InfluxDB writer, retry helper, config toolkit (config-toolkit.ts: typed fields of
+// contracts/config-fields.ts read from env and flags, every problem reported together) and the
+// Kafka security slice. Imports contracts/ only, plus Node and
 // the external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
@@ -11,3 +13,10 @@ export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
 export { serviceResource } from './otel-resource.ts';
 export type { ServiceResourceOptions } from './otel-resource.ts';
+export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem } from './config-toolkit.ts';
+export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
+export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
+export type { ConfigTableSpec } from './config-docs.ts';
+export { kafkaClientSecurity, readKafkaSecurity } from './kafka-security.ts';
+export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
+export { Secret } from './secret.ts';
