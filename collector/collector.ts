@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Meter } from '@opentelemetry/api';
+import { influxHealthReasons } from '../service/index.ts';
 import { CollectorMetrics, accountingOf } from './collector-metrics.ts';
 import type { CollectorConfig } from './config.ts';
 import { CollectorError } from './errors.ts';
@@ -215,7 +216,8 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     },
     health() {
       const state = pipeline.state;
-      const reasons = degradedReasons(state, spool, config.spool.maxBytes);
+      const influx = deps.metricsWriter?.stats();
+      const reasons = [...degradedReasons(state, spool, config.spool.maxBytes), ...influxHealthReasons(influx)];
       return {
         status: stopping || state === 'closed' ? 'stopping' : reasons.length > 0 ? 'degraded' : 'ok',
         reasons,
@@ -227,7 +229,7 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
         connections: socket?.connectionCount ?? 0,
         ...metrics.totals(),
         accounting: accountingOf(metrics.totals(), spool.recordCount),
-        ...(deps.metricsWriter === undefined ? {} : { influx: deps.metricsWriter.stats() }),
+        ...(influx === undefined ? {} : { influx }),
       };
     },
     stop() {

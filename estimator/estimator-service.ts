@@ -1,13 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
+import { influxHealthReasons, type InfluxWriter, type InfluxWriterStats } from '../service/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createCheckpointProtocol } from './checkpoint-protocol.ts';
 import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
-import { createInfluxWriter, ensureInfluxDatabase, type InfluxWriter, type InfluxWriterStats } from './influx-writer.ts';
+import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './influx-writer.ts';
 import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
 import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
@@ -105,7 +106,7 @@ export function estimatorStatus(input: {
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
   if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };
-  const reasons = (input.influx?.failingWrites ?? 0) > 0 ? ['influx-write'] : [];
+  const reasons = influxHealthReasons(input.influx);
   return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
 }
 
@@ -169,7 +170,7 @@ export async function startEstimator(
   const telemetry = createEstimatorTelemetry(meter, tracer, () => ({
     streams: engine.liveStreams(),
     influxBuffered: influx?.stats().buffered ?? 0,
-    influxDropped: influx?.stats().linesDropped ?? 0,
+    influxDropped: influx?.stats().pointsDropped ?? 0,
   }));
 
   if (config.influx !== undefined) {
@@ -184,7 +185,7 @@ export async function startEstimator(
     }
     if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${config.influx.url}`);
     if (check === 'unreachable') log(`warpwatch estimate: InfluxDB at ${config.influx.url} does not answer yet; points wait in the buffer and are retried`);
-    influx = createInfluxWriter(config.influx, (error) => {
+    influx = createEstimatorInfluxWriter(config.influx, (error) => {
       telemetry.sinkError('influx');
       log(`warpwatch estimate: ${error.code}: ${error.message}`);
     });
@@ -447,8 +448,8 @@ export async function startEstimator(
       const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
       await Promise.race([checkpoint(), deadline]);
       await kafka.stop();
-      const left = influx === undefined ? 0 : await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2));
-      if (left > 0) log(`warpwatch estimate: ${left} lines could not be written to InfluxDB before shutdown`);
+      const left = influx === undefined ? 0 : (await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2))).dropped.closed;
+      if (left > 0) log(`warpwatch estimate: ${left} points could not be written to InfluxDB before shutdown`);
       await metricsServer?.close();
       await metricsExport?.shutdown();
     },
