@@ -190,289 +190,307 @@ export function createInfluxWriter(options: InfluxWriterOptions, hooks: InfluxWr
   if (!Number.isInteger(options.maxBufferPoints) || options.maxBufferPoints < 1) {
     throw new RangeError(`maxBufferPoints must be an integer ≥ 1, got ${options.maxBufferPoints}`);
   }
-  const where = `InfluxDB ${urlWithoutCredentials(options.url)} (bucket ${options.bucket})`;
-  // One WriteApi per concurrent request: each has its own buffer, flushed by us only. The retry
-  // budget is ours; the client neither retries, buffers nor logs on its own.
-  const idleApis: WriteApi[] = Array.from({ length: maxInFlight }, () =>
-    createInfluxWriteApi({ url: options.url, token: options.token, org: options.org, bucket: options.bucket, requestTimeoutMillis: options.requestTimeoutMillis, maxBatchLines: options.batchSize }),
-  );
-  const allApis = [...idleApis];
+  return new BufferedInfluxWriter(options, maxInFlight, hooks);
+}
 
-  // Queued lines in ascending sequence order (a retried batch is merged back in place).
-  const queue: string[] = [];
-  const queueSequences: number[] = [];
-  const inFlight = new Set<Batch>();
-  let inFlightLines = 0;
-  let nextSequence = 0;
-  let waiters: Waiter[] = [];
+/** The writer of {@link createInfluxWriter}: the buffer, the scheduling of requests, their outcome, and close. */
+class BufferedInfluxWriter implements InfluxWriter {
+  readonly #o: InfluxWriterOptions;
+  readonly #hooks: InfluxWriterHooks;
+  /** The target in messages, credentials left out. */
+  readonly #where: string;
+  /** One WriteApi per concurrent request: each has its own buffer, flushed by us only (the client neither retries, buffers nor logs). */
+  readonly #idleApis: WriteApi[];
+  readonly #allApis: readonly WriteApi[];
+  readonly #busyLingerMillis: number;
+
+  /** Queued lines in ascending sequence order (a retried batch is merged back in place). */
+  readonly #queue: string[] = [];
+  readonly #queueSequences: number[] = [];
+  readonly #inFlight = new Set<Batch>();
+  #inFlightLines = 0;
+  #nextSequence = 0;
+  #waiters: Waiter[] = [];
   /** Called whenever a request ends (close waits for the requests in flight through it). */
-  let onRequestEnd: (() => void) | undefined;
-  let pointsIn = 0;
-  let pointsWritten = 0;
-  const dropped: Record<InfluxDropReason, number> = { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 };
-  let batchesWritten = 0;
-  let writeErrors = 0;
-  let failingWrites = 0;
-  let nextAttemptMillis = 0;
-  /** No more scheduling (close called). */
-  let closed = false;
-  /** Close has given up: late answers of requests in flight are ignored (their points counted 'closed'). */
-  let finished = false;
-  let finalStats: Promise<InfluxWriterStats> | undefined;
+  #onRequestEnd: (() => void) | undefined;
+
+  #pointsIn = 0;
+  #pointsWritten = 0;
+  readonly #dropped: Record<InfluxDropReason, number> = { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 };
+  #batchesWritten = 0;
+  #writeErrors = 0;
+  #failingWrites = 0;
+  /** No request starts before this (ms since epoch; the backoff after a failure). */
+  #nextAttemptMillis = 0;
   /** When the oldest line now queued was queued (ms since epoch; meaningful while the queue is not empty). */
-  let queuedSinceMillis = 0;
-  const busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
-  let scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  #queuedSinceMillis = 0;
+  #scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
-  const drop = (reason: InfluxDropReason, count: number): void => {
+  /** No more scheduling (close called). */
+  #closed = false;
+  /** Close has given up: late answers of requests in flight are ignored (their points counted 'closed'). */
+  #finished = false;
+  #finalStats: Promise<InfluxWriterStats> | undefined;
+
+  constructor(options: InfluxWriterOptions, maxInFlight: number, hooks: InfluxWriterHooks) {
+    this.#o = options;
+    this.#hooks = hooks;
+    this.#where = `InfluxDB ${urlWithoutCredentials(options.url)} (bucket ${options.bucket})`;
+    this.#idleApis = Array.from({ length: maxInFlight }, () =>
+      createInfluxWriteApi({ url: options.url, token: options.token, org: options.org, bucket: options.bucket, requestTimeoutMillis: options.requestTimeoutMillis, maxBatchLines: options.batchSize }),
+    );
+    this.#allApis = [...this.#idleApis];
+    this.#busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
+  }
+
+  write(points: readonly InfluxPoint[]): void {
+    this.#pointsIn += points.length;
+    if (this.#closed) {
+      this.#drop('closed', points.length);
+      return;
+    }
+    const lines: string[] = [];
+    for (const point of points) {
+      const line = lineOf(point);
+      if (line === undefined) this.#drop('no-fields', 1);
+      else lines.push(line);
+    }
+    if (lines.length === 0) return;
+    if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
+    for (const line of lines) {
+      this.#queue.push(line);
+      this.#queueSequences.push(this.#nextSequence);
+      this.#nextSequence += 1;
+    }
+    this.#enforceBound();
+    this.#settleWaiters();
+    if (this.#queue.length >= this.#o.batchSize && this.#idleApis.length > 0 && Date.now() >= this.#nextAttemptMillis) {
+      this.#cancelSchedule();
+      this.#pump(false);
+    } else this.#schedule();
+  }
+
+  flush(): Promise<void> {
+    if (Date.now() < this.#nextAttemptMillis && this.#queue.length > 0) {
+      const message = `${this.#where} is backing off after a failed write; ${this.#buffered()} points buffered`;
+      return Promise.reject(new InfluxWriteFailure(message, { points: 0, status: undefined, retriable: true, failingWrites: this.#failingWrites }));
+    }
+    return this.#waitForAll(true);
+  }
+
+  stats(): InfluxWriterStats {
+    return {
+      pointsIn: this.#pointsIn,
+      pointsWritten: this.#pointsWritten,
+      pointsDropped: INFLUX_DROP_REASONS.reduce((sum, reason) => sum + this.#dropped[reason], 0),
+      dropped: { ...this.#dropped },
+      buffered: this.#buffered(),
+      batchesWritten: this.#batchesWritten,
+      batchesInFlight: this.#inFlight.size,
+      writeErrors: this.#writeErrors,
+      failingWrites: this.#failingWrites,
+    };
+  }
+
+  close(timeoutMillis: number): Promise<InfluxWriterStats> {
+    this.#finalStats ??= this.#closeOnce(timeoutMillis);
+    return this.#finalStats;
+  }
+
+  #buffered(): number {
+    return this.#queue.length + this.#inFlightLines;
+  }
+
+  #drop(reason: InfluxDropReason, count: number): void {
     if (count <= 0) return;
-    dropped[reason] += count;
-    hooks.onDrop?.(reason, count);
-  };
-
-  const stats = (): InfluxWriterStats => ({
-    pointsIn,
-    pointsWritten,
-    pointsDropped: INFLUX_DROP_REASONS.reduce((sum, reason) => sum + dropped[reason], 0),
-    dropped: { ...dropped },
-    buffered: queue.length + inFlightLines,
-    batchesWritten,
-    batchesInFlight: inFlight.size,
-    writeErrors,
-    failingWrites,
-  });
+    this.#dropped[reason] += count;
+    this.#hooks.onDrop?.(reason, count);
+  }
 
   /** Smallest sequence not yet settled (written or dropped); nextSequence when none. */
-  const lowestOutstanding = (): number => {
-    let lowest = queueSequences[0] ?? nextSequence;
-    for (const batch of inFlight) lowest = Math.min(lowest, batch.sequences[0]!);
+  #lowestOutstanding(): number {
+    let lowest = this.#queueSequences[0] ?? this.#nextSequence;
+    for (const batch of this.#inFlight) lowest = Math.min(lowest, batch.sequences[0]!);
     return lowest;
-  };
+  }
 
-  const settleWaiters = (): void => {
-    if (waiters.length === 0) return;
-    const lowest = lowestOutstanding();
+  #settleWaiters(): void {
+    if (this.#waiters.length === 0) return;
+    const lowest = this.#lowestOutstanding();
     const still: Waiter[] = [];
-    for (const waiter of waiters) {
+    for (const waiter of this.#waiters) {
       if (waiter.target <= lowest) waiter.resolve();
       else still.push(waiter);
     }
-    waiters = still;
-  };
+    this.#waiters = still;
+  }
 
-  const rejectWaiters = (failure: InfluxWriteFailure): void => {
-    const rejected = waiters;
-    waiters = [];
+  #rejectWaiters(failure: InfluxWriteFailure): void {
+    const rejected = this.#waiters;
+    this.#waiters = [];
     for (const waiter of rejected) waiter.reject(failure);
-  };
+  }
 
-  const enforceBound = (): void => {
-    const excess = queue.length + inFlightLines - options.maxBufferPoints;
+  /** Drops the oldest queued lines beyond the bound (lines in flight are never dropped; the buffer may exceed its bound by those meanwhile). */
+  #enforceBound(): void {
+    const excess = this.#buffered() - this.#o.maxBufferPoints;
     if (excess <= 0) return;
-    // Drop the oldest queued lines (lines in flight are never dropped; the buffer may exceed its bound by those meanwhile).
-    const count = Math.min(excess, queue.length);
-    queue.splice(0, count);
-    queueSequences.splice(0, count);
-    drop('overflow', count);
-  };
+    const count = Math.min(excess, this.#queue.length);
+    this.#queue.splice(0, count);
+    this.#queueSequences.splice(0, count);
+    this.#drop('overflow', count);
+  }
 
-  const cancelSchedule = (): void => {
-    if (scheduled === undefined) return;
-    clearTimeout(scheduled as NodeJS.Timeout);
-    clearImmediate(scheduled as NodeJS.Immediate);
-    scheduled = undefined;
-  };
+  #cancelSchedule(): void {
+    if (this.#scheduled === undefined) return;
+    clearTimeout(this.#scheduled as NodeJS.Timeout);
+    clearImmediate(this.#scheduled as NodeJS.Immediate);
+    this.#scheduled = undefined;
+  }
 
   /** Milliseconds until queued lines may start a request (0 = now), ignoring free slots. */
-  const delayUntilSend = (now: number): number => {
-    if (now < nextAttemptMillis) return nextAttemptMillis - now;
-    if (queue.length >= options.batchSize) return 0;
-    const linger = inFlight.size === 0 ? options.flushIntervalMillis : busyLingerMillis;
-    return Math.max(0, queuedSinceMillis + linger - now);
-  };
+  #delayUntilSend(now: number): number {
+    if (now < this.#nextAttemptMillis) return this.#nextAttemptMillis - now;
+    if (this.#queue.length >= this.#o.batchSize) return 0;
+    const linger = this.#inFlight.size === 0 ? this.#o.flushIntervalMillis : this.#busyLingerMillis;
+    return Math.max(0, this.#queuedSinceMillis + linger - now);
+  }
 
   /** Arranges the next send: now-ish, after the linger time, or when the backoff ends. */
-  const schedule = (): void => {
-    if (closed || scheduled !== undefined || queue.length === 0 || idleApis.length === 0) return;
-    const delay = delayUntilSend(Date.now());
+  #schedule(): void {
+    if (this.#closed || this.#scheduled !== undefined || this.#queue.length === 0 || this.#idleApis.length === 0) return;
+    const delay = this.#delayUntilSend(Date.now());
+    const fire = (): void => {
+      this.#scheduled = undefined;
+      this.#pump(false);
+    };
     if (delay <= 0) {
-      scheduled = setImmediate(() => {
-        scheduled = undefined;
-        pump(false);
-      });
+      this.#scheduled = setImmediate(fire);
     } else {
-      const timer = setTimeout(() => {
-        scheduled = undefined;
-        pump(false);
-      }, delay);
+      const timer = setTimeout(fire, delay);
       timer.unref();
-      scheduled = timer;
+      this.#scheduled = timer;
     }
-  };
+  }
 
-  /** Books a successful request. */
-  const succeeded = (batch: Batch): void => {
-    pointsWritten += batch.lines.length;
-    batchesWritten += 1;
-    const failedBefore = failingWrites;
-    failingWrites = 0;
-    nextAttemptMillis = 0;
-    if (failedBefore > 0) hooks.onRecovered?.(failedBefore);
-  };
-
-  /** Books a failed request: back into the buffer (retriable) or dropped; returns the failure to report. */
-  const failed = (batch: Batch, error: unknown): InfluxWriteFailure => {
-    writeErrors += 1;
-    failingWrites += 1;
-    const status = error instanceof HttpError ? error.statusCode : undefined;
-    const retriable = status === undefined || status === 408 || status === 429 || status >= 500;
-    if (retriable) {
-      // Back into the buffer, in sequence order, for the next attempt.
-      if (queue.length === 0) queuedSinceMillis = Date.now();
-      const at = lowerBound(queueSequences, batch.sequences[0]!);
-      queue.splice(at, 0, ...batch.lines);
-      queueSequences.splice(at, 0, ...batch.sequences);
-      nextAttemptMillis = Date.now() + backoffDelayMillis(failingWrites, options.retry);
-    } else {
-      drop('rejected', batch.lines.length);
+  /** Starts batches while there are lines and free request slots (`force`: now, even while backing off). */
+  #pump(force: boolean): void {
+    while (this.#queue.length > 0 && this.#idleApis.length > 0) {
+      if (!force && this.#delayUntilSend(Date.now()) > 0) break;
+      const count = Math.min(this.#o.batchSize, this.#queue.length);
+      const batch: Batch = { lines: this.#queue.splice(0, count), sequences: this.#queueSequences.splice(0, count) };
+      const api = this.#idleApis.pop()!;
+      this.#inFlight.add(batch);
+      this.#inFlightLines += count;
+      void this.#send(api, batch);
     }
-    const outcome = retriable ? `; retrying in up to ${Math.round(options.retry.maxMillis * (1 + (options.retry.jitter ?? 0) / 2))} ms, ${queue.length + inFlightLines - batch.lines.length} points buffered` : '; batch dropped (InfluxDB refused it)';
-    return new InfluxWriteFailure(
-      `writing ${batch.lines.length} points to ${where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}`,
-      { points: batch.lines.length, status, retriable, failingWrites, cause: error },
-    );
-  };
+    this.#schedule();
+  }
 
-  const send = async (api: WriteApi, batch: Batch): Promise<void> => {
+  /** One request: books its outcome, then lets what waited for the slot go. */
+  async #send(api: WriteApi, batch: Batch): Promise<void> {
     let failure: InfluxWriteFailure | undefined;
     try {
       api.writeRecords(batch.lines);
       await api.flush();
-      if (!finished) succeeded(batch);
+      if (!this.#finished) this.#succeeded(batch);
     } catch (error) {
-      if (!finished) failure = failed(batch, error);
-    } finally {
-      if (!finished) {
-        inFlight.delete(batch);
-        inFlightLines -= batch.lines.length;
-        idleApis.push(api);
-      }
+      if (!this.#finished) failure = this.#failed(batch, error);
     }
-    if (finished) return;
+    if (this.#finished) return;
+    this.#inFlight.delete(batch);
+    this.#inFlightLines -= batch.lines.length;
+    this.#idleApis.push(api);
     if (failure !== undefined) {
-      enforceBound();
-      rejectWaiters(failure);
-      hooks.onError?.(failure);
+      this.#enforceBound();
+      this.#rejectWaiters(failure);
+      this.#hooks.onError?.(failure);
     }
-    settleWaiters();
-    onRequestEnd?.();
+    this.#settleWaiters();
+    this.#onRequestEnd?.();
     // A slot is free: what waited for it goes now (a flush or close in progress sends on regardless of linger).
-    cancelSchedule();
-    if (!closed || waiters.length > 0) pump(waiters.length > 0);
-  };
+    this.#cancelSchedule();
+    if (!this.#closed || this.#waiters.length > 0) this.#pump(this.#waiters.length > 0);
+  }
 
-  /** Starts batches while there are lines and free request slots (`force`: now, even while backing off). */
-  function pump(force: boolean): void {
-    while (queue.length > 0 && idleApis.length > 0) {
-      if (!force && delayUntilSend(Date.now()) > 0) break;
-      const count = Math.min(options.batchSize, queue.length);
-      const batch: Batch = { lines: queue.splice(0, count), sequences: queueSequences.splice(0, count) };
-      const api = idleApis.pop()!;
-      inFlight.add(batch);
-      inFlightLines += count;
-      void send(api, batch);
+  /** Books a successful request. */
+  #succeeded(batch: Batch): void {
+    this.#pointsWritten += batch.lines.length;
+    this.#batchesWritten += 1;
+    const failedBefore = this.#failingWrites;
+    this.#failingWrites = 0;
+    this.#nextAttemptMillis = 0;
+    if (failedBefore > 0) this.#hooks.onRecovered?.(failedBefore);
+  }
+
+  /** Books a failed request (still counted in flight): back into the buffer when retriable, else dropped; returns the failure to report. */
+  #failed(batch: Batch, error: unknown): InfluxWriteFailure {
+    this.#writeErrors += 1;
+    this.#failingWrites += 1;
+    const status = error instanceof HttpError ? error.statusCode : undefined;
+    const retriable = status === undefined || status === 408 || status === 429 || status >= 500;
+    if (retriable) {
+      // Back into the buffer, in sequence order, for the next attempt.
+      if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
+      const at = lowerBound(this.#queueSequences, batch.sequences[0]!);
+      this.#queue.splice(at, 0, ...batch.lines);
+      this.#queueSequences.splice(at, 0, ...batch.sequences);
+      this.#nextAttemptMillis = Date.now() + backoffDelayMillis(this.#failingWrites, this.#o.retry);
+    } else {
+      this.#drop('rejected', batch.lines.length);
     }
-    schedule();
+    const retry = this.#o.retry;
+    const outcome = retriable
+      ? `; retrying in up to ${Math.round(retry.maxMillis * (1 + (retry.jitter ?? 0) / 2))} ms, ${this.#buffered() - batch.lines.length} points buffered`
+      : '; batch dropped (InfluxDB refused it)';
+    return new InfluxWriteFailure(
+      `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}`,
+      { points: batch.lines.length, status, retriable, failingWrites: this.#failingWrites, cause: error },
+    );
   }
 
   /** Resolves once every point queued so far is settled; rejects at the next failed request. */
-  const waitForAll = (force: boolean): Promise<void> => {
-    const target = nextSequence;
-    if (lowestOutstanding() >= target) return Promise.resolve();
-    const settled = new Promise<void>((resolve, reject) => waiters.push({ target, resolve, reject }));
-    pump(force);
+  #waitForAll(force: boolean): Promise<void> {
+    const target = this.#nextSequence;
+    if (this.#lowestOutstanding() >= target) return Promise.resolve();
+    const settled = new Promise<void>((resolve, reject) => this.#waiters.push({ target, resolve, reject }));
+    this.#pump(force);
     return settled;
-  };
+  }
 
   /** Resolves once no request is in flight. */
-  const requestsEnded = (): Promise<void> =>
-    new Promise<void>((resolve) => {
+  #requestsEnded(): Promise<void> {
+    return new Promise<void>((resolve) => {
       const check = (): void => {
-        if (inFlight.size > 0) return;
-        onRequestEnd = undefined;
+        if (this.#inFlight.size > 0) return;
+        this.#onRequestEnd = undefined;
         resolve();
       };
-      onRequestEnd = check;
+      this.#onRequestEnd = check;
       check();
     });
+  }
 
-  const closeOnce = async (timeoutMillis: number): Promise<InfluxWriterStats> => {
-    closed = true;
-    cancelSchedule();
+  async #closeOnce(timeoutMillis: number): Promise<InfluxWriterStats> {
+    this.#closed = true;
+    this.#cancelSchedule();
     let timeout: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
       timeout = setTimeout(resolve, Math.max(0, timeoutMillis));
     });
     // Everything buffered gets one forced attempt; after a failure, requests already in flight may still succeed.
-    await Promise.race([waitForAll(true).catch(() => requestsEnded()), timedOut]);
+    await Promise.race([this.#waitForAll(true).catch(() => this.#requestsEnded()), timedOut]);
     if (timeout !== undefined) clearTimeout(timeout);
-    finished = true;
-    onRequestEnd = undefined;
-    drop('closed', queue.length + inFlightLines);
-    queue.length = 0;
-    queueSequences.length = 0;
-    inFlight.clear();
-    inFlightLines = 0;
-    for (const api of allApis) api.dispose();
-    return stats();
-  };
-
-  return {
-    write(points) {
-      pointsIn += points.length;
-      if (closed) {
-        drop('closed', points.length);
-        return;
-      }
-      const lines: string[] = [];
-      for (const point of points) {
-        const line = lineOf(point);
-        if (line === undefined) drop('no-fields', 1);
-        else lines.push(line);
-      }
-      if (lines.length === 0) return;
-      if (queue.length === 0) queuedSinceMillis = Date.now();
-      for (const line of lines) {
-        queue.push(line);
-        queueSequences.push(nextSequence);
-        nextSequence += 1;
-      }
-      enforceBound();
-      settleWaiters();
-      if (queue.length >= options.batchSize && idleApis.length > 0 && Date.now() >= nextAttemptMillis) {
-        cancelSchedule();
-        pump(false);
-      } else schedule();
-    },
-    flush() {
-      if (Date.now() < nextAttemptMillis && queue.length > 0) {
-        return Promise.reject(
-          new InfluxWriteFailure(`${where} is backing off after a failed write; ${queue.length + inFlightLines} points buffered`, {
-            points: 0,
-            status: undefined,
-            retriable: true,
-            failingWrites,
-          }),
-        );
-      }
-      return waitForAll(true);
-    },
-    stats,
-    close(timeoutMillis) {
-      finalStats ??= closeOnce(timeoutMillis);
-      return finalStats;
-    },
-  };
+    this.#finished = true;
+    this.#onRequestEnd = undefined;
+    this.#drop('closed', this.#buffered());
+    this.#queue.length = 0;
+    this.#queueSequences.length = 0;
+    this.#inFlight.clear();
+    this.#inFlightLines = 0;
+    for (const api of this.#allApis) api.dispose();
+    return this.stats();
+  }
 }
 
 /** The point's line, its non-finite numeric fields left out; undefined when no field is left. */
