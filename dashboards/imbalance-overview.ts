@@ -91,13 +91,13 @@ const byStream = { refId: 'A', alias: STREAM_ALIAS } as const;
 /** The target of a table. */
 const table = { refId: 'A', resultFormat: 'table' } as const;
 
-/** The dashboard's panels, top to bottom: losses, distributions, alerts, sampled groups. */
+/** The dashboard's panels, top to bottom: losses, prediction details, distributions, alerts, sampled groups. */
 function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
   const context: PanelQueryContext = { catalog, document: IMBALANCE_OVERVIEW_UID };
-  return [...lossPanels(context), ...distributionPanels(context), ...alertPanels(context), ...sampledGroupPanels(context)];
+  return [...lossPanels(context), ...predictionDetailPanels(context), ...distributionPanels(context), ...alertPanels(context), ...sampledGroupPanels(context)];
 }
 
-/** Loss panels: predicted vs counts vs measured, their relative errors, workload loss, per-group loss quantiles, sample size. */
+/** Loss panels: predicted vs counts vs measured, their relative errors, workload loss. */
 function lossPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
   const w = FIELDS.window;
   const loss = influxTimeseriesPanel(context, {
@@ -158,6 +158,12 @@ function lossPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] 
     .span(12)
     .height(8);
 
+  return [loss, relativeErrors, workloadLoss];
+}
+
+/** Prediction details: per-group loss quantiles and the sample size per interval. */
+function predictionDetailPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
+  const w = FIELDS.window;
   const lossQuantiles = influxTimeseriesPanel(context, {
     id: IMBALANCE_PANEL_IDS.lossQuantiles,
     title: 'Per-group loss quantiles (predicted)',
@@ -190,7 +196,7 @@ function lossPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] 
     .unit('short')
     .span(12)
     .height(8);
-  return [loss, relativeErrors, workloadLoss, lossQuantiles, sampleSize];
+  return [lossQuantiles, sampleSize];
 }
 
 /** Distribution panels: the current distribution of iteration counts, its course over time, predicted loss vs group size, the best parametric fit. */
