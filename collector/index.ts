@@ -27,8 +27,8 @@ export type { HealthReport, HealthServer, HealthServerOptions } from './health-s
 export { createKafkaProducer } from './kafka-producer.ts';
 export type { KafkaProducerAdapter } from './kafka-producer.ts';
 export { collectorPipelinePoint, startPipelineReporter } from './pipeline-reporter.ts';
-export type { MetricsPoint, MetricsPointWriter, MetricsWriterStats, PipelineReporter, PipelineReporterOptions } from './pipeline-reporter.ts';
-export { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
+export type { MetricsPoint, MetricsPointWriter, PipelineReporter, PipelineReporterOptions } from './pipeline-reporter.ts';
+export { COLLECTOR_INFLUX_RETRY, createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 export type { InfluxMetricsWriterOptions } from './influx-metrics-writer.ts';
 export { degradedReasons, startCollector } from './collector.ts';
 export type { CollectorDependencies, RunningCollector } from './collector.ts';

@@ -123,6 +123,83 @@ function millisToHrTime(millis: number): HrTime {
 
 const finite = (value: number | undefined): number | undefined => (value !== undefined && Number.isFinite(value) ? value : undefined);
 
+/** A new row of the export table for a stream first seen at `at` (ms since epoch): no values yet, counters 0. */
+function emptyRow(identity: StreamIdentity, at: number, labels: readonly string[]): StreamRow {
+  return {
+    attributes: streamAttributes(identity, labels),
+    startTime: millisToHrTime(at),
+    updatedMillis: at,
+    lossPredicted: undefined,
+    lossCounts: undefined,
+    lossMeasured: undefined,
+    lossBlock: undefined,
+    lossLocality: undefined,
+    idlePredicted: undefined,
+    idleMeasured: undefined,
+    windows: 0,
+    groups: 0,
+    alerts: new Map(),
+  };
+}
+
+/**
+ * The export table as OTel metric data at `endTime`: per stream the latest window's losses and
+ * lane-idle shares (gauges; undefined values left out), windows, groups and alerts by kind
+ * (cumulative counters since the row was created); the table size and its evictions by reason.
+ */
+function resultMetricData(
+  list: readonly StreamRow[],
+  tableSize: number,
+  evicted: Readonly<Record<EvictionReason, number>>,
+  evictedStart: HrTime,
+  endTime: HrTime,
+): MetricData[] {
+  const gauge = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number | undefined; startTime: HrTime }[]): MetricData => ({
+    descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.GAUGE,
+    dataPoints: points.flatMap((p) => (p.value === undefined ? [] : [{ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value }])),
+  });
+  const counter = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number; startTime: HrTime }[]): MetricData => ({
+    descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.SUM,
+    isMonotonic: true,
+    dataPoints: points.map((p) => ({ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value })),
+  });
+  return [
+    gauge(RESULT_METRICS.lossPredicted, 'Predicted lockstep loss E[X_W(n)] of the latest window (C_SIMT/C_MIMD, ≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossPredicted, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossCounts, 'Mean per-group loss from the iteration counts of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossCounts, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossMeasured, 'Mean per-group measured loss C_SIMT/C_MIMD from clocks of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossMeasured, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossBlock, 'Block-level loss of the latest window from block runs: lane time a block holds until its slowest warp ends over lane work (≥ 1; docs/model.md §11a)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossBlock, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossLocality, 'Locality-aware predicted loss of the latest window with sampled groups: the kernel\'s own layout (sampled groups as contiguous runs, ≥ 1; docs/model.md §11)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossLocality, startTime: r.startTime }))),
+    gauge(
+      RESULT_METRICS.laneIdle,
+      'Share of lane-time idle in lockstep in the latest window, 1 − 1/workload loss (0..1); basis measured (clocks) or predicted (model)',
+      '1',
+      list.flatMap((r) => [
+        { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'measured' }, value: r.idleMeasured, startTime: r.startTime },
+        { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'predicted' }, value: r.idlePredicted, startTime: r.startTime },
+      ]),
+    ),
+    counter(RESULT_METRICS.windows, 'Windows closed and computed for the stream', '{window}', list.map((r) => ({ attributes: r.attributes, value: r.windows, startTime: r.startTime }))),
+    counter(RESULT_METRICS.groups, 'Groups (warps/tiles) in the stream’s closed windows', '{group}', list.map((r) => ({ attributes: r.attributes, value: r.groups, startTime: r.startTime }))),
+    counter(
+      RESULT_METRICS.alerts,
+      'Alerts raised for the stream, by kind',
+      '{alert}',
+      list.flatMap((r) => [...r.alerts].map(([kind, value]) => ({ attributes: { ...r.attributes, [STREAM_ATTRIBUTES.kind]: kind }, value, startTime: r.startTime }))),
+    ),
+    gauge(RESULT_METRICS.exportedStreams, 'Streams in the export table', '{stream}', [{ attributes: {}, value: tableSize, startTime: evictedStart }]),
+    counter(
+      RESULT_METRICS.evictedStreams,
+      'Streams removed from the export table: cap (table full, least recently updated) or idle (no window for the TTL)',
+      '{stream}',
+      (['cap', 'idle'] as const).map((reason) => ({ attributes: { [STREAM_ATTRIBUTES.reason]: reason }, value: evicted[reason], startTime: evictedStart })),
+    ),
+  ];
+}
+
 /**
  * Creates the export table and its producer.
  *
@@ -158,21 +235,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       rows.delete(oldest);
       evicted.cap += 1;
     }
-    const row: StreamRow = {
-      attributes: streamAttributes(identity, labels),
-      startTime: millisToHrTime(at),
-      updatedMillis: at,
-      lossPredicted: undefined,
-      lossCounts: undefined,
-      lossMeasured: undefined,
-      lossBlock: undefined,
-      lossLocality: undefined,
-      idlePredicted: undefined,
-      idleMeasured: undefined,
-      windows: 0,
-      groups: 0,
-      alerts: new Map(),
-    };
+    const row = emptyRow(identity, at, labels);
     rows.set(key, row);
     return row;
   };
@@ -188,52 +251,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
   const collect = (): Promise<CollectionResult> => {
     const at = now();
     evictIdle(at);
-    const endTime = millisToHrTime(at);
-    const gauge = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number | undefined; startTime: HrTime }[]): MetricData => ({
-      descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
-      aggregationTemporality: AggregationTemporality.CUMULATIVE,
-      dataPointType: DataPointType.GAUGE,
-      dataPoints: points.flatMap((p) => (p.value === undefined ? [] : [{ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value }])),
-    });
-    const counter = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number; startTime: HrTime }[]): MetricData => ({
-      descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
-      aggregationTemporality: AggregationTemporality.CUMULATIVE,
-      dataPointType: DataPointType.SUM,
-      isMonotonic: true,
-      dataPoints: points.map((p) => ({ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value })),
-    });
-    const list = [...rows.values()];
-    const metrics: MetricData[] = [
-      gauge(RESULT_METRICS.lossPredicted, 'Predicted lockstep loss E[X_W(n)] of the latest window (C_SIMT/C_MIMD, ≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossPredicted, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossCounts, 'Mean per-group loss from the iteration counts of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossCounts, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossMeasured, 'Mean per-group measured loss C_SIMT/C_MIMD from clocks of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossMeasured, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossBlock, 'Block-level loss of the latest window from block runs: lane time a block holds until its slowest warp ends over lane work (≥ 1; docs/model.md §11a)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossBlock, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossLocality, 'Locality-aware predicted loss of the latest window with sampled groups: the kernel\'s own layout (sampled groups as contiguous runs, ≥ 1; docs/model.md §11)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossLocality, startTime: r.startTime }))),
-      gauge(
-        RESULT_METRICS.laneIdle,
-        'Share of lane-time idle in lockstep in the latest window, 1 − 1/workload loss (0..1); basis measured (clocks) or predicted (model)',
-        '1',
-        list.flatMap((r) => [
-          { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'measured' }, value: r.idleMeasured, startTime: r.startTime },
-          { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'predicted' }, value: r.idlePredicted, startTime: r.startTime },
-        ]),
-      ),
-      counter(RESULT_METRICS.windows, 'Windows closed and computed for the stream', '{window}', list.map((r) => ({ attributes: r.attributes, value: r.windows, startTime: r.startTime }))),
-      counter(RESULT_METRICS.groups, 'Groups (warps/tiles) in the stream’s closed windows', '{group}', list.map((r) => ({ attributes: r.attributes, value: r.groups, startTime: r.startTime }))),
-      counter(
-        RESULT_METRICS.alerts,
-        'Alerts raised for the stream, by kind',
-        '{alert}',
-        list.flatMap((r) => [...r.alerts].map(([kind, value]) => ({ attributes: { ...r.attributes, [STREAM_ATTRIBUTES.kind]: kind }, value, startTime: r.startTime }))),
-      ),
-      gauge(RESULT_METRICS.exportedStreams, 'Streams in the export table', '{stream}', [{ attributes: {}, value: rows.size, startTime: evictedStart }]),
-      counter(
-        RESULT_METRICS.evictedStreams,
-        'Streams removed from the export table: cap (table full, least recently updated) or idle (no window for the TTL)',
-        '{stream}',
-        (['cap', 'idle'] as const).map((reason) => ({ attributes: { [STREAM_ATTRIBUTES.reason]: reason }, value: evicted[reason], startTime: evictedStart })),
-      ),
-    ];
+    const metrics = resultMetricData([...rows.values()], rows.size, evicted, evictedStart, millisToHrTime(at));
     return Promise.resolve({
       // Readers replace the producer's resource with the SDK's own (service.name, ...).
       resourceMetrics: { resource: emptyResource(), scopeMetrics: [{ scope: { name: 'warpwatch-estimator.results' }, metrics }] },
