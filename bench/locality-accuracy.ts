@@ -6,9 +6,12 @@
  * convergence varies smoothly in space) and banded (a CSR row loop with banded row lengths):
  * limit 5 %; and for matpow (independent lanes) against the independent-lanes model: limit 1 %.
  * CPU backend: CPU SIMD lanes, not a GPU. Every run uses the workload's default size and
- * seed 1, so the runs at every n hold the same units (the same image, field or matrix).
+ * seed 1, so for escape, relax and banded the runs at every n hold the same units (the same
+ * image, field or matrix); matpow draws its counts. The n = 32 run is sampled three ways
+ * (`trainings` below): rate 0.4 in one launch and the default rate 1/64 pooled over 8
+ * launches are held to the limits; 1/64 in one launch is recorded to show the sampling error.
  *
- *   npx tsx bench/locality-accuracy.ts            # prints one line per case; exit 1 when a case misses
+ *   npx tsx bench/locality-accuracy.ts            # prints one line per case; exit 1 when a held case misses
  *
  * Not a timing benchmark: it writes bench/results/locality-accuracy.json with machine info.
  */
@@ -44,42 +47,65 @@ const variants: { name: string; workload: Workload; args: string[]; limit: numbe
   { name: 'banded plain', workload: 'banded', args: [], limit: 0.05, against: 'measured' },
   { name: 'matpow pois(30)', workload: 'matpow', args: ['--dist', 'pois(30)', '--groups', '4096'], limit: 0.01, against: 'independent' },
 ];
+// How the n = 32 run is sampled. Held: the case counts towards the exit code. The one-launch
+// run at the probe's default rate (1/64: about 128 runs) is recorded to show the sampling
+// error, not held: its interval is wider than ±5 % for escape at n′ = 16, so a miss there
+// would be chance, not the method (the hash draws a new subset per launch id, so runs differ).
+const trainings: { label: string; rate: string; launches: number; held: boolean }[] = [
+  { label: 'rate 0.4, 1 launch', rate: '0.4', launches: 1, held: true },
+  { label: 'rate 1/64, 8 launches pooled', rate: '0.015625', launches: 8, held: true },
+  { label: 'rate 1/64, 1 launch', rate: '0.015625', launches: 1, held: false },
+];
 for (const v of variants) {
-  // n = 32 with 40 % of the groups sampled by hash (below the 4,096-sample capacity of a launch).
-  const trained = await framesOf(v.workload, [...v.args, '--n', '32', '--sample-rate', '0.4', '--selection', 'hash'], `${v.name}-32`);
-  const runs = trained.filter((f): f is GroupSamplesFrame => f.type === 'group-samples').flatMap((f) => f.groups.map((g) => g.laneCounts));
-  const prediction = localityLoss(runs, [4, 8, 16]);
-  for (const row of prediction.rows) {
-    const measured = countsLoss(await framesOf(v.workload, [...v.args, '--n', String(row.groupSize)], `${v.name}-${row.groupSize}`));
-    const reference = v.against === 'measured' ? measured : row.lossIndependent;
-    const error = row.lossContiguous.value / reference - 1;
-    const pass = Math.abs(error) <= v.limit;
-    if (!pass) failed += 1;
-    // Does the interval (runs as the independent units) hold the measured value? And how far off
-    // would the independent-lanes model of §2 be: the error this prediction removes.
-    const intervalHoldsMeasured = row.lossContiguous.low <= measured && measured <= row.lossContiguous.high;
-    const independentError = row.lossIndependent / measured - 1;
-    cases.push({
-      case: v.name,
-      n: row.groupSize,
-      runs: runs.length,
-      predicted: row.lossContiguous.value,
-      low: row.lossContiguous.low,
-      high: row.lossContiguous.high,
-      independent: row.lossIndependent,
-      measuredCounts: measured,
-      reference: v.against,
-      error,
-      limit: v.limit,
-      pass,
-      intervalHoldsMeasured,
-      independentError,
-    });
-    process.stdout.write(
-      `${pass ? 'PASS' : 'FAIL'}  ${v.name} n'=${row.groupSize}: predicted ${row.lossContiguous.value.toFixed(4)} [${row.lossContiguous.low.toFixed(4)}, ${row.lossContiguous.high.toFixed(4)}] from ${runs.length} runs at n=32; ` +
-        `independent-lanes ${row.lossIndependent.toFixed(4)}; loss_counts measured at n=${row.groupSize} ${measured.toFixed(4)}${intervalHoldsMeasured ? ' (in the interval)' : ' (outside the interval)'}; ` +
-        `error vs ${v.against} ${(100 * error).toFixed(2)} % (limit ${100 * v.limit} %)\n`,
-    );
+  // The runs measured at n′ (loss_counts over all their groups), shared by every training.
+  const measuredAt = new Map<number, number>();
+  for (const n of [4, 8, 16]) measuredAt.set(n, countsLoss(await framesOf(v.workload, [...v.args, '--n', String(n)], `${v.name}-${n}`)));
+  for (const t of trainings) {
+    // n = 32, groups sampled by hash; a launch's samples stay below the 4,096-slot capacity
+    // (rate 0.4 on 8,192 groups is thinned to 1 in 3 by fitSamplingStride, still by hash).
+    const trained = await framesOf(v.workload, [...v.args, '--n', '32', '--sample-rate', t.rate, '--launches', String(t.launches), '--selection', 'hash'], `${v.name}-32`);
+    const runs = trained.filter((f): f is GroupSamplesFrame => f.type === 'group-samples').flatMap((f) => f.groups.map((g) => g.laneCounts));
+    const prediction = localityLoss(runs, [4, 8, 16]);
+    for (const row of prediction.rows) {
+      const measured = measuredAt.get(row.groupSize) ?? Number.NaN;
+      const reference = v.against === 'measured' ? measured : row.lossIndependent;
+      const error = row.lossContiguous.value / reference - 1;
+      const pass = Math.abs(error) <= v.limit;
+      if (!pass && t.held) failed += 1;
+      // Does the interval (runs as the independent units) hold the measured value? How many runs
+      // would bring its half-width to the limit (half-width ∝ 1/√runs)? And how far off would the
+      // independent-lanes model of §2 be: the error this prediction removes.
+      const intervalHoldsMeasured = row.lossContiguous.low <= measured && measured <= row.lossContiguous.high;
+      const halfWidth = (row.lossContiguous.high - row.lossContiguous.low) / 2 / row.lossContiguous.value;
+      const runsForLimit = Math.ceil(runs.length * (halfWidth / v.limit) ** 2);
+      const independentError = row.lossIndependent / measured - 1;
+      cases.push({
+        case: v.name,
+        training: t.label,
+        held: t.held,
+        n: row.groupSize,
+        runs: runs.length,
+        predicted: row.lossContiguous.value,
+        low: row.lossContiguous.low,
+        high: row.lossContiguous.high,
+        independent: row.lossIndependent,
+        measuredCounts: measured,
+        reference: v.against,
+        error,
+        limit: v.limit,
+        pass,
+        intervalHoldsMeasured,
+        relativeHalfWidth: halfWidth,
+        runsForLimit,
+        independentError,
+      });
+      process.stdout.write(
+        `${pass ? 'PASS' : 'FAIL'}${t.held ? '' : ' (not held)'}  ${v.name} n'=${row.groupSize} [${t.label}]: predicted ${row.lossContiguous.value.toFixed(4)} ` +
+          `[${row.lossContiguous.low.toFixed(4)}, ${row.lossContiguous.high.toFixed(4)}] from ${runs.length} runs at n=32; ` +
+          `independent-lanes ${row.lossIndependent.toFixed(4)}; loss_counts measured at n=${row.groupSize} ${measured.toFixed(4)}${intervalHoldsMeasured ? ' (in the interval)' : ' (outside the interval)'}; ` +
+          `error vs ${v.against} ${(100 * error).toFixed(2)} % (limit ${100 * v.limit} %)\n`,
+      );
+    }
   }
 }
 writeFileSync(join('bench', 'results', 'locality-accuracy.json'), `${JSON.stringify({ bench: 'locality-accuracy', machine: machineInfo(), cases }, null, 2)}\n`);
