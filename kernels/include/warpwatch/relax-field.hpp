@@ -4,7 +4,7 @@
 // iteration from u = 0 until the step is at most 1e-5 (or --max-iter steps). The contraction
 // factor ρ of a cell is a smooth random field of its position plus a little per-cell noise,
 // so the iteration count (about ln(1e-5)/ln ρ′, ρ′ = ρ(1 − u*²) the local rate) is similar
-// for neighbouring cells: 14 iterations where ρ ≈ 0.5, about 120 where ρ ≈ 0.97.
+// for neighbouring cells: 14 iterations where ρ ≈ 0.5, about 110 where ρ ≈ 0.97.
 #pragma once
 
 #include <cmath>
