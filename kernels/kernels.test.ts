@@ -177,6 +177,31 @@ describe('kernels', () => {
     });
   });
 
+  describe('banded --sorted on the CPU backend', () => {
+    it('regroups the same rows in order of length: identical histogram, non-decreasing lanes, loss near 1', async () => {
+      const results = [];
+      for (const sorted of [false, true]) {
+        const out = join(scratch, `banded-${sorted}.bin`);
+        const args = ['--n', '8', '--groups', '512', '--sample-rate', '1', '--out', out];
+        await runWorkload({ binDir, workload: 'banded', backend: 'cpu', args: sorted ? [...args, '--sorted'] : args });
+        const frames = decodeFrames(new Uint8Array(readFileSync(out)));
+        results.push({ summary: summaries(frames)[0], samples: sampleFrames(frames).flatMap((f) => f.groups) });
+      }
+      const [plain, sorted] = results;
+      expect(plain?.summary?.kernel).toBe('banded');
+      expect(sorted?.summary?.kernel).toBe('banded-sorted');
+      expect(sorted?.summary?.histogram).toEqual(plain?.summary?.histogram);
+      // Every group sampled: in group order the lanes' lengths never decrease.
+      const lanes = [...(sorted?.samples ?? [])].sort((a, b) => a.groupIndex - b.groupIndex).flatMap((g) => g.laneCounts);
+      expect(lanes).toHaveLength(512 * 8);
+      for (let i = 1; i < lanes.length; i += 1) expect(lanes[i]).toBeGreaterThanOrEqual(lanes[i - 1] ?? 0);
+      // A group straddles at most one change of length, so few groups lose anything.
+      const loss = (s: typeof plain) => (s?.summary?.sumCountsLoss ?? 0) / (s?.summary?.groupsCounted ?? 1);
+      expect(loss(sorted)).toBeLessThan(loss(plain));
+      expect(loss(sorted)).toBeLessThan(1.01);
+    });
+  });
+
   describe('divergence on the CPU backend', () => {
     it('writes one launch per pattern and a CSV row per repetition', async () => {
       const out = join(scratch, 'divergence.bin');

@@ -79,7 +79,7 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
     pass('--block-groups', String(parseNumberOption('--block-groups', flags.blockGroups, { min: 1, max: 65535, integer: true })));
   }
   if (flags.sorted === true) {
-    if (workload !== 'escape') throw new UsageError(`--sorted applies to the escape workload only, got it for ${workload}`);
+    if (workload !== 'escape' && workload !== 'banded') throw new UsageError(`--sorted applies to the escape and banded workloads only, got it for ${workload}`);
     args.push('--sorted');
   }
   if (flags.clock !== undefined) {
@@ -144,7 +144,7 @@ export function registerRunCommand(program: Command): void {
     .option('--groups <count>', 'groups per launch (default: matpow 2^18 on cuda, 1024 on cpu; escape, relax: the whole image/field; banded: all rows, 2^18 on cpu, 2^21 on cuda)')
     .option('--launches <count>', 'launches, one LaunchSummary frame each (default 1)')
     .option('--seed <seed>', 'random seed, 0..2^64-1 (default 1)')
-    .option('--sorted', 'escape: sort units by estimated work before grouping')
+    .option('--sorted', 'escape: sort pixels by estimated work before grouping; banded: sort rows by length')
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
     .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')

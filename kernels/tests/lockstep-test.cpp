@@ -144,3 +144,19 @@ TEST(BandedMatrix, RowsAreContiguousBandsWithSlowlyVaryingLengths) {
   EXPECT_EQ(again.values, m.values);
   EXPECT_NE(ww::makeBandedMatrix(rows, 8, 4).rowStart, m.rowStart);
 }
+
+TEST(BandedMatrix, SortedOrderIsAPermutationWithNonDecreasingLengths) {
+  const ww::BandedMatrix m = ww::makeBandedMatrix(2000, 8, 5);  // 250 groups
+  const auto plain = ww::bandedUnitOrder(m, 8, false);
+  auto sorted = ww::bandedUnitOrder(m, 8, true);
+  ASSERT_EQ(plain.size(), 2000u);
+  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_EQ(plain[i], i);
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    EXPECT_LE(m.rowLength(sorted[i - 1]), m.rowLength(sorted[i]));
+    if (m.rowLength(sorted[i - 1]) == m.rowLength(sorted[i])) {
+      EXPECT_LT(sorted[i - 1], sorted[i]);  // stable
+    }
+  }
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, plain);
+}

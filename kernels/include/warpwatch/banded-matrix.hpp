@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -70,6 +71,17 @@ inline BandedMatrix makeBandedMatrix(std::uint64_t rows, std::uint32_t groupSize
     }
   }
   return m;
+}
+
+/// Row order for grouping: the first groups·n rows in row order, or (sorted, --sorted) stably
+/// sorted by row length, so a group holds rows of equal or nearly equal length: the row-sorting
+/// remedy of CSR kernels (model.md §2d load balancing by sorting; SELL-C-σ sorts within windows
+/// of σ rows, this sorts them all). The lengths are known from rowStart, so no estimate is needed.
+inline std::vector<std::uint64_t> bandedUnitOrder(const BandedMatrix& matrix, std::uint32_t groupSize, bool sorted) {
+  std::vector<std::uint64_t> order(matrix.groups * groupSize);
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted) std::stable_sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) { return matrix.rowLength(a) < matrix.rowLength(b); });
+  return order;
 }
 
 /// The input vector x: x[j] = 1 + j mod 7 (exact in float).

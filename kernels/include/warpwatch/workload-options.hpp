@@ -15,7 +15,7 @@
 //   --sample-capacity C  sample buffer slots per launch (overflow counted) (default 4096)
 //   --out FILE | --out - | --socket PATH   frame sink (file, stdout, collector socket)
 //   --job NAME --kernel NAME   stream id parts                        (default local / workload)
-//   --sorted             escape: sort units by estimated work before grouping
+//   --sorted             escape: sort units by estimated work before grouping; banded: rows by length
 //   --width W --height H --max-iter M   escape image / relax field, and iteration cap
 //   --repetitions R --csv FILE          divergence: repetitions per pattern, CSV output
 //   --queue-capacity Q   writer queue, frames                         (default 256)
