@@ -3,7 +3,8 @@
  * on the GroupSamples of a run at n = 32 (hash-sampled groups of 32 lanes as contiguous runs),
  * predict the loss at n′ = 4, 8, 16 and compare with the loss_counts of runs made at those n,
  * for the correlated workloads escape plain and sorted, relax (a solver on a 2-D field whose
- * convergence varies smoothly in space) and banded (a CSR row loop with banded row lengths):
+ * convergence varies smoothly in space) and banded plain and sorted (a CSR row loop with banded
+ * row lengths; sorted: rows in order of length):
  * limit 5 %; and for matpow (independent lanes) against the independent-lanes model: limit 1 %.
  * CPU backend: CPU SIMD lanes, not a GPU. Every run uses the workload's default size and
  * seed 1, so for escape, relax and banded the runs at every n hold the same units (the same
@@ -45,6 +46,7 @@ const variants: { name: string; workload: Workload; args: string[]; limit: numbe
   { name: 'escape sorted', workload: 'escape', args: ['--sorted'], limit: 0.05, against: 'measured' },
   { name: 'relax plain', workload: 'relax', args: [], limit: 0.05, against: 'measured' },
   { name: 'banded plain', workload: 'banded', args: [], limit: 0.05, against: 'measured' },
+  { name: 'banded sorted', workload: 'banded', args: ['--sorted'], limit: 0.05, against: 'measured' },
   { name: 'matpow pois(30)', workload: 'matpow', args: ['--dist', 'pois(30)', '--groups', '4096'], limit: 0.01, against: 'independent' },
 ];
 // How the n = 32 run is sampled. Held: the case counts towards the exit code. The one-launch
