@@ -11,6 +11,9 @@
  * image, field or matrix); matpow draws its counts. The n = 32 run is sampled three ways
  * (`trainings` below): rate 0.4 in one launch and the default rate 1/64 pooled over 8
  * launches are held to the limits; 1/64 in one launch is recorded to show the sampling error.
+ * Then every warp is recorded (held: with complete data the trace method has no error of its
+ * own), and random subsets of 128 and 1,024 of those warps (300 draws each, fixed seed) give
+ * the distribution of the error and the interval's coverage at those sample sizes.
  *
  *   npx tsx bench/locality-accuracy.ts            # prints one line per case; exit 1 when a held case misses
  *
@@ -40,6 +43,33 @@ const countsLoss = (frames: ReturnType<typeof decodeFrames>): number => {
 };
 
 const cases: Record<string, unknown>[] = [];
+const samplingMonteCarlo: Record<string, unknown>[] = [];
+/** Monte Carlo draws per sample size, and the sample sizes (runs): one launch at 1/64, 8 launches. */
+const MONTE_CARLO_DRAWS = 300;
+const MONTE_CARLO_RUNS = [128, 1024];
+
+/** mulberry32: a small seeded PRNG, uniform in [0, 1) (the draws are the same on every run). */
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** m of the items drawn without replacement (partial Fisher–Yates on a copy). */
+function drawWithoutReplacement<T>(items: readonly T[], m: number, random: () => number): T[] {
+  const pool = [...items];
+  for (let i = 0; i < m; i += 1) {
+    const j = i + Math.floor(random() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j] as T, pool[i] as T];
+  }
+  return pool.slice(0, m);
+}
+
 let failed = 0;
 const variants: { name: string; workload: Workload; args: string[]; limit: number; against: 'measured' | 'independent' }[] = [
   { name: 'escape plain', workload: 'escape', args: [], limit: 0.05, against: 'measured' },
@@ -109,7 +139,45 @@ for (const v of variants) {
       );
     }
   }
+  // Sampling error by Monte Carlo: every warp of the n = 32 run recorded (stride 1, a capacity
+  // that holds them all), then random subsets of m warps (as the hash selection draws them:
+  // kernels.md "Group sampling") give the distribution of the prediction's error at m runs.
+  // All warps together: the trace method's own error (no sampling), held to the limit.
+  const everyWarp = await framesOf(v.workload, [...v.args, '--n', '32', '--sample-rate', '1', '--selection', 'stride', '--sample-capacity', '65536'], `${v.name}-32-all`);
+  const population = everyWarp.filter((f): f is GroupSamplesFrame => f.type === 'group-samples').flatMap((f) => f.groups.map((g) => g.laneCounts));
+  const whole = localityLoss(population, [4, 8, 16]);
+  for (const row of whole.rows) {
+    const measured = measuredAt.get(row.groupSize) ?? Number.NaN;
+    const error = row.lossContiguous.value / (v.against === 'measured' ? measured : row.lossIndependent) - 1;
+    const pass = Math.abs(error) <= v.limit;
+    if (!pass) failed += 1;
+    cases.push({ case: v.name, training: 'every warp (stride 1)', held: true, n: row.groupSize, runs: population.length, predicted: row.lossContiguous.value, low: row.lossContiguous.low, high: row.lossContiguous.high, independent: row.lossIndependent, measuredCounts: measured, reference: v.against, error, limit: v.limit, pass });
+    process.stdout.write(`${pass ? 'PASS' : 'FAIL'}  ${v.name} n'=${row.groupSize} [every warp, ${population.length} runs]: predicted ${row.lossContiguous.value.toFixed(4)}; error vs ${v.against} ${(100 * error).toFixed(3)} %\n`);
+  }
+  const random = mulberry32(0x16_06);
+  for (const m of MONTE_CARLO_RUNS) {
+    const errors = new Map<number, number[]>();
+    const covered = new Map<number, number>();
+    for (let draw = 0; draw < MONTE_CARLO_DRAWS; draw += 1) {
+      for (const row of localityLoss(drawWithoutReplacement(population, m, random), [4, 8, 16]).rows) {
+        const reference = v.against === 'measured' ? (measuredAt.get(row.groupSize) ?? Number.NaN) : row.lossIndependent;
+        errors.set(row.groupSize, [...(errors.get(row.groupSize) ?? []), row.lossContiguous.value / reference - 1]);
+        if (row.lossContiguous.low <= reference && reference <= row.lossContiguous.high) covered.set(row.groupSize, (covered.get(row.groupSize) ?? 0) + 1);
+      }
+    }
+    for (const [n, list] of errors) {
+      const absolute = list.map(Math.abs).sort((a, b) => a - b);
+      const withinLimit = absolute.filter((e) => e <= v.limit).length / absolute.length;
+      const p95 = absolute[Math.ceil(0.95 * absolute.length) - 1] ?? Number.NaN;
+      const coverage = (covered.get(n) ?? 0) / absolute.length;
+      samplingMonteCarlo.push({ case: v.name, n, runs: m, draws: MONTE_CARLO_DRAWS, reference: v.against, limit: v.limit, withinLimit, p95AbsError: p95, maxAbsError: absolute[absolute.length - 1], intervalCoverage: coverage });
+      process.stdout.write(
+        `      ${v.name} n'=${n}, ${m} random runs of ${population.length} (${MONTE_CARLO_DRAWS} draws): within ${100 * v.limit} % in ${(100 * withinLimit).toFixed(1)} % of draws, ` +
+          `95th percentile |error| ${(100 * p95).toFixed(2)} %, 95 % interval held the reference in ${(100 * coverage).toFixed(1)} %\n`,
+      );
+    }
+  }
 }
-writeFileSync(join('bench', 'results', 'locality-accuracy.json'), `${JSON.stringify({ bench: 'locality-accuracy', machine: machineInfo(), cases }, null, 2)}\n`);
+writeFileSync(join('bench', 'results', 'locality-accuracy.json'), `${JSON.stringify({ bench: 'locality-accuracy', machine: machineInfo(), cases, samplingMonteCarlo }, null, 2)}\n`);
 rmSync(directory, { recursive: true, force: true });
 process.exitCode = failed === 0 ? 0 : 1;
