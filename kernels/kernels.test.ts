@@ -200,6 +200,14 @@ describe('kernels', () => {
       expect(loss(sorted)).toBeLessThan(loss(plain));
       expect(loss(sorted)).toBeLessThan(1.01);
     });
+
+    it('rejects more rows than 32-bit CSR offsets hold as a usage error', async () => {
+      // 3·2^20 groups of 32 rows = 3·2^25 rows, above the 2^26 limit: refused before any allocation.
+      await expect(runWorkload({ binDir, workload: 'banded', backend: 'cpu', args: ['--groups', String(3 * 2 ** 20), '--n', '32'] })).rejects.toMatchObject({
+        code: 'WW_ERR_KERNELS_WORKLOAD_USAGE',
+        message: expect.stringMatching(/rows \(--groups × --n\) must be 1\.\.2\^26, got 100663296/),
+      });
+    });
   });
 
   describe('divergence on the CPU backend', () => {

@@ -145,6 +145,11 @@ TEST(BandedMatrix, RowsAreContiguousBandsWithSlowlyVaryingLengths) {
   EXPECT_NE(ww::makeBandedMatrix(rows, 8, 4).rowStart, m.rowStart);
 }
 
+TEST(BandedMatrix, RejectsMoreRowsThanItsOffsetsHold) {
+  EXPECT_THROW(ww::makeBandedMatrix((std::uint64_t{1} << 26) + 1, 8, 1), std::invalid_argument);
+  EXPECT_THROW(ww::makeBandedMatrix(0, 8, 1), std::invalid_argument);
+}
+
 TEST(BandedMatrix, SortedOrderIsAPermutationWithNonDecreasingLengths) {
   const ww::BandedMatrix m = ww::makeBandedMatrix(2000, 8, 5);  // 250 groups
   const auto plain = ww::bandedUnitOrder(m, 8, false);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "smooth-field.hpp"
@@ -46,8 +47,12 @@ inline std::uint32_t bandedRowLength(const SmoothField& smooth, std::uint64_t se
 
 /// Builds the matrix: row r's entries are the columns first..first+L(r)−1 with first =
 /// clamp(r − ⌊L(r)/2⌋, 0, rows − L(r)); values uniform in [0.5, 1.5) from the seed.
-/// @throws std::invalid_argument when the matrix would have 2^32 entries or more.
+/// @throws std::invalid_argument when rows is 0 or above 2^26, or the matrix would have 2^32
+///   entries or more (CSR offsets are 32-bit).
 inline BandedMatrix makeBandedMatrix(std::uint64_t rows, std::uint32_t groupSize, std::uint64_t seed) {
+  if (rows == 0 || rows > (std::uint64_t{1} << 26)) {
+    throw std::invalid_argument("banded: rows (--groups × --n) must be 1..2^26, got " + std::to_string(rows));
+  }
   BandedMatrix m;
   m.rows = rows;
   m.groups = rows / groupSize;
