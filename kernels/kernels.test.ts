@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFrames, histogramToCounts, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { CategoricalDistribution, expectedLoss, groupLoss } from '../model/index.ts';
 import { ensureKernelsBuilt, runWorkload } from './index.ts';
+import { groupStats, sampleStatistics } from './sampling-statistics.ts';
 
 // Builds kernels/ with CMake (incremental; the first build takes about a minute) and runs the
 // C++ tests and short CPU workloads, so `npm test` covers the C++ side too.
@@ -126,6 +127,86 @@ describe('kernels', () => {
       expect(Math.min(...keys)).toBeGreaterThanOrEqual(1);
       expect(Math.max(...keys)).toBe(128); // points inside the set hit the cap
       expect((sorted?.sumCountsLoss ?? 0) / (sorted?.groupsCounted ?? 1)).toBeLessThan((plain?.sumCountsLoss ?? 0) / (plain?.groupsCounted ?? 1));
+    });
+  });
+
+  // relax and banded (issue 16): data-driven counts whose neighbouring units do similar work.
+  // Same seed → same frames; a new seed → new counts; and the layout's groups are far more
+  // uniform than random ones: the loss from the counts lies well below §2's independent-lanes
+  // model on the same histogram, and the ANOVA ICC of the lanes (every group sampled) is high.
+  describe.each([
+    { workload: 'relax' as const, n: 16, args: ['--width', '128', '--height', '128'], groups: (128 * 128) / 16, low: 10, high: 256 },
+    { workload: 'banded' as const, n: 8, args: ['--groups', '512'], groups: 512, low: 3, high: 74 },
+  ])('$workload on the CPU backend', ({ workload, n, args, groups, low, high }) => {
+    async function summaryAndSamples(name: string, seed: number) {
+      const out = join(scratch, `${name}.bin`);
+      const report = await runWorkload({ binDir, workload, backend: 'cpu', args: [...args, '--n', String(n), '--seed', String(seed), '--sample-rate', '1', '--out', out] });
+      const frames = decodeFrames(new Uint8Array(readFileSync(out)));
+      const [summary] = summaries(frames);
+      return { report, summary, samples: sampleFrames(frames).flatMap((f) => f.groups) };
+    }
+
+    it('records every group; neighbouring lanes do similar work, so the layout loses far less than random groups', async () => {
+      const { report, summary, samples } = await summaryAndSamples(`${workload}-a`, 1);
+      expect(summary).toMatchObject({ kernel: workload, source: 'cpu', groupSize: n, groupCount: groups, groupsCounted: groups, droppedSamples: 0 });
+      const counts = histogramToCounts(summary?.histogram ?? []);
+      const values = [...counts.keys()];
+      expect(Math.min(...values)).toBeGreaterThanOrEqual(low);
+      expect(Math.max(...values)).toBeLessThanOrEqual(high);
+      expect(Math.max(...values) / Math.min(...values)).toBeGreaterThan(3); // work varies a lot across the grid
+      // Every group sampled (rate 1): the samples hold every lane, so they reproduce the summary.
+      expect(samples).toHaveLength(groups);
+      expect(samples.reduce((s, g) => s + g.laneCounts.reduce((a, c) => a + c, 0), 0)).toBe(summary?.sumCounts);
+      const lossCounts = (summary?.sumCountsLoss ?? 0) / groups;
+      expect(report.lossCounts).toBeCloseTo(lossCounts, 5);
+      const lossIndependent = expectedLoss(CategoricalDistribution.fromCounts(counts), n);
+      expect(lossCounts).toBeGreaterThanOrEqual(1);
+      expect(lossCounts - 1).toBeLessThan(0.5 * (lossIndependent - 1));
+      const statistics = sampleStatistics(samples.map((g) => groupStats(g.laneCounts)), n);
+      expect(statistics.lossCounts).toBeCloseTo(lossCounts, 9); // the lanes' own H, recomputed
+      expect(statistics.icc).toBeGreaterThan(0.6);
+    });
+
+    it('draws the same work for the same seed and other work for another seed', async () => {
+      const first = await summaryAndSamples(`${workload}-b`, 1);
+      const again = await summaryAndSamples(`${workload}-c`, 1);
+      const other = await summaryAndSamples(`${workload}-d`, 2);
+      expect(again.summary?.histogram).toEqual(first.summary?.histogram);
+      expect(again.samples.map((g) => g.laneCounts)).toEqual(first.samples.map((g) => g.laneCounts));
+      expect(other.summary?.histogram).not.toEqual(first.summary?.histogram);
+    });
+  });
+
+  describe('banded --sorted on the CPU backend', () => {
+    it('regroups the same rows in order of length: identical histogram, non-decreasing lanes, loss near 1', async () => {
+      const results = [];
+      for (const sorted of [false, true]) {
+        const out = join(scratch, `banded-${sorted}.bin`);
+        const args = ['--n', '8', '--groups', '512', '--sample-rate', '1', '--out', out];
+        await runWorkload({ binDir, workload: 'banded', backend: 'cpu', args: sorted ? [...args, '--sorted'] : args });
+        const frames = decodeFrames(new Uint8Array(readFileSync(out)));
+        results.push({ summary: summaries(frames)[0], samples: sampleFrames(frames).flatMap((f) => f.groups) });
+      }
+      const [plain, sorted] = results;
+      expect(plain?.summary?.kernel).toBe('banded');
+      expect(sorted?.summary?.kernel).toBe('banded-sorted');
+      expect(sorted?.summary?.histogram).toEqual(plain?.summary?.histogram);
+      // Every group sampled: in group order the lanes' lengths never decrease.
+      const lanes = [...(sorted?.samples ?? [])].sort((a, b) => a.groupIndex - b.groupIndex).flatMap((g) => g.laneCounts);
+      expect(lanes).toHaveLength(512 * 8);
+      for (let i = 1; i < lanes.length; i += 1) expect(lanes[i]).toBeGreaterThanOrEqual(lanes[i - 1] ?? 0);
+      // A group straddles at most one change of length, so few groups lose anything.
+      const loss = (s: typeof plain) => (s?.summary?.sumCountsLoss ?? 0) / (s?.summary?.groupsCounted ?? 1);
+      expect(loss(sorted)).toBeLessThan(loss(plain));
+      expect(loss(sorted)).toBeLessThan(1.01);
+    });
+
+    it('rejects more rows than 32-bit CSR offsets hold as a usage error', async () => {
+      // 3·2^20 groups of 32 rows = 3·2^25 rows, above the 2^26 limit: refused before any allocation.
+      await expect(runWorkload({ binDir, workload: 'banded', backend: 'cpu', args: ['--groups', String(3 * 2 ** 20), '--n', '32'] })).rejects.toMatchObject({
+        code: 'WW_ERR_KERNELS_WORKLOAD_USAGE',
+        message: expect.stringMatching(/rows \(--groups × --n\) must be 1\.\.2\^26, got 100663296/),
+      });
     });
   });
 

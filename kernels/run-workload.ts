@@ -3,8 +3,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelsError } from './errors.ts';
 
-/** The workload programs of kernels/ (issue 3). */
-export const WORKLOAD_NAMES = ['matpow', 'escape', 'divergence'] as const;
+/**
+ * The workload programs of kernels/ (issue 3; relax and banded: correlated work, issue 16):
+ * matpow (independent lanes), escape (Mandelbrot pixels), divergence (micro-benchmark), relax
+ * (a solver on a 2-D field whose convergence varies smoothly in space) and banded (a CSR row
+ * loop whose row lengths vary slowly along the rows). docs/kernels.md "Workload programs".
+ */
+export const WORKLOAD_NAMES = ['matpow', 'escape', 'divergence', 'relax', 'banded'] as const;
 /** A workload name. */
 export type WorkloadName = (typeof WORKLOAD_NAMES)[number];
 /** Where a workload runs: the CUDA program or the CPU lockstep backend. */

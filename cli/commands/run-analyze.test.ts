@@ -167,11 +167,11 @@ describe('warpwatch analyze', () => {
 
 describe('warpwatch run', () => {
   it.each([
-    [['run', 'bogus', '--out', 'x'], /workload must be one of matpow, escape, divergence/],
+    [['run', 'bogus', '--out', 'x'], /workload must be one of matpow, escape, divergence, relax, banded/],
     [['run', 'matpow', '--backend', 'gpu', '--out', 'x'], /--backend must be one of cpu, cuda/],
     [['run', 'matpow', '--dist', 'pois(30)'], /--out FILE/],
     [['run', 'matpow', '--n', '33', '--out', 'x'], /--n must be a decimal integer/],
-    [['run', 'matpow', '--sorted', '--out', 'x'], /--sorted applies to the escape workload only/],
+    [['run', 'matpow', '--sorted', '--out', 'x'], /--sorted applies to the escape and banded workloads only/],
     [['run', 'matpow', '--dist', 'pois(', '--out', 'x'], /pois/],
   ])('rejects %j with exit code 2', async (args, message) => {
     const result = await runCli(...args);

@@ -79,7 +79,7 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
     pass('--block-groups', String(parseNumberOption('--block-groups', flags.blockGroups, { min: 1, max: 65535, integer: true })));
   }
   if (flags.sorted === true) {
-    if (workload !== 'escape') throw new UsageError(`--sorted applies to the escape workload only, got it for ${workload}`);
+    if (workload !== 'escape' && workload !== 'banded') throw new UsageError(`--sorted applies to the escape and banded workloads only, got it for ${workload}`);
     args.push('--sorted');
   }
   if (flags.clock !== undefined) {
@@ -136,15 +136,15 @@ function describeReport(report: WorkloadReport, flags: RunFlags): string {
 export function registerRunCommand(program: Command): void {
   program
     .command('run')
-    .description('Run an instrumented workload (matpow | escape | divergence) and record its frames')
+    .description('Run an instrumented workload (matpow | escape | divergence | relax | banded) and record its frames')
     .argument('<workload>', `one of ${WORKLOAD_NAMES.join(', ')}`)
     .option('--backend <backend>', `where it runs: ${BACKEND_NAMES.join(' | ')} (cpu = the CPU lockstep backend)`, 'cpu')
     .option('--dist <spec>', "matpow: iteration-count distribution, e.g. 'pois(30)', 'geo(0.05)', 'cat(1:2,5:1)'")
     .option('--n <lanes>', 'lanes per group, 1..32 (default 32)')
-    .option('--groups <count>', 'groups per launch (default: matpow 2^18 on cuda, 1024 on cpu; escape: the whole image)')
+    .option('--groups <count>', 'groups per launch (default: matpow 2^18 on cuda, 1024 on cpu; escape, relax: the whole image/field; banded: all rows, 2^18 on cpu, 2^21 on cuda)')
     .option('--launches <count>', 'launches, one LaunchSummary frame each (default 1)')
     .option('--seed <seed>', 'random seed, 0..2^64-1 (default 1)')
-    .option('--sorted', 'escape: sort units by estimated work before grouping')
+    .option('--sorted', 'escape: sort pixels by estimated work before grouping; banded: sort rows by length')
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
     .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
@@ -156,9 +156,9 @@ export function registerRunCommand(program: Command): void {
     .option('--kernel <name>', 'kernel name, the second part of the stream id (default the workload)')
     .option('--csv <file>', 'divergence: write cycles per pattern as CSV (docs/kernels.md)')
     .option('--repetitions <count>', 'divergence: repetitions per pattern (default 51)')
-    .option('--max-iter <count>', 'escape: iteration cap (default 256)')
-    .option('--width <pixels>', 'escape: image width')
-    .option('--height <pixels>', 'escape: image height')
+    .option('--max-iter <count>', 'escape, relax: iteration cap (default 256)')
+    .option('--width <pixels>', 'escape, relax: image/field width')
+    .option('--height <pixels>', 'escape, relax: image/field height')
     .option('--clock <steady|thread>', 'cpu: group clock, steady_clock (default) or thread CPU time')
     .option('--json', 'print the run report as JSON')
     .action(async (workloadText: string, flags: RunFlags) => {

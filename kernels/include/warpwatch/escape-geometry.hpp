@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "smooth-field.hpp"
 #include "workload-options.hpp"
 
 namespace warpwatch {
@@ -25,24 +26,15 @@ struct EscapeImage {
   float imagOf(std::uint64_t unit) const { return yMin + (static_cast<float>(unit / width) + 0.5f) * ySpan / static_cast<float>(height); }
 };
 
-/// Chooses the image: --width/--height when given, else a square-ish image with at least
-/// groups*n pixels, else `defaultSide` squared. Groups default to all full groups of the image.
+/// Chooses the image: the grid of gridShapeFor (--width/--height, else square-ish from
+/// --groups, else `defaultSide` squared; groups default to all full groups).
 inline EscapeImage escapeImageFor(const WorkloadOptions& options, std::uint32_t defaultSide) {
   EscapeImage image;
   image.maxIterations = options.maxIterations;
-  const std::uint64_t n = options.groupSize;
-  if (options.width && options.height) {
-    image.width = options.width;
-    image.height = options.height;
-  } else if (options.groups) {
-    const std::uint64_t units = options.groups * n;
-    image.width = static_cast<std::uint32_t>(std::ceil(std::sqrt(static_cast<double>(units))));
-    image.height = static_cast<std::uint32_t>((units + image.width - 1) / image.width);
-  } else {
-    image.width = image.height = defaultSide;
-  }
-  const std::uint64_t full = static_cast<std::uint64_t>(image.width) * image.height / n;
-  image.groups = options.groups ? std::min(options.groups, full) : full;
+  const GridShape grid = gridShapeFor(options, defaultSide);
+  image.width = grid.width;
+  image.height = grid.height;
+  image.groups = grid.groups;
   return image;
 }
 

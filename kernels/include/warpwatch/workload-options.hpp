@@ -15,8 +15,8 @@
 //   --sample-capacity C  sample buffer slots per launch (overflow counted) (default 4096)
 //   --out FILE | --out - | --socket PATH   frame sink (file, stdout, collector socket)
 //   --job NAME --kernel NAME   stream id parts                        (default local / workload)
-//   --sorted             escape: sort units by estimated work before grouping
-//   --width W --height H --max-iter M   escape image and iteration cap
+//   --sorted             escape: sort units by estimated work before grouping; banded: rows by length
+//   --width W --height H --max-iter M   escape image / relax field, and iteration cap
 //   --repetitions R --csv FILE          divergence: repetitions per pattern, CSV output
 //   --queue-capacity Q   writer queue, frames                         (default 256)
 //   --remeasure A        CPU only: attempts to measure a group without being descheduled (default 16, 0 = off)
@@ -50,7 +50,7 @@ struct WorkloadOptions {
   std::string job = "local";
   std::string kernel;  ///< "" = the workload's name
   bool sorted = false;
-  std::uint32_t width = 0, height = 0;  ///< escape image; 0 = derived from groups
+  std::uint32_t width = 0, height = 0;  ///< escape image / relax field; 0 = derived from groups
   std::uint32_t maxIterations = 256;
   std::uint32_t repetitions = 51;
   std::string csv;
