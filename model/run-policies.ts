@@ -115,7 +115,7 @@ function orderedGroupSums(counts: readonly number[], keys: readonly number[], n:
  * shorter than n left out); the loss is Σ H / groups over launches. Once with the exact counts
  * as keys (the ideal estimate), once with the coarse pre-pass estimate ({@link coarseEstimate}).
  * The interval of the estimated figure is a delete-a-group jackknife over runs (20 groups of
- * runs, round robin), normal, at the confidence level.
+ * runs, round robin), normal, at the confidence level, its low end cut at 1 (no group loses less).
  *
  * @param launches - per launch, its runs of per-unit counts in unit order
  * @param n - group size 1..1024
@@ -185,7 +185,7 @@ export function runPolicyLoss(
   return {
     policy,
     exact: exact.sum / exact.groups,
-    estimated: { value, standardError, low: value - z * standardError, high: value + z * standardError },
+    estimated: { value, standardError, low: Math.max(1, value - z * standardError), high: value + z * standardError }, // H ≥ 1: the interval is cut there
     estimatedWorkloadLoss: all.busy > 0 ? all.lockstep / all.busy : 1,
     stride,
     groups: all.groups,

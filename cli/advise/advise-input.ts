@@ -336,5 +336,7 @@ export async function adviseInputFromWorkload(options: { readonly workload: 'mat
     unitsPerLaunch: unitsPerLaunchOf(summaries),
     observedLossCounts: observedLossCountsOf(summaries),
     observedCountIcc: countIccOf(samples, commonGroupSize(summaries)),
+    runs: samples.flatMap((frame) => frame.groups.map((group) => group.laneCounts)),
+    runsByLaunch: runsByLaunchOf(samples),
   };
 }
