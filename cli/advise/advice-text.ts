@@ -18,7 +18,7 @@ export function formatAdviceText(advice: Advice): string[] {
     `distribution: ${d.description}; variance ${Number(d.variance.toPrecision(6))}${d.totalWeight > 1 ? `; ${d.totalWeight} units observed` : ''}`,
     `group size now: n = ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}`,
     '',
-    'granularity (docs/model.md §2d): predicted loss per group size',
+    `granularity (docs/model.md §2d): predicted loss per group size${advice.locality === null ? '' : ', if work were assigned to lanes at random (independent lanes)'}`,
   ];
   const marks = (n: number): string => (n === advice.groupSize ? '  ← now' : '');
   lines.push(

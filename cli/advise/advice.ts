@@ -131,6 +131,12 @@ export interface Advice {
     readonly sorting: RunPolicyFigures;
     readonly binning: readonly (RunPolicyFigures & { readonly k: number })[];
   } | null;
+  /**
+   * The figure the recommendation leads with: the layout's loss at the current n (locality-aware,
+   * with its 95 % interval) when runs exist and it differs from the independent-lanes figure
+   * beyond its interval, else the independent-lanes prediction; `ifRandom` is always the latter.
+   */
+  readonly headline: { readonly basis: 'layout' | 'independent-lanes'; readonly expectedLoss: number; readonly low: number | null; readonly high: number | null; readonly ifRandom: number };
   readonly recommendation: readonly string[];
 }
 
@@ -445,6 +451,9 @@ export function computeAdvice(request: AdviceRequest): Advice {
     locality,
     blockLevel,
     onRuns,
+    headline: layoutLeads
+      ? { basis: 'layout', expectedLoss: layout.expectedLoss, low: layout.low, high: layout.high, ifRandom: current.expectedLoss }
+      : { basis: 'independent-lanes', expectedLoss: current.expectedLoss, low: null, high: null, ifRandom: current.expectedLoss },
     recommendation,
   };
 }

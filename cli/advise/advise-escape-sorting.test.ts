@@ -60,6 +60,7 @@ describe('advise --frames escape (CPU backend, n = 32): the sorting claim agains
       sorting: { expectedLoss: number };
       options: { kind: string; expectedLoss: number }[];
       recommendation: string[];
+      headline: { basis: string; expectedLoss: number; ifRandom: number };
     };
     const measuredSorted = lossCounts(sorted);
     const measuredPlain = lossCounts(plain);
@@ -83,6 +84,9 @@ describe('advise --frames escape (CPU backend, n = 32): the sorting claim agains
     const layout = advice.locality.find((row) => row.n === 32)!;
     expect(measuredPlain).toBeGreaterThanOrEqual(layout.low);
     expect(measuredPlain).toBeLessThanOrEqual(layout.high);
+    expect(advice.headline.basis).toBe('layout');
+    expect(advice.headline.expectedLoss).toBe(layout.expectedLoss);
+    expect(advice.headline.ifRandom).toBeGreaterThan(4);
     expect(advice.recommendation[0]).toMatch(/^in this kernel's layout groups of 32 lanes lose 1\.\d\d× .*if work were assigned to lanes at random: 4\.\d\d×/);
   }, 300_000);
 });
