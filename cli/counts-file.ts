@@ -171,3 +171,64 @@ export function writeCountsFile(file: string, distribution: CategoricalDistribut
     throw new UsageError(`cannot write --export-counts file '${file}': ${(error as Error).message}`);
   }
 }
+
+/**
+ * Parses the text of a per-unit counts trace (`--trace FILE` of `model` and `advise`): the
+ * iteration counts of units in unit order (lane order within a group, groups in order). Either
+ * a JSON array `[w_1, w_2, ...]` of integers, or CSV with one value per line; blank lines and
+ * `#` comments are skipped, and the first line is a header only when it does not look like a
+ * number (`count`). Values are the strict decimal integers 0..2^53−1 of {@link parseStrictInteger}.
+ *
+ * @param label how to name the file in messages (`--trace file 't.csv'`).
+ * @throws UsageError (WW_ERR_USAGE) for anything else — a second field on a line, a sign, a
+ *   fraction, an exponent, a non-integer JSON element — or an empty trace; the message names
+ *   the line or element, what arrived and what is allowed.
+ * @example parseTraceText('count\n3\n5\n0\n', 't.csv') // [3, 5, 0]
+ */
+export function parseTraceText(text: string, label: string): number[] {
+  const trace: number[] = [];
+  if (/^\s*[[{]/.test(text)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      throw new UsageError(`${label} is not valid JSON: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(parsed)) throw new UsageError(`${label} must hold a JSON array of per-unit counts in unit order, or CSV with one count per line`);
+    parsed.forEach((raw, index) => {
+      if (typeof raw !== 'number' || !Number.isSafeInteger(raw) || raw < 0) {
+        throw new UsageError(`${label}: element ${index} of the array must be a unit's iteration count (an integer 0..2^53−1), got ${JSON.stringify(raw)}`);
+      }
+      trace.push(raw);
+    });
+  } else {
+    let first = true;
+    text.split(/\r?\n/).forEach((raw, index) => {
+      const line = raw.trim();
+      if (line === '' || line.startsWith('#')) return;
+      const isFirst = first;
+      first = false;
+      if (isFirst && !line.includes(',') && !NUMBER_LIKE.test(line)) return; // header: one field that does not look numeric
+      if (line.includes(',')) throw new UsageError(`${label} line ${index + 1}: expected one count per line (a trace in unit order), got '${line}'`);
+      trace.push(parseStrictInteger(line, `${label} line ${index + 1}: a count`));
+    });
+  }
+  if (trace.length === 0) throw new UsageError(`${label} holds no unit counts`);
+  return trace;
+}
+
+/**
+ * Reads a per-unit counts trace file ({@link parseTraceText}).
+ *
+ * @throws UsageError (WW_ERR_USAGE) when the file cannot be read or is malformed.
+ * @example readTraceFile('trace.csv').length
+ */
+export function readTraceFile(file: string): number[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read --trace file '${file}': ${(error as Error).message}`);
+  }
+  return parseTraceText(text, `--trace file '${file}'`);
+}

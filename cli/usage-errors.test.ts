@@ -8,7 +8,7 @@ describe('usage errors', () => {
     const result = await runCli('model', '--dist', 'geo(0.5)', '--bogus');
     expect(result.status).toBe(2);
     expect(result.stderr).toBe(
-      "warpwatch: unknown option '--bogus' for 'warpwatch model'; allowed: --dist <spec>, --counts <file>, --pmf <file>, --n <list>, --method <method>, --quantiles <list>, --epsilon <mass>, --seed <integer>, --json, -h, --help\n",
+      "warpwatch: unknown option '--bogus' for 'warpwatch model'; allowed: --dist <spec>, --counts <file>, --pmf <file>, --trace <file>, --n <list>, --method <method>, --quantiles <list>, --epsilon <mass>, --seed <integer>, --json, -h, --help\n",
     );
   });
 

@@ -32,6 +32,7 @@ export { groupLoss } from './group-loss.ts';
 export { normalCdf, normalQuantileTwoSided } from './normal-quantile.ts';
 export { localityLoss, ratioEstimate, ratioOfConstantDenominator, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './locality-loss.ts';
 export { blockLoss, type BlockLoss } from './block-loss.ts';
+export { coarseEstimate, DEFAULT_PREPASS_STRIDE, runPolicyLoss, traceLocalityLoss, type RunPolicy, type RunPolicyLoss } from './run-policies.ts';
 export { createSeededRandom, type RandomSource } from './random.ts';
 export { createCategoricalSampler, type CategoricalSampler } from './categorical-sampler.ts';
 export { createFamilySampler, sampleFamily } from './family-sampler.ts';

@@ -18,7 +18,7 @@ export function formatAdviceText(advice: Advice): string[] {
     `distribution: ${d.description}; variance ${Number(d.variance.toPrecision(6))}${d.totalWeight > 1 ? `; ${d.totalWeight} units observed` : ''}`,
     `group size now: n = ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}`,
     '',
-    'granularity (docs/model.md §2d): predicted loss per group size',
+    `granularity (docs/model.md §2d): predicted loss per group size${advice.locality === null ? '' : ', if work were assigned to lanes at random (independent lanes)'}`,
   ];
   const marks = (n: number): string => (n === advice.groupSize ? '  ← now' : '');
   lines.push(
@@ -59,27 +59,39 @@ export function formatAdviceText(advice: Advice): string[] {
     );
   }
   lines.push('', `load balancing at n = ${advice.groupSize}:`);
-  const policyRows: string[][] = [
-    ['policy', 'expected loss', 'workload loss', 'detail'],
+  const o = advice.onRuns;
+  const randomRow = [
+    o === null ? 'as now (random grouping)' : 'if work were assigned at random',
+    fixed(advice.current.expectedLoss),
+    fixed(advice.current.workloadLoss),
     [
-      'as now (random grouping)',
-      fixed(advice.current.expectedLoss),
-      fixed(advice.current.workloadLoss),
-      [
-        advice.current.observedLossCounts === null ? '' : `observed loss_counts ${fixed(advice.current.observedLossCounts)}`,
-        advice.current.observedCountIcc === null ? '' : `ICC(counts) ${advice.current.observedCountIcc.toFixed(2)}`,
-      ]
-        .filter((part) => part !== '')
-        .join(', '),
-    ],
-    ['sorted by work', fixed(advice.sorting.expectedLoss), fixed(advice.sorting.workloadLoss), `${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values`],
-    ...advice.binning.map((b) => [
-      b.bins.length === b.k ? `binned, k = ${b.k}` : `binned, k = ${b.k} (${b.bins.length} bins formed)`,
-      fixed(b.expectedLoss),
-      fixed(b.workloadLoss),
-      b.bins.map((bin) => `[${bin.low}..${bin.high}] ${(100 * bin.probability).toFixed(0)}%`).join(' '),
-    ]),
+      advice.current.observedLossCounts === null ? '' : `observed loss_counts ${fixed(advice.current.observedLossCounts)}`,
+      advice.current.observedCountIcc === null ? '' : `ICC(counts) ${advice.current.observedCountIcc.toFixed(2)}`,
+    ]
+      .filter((part) => part !== '')
+      .join(', '),
   ];
+  const policyRows: string[][] =
+    o === null
+      ? [
+          ['policy', 'expected loss', 'workload loss', 'detail'],
+          randomRow,
+          ['sorted by work', fixed(advice.sorting.expectedLoss), fixed(advice.sorting.workloadLoss), `${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values`],
+          ...advice.binning.map((b) => [
+            b.bins.length === b.k ? `binned, k = ${b.k}` : `binned, k = ${b.k} (${b.bins.length} bins formed)`,
+            fixed(b.expectedLoss),
+            fixed(b.workloadLoss),
+            b.bins.map((bin) => `[${bin.low}..${bin.high}] ${(100 * bin.probability).toFixed(0)}%`).join(' '),
+          ]),
+        ]
+      : [
+          ['policy', 'expected loss', 'workload loss', `detail (on ${o.units} units of ${o.runs} run${o.runs === 1 ? '' : 's'}, docs/model.md §11b)`],
+          ...(o.layoutLoss === null ? [] : [['as now (this layout)', fixed(o.layoutLoss), '', 'locality-aware']]),
+          randomRow,
+          ['sorted by pre-pass estimate', fixed(o.sorting.estimated), fixed(o.sorting.workloadLoss), `95% interval ${fixed(o.sorting.low)}–${fixed(o.sorting.high)}; one unit in ${o.stride} computed`],
+          ['sorted by exact work', fixed(o.sorting.exact), '', 'the ideal estimate'],
+          ...o.binning.map((b) => [`binned, k = ${b.k}, by pre-pass estimate`, fixed(b.estimated), fixed(b.workloadLoss), `95% interval ${fixed(b.low)}–${fixed(b.high)}; by exact work ${fixed(b.exact)}`]),
+        ];
   lines.push(...alignColumns(policyRows, 1).map((line) => `  ${line}`));
   if (advice.fits.length > 0) {
     lines.push('', 'parametric fits (best first):');

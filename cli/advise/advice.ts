@@ -5,7 +5,10 @@ import {
   formatDistributionSpec,
   granularitySweep,
   localityLoss,
+  runPolicyLoss,
   sortedGroupingLoss,
+  traceLocalityLoss,
+  DEFAULT_PREPASS_STRIDE,
   type CategoricalDistribution,
   type GroupingBin,
 } from '../../model/index.ts';
@@ -33,6 +36,12 @@ export interface AdviceRequest {
   readonly observedCountIcc?: number | undefined;
   /** Contiguous runs of unit counts in unit order (the sampled groups of frames), for the locality-aware loss. */
   readonly runs?: readonly (readonly number[])[] | undefined;
+  /** The runs grouped by launch (sorting and binning on the runs' units sort within a launch); default: all runs one launch. */
+  readonly runsByLaunch?: readonly (readonly (readonly number[])[])[] | undefined;
+  /** A per-unit counts trace in unit order (`--trace`): the layout loss of every n′ that divides its length (docs/model.md §11c), and the what-ifs on its units. */
+  readonly trace?: readonly number[] | undefined;
+  /** Units per pre-pass block of the estimated sorting and binning on the runs' units (default 4; docs/model.md §11b). */
+  readonly prepassStride?: number | undefined;
   /** Block runs (frames with selection `block`): each sampled block's unit counts in unit order, for the two-level loss (docs/model.md §11a). */
   readonly blocks?: readonly (readonly number[])[] | undefined;
   /**
@@ -107,7 +116,37 @@ export interface Advice {
    * interval; null or absent without block runs (at least 2 blocks that tile into groups of n).
    */
   readonly blockLevel?: { readonly blocks: number; readonly warpsPerBlock: number; readonly warpLoss: number; readonly warpInBlockLoss: number; readonly blockLoss: number; readonly low: number; readonly high: number } | null;
+  /**
+   * Sorting and binning at the current n evaluated on the units of the runs (or the trace),
+   * within each launch (docs/model.md §11b): `exact` orders units by their counts (an exact
+   * work estimate), `estimated` by a coarse pre-pass estimate (one unit in `stride` computed,
+   * the rest interpolated) with its 95 % jackknife interval; null without runs.
+   */
+  readonly onRuns: {
+    readonly units: number;
+    readonly runs: number;
+    readonly stride: number;
+    /** The layout's loss at the current n (the baseline of these what-ifs), when the runs tile n. */
+    readonly layoutLoss: number | null;
+    readonly sorting: RunPolicyFigures;
+    readonly binning: readonly (RunPolicyFigures & { readonly k: number })[];
+  } | null;
+  /**
+   * The figure the recommendation leads with: the layout's loss at the current n (locality-aware,
+   * with its 95 % interval) when runs exist and it differs from the independent-lanes figure
+   * beyond its interval, else the independent-lanes prediction; `ifRandom` is always the latter.
+   */
+  readonly headline: { readonly basis: 'layout' | 'independent-lanes'; readonly expectedLoss: number; readonly low: number | null; readonly high: number | null; readonly ifRandom: number };
   readonly recommendation: readonly string[];
+}
+
+/** One what-if on the runs' units: exact-estimate and pre-pass-estimate figures. */
+export interface RunPolicyFigures {
+  readonly exact: number;
+  readonly estimated: number;
+  readonly low: number;
+  readonly high: number;
+  readonly workloadLoss: number;
 }
 
 /** Sample size assumed when fitting a pmf that carries no counts (a family spec as input). */
@@ -183,8 +222,39 @@ export function computeAdvice(request: AdviceRequest): Advice {
     observedLossCounts: request.observedLossCounts ?? null,
     observedCountIcc: request.observedCountIcc ?? null,
   };
-  const locality = localityRows(request.runs ?? []);
-  const blockLevel = blockLevelOf(request);
+  const trace = request.trace;
+  const runs = trace === undefined ? (request.runs ?? []) : [trace];
+  const localityRows =
+    trace !== undefined
+      ? traceLocalityLoss(trace, Array.from({ length: Math.min(32, trace.length) }, (_, i) => i + 1)).rows
+      : runs.length >= 2
+        ? localityLoss(runs, [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)))).rows
+        : undefined;
+  const locality =
+    localityRows !== undefined
+      ? localityRows.map((row) => ({
+          n: row.groupSize,
+          expectedLoss: row.lossContiguous.value,
+          low: row.lossContiguous.low,
+          high: row.lossContiguous.high,
+          independentLoss: row.lossIndependent,
+          sortedLoss: row.lossSorted,
+        }))
+      : null;
+  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
+  const twoLevels = blocks.length >= 2 ? blockLoss(blocks, request.groupSize) : undefined;
+  const blockLevel =
+    twoLevels === undefined
+      ? null
+      : {
+          blocks: twoLevels.blocks,
+          warpsPerBlock: twoLevels.warps / twoLevels.blocks,
+          warpLoss: twoLevels.warpLoss.value,
+          warpInBlockLoss: twoLevels.warpInBlockLoss.value,
+          blockLoss: twoLevels.blockLoss.value,
+          low: twoLevels.blockLoss.low,
+          high: twoLevels.blockLoss.high,
+        };
   progress('sorting');
   const sortingStep = step;
   const sortedResult = sortedGroupingLoss(distribution, n, {
@@ -207,8 +277,156 @@ export function computeAdvice(request: AdviceRequest): Advice {
     aic: fit.aic,
   }));
 
-  const options = adviceOptions(request, granularity, current, sorting, binning);
-  const recommendation = recommendationLines(request, { current, options, locality, fits });
+  // The what-ifs on the runs' units (docs/model.md §11b): within each launch, by exact counts and by a pre-pass estimate.
+  const runUnits = runs.reduce((sum, run) => sum + run.length, 0);
+  const launches = trace !== undefined ? [[trace]] : (request.runsByLaunch ?? [runs]);
+  const stride = request.prepassStride ?? DEFAULT_PREPASS_STRIDE;
+  const layout = locality?.find((row) => row.n === n);
+  const figures = (result: ReturnType<typeof runPolicyLoss>): RunPolicyFigures => ({
+    exact: result.exact,
+    estimated: result.estimated.value,
+    low: result.estimated.low,
+    high: result.estimated.high,
+    workloadLoss: result.estimatedWorkloadLoss,
+  });
+  const onRuns =
+    (trace !== undefined || runs.length >= 2) && runUnits >= n
+      ? {
+          units: runUnits,
+          runs: trace !== undefined ? 1 : runs.length,
+          stride,
+          layoutLoss: layout?.expectedLoss ?? null,
+          sorting: figures(runPolicyLoss(launches, n, { kind: 'sorting' }, { stride })),
+          binning: binCounts.map((k) => ({ k, ...figures(runPolicyLoss(launches, n, { kind: 'binning', bins: k }, { stride })) })),
+        }
+      : null;
+
+  // The layout's own loss leads when it differs from the independent-lanes figure beyond its
+  // interval (neighbouring units do alike work): the what-ifs then start from it, on the runs' units.
+  const layoutLeads = layout !== undefined && (layout.high < current.expectedLoss || layout.low > current.expectedLoss);
+  const now = layoutLeads ? layout.expectedLoss : current.expectedLoss;
+  const nowWorkload = current.workloadLoss;
+  const lossWord = layoutLeads ? 'loss of this layout' : 'predicted loss';
+  const options: AdviceOption[] = [];
+  const tile = layoutLeads
+    ? chooseTile(
+        Array.from({ length: 32 }, (_, i) => {
+          const row = locality?.find((r) => r.n === i + 1);
+          return { n: i + 1, expectedLoss: row?.expectedLoss ?? Number.POSITIVE_INFINITY, workloadLoss: Number.NaN };
+        }).filter((row) => Number.isFinite(row.expectedLoss)).reduce<Advice['granularity'][number][]>((rows, row) => {
+          rows[row.n - 1] = row;
+          return rows;
+        }, []),
+        n,
+        now,
+      )
+    : chooseTile(granularity, n, now);
+  if (tile !== undefined) {
+    options.push({
+      kind: 'tiles',
+      parameter: tile.n,
+      expectedLoss: tile.expectedLoss,
+      workloadLoss: tile.workloadLoss,
+      sentence:
+        `tiles of ${tile.n} lanes cut the ${lossWord} from ${format(now)} to ${format(tile.expectedLoss)}` +
+        (layoutLeads ? ` (consecutive units of this layout, locality-aware)` : ` (run-time overhead ${format(nowWorkload)} → ${format(tile.workloadLoss)})`) +
+        `, if each unit can be spread over ${n / tile.n} lanes (${tile.n} units in lockstep instead of ${n})`,
+    });
+  }
+  const where = onRuns === null ? '' : trace !== undefined ? `the trace's ${onRuns.units} units` : `the ${onRuns.units} units of ${onRuns.runs} sampled runs`;
+  const prepass = `a coarse pre-pass estimate (one unit in ${stride} computed, the rest interpolated)`;
+  if (onRuns !== null) {
+    const o = onRuns.sorting;
+    options.push({
+      kind: 'sorting',
+      parameter: undefined,
+      expectedLoss: o.estimated,
+      workloadLoss: o.workloadLoss,
+      sentence:
+        `sorting each launch's units by ${prepass} cuts the ${lossWord} from ${format(now)} to ${format(o.estimated)} (95% interval ${format(o.low)}–${format(o.high)}); ` +
+        `with an exact estimate of each unit's work ${format(o.exact)} (both on ${where}, docs/model.md §11b)`,
+    });
+    const best = [...onRuns.binning].sort((a, b) => a.estimated - b.estimated || a.k - b.k)[0];
+    if (best !== undefined) {
+      options.push({
+        kind: 'binning',
+        parameter: best.k,
+        expectedLoss: best.estimated,
+        workloadLoss: best.workloadLoss,
+        sentence:
+          `binning units into ${best.k} work classes (equal unit shares) by the same pre-pass estimate and grouping within a class cuts the ${lossWord} from ${format(now)} to ${format(best.estimated)} (95% interval ${format(best.low)}–${format(best.high)}); ` +
+          `by exact work ${format(best.exact)}`,
+      });
+    }
+  } else {
+    options.push({
+      kind: 'sorting',
+      parameter: undefined,
+      expectedLoss: sorting.expectedLoss,
+      workloadLoss: sorting.workloadLoss,
+      sentence:
+        `sorting each launch's ${request.unitsPerLaunch} units by their work before grouping cuts the predicted loss from ${format(now)} to ${format(sorting.expectedLoss)} ` +
+        `(run-time overhead ${format(nowWorkload)} → ${format(sorting.workloadLoss)}); it needs a cheap estimate of each unit's work`,
+    });
+    const bestBinning = [...binning].sort((a, b) => a.expectedLoss - b.expectedLoss || a.k - b.k)[0];
+    if (bestBinning !== undefined) {
+      options.push({
+        kind: 'binning',
+        parameter: bestBinning.k,
+        expectedLoss: bestBinning.expectedLoss,
+        workloadLoss: bestBinning.workloadLoss,
+        sentence:
+          `binning units into ${bestBinning.bins.length} work classes (${bestBinning.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${bestBinning.bins.length < bestBinning.k ? `; ${bestBinning.k} asked, ${bestBinning.bins.length} formed` : ''}) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(bestBinning.expectedLoss)} ` +
+          `(run-time overhead ${format(nowWorkload)} → ${format(bestBinning.workloadLoss)})`,
+      });
+    }
+  }
+  options.sort((a, b) => a.expectedLoss - b.expectedLoss);
+
+  const recommendation: string[] = [];
+  if (layoutLeads) {
+    const from = trace !== undefined ? 'the trace' : `${runs.length} sampled groups`;
+    recommendation.push(
+      `in this kernel's layout groups of ${n} lanes lose ${format(layout.expectedLoss)}× (locality-aware, from ${from}; ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
+        `if work were assigned to lanes at random: ${format(current.expectedLoss)}× (run time ${format(current.workloadLoss)}×).` +
+        (onRuns === null ? ' The what-ifs below assume random grouping.' : ' The what-ifs below start from the layout and are evaluated on its units.'),
+    );
+  }
+  if (now <= BALANCED_LOSS) {
+    recommendation.push(
+      `the work is balanced: groups of ${n} lanes ${layoutLeads ? 'lose' : 'are predicted to lose'} only ${format(now)}× (${Math.round((now - 1) * 100)}% idle lane-time); no change is worth its cost.`,
+    );
+  } else {
+    if (!layoutLeads) {
+      recommendation.push(
+        `groups of ${n} lanes are predicted to lose ${format(now)}× (mean H; run time ${format(current.workloadLoss)}× an ideal machine that never idles).`,
+      );
+    }
+    const [best, ...rest] = options;
+    if (best !== undefined && best.expectedLoss < now) {
+      recommendation.push(`best: ${best.sentence} — removes ${percentCut(now, best.expectedLoss)}.`);
+      // Every other option that removes at least a quarter of the idle lane-time is worth naming:
+      // they differ in what they cost (a work estimate, a remapping of units to lanes).
+      for (const other of rest) {
+        if (other.expectedLoss < now - 0.25 * (now - 1)) recommendation.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
+      }
+    }
+  }
+  const observed = current.observedLossCounts;
+  const predicted = current.expectedLoss;
+  const whatIfs = onRuns === null ? 'the what-ifs above assume random grouping' : 'the what-ifs above are evaluated on the sampled units in their layout';
+  if (observed !== null && Math.abs(predicted - observed) > 0.1 * predicted) {
+    // docs/model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
+    recommendation.push(
+      `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(predicted)}× predicted for independent lanes: units in one group have ${observed < predicted ? 'similar' : 'dissimilar'} work${current.observedCountIcc === null ? '' : ` (intra-group correlation of counts in sampled groups: ${current.observedCountIcc.toFixed(2)})`}; ${whatIfs}.`,
+    );
+  } else if (current.observedCountIcc !== null && current.observedCountIcc > 0.2 && onRuns === null) {
+    recommendation.push(
+      `note: sampled groups show an intra-group correlation of counts of ${current.observedCountIcc.toFixed(2)}: units in one group have similar work, so the what-ifs above (random grouping) may overstate what sorting or binning gains.`,
+    );
+  }
+  const fit = fits[0];
+  if (fit !== undefined) recommendation.push(`the counts look like ${fit.spec} (best of ${fits.length} families by AIC ${fit.aic.toFixed(1)}).`);
 
   return {
     source: request.source,
@@ -232,142 +450,10 @@ export function computeAdvice(request: AdviceRequest): Advice {
     options,
     locality,
     blockLevel,
+    onRuns,
+    headline: layoutLeads
+      ? { basis: 'layout', expectedLoss: layout.expectedLoss, low: layout.low, high: layout.high, ifRandom: current.expectedLoss }
+      : { basis: 'independent-lanes', expectedLoss: current.expectedLoss, low: null, high: null, ifRandom: current.expectedLoss },
     recommendation,
   };
-}
-
-/** Locality-aware loss of the kernel's own layout from sampled runs (group sizes 1..32 up to the shortest run), or null with fewer than 2 runs. */
-function localityRows(runs: NonNullable<AdviceRequest['runs']>): Advice['locality'] {
-  if (runs.length < 2) return null;
-  const sizes = [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)));
-  return localityLoss(runs, sizes).rows.map((row) => ({
-    n: row.groupSize,
-    expectedLoss: row.lossContiguous.value,
-    low: row.lossContiguous.low,
-    high: row.lossContiguous.high,
-    independentLoss: row.lossIndependent,
-    sortedLoss: row.lossSorted,
-  }));
-}
-
-/** Warps in blocks (two levels) from the sampled blocks whose length is a multiple of the group size, or null with fewer than 2 of them. */
-function blockLevelOf(request: AdviceRequest): NonNullable<Advice['blockLevel']> | null {
-  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
-  if (blocks.length < 2) return null;
-  const twoLevels = blockLoss(blocks, request.groupSize);
-  return {
-    blocks: twoLevels.blocks,
-    warpsPerBlock: twoLevels.warps / twoLevels.blocks,
-    warpLoss: twoLevels.warpLoss.value,
-    warpInBlockLoss: twoLevels.warpInBlockLoss.value,
-    blockLoss: twoLevels.blockLoss.value,
-    low: twoLevels.blockLoss.low,
-    high: twoLevels.blockLoss.high,
-  };
-}
-
-/** The what-ifs (tiles when one helps, sorting, the best binning), each with its sentence, lowest predicted loss first. */
-function adviceOptions(
-  request: AdviceRequest,
-  granularity: Advice['granularity'],
-  current: Advice['current'],
-  sorting: Advice['sorting'],
-  binning: Advice['binning'],
-): AdviceOption[] {
-  const n = request.groupSize;
-  const now = current.expectedLoss;
-  const options: AdviceOption[] = [];
-  const tile = chooseTile(granularity, n, now);
-  if (tile !== undefined) {
-    options.push({
-      kind: 'tiles',
-      parameter: tile.n,
-      expectedLoss: tile.expectedLoss,
-      workloadLoss: tile.workloadLoss,
-      sentence:
-        `tiles of ${tile.n} lanes cut the predicted loss from ${format(now)} to ${format(tile.expectedLoss)} ` +
-        `(run-time overhead ${format(current.workloadLoss)} → ${format(tile.workloadLoss)}), if each unit can be spread over ${n / tile.n} lanes (${tile.n} units in lockstep instead of ${n})`,
-    });
-  }
-  options.push({
-    kind: 'sorting',
-    parameter: undefined,
-    expectedLoss: sorting.expectedLoss,
-    workloadLoss: sorting.workloadLoss,
-    sentence:
-      `sorting each launch's ${request.unitsPerLaunch} units by their work before grouping cuts the predicted loss from ${format(now)} to ${format(sorting.expectedLoss)} ` +
-      `(run-time overhead ${format(current.workloadLoss)} → ${format(sorting.workloadLoss)}); it needs a cheap estimate of each unit's work`,
-  });
-  const bestBinning = [...binning].sort((a, b) => a.expectedLoss - b.expectedLoss || a.k - b.k)[0];
-  if (bestBinning !== undefined) {
-    options.push({
-      kind: 'binning',
-      parameter: bestBinning.k,
-      expectedLoss: bestBinning.expectedLoss,
-      workloadLoss: bestBinning.workloadLoss,
-      sentence:
-        `binning units into ${bestBinning.bins.length} work classes (${bestBinning.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${bestBinning.bins.length < bestBinning.k ? `; ${bestBinning.k} asked, ${bestBinning.bins.length} formed` : ''}) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(bestBinning.expectedLoss)} ` +
-        `(run-time overhead ${format(current.workloadLoss)} → ${format(bestBinning.workloadLoss)})`,
-    });
-  }
-  options.sort((a, b) => a.expectedLoss - b.expectedLoss);
-  return options;
-}
-
-/**
- * The plain-language recommendation: the kernel's own layout when its locality-aware loss
- * differs, whether the work is balanced, the best option and every other that removes at least
- * a quarter of the idle lane-time, a note when the observed groups disagree with independent
- * lanes, and the best fit.
- */
-function recommendationLines(
-  request: AdviceRequest,
-  advice: Pick<Advice, 'current' | 'options' | 'locality' | 'fits'>,
-): string[] {
-  const { current, options, locality, fits } = advice;
-  const n = request.groupSize;
-  const now = current.expectedLoss;
-  const runs = request.runs ?? [];
-  const recommendation: string[] = [];
-  // With runs of the kernel's own layout, its locality-aware loss leads when it differs from
-  // the independent-lanes figure beyond its interval (neighbouring units do alike work).
-  const layout = locality?.find((row) => row.n === n);
-  if (layout !== undefined && (layout.high < now || layout.low > now)) {
-    recommendation.push(
-      `in this kernel's layout groups of ${n} lanes lose ${format(layout.expectedLoss)}× (locality-aware, from ${runs.length} sampled groups; ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
-        `if work were assigned to lanes at random: ${format(now)}×. The what-ifs below assume random grouping.`,
-    );
-  }
-  if (now <= BALANCED_LOSS) {
-    recommendation.push(
-      `the work is balanced: groups of ${n} lanes are predicted to lose only ${format(now)}× (${Math.round((now - 1) * 100)}% idle lane-time); no change is worth its cost.`,
-    );
-  } else {
-    recommendation.push(
-      `groups of ${n} lanes are predicted to lose ${format(now)}× (mean H; run time ${format(current.workloadLoss)}× an ideal machine that never idles).`,
-    );
-    const [best, ...rest] = options;
-    if (best !== undefined) {
-      recommendation.push(`best: ${best.sentence} — removes ${percentCut(now, best.expectedLoss)}.`);
-      // Every other option that removes at least a quarter of the idle lane-time is worth naming:
-      // they differ in what they cost (a work estimate, a remapping of units to lanes).
-      for (const other of rest) {
-        if (other.expectedLoss < now - 0.25 * (now - 1)) recommendation.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
-      }
-    }
-  }
-  const observed = current.observedLossCounts;
-  if (observed !== null && Math.abs(now - observed) > 0.1 * now) {
-    // docs/model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
-    recommendation.push(
-      `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(now)}× predicted for independent lanes: units in one group have ${observed < now ? 'similar' : 'dissimilar'} work${current.observedCountIcc === null ? '' : ` (intra-group correlation of counts in sampled groups: ${current.observedCountIcc.toFixed(2)})`}, and the what-ifs above assume random grouping.`,
-    );
-  } else if (current.observedCountIcc !== null && current.observedCountIcc > 0.2) {
-    recommendation.push(
-      `note: sampled groups show an intra-group correlation of counts of ${current.observedCountIcc.toFixed(2)}: units in one group have similar work, so the what-ifs above (random grouping) may overstate what sorting or binning gains.`,
-    );
-  }
-  const fit = fits[0];
-  if (fit !== undefined) recommendation.push(`the counts look like ${fit.spec} (best of ${fits.length} families by AIC ${fit.aic.toFixed(1)}).`);
-  return recommendation;
 }

@@ -6,7 +6,7 @@ import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
 import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { samplesObservationFromFrame } from '../../estimator/index.ts';
-import { readWeightsFile, type WeightKind } from '../counts-file.ts';
+import { readTraceFile, readWeightsFile, type WeightKind } from '../counts-file.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
 import { UsageError } from '../usage-error.ts';
@@ -27,6 +27,10 @@ export interface AdviseInput {
   readonly observedCountIcc?: number | undefined;
   /** The sampled groups' lane counts in lane order: contiguous runs for the locality-aware loss (docs/model.md §11). */
   readonly runs?: readonly (readonly number[])[] | undefined;
+  /** The same runs grouped by launch (in launch order), for the what-ifs on the runs' units that sort within a launch. */
+  readonly runsByLaunch?: readonly (readonly (readonly number[])[])[] | undefined;
+  /** A per-unit counts trace in unit order (`--trace FILE`). */
+  readonly trace?: readonly number[] | undefined;
   /** Block runs (GroupSamples with selection `block`): complete sampled blocks' unit counts in unit order (docs/model.md §11a). */
   readonly blocks?: readonly (readonly number[])[] | undefined;
 }
@@ -140,7 +144,41 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     observedLossCounts: observedLossCountsOf(selected),
     observedCountIcc: countIccOf(samples, commonGroupSize(selected)),
     runs: samples.flatMap((frame) => frame.groups.map((group) => group.laneCounts)),
+    runsByLaunch: runsByLaunchOf(samples),
     blocks: samples.filter((frame) => frame.groupSize === commonGroupSize(selected)).flatMap((frame) => samplesObservationFromFrame(frame).blocks ?? []),
+  };
+}
+
+/** The sampled groups' lane counts grouped by launch id (a launch may span several GroupSamples frames). */
+function runsByLaunchOf(samples: readonly GroupSamplesFrame[]): number[][][] {
+  const byLaunch = new Map<bigint, number[][]>();
+  for (const frame of samples) {
+    const runs = byLaunch.get(frame.launchId) ?? [];
+    for (const group of frame.groups) runs.push([...group.laneCounts]);
+    byLaunch.set(frame.launchId, runs);
+  }
+  return [...byLaunch.values()];
+}
+
+/**
+ * A per-unit counts trace in unit order (`advise --trace FILE`, cli/counts-file.ts
+ * {@link readTraceFile}): its distribution, and the trace itself for the layout loss of every
+ * n′ that divides its length and the what-ifs on its units (docs/model.md §11c).
+ *
+ * @throws UsageError when the file is missing or malformed (WW_ERR_USAGE).
+ * @example adviseInputFromTrace('trace.csv').trace?.length
+ */
+export function adviseInputFromTrace(file: string): AdviseInput {
+  const trace = readTraceFile(file);
+  const counts = new Map<number, number>();
+  for (const w of trace) counts.set(w, (counts.get(w) ?? 0) + 1);
+  return {
+    distribution: CategoricalDistribution.fromCounts(counts),
+    source: `trace:${file} (${trace.length} units)`,
+    groupSize: undefined,
+    unitsPerLaunch: trace.length,
+    observedLossCounts: undefined,
+    trace,
   };
 }
 
@@ -299,5 +337,7 @@ export async function adviseInputFromWorkload(options: { readonly workload: 'mat
     unitsPerLaunch: unitsPerLaunchOf(summaries),
     observedLossCounts: observedLossCountsOf(summaries),
     observedCountIcc: countIccOf(samples, commonGroupSize(summaries)),
+    runs: samples.flatMap((frame) => frame.groups.map((group) => group.laneCounts)),
+    runsByLaunch: runsByLaunchOf(samples),
   };
 }

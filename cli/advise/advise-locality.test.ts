@@ -23,6 +23,39 @@ const identity = {
   endUnixNanos: 1n,
 };
 
+/** One launch of 4-lane groups as a LaunchSummary and a GroupSamples frame with every group sampled. */
+function writeFrames(groups: readonly number[][], name: string): string {
+  const lanes = groups.flat();
+  const summary: LaunchSummaryFrame = {
+    ...identity,
+    type: 'launch-summary',
+    launchId: 1n,
+    groupCount: groups.length,
+    groupsCounted: groups.length,
+    sumSimtClocks: 1000n,
+    sumMimdClocks: 900n,
+    sumMeasuredLoss: groups.length,
+    sumCountsLoss: groups.reduce((s, g) => s + (4 * Math.max(...g)) / g.reduce((a, b) => a + b, 0), 0),
+    sumMaxCounts: groups.reduce((s, g) => s + Math.max(...g), 0),
+    sumCounts: lanes.reduce((a, b) => a + b, 0),
+    droppedSamples: 0,
+    histogram: histogramOfCounts(lanes),
+  };
+  const samples: GroupSamplesFrame = {
+    ...identity,
+    type: 'group-samples',
+    launchId: 1n,
+    frameSequence: 1,
+    groupCount: groups.length,
+    selection: 'hash',
+    samplingStride: 1,
+    groups: groups.map((laneCounts, g) => ({ groupIndex: g, startClock: 0n, endClock: 100n, laneCounts, laneFinishClocks: laneCounts.map(() => 50n) })),
+  };
+  const file = join(directory, name);
+  writeFileSync(file, Buffer.concat([encodeFrame(summary), encodeFrame(samples)]));
+  return file;
+}
+
 describe('advise --frames with sampled groups (contiguous runs)', () => {
   it('leads with the layout loss, and names the independent-lanes figure "if work were assigned at random"', async () => {
     // 40 groups of 4 lanes: neighbouring lanes alike (each group uniform, plus one lane +1), groups alternate 2 and 20.
@@ -30,43 +63,17 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
       const level = g % 2 === 0 ? 2 : 20;
       return [level, level, level, level + 1];
     });
-    const lanes = groups.flat();
-    const summary: LaunchSummaryFrame = {
-      ...identity,
-      type: 'launch-summary',
-      launchId: 1n,
-      groupCount: groups.length,
-      groupsCounted: groups.length,
-      sumSimtClocks: 1000n,
-      sumMimdClocks: 900n,
-      sumMeasuredLoss: groups.length,
-      sumCountsLoss: groups.reduce((s, g) => s + (4 * Math.max(...g)) / g.reduce((a, b) => a + b, 0), 0),
-      sumMaxCounts: groups.reduce((s, g) => s + Math.max(...g), 0),
-      sumCounts: lanes.reduce((a, b) => a + b, 0),
-      droppedSamples: 0,
-      histogram: histogramOfCounts(lanes),
-    };
-    const samples: GroupSamplesFrame = {
-      ...identity,
-      type: 'group-samples',
-      launchId: 1n,
-      frameSequence: 1,
-      groupCount: groups.length,
-      selection: 'hash',
-      samplingStride: 1,
-      groups: groups.map((laneCounts, g) => ({ groupIndex: g, startClock: 0n, endClock: 100n, laneCounts, laneFinishClocks: laneCounts.map(() => 50n) })),
-    };
-    const file = join(directory, 'frames.wwf');
-    writeFileSync(file, Buffer.concat([encodeFrame(summary), encodeFrame(samples)]));
+    const file = writeFrames(groups, 'frames.wwf');
 
     const json = await runCli('advise', '--frames', file, '--json');
     expect(json.status, json.stderr).toBe(0);
-    const advice = JSON.parse(json.stdout) as { locality: { n: number; expectedLoss: number; independentLoss: number }[]; recommendation: string[]; current: { expectedLoss: number } };
+    const advice = JSON.parse(json.stdout) as { locality: { n: number; expectedLoss: number; independentLoss: number }[]; recommendation: string[]; current: { expectedLoss: number }; headline: unknown };
     // By hand: a group [l, l, l, l+1] loses 4(l+1)/(4l+1): 12/9 for l = 2, 84/81 for l = 20; mean of the two.
     const layout4 = (12 / 9 + 84 / 81) / 2;
     expect(advice.locality.find((row) => row.n === 4)?.expectedLoss).toBeCloseTo(layout4, 12);
     // n = 2: halves [l, l] (1) and [l, l+1] (2(l+1)/(2l+1)).
     expect(advice.locality.find((row) => row.n === 2)?.expectedLoss).toBeCloseTo((1 + 6 / 5 + 1 + 42 / 41) / 4, 12);
+    expect(advice.headline).toEqual({ basis: 'layout', expectedLoss: advice.locality.find((row) => row.n === 4)?.expectedLoss, low: expect.any(Number), high: expect.any(Number), ifRandom: advice.current.expectedLoss });
     expect(advice.recommendation[0]).toMatch(new RegExp(`^in this kernel's layout groups of 4 lanes lose ${layout4.toFixed(2)}× \\(locality-aware, from 40 sampled groups; 95% interval .*\\); if work were assigned to lanes at random: ${advice.current.expectedLoss.toFixed(2)}×`));
     const text = await runCli('advise', '--frames', file);
     expect(text.stdout).toMatch(/locality-aware loss of the kernel's own layout/);
@@ -83,5 +90,23 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
     expect(observed).toContain(`<td class="num">${advice.current.expectedLoss.toFixed(4)}</td>`);
     const locality = content.slice(content.indexOf('<table id="locality">'), content.indexOf('</table>', content.indexOf('<table id="locality">')));
     expect(locality).toContain(`<tr><td>4 ← now</td><td class="num">${layout4.toFixed(4)}</td>`);
+  });
+
+  it('keeps the independent-lanes figure as the headline when the layout loses what random assignment would', async () => {
+    // 400 groups of i.i.d. lanes on 1..10 (a fixed LCG): the layout is random assignment.
+    let state = 12345;
+    const next = (): number => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return 1 + Math.floor((state / 2147483648) * 10);
+    };
+    const groups = Array.from({ length: 400 }, () => [next(), next(), next(), next()]);
+    const json = await runCli('advise', '--frames', writeFrames(groups, 'iid.wwf'), '--json');
+    expect(json.status, json.stderr).toBe(0);
+    const advice = JSON.parse(json.stdout) as { locality: { n: number; low: number; high: number }[]; headline: { basis: string; expectedLoss: number }; current: { expectedLoss: number }; recommendation: string[] };
+    const layout = advice.locality.find((row) => row.n === 4)!;
+    expect(layout.low).toBeLessThanOrEqual(advice.current.expectedLoss);
+    expect(layout.high).toBeGreaterThanOrEqual(advice.current.expectedLoss);
+    expect(advice.headline).toEqual({ basis: 'independent-lanes', expectedLoss: advice.current.expectedLoss, low: null, high: null, ifRandom: advice.current.expectedLoss });
+    expect(advice.recommendation[0]).toMatch(/^groups of 4 lanes are predicted to lose/);
   });
 });

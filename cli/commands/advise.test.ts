@@ -56,7 +56,7 @@ describe('warpwatch advise', () => {
     for (const args of [[], ['--counts', 'x.csv', '--dist', 'pois(3)']]) {
       const result = await advise(...args);
       expect(result.status).toBe(2);
-      expect(result.stderr).toBe('warpwatch: give exactly one input: --counts FILE, --pmf FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC\n');
+      expect(result.stderr).toBe('warpwatch: give exactly one input: --counts FILE, --pmf FILE, --frames FILE [--stream ID], --trace FILE, --stream ID (Kafka), --workload matpow|escape, or --dist SPEC\n');
     }
   });
 

@@ -6,6 +6,7 @@ import {
   adviseInputFromFrames,
   adviseInputFromSpec,
   adviseInputFromStream,
+  adviseInputFromTrace,
   adviseInputFromWorkload,
   type AdviseInput,
   type DistributionBasis,
@@ -24,6 +25,7 @@ interface AdviseFlags {
   pmf?: string;
   exportCounts?: string;
   frames?: string;
+  trace?: string;
   stream?: string;
   device?: string;
   host?: string;
@@ -34,6 +36,7 @@ interface AdviseFlags {
   seed?: string;
   n?: string;
   units?: string;
+  prepassStride?: string;
   bins: string;
   basis: DistributionBasis;
   json?: boolean;
@@ -54,17 +57,26 @@ function rejectInapplicableFlags(flags: AdviseFlags, basisGiven: boolean): void 
   if (!kafka && basisGiven) misplaced.push('--basis (only with --stream read from Kafka)');
   if (!kafka && flags.device !== undefined) misplaced.push('--device (only with --stream read from Kafka)');
   if (!kafka && flags.host !== undefined) misplaced.push('--host (only with --stream read from Kafka)');
+  if (flags.prepassStride !== undefined && flags.frames === undefined && flags.trace === undefined) misplaced.push('--prepass-stride (only with --frames or --trace)');
   if (misplaced.length > 0) throw new UsageError(`${misplaced.join(', ')} does not apply to this input`);
   if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
 }
 
 async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
-  const sources = [flags.counts !== undefined, flags.pmf !== undefined, flags.frames !== undefined, flags.workload !== undefined, flags.stream !== undefined && flags.frames === undefined];
+  const sources = [
+    flags.counts !== undefined,
+    flags.pmf !== undefined,
+    flags.frames !== undefined,
+    flags.trace !== undefined,
+    flags.workload !== undefined,
+    flags.stream !== undefined && flags.frames === undefined,
+  ];
   const fromSpec = flags.dist !== undefined && flags.workload === undefined;
   if (sources.filter(Boolean).length + (fromSpec ? 1 : 0) !== 1) {
-    throw new UsageError('give exactly one input: --counts FILE, --pmf FILE, --frames FILE [--stream ID], --stream ID (Kafka), --workload matpow|escape, or --dist SPEC');
+    throw new UsageError('give exactly one input: --counts FILE, --pmf FILE, --frames FILE [--stream ID], --trace FILE, --stream ID (Kafka), --workload matpow|escape, or --dist SPEC');
   }
   if (flags.counts !== undefined) return adviseInputFromCounts(flags.counts, 'counts');
+  if (flags.trace !== undefined) return adviseInputFromTrace(flags.trace);
   if (flags.pmf !== undefined) return adviseInputFromCounts(flags.pmf, 'pmf');
   if (flags.frames !== undefined) return adviseInputFromFrames(flags.frames, flags.stream);
   if (fromSpec) return adviseInputFromSpec(flags.dist ?? '');
@@ -131,8 +143,23 @@ async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void>
   let advice;
   try {
     const runs = groupSize === input.groupSize ? input.runs : undefined;
+    const runsByLaunch = groupSize === input.groupSize ? input.runsByLaunch : undefined;
     const blocks = groupSize === input.groupSize ? input.blocks : undefined;
-    advice = computeAdvice({ distribution: input.distribution, source: input.source, groupSize, unitsPerLaunch, binCounts, observedLossCounts, observedCountIcc, runs, blocks, onProgress: progress.onProgress });
+    advice = computeAdvice({
+      distribution: input.distribution,
+      source: input.source,
+      groupSize,
+      unitsPerLaunch,
+      binCounts,
+      observedLossCounts,
+      observedCountIcc,
+      runs,
+      runsByLaunch,
+      trace: input.trace,
+      prepassStride: flags.prepassStride === undefined ? undefined : parseNumberOption('--prepass-stride', flags.prepassStride, { min: 1, max: 1024, integer: true }),
+      blocks,
+      onProgress: progress.onProgress,
+    });
   } finally {
     progress.done();
   }
@@ -165,7 +192,8 @@ export function registerAdviseCommand(program: Command): void {
     .description('Design advice for a work distribution: predicted loss for group sizes 1..32, sorting, binning into k bins, best parametric fit, and a recommendation (docs/model.md §2d).')
     .option('--counts <file>', 'observed counts: JSON {"value": count}, a JSON array of per-unit counts, or CSV lines value,count (integers)')
     .option('--pmf <file>', 'probabilities or relative weights per value (e.g. a published table): JSON {"value": weight} or CSV value,weight')
-    .option('--frames <file>', 'a recorded frame file (LaunchSummary histograms are merged)')
+    .option('--frames <file>', 'a recorded frame file (LaunchSummary histograms are merged; GroupSamples are contiguous runs: the layout loss and the what-ifs on their units)')
+    .option('--trace <file>', 'a per-unit counts trace in unit order: CSV one count per line (optional header) or a JSON array of integers; the layout loss of every n that divides its length (docs/model.md §11c)')
     .option('--stream <id>', 'stream id job/kernel: picks a stream of --frames, or alone reads its latest record from warpwatch.distributions (WARPWATCH_KAFKA_BROKERS)')
     .addOption(new Option('--workload <name>', 'run a CPU workload and use its counts').choices(['matpow', 'escape']))
     .option('--dist <spec>', 'a family spec (hypothetical work), or the distribution of --workload matpow (default pois(30))')
@@ -177,6 +205,7 @@ export function registerAdviseCommand(program: Command): void {
     .option('--host <name>', 'with --stream from Kafka: the host of the stream to pick')
     .option('--units <N>', 'units per launch that would be sorted or binned together (default: from the input, else 2^20)')
     .option('--bins <list>', 'bin counts k to evaluate', '2,4,8')
+    .option('--prepass-stride <s>', 'with runs (--frames with GroupSamples, --trace): units per block of the coarse pre-pass work estimate that sorting and binning use (default 4; docs/model.md §11b)')
     .addOption(new Option('--basis <which>', 'with --stream from Kafka: which distribution of the record').choices(['window', 'current', 'cumulative']).default('cumulative'))
     .option('--json', 'print one JSON object instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page')

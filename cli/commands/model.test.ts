@@ -95,7 +95,7 @@ describe('warpwatch model', () => {
   });
 
   const bad: [string, string[], RegExp][] = [
-    ['no distribution', ['--n', '4'], /give exactly one of --dist SPEC .*, --counts FILE .* or --pmf FILE/],
+    ['no distribution', ['--n', '4'], /give exactly one of --dist SPEC .*, --counts FILE .*, --pmf FILE .* or --trace FILE/],
     ['both sources', ['--dist', 'geo(0.5)', '--counts', 'x.json'], /give exactly one of --dist/],
     ['bad spec', ['--dist', 'geo(1.5)'], /--dist: geo\(p\): p must be a number in \(0, 1\], got 1\.5/],
     ['unknown family', ['--dist', 'normal(0,1)'], /--dist: unknown distribution family 'normal'; expected binom\(N,p\)/],

@@ -9,16 +9,18 @@ import {
   formatDistributionSpec,
   lossQuantiles,
   parseDistributionSpec,
+  traceLocalityLoss,
   workloadLoss,
   type LossMethod,
 } from '../../model/index.ts';
-import { readWeightsFile } from '../counts-file.ts';
+import { readTraceFile, readWeightsFile } from '../counts-file.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface ModelFlags {
   dist?: string;
   counts?: string;
   pmf?: string;
+  trace?: string;
   n: string;
   method: LossMethod;
   quantiles?: string;
@@ -54,6 +56,28 @@ export interface ModelOutput {
     truncation: { point: number; tailMass: number; epsilon: number } | null;
   };
   results: ModelResultRow[];
+  /**
+   * With `--trace`: the locality-aware loss of the trace's own layout (docs/model.md §11c) for
+   * each n that divides its length, beside the independent-lanes figure of the same units;
+   * absent for the other inputs.
+   */
+  locality?: {
+    units: number;
+    rows: {
+      n: number;
+      groups: number;
+      layoutLoss: number;
+      standardError: number | null;
+      low: number | null;
+      high: number | null;
+      layoutWorkloadLoss: number;
+      independentLoss: number;
+      independentWorkloadLoss: number;
+      localityBenefit: number;
+    }[];
+    /** Group sizes asked for with --n that do not divide the trace's length. */
+    skipped: number[];
+  };
 }
 
 function parseGroupSizes(text: string): number[] {
@@ -107,7 +131,32 @@ function renderTable(output: ModelOutput, probabilities: readonly number[]): str
       .join('  ')
       .trimEnd();
   const notes = output.results.flatMap((row) => (row.note === undefined ? [] : [`note: ${row.note}`]));
-  return [`distribution: ${output.distribution.description}`, line(header), ...rows.map(line), ...notes].join('\n') + '\n';
+  return [`distribution: ${output.distribution.description}`, line(header), ...rows.map(line), ...notes, ...renderLocality(output)].join('\n') + '\n';
+}
+
+/** The --trace table: layout loss with its interval beside the independent-lanes figure. */
+function renderLocality(output: ModelOutput): string[] {
+  const locality = output.locality;
+  if (locality === undefined) return [];
+  const header = ['n', 'groups', 'layout loss', '95% interval', 'layout workload loss', 'if random (independent lanes)', 'locality benefit'];
+  const rows = locality.rows.map((row) => [
+    String(row.n),
+    String(row.groups),
+    formatNumber(row.layoutLoss),
+    row.low === null || row.high === null ? 'n/a (one group)' : `${formatNumber(row.low)}–${formatNumber(row.high)}`,
+    formatNumber(row.layoutWorkloadLoss),
+    formatNumber(row.independentLoss),
+    `${row.localityBenefit.toFixed(3)}×`,
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]): string => cells.map((cell, column) => cell.padStart(widths[column]!)).join('  ');
+  return [
+    '',
+    `locality-aware loss of the trace's own layout (docs/model.md §11c; ${locality.units} units, consecutive groups of n, interval over batches of consecutive groups):`,
+    line(header),
+    ...rows.map(line),
+    ...(locality.skipped.length === 0 ? [] : [`note: n = ${locality.skipped.join(', ')} do not divide the trace's ${locality.units} units (no layout loss)`]),
+  ];
 }
 
 /**
@@ -115,11 +164,18 @@ function renderTable(output: ModelOutput, probabilities: readonly number[]): str
  *
  * @throws {UsageError} for bad flags or inputs; {ModelError} (a RangeError) from the model.
  */
-export function runModelCommand(flags: ModelFlags): ModelOutput {
-  if ([flags.dist, flags.counts, flags.pmf].filter((f) => f !== undefined).length !== 1) {
-    throw new UsageError('give exactly one of --dist SPEC (e.g. nbinom(5,0.3)), --counts FILE (units observed per value) or --pmf FILE (probabilities or weights per value)');
+export function runModelCommand(flags: ModelFlags, options: { groupSizesGiven?: boolean } = {}): ModelOutput {
+  if ([flags.dist, flags.counts, flags.pmf, flags.trace].filter((f) => f !== undefined).length !== 1) {
+    throw new UsageError(
+      'give exactly one of --dist SPEC (e.g. nbinom(5,0.3)), --counts FILE (units observed per value), --pmf FILE (probabilities or weights per value) or --trace FILE (per-unit counts in unit order)',
+    );
   }
-  const sizes = parseGroupSizes(flags.n);
+  const trace = flags.trace === undefined ? undefined : readTraceFile(flags.trace);
+  // A trace without --n: every n that divides its length, up to 1024 (docs/model.md §11c).
+  const sizes =
+    trace !== undefined && options.groupSizesGiven !== true
+      ? Array.from({ length: Math.min(MAX_GROUP_SIZE, trace.length) }, (_, i) => i + 1).filter((n) => trace.length % n === 0)
+      : parseGroupSizes(flags.n);
   const probabilities = flags.quantiles === undefined ? [] : parseProbabilities(flags.quantiles);
   if (!/^\d+$/.test(flags.seed) || !Number.isSafeInteger(Number(flags.seed))) throw new UsageError(`--seed must be a non-negative integer, got '${flags.seed}'`);
   let dist: CategoricalDistribution;
@@ -140,6 +196,12 @@ export function runModelCommand(flags: ModelFlags): ModelOutput {
       if (error instanceof ModelError) throw new UsageError(`--dist: ${error.message}`, { cause: error });
       throw error;
     }
+  } else if (trace !== undefined) {
+    if (flags.epsilon !== undefined) throw new UsageError('--epsilon applies to --dist families only, not to --trace');
+    const counts = new Map<number, number>();
+    for (const w of trace) counts.set(w, (counts.get(w) ?? 0) + 1);
+    dist = CategoricalDistribution.fromCounts(counts);
+    source = `trace:${flags.trace!}`;
   } else {
     if (flags.epsilon !== undefined) throw new UsageError(`--epsilon applies to --dist families only, not to ${flags.counts === undefined ? '--pmf' : '--counts'}`);
     dist = flags.counts === undefined ? readWeightsFile(flags.pmf!, 'pmf') : readCountsFile(flags.counts);
@@ -184,6 +246,29 @@ export function runModelCommand(flags: ModelFlags): ModelOutput {
       truncation: dist.truncation === undefined ? null : { ...dist.truncation },
     },
     results,
+    ...(trace === undefined ? {} : { locality: traceLocality(trace, sizes) }),
+  };
+}
+
+/** The --trace sweep: the layout loss per n that divides the trace (model/run-policies.ts traceLocalityLoss). */
+function traceLocality(trace: readonly number[], sizes: readonly number[]): NonNullable<ModelOutput['locality']> {
+  const result = traceLocalityLoss(trace, sizes);
+  const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
+  return {
+    units: trace.length,
+    rows: result.rows.map((row) => ({
+      n: row.groupSize,
+      groups: row.groups,
+      layoutLoss: row.lossContiguous.value,
+      standardError: finite(row.lossContiguous.standardError),
+      low: finite(row.lossContiguous.low),
+      high: finite(row.lossContiguous.high),
+      layoutWorkloadLoss: row.workloadLossContiguous.value,
+      independentLoss: row.lossIndependent,
+      independentWorkloadLoss: row.workloadLossIndependent,
+      localityBenefit: row.localityBenefit,
+    })),
+    skipped: [...result.skippedGroupSizes],
   };
 }
 
@@ -198,7 +283,8 @@ export function registerModelCommand(program: Command): void {
     .option('--dist <spec>', 'distribution: binom(N,p), geo(p), pois(lambda), unif(a,b), nbinom(r,p), cat(v:w,...)')
     .option('--counts <file>', 'observed counts: JSON {"value": count}, a JSON array of per-unit counts, or CSV lines value,count (integers)')
     .option('--pmf <file>', 'probabilities or relative weights per value (e.g. a published table): JSON {"value": weight} or CSV value,weight')
-    .option('--n <list>', `group sizes, comma-separated integers 1..${MAX_GROUP_SIZE}`, '32')
+    .option('--trace <file>', 'per-unit counts in unit order: CSV one count per line (optional header) or a JSON array of integers; adds the locality-aware loss of its layout (docs/model.md §11c)')
+    .option('--n <list>', `group sizes, comma-separated integers 1..${MAX_GROUP_SIZE} (default 32; with --trace, every n that divides its length)`, '32')
     .addOption(new Option('--method <method>', 'method for E[X]: fast (docs/model.md §2b) or exact (docs/model.md §2a)').choices(['fast', 'exact']).default('fast'))
     .option('--quantiles <list>', 'quantile probabilities of the loss in (0, 1), e.g. 0.5,0.95,0.99')
     .option('--epsilon <mass>', 'tail mass cut from unbounded families (default 1e-6)')
@@ -207,7 +293,7 @@ export function registerModelCommand(program: Command): void {
     .action((flags: ModelFlags, command: Command) => {
       // Flags that do not apply are errors: the seed drives Monte Carlo quantiles only.
       if (command.getOptionValueSource('seed') === 'cli' && flags.quantiles === undefined) throw new UsageError('--seed applies to --quantiles only (the seed of Monte Carlo quantiles)');
-      const output = runModelCommand(flags);
+      const output = runModelCommand(flags, { groupSizesGiven: command.getOptionValueSource('n') === 'cli' });
       const probabilities = flags.quantiles === undefined ? [] : parseProbabilities(flags.quantiles);
       process.stdout.write(flags.json === true ? `${JSON.stringify(output, null, 2)}\n` : renderTable(output, probabilities));
     });

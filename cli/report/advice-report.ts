@@ -35,6 +35,23 @@ function localityTable(advice: Advice): string {
   );
 }
 
+/** Sorting and binning on the runs' units (docs/model.md §11b), when the source had runs or a trace. */
+function onRunsTable(advice: Advice): string {
+  const o = advice.onRuns;
+  if (o === null) return '';
+  const row = (policy: string, estimated: string, interval: string, exact: string): string =>
+    `<tr><td>${policy}</td><td class="num">${estimated}</td><td class="num">${interval}</td><td class="num">${exact}</td></tr>`;
+  return (
+    `<h2>What-ifs on the observed units at n = ${advice.groupSize}</h2><p class="note">On ${o.units} units of ${o.runs} run${o.runs === 1 ? '' : 's'}, within each launch (docs/model.md §11b): ` +
+    `ordered by a coarse pre-pass estimate (one unit in ${o.stride} computed, the rest interpolated) and by their exact work, then cut into groups of ${advice.groupSize}.` +
+    `${o.layoutLoss === null ? '' : ` The layout loses ${fixed(o.layoutLoss)} now.`}</p>` +
+    `<div class="table-scroll"><table id="on-runs"><thead><tr><th>policy</th><th class="num">by pre-pass estimate</th><th class="num">95% interval</th><th class="num">by exact work</th></tr></thead><tbody>` +
+    row('sorted', fixed(o.sorting.estimated), `${fixed(o.sorting.low)}–${fixed(o.sorting.high)}`, fixed(o.sorting.exact)) +
+    o.binning.map((b) => row(`binned, k = ${b.k}`, fixed(b.estimated), `${fixed(b.low)}–${fixed(b.high)}`, fixed(b.exact))).join('') +
+    `</tbody></table></div>`
+  );
+}
+
 function distributionChart(advice: Advice): string {
   return renderBarChart({
     title: 'Iteration-count distribution',
@@ -112,10 +129,11 @@ Group size now: ${advice.groupSize}; units per launch: ${advice.unitsPerLaunch}.
 <h2>Observed beside the model</h2>
 ${observedTable(advice)}
 ${localityTable(advice)}
+${onRunsTable(advice)}
 <div class="grid"><figure>${distributionChart(advice)}</figure><figure>${granularityChart(advice)}</figure><figure>${policyChart(advice)}</figure></div>
-<h2>Load balancing at n = ${advice.groupSize}</h2>
+<h2>Load balancing at n = ${advice.groupSize}${advice.onRuns === null ? '' : ', if work were assigned at random (docs/model.md §2d)'}</h2>
 <div class="table-scroll"><table><thead><tr><th>policy</th><th>detail</th><th>expected loss</th><th>workload loss</th></tr></thead><tbody>
-<tr><td>as now</td><td>random grouping</td><td>${fixed(advice.current.expectedLoss)}</td><td>${fixed(advice.current.workloadLoss)}</td></tr>
+<tr><td>${advice.onRuns === null ? 'as now' : 'random assignment'}</td><td>random grouping</td><td>${fixed(advice.current.expectedLoss)}</td><td>${fixed(advice.current.workloadLoss)}</td></tr>
 <tr><td>sorted by work</td><td>${advice.sorting.mixedGroups} of ${advice.sorting.groups} groups mix values</td><td>${fixed(advice.sorting.expectedLoss)}</td><td>${fixed(advice.sorting.workloadLoss)}</td></tr>
 ${binRows}</tbody></table></div>
 <h2>Parametric fits</h2>
