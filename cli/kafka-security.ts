@@ -18,7 +18,7 @@ export function kafkaSecurityFromEnv(env: Readonly<Record<string, string | undef
   try {
     return kafkaClientSecurity(loadCollectorConfig({ env: securityOnly }).kafka);
   } catch (error) {
-    if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error });
+    if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
-import { TOPICS } from '../contracts/index.ts';
+import { hostProblem, labelProblem, TOPICS } from '../contracts/index.ts';
 import { CollectorConfigError } from './errors.ts';
 import { Secret } from './secret.ts';
 
@@ -345,14 +345,15 @@ export function loadCollectorConfig(input: {
 
   // Labels: env first, flags override per key.
   const labels: Record<string, string> = {};
+  // The label rule is the stream-identity rule of contracts/ (the CLI and every service use it).
   const addLabel = (text: string, origin: string): void => {
-    const eq = text.indexOf('=');
-    const name = eq > 0 ? text.slice(0, eq).trim() : '';
-    if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
-      problems.push(`${origin} label must be name=value with name matching [A-Za-z_][A-Za-z0-9_.-]{0,63}, got "${text}"`);
+    const problem = labelProblem(text);
+    if (problem !== undefined) {
+      problems.push(`${origin} label ${problem}, got "${text}"`);
       return;
     }
-    labels[name] = text.slice(eq + 1).trim();
+    const eq = text.indexOf('=');
+    labels[text.slice(0, eq).trim()] = text.slice(eq + 1).trim();
   };
   for (const part of (env.WARPWATCH_LABELS ?? '').split(',')) if (part.trim() !== '') addLabel(part.trim(), 'WARPWATCH_LABELS');
   // One variable per label, WARPWATCH_LABEL_<NAME>=value (name lowercased): what Kubernetes'
@@ -415,7 +416,10 @@ export function loadCollectorConfig(input: {
   if (spoolSegmentBytes > spoolMaxBytes) problems.push(`WARPWATCH_SPOOL_SEGMENT_BYTES (${spoolSegmentBytes}) must not exceed the spool bound (${spoolMaxBytes})`);
   if (maxBatchBytes > maxQueueBytes) problems.push(`WARPWATCH_BATCH_MAX_BYTES (${maxBatchBytes}) must not exceed WARPWATCH_QUEUE_MAX_BYTES (${maxQueueBytes})`);
 
-  const hostName = pick(flags.host, '--host', 'WARPWATCH_HOST').text ?? hostname();
+  const hostText = pick(flags.host, '--host', 'WARPWATCH_HOST');
+  const hostName = hostText.text ?? hostname();
+  const hostNameProblem = hostProblem(hostName);
+  if (hostNameProblem !== undefined) problems.push(`${hostText.text === undefined ? 'the machine\'s host name (set --host or WARPWATCH_HOST)' : hostText.name} ${hostNameProblem}, got "${hostName}"`);
 
   // InfluxDB self-metrics: the same variable names as the estimator's config.
   const influxUrlText = pick(flags.influxUrl, '--influx-url', 'WARPWATCH_INFLUX_URL');

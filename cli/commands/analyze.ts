@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { CategoricalDistribution, createSampledGroups, expectedLoss, recordSampledGroup, summarizeSampledGroups, workloadLoss } from '../../model/index.ts';
 import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { sampledGroupInputOf } from '../../estimator/index.ts';
+import { parseStreamName } from '../../contracts/index.ts';
 import { writeCountsFile } from '../counts-file.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
@@ -165,9 +166,6 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
   return analyses.sort((a, b) => a.stream.localeCompare(b.stream) || a.n - b.n);
 }
 
-/** A stream id as the protocol defines it: `<job>/<kernel>`, neither part empty, no '/' in the job. */
-const STREAM_ID = /^[^/]+\/.+$/;
-
 /**
  * The observed iteration-count distribution of one analysed stream: the sum of the histograms of
  * its LaunchSummary frames (the distribution `lossPredicted` is computed on), as `--export-counts`
@@ -290,7 +288,7 @@ export function registerAnalyzeCommand(program: Command): void {
     .option('--stream <id>', 'analyse only this stream (job/kernel)')
     .option('--export-counts <file>', 'also write the observed count distribution of the (one) analysed stream as a --counts CSV (value,count)')
     .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }) => {
-      if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
+      if (flags.stream !== undefined) parseStreamName('--stream', flags.stream); // the identity rule of contracts/ (WW_ERR_STREAM_IDENTITY)
       let settings: DivergenceSettings;
       try {
         // The divergence fit is printed only on request (--divergence fit, or fixed costs):

@@ -95,7 +95,7 @@ async function runCollect(options: CollectOptions): Promise<void> {
   try {
     config = loadCollectorConfig({ env: process.env, flags: options });
   } catch (error) {
-    if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error });
+    if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
   for (const file of config.sources.replayFiles) {

@@ -15,8 +15,9 @@ import { withKafkaSecurity } from '../kafka-security.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
 import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
+import { parseGroupSize } from '../../contracts/index.ts';
 import { UsageError } from '../usage-error.ts';
-import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
+import { parseNumberOption } from './numeric-options.ts';
 
 interface DemoFlags {
   quick?: boolean;
@@ -37,8 +38,8 @@ function utcStamp(now: Date): string {
 async function runDemoCommand(flags: DemoFlags): Promise<void> {
   const startedAtMillis = Date.now();
   const now = new Date(startedAtMillis);
-  const groupSizes = flags.sizes === undefined ? undefined : parseIntegerListOption('--sizes', flags.sizes);
-  if (groupSizes !== undefined && groupSizes.some((n) => n < 1 || n > 32)) throw new UsageError(`--sizes must list group sizes 1..32, got '${flags.sizes}'`);
+  // Each size is the n of the demo's streams: the identity rule of contracts/ (WW_ERR_STREAM_IDENTITY).
+  const groupSizes = flags.sizes === undefined ? undefined : flags.sizes.split(',').map((size) => parseGroupSize('--sizes', size));
   let settings;
   try {
     settings = resolveDemoSettings({

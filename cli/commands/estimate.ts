@@ -68,7 +68,7 @@ async function runEstimate(options: EstimateOptions): Promise<void> {
     const { latest, ...rest } = options;
     config = withKafkaSecurity(loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } }), process.env);
   } catch (error) {
-    if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error });
+    if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
   // Flags that do not apply are errors: each window-"current" setting belongs to one mode.

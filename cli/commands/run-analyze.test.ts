@@ -170,7 +170,7 @@ describe('warpwatch run', () => {
     [['run', 'bogus', '--out', 'x'], /workload must be one of matpow, escape, divergence/],
     [['run', 'matpow', '--backend', 'gpu', '--out', 'x'], /--backend must be one of cpu, cuda/],
     [['run', 'matpow', '--dist', 'pois(30)'], /--out FILE/],
-    [['run', 'matpow', '--n', '33', '--out', 'x'], /--n must be a decimal integer/],
+    [['run', 'matpow', '--n', '33', '--out', 'x'], /^warpwatch: WW_ERR_STREAM_IDENTITY: --n must be an integer 1..32, got '33'\n$/],
     [['run', 'matpow', '--sorted', '--out', 'x'], /--sorted applies to the escape workload only/],
     [['run', 'matpow', '--dist', 'pois(', '--out', 'x'], /pois/],
   ])('rejects %j with exit code 2', async (args, message) => {
