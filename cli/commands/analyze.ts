@@ -5,6 +5,7 @@ import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdO
 import { sampledGroupInputOf } from '../../estimator/index.ts';
 import { parseStreamName } from '../../contracts/index.ts';
 import { writeCountsFile } from '../counts-file.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
@@ -269,6 +270,11 @@ export function readFrameFile(file: string): Frame[] {
   }
 }
 
+/** The flags of `warpwatch analyze` that apply in some combinations only (issue 18: an error elsewhere). */
+export const ANALYZE_FLAG_RULES: readonly FlagRule<{ readonly delta: boolean; readonly spill: boolean }>[] = [
+  { flag: '--divergence-arch', applies: (c) => !(c.delta && c.spill), only: 'costs not given by both --delta and --spill', instead: () => 'both are given: the preset would set nothing' },
+];
+
 /**
  * Registers `warpwatch analyze FILE [--json]`: decodes a frame file and prints, per stream, the
  * model's loss on the observed counts next to the counts-based and measured loss.
@@ -287,7 +293,8 @@ export function registerAnalyzeCommand(program: Command): void {
     .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
     .option('--stream <id>', 'analyse only this stream (job/kernel)')
     .option('--export-counts <file>', 'also write the observed count distribution of the (one) analysed stream as a --counts CSV (value,count)')
-    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }) => {
+    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }, command: Command) => {
+      rejectFlagsThatDoNotApply(command, { delta: flags.delta !== undefined, spill: flags.spill !== undefined }, ANALYZE_FLAG_RULES);
       if (flags.stream !== undefined) parseStreamName('--stream', flags.stream); // the identity rule of contracts/ (WW_ERR_STREAM_IDENTITY)
       let settings: DivergenceSettings;
       try {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
 import { withKafkaSecurity } from '../kafka-security.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface EstimateOptions {
@@ -57,12 +58,25 @@ export function registerEstimateCommand(program: Command): void {
         '\nExit: 0 after a clean stop (SIGTERM: last checkpoint and commit within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
-    .action(async (options: EstimateOptions) => {
-      await runEstimate(options);
+    .action(async (options: EstimateOptions, command: Command) => {
+      await runEstimate(options, command);
     });
 }
 
-async function runEstimate(options: EstimateOptions): Promise<void> {
+/** What decides whether an `estimate` flag applies: the configuration (flags and WARPWATCH_* variables). */
+interface EstimateContext {
+  readonly currentMode: EstimatorConfig['window']['current']['mode'];
+  readonly influx: boolean;
+}
+
+/** The flags of `warpwatch estimate` that apply to some configurations only (issue 18: an error elsewhere). */
+export const ESTIMATE_FLAG_RULES: readonly FlagRule<EstimateContext>[] = [
+  { flag: '--half-life-launches', applies: (c) => c.currentMode === 'decay', only: '--current decay', instead: (c) => `the current mode is ${c.currentMode}` },
+  { flag: '--last-launches', applies: (c) => c.currentMode === 'last-n', only: '--current last-n', instead: (c) => `the current mode is ${c.currentMode}` },
+  { flag: '--influx-database', applies: (c) => c.influx, only: 'an InfluxDB in use', instead: () => 'the InfluxDB URL is off' },
+];
+
+async function runEstimate(options: EstimateOptions, command: Command): Promise<void> {
   let config: EstimatorConfig;
   try {
     const { latest, ...rest } = options;
@@ -71,9 +85,7 @@ async function runEstimate(options: EstimateOptions): Promise<void> {
     if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
-  // Flags that do not apply are errors: each window-"current" setting belongs to one mode.
-  if (config.window.current.mode === 'last-n' && options.halfLifeLaunches !== undefined) throw new UsageError('--half-life-launches applies to --current decay only (the current mode is last-n)');
-  if (config.window.current.mode === 'decay' && options.lastLaunches !== undefined) throw new UsageError('--last-launches applies to --current last-n only (the current mode is decay)');
+  rejectFlagsThatDoNotApply(command, { currentMode: config.window.current.mode, influx: config.influx !== undefined }, ESTIMATE_FLAG_RULES);
   const log = (line: string): void => {
     process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   };
