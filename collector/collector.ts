@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Meter } from '@opentelemetry/api';
+import { unreachableServerHint } from '../service/index.ts';
 import { CollectorMetrics, accountingOf } from './collector-metrics.ts';
 import type { CollectorConfig } from './config.ts';
 import { CollectorError } from './errors.ts';
@@ -110,6 +111,7 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     maxMessageBytes: config.kafka.maxMessageBytes,
     dlqTopic: config.kafka.dlqTopic,
     dlqMaxValueBytes: config.dlqMaxValueBytes,
+    unreachableHint: unreachableServerHint('kafka', config.kafka.brokers.join(','), '--brokers'),
     log,
   });
   observed.pipeline = pipeline;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
 import { hostProblem, labelProblem, TOPICS } from '../contracts/index.ts';
+import { LOCAL_STACK_ADDRESSES } from '../service/index.ts';
 import { CollectorConfigError } from './errors.ts';
 import { Secret } from './secret.ts';
 
@@ -161,7 +162,7 @@ export const COLLECTOR_DEFAULTS = Object.freeze({
   socketMode: 0o660,
   maxConnectionErrors: 16,
   validationWorker: false,
-  brokers: '127.0.0.1:19092',
+  brokers: LOCAL_STACK_ADDRESSES.kafkaBrokers,
   clientId: 'warpwatch-collector',
   framesTopic: TOPICS.frames,
   dlqTopic: TOPICS.dlq,

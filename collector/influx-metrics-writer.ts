@@ -1,5 +1,5 @@
 import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
-import { createInfluxWriteApi, encodeLineProtocol } from '../service/index.ts';
+import { createInfluxWriteApi, encodeLineProtocol, isUnreachableError, unreachableServerHint } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import type { MetricsPoint, MetricsPointWriter, MetricsWriterStats } from './pipeline-reporter.ts';
@@ -97,7 +97,8 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
         const failure = new CollectorError(
           'WW_ERR_COLLECTOR_INFLUX_WRITE',
           `pipeline metrics: writing ${batch.length} point(s) to ${where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ` +
-            `${error instanceof Error ? error.message : String(error)}; ${permanent ? 'the batch is dropped (InfluxDB rejected it)' : `retrying with the next point, keeping up to ${options.maxBufferPoints} points`}. ` +
+            `${error instanceof Error ? error.message : String(error)}; ${permanent ? 'the batch is dropped (InfluxDB rejected it)' : `retrying with the next point, keeping up to ${options.maxBufferPoints} points`}` +
+            `${!permanent && isUnreachableError(error) ? `; ${unreachableServerHint('influx', safeUrl(options.url), '--influx-url')}` : ''}. ` +
             'Further failures are counted (influx_write_errors), not logged, until a write succeeds.',
           { retriable: !permanent, cause: error },
         );

@@ -1,5 +1,6 @@
 import type { KafkaConfig } from 'kafkajs';
 import { hostname } from 'node:os';
+import { LOCAL_STACK_ADDRESSES } from '../service/index.ts';
 import { EstimatorConfigError } from './errors.ts';
 import { LABEL_TAGS, TOPICS } from './series.ts';
 
@@ -137,7 +138,7 @@ export interface EstimatorFlags {
 
 /** Defaults, in one place. Times in milliseconds. */
 export const ESTIMATOR_DEFAULTS = Object.freeze({
-  brokers: '127.0.0.1:19092',
+  brokers: LOCAL_STACK_ADDRESSES.kafkaBrokers,
   clientId: 'warpwatch-estimator',
   groupId: 'warpwatch-estimator',
   partitions: 6,
@@ -149,7 +150,7 @@ export const ESTIMATOR_DEFAULTS = Object.freeze({
   sessionTimeoutMillis: 6_000,
   heartbeatIntervalMillis: 1_000,
   connectionTimeoutMillis: 3_000,
-  influxUrl: 'http://127.0.0.1:18086',
+  influxUrl: LOCAL_STACK_ADDRESSES.influxUrl,
   influxDatabase: 'warpwatch',
   influxRetentionPolicy: 'autogen',
   /** The one retention default of every deployment (deploy/contracts.ts INFLUX_RETENTION). */

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
+import { createOutageLog, isUnreachableError, unreachableServerHint } from '../service/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createCheckpointProtocol } from './checkpoint-protocol.ts';
@@ -133,6 +134,10 @@ export async function startEstimator(
   let influx: InfluxWriter | undefined;
   let metricsServer: MetricsServer | undefined;
   const timers: NodeJS.Timeout[] = [];
+  // Each outage is said once (issue 18): the first failure with what to try, then one line when it ends.
+  const kafkaOutage = createOutageLog(log);
+  const influxOutage = createOutageLog(log);
+  const checkpointOutage = createOutageLog(log);
 
   const health = (): EstimatorHealth => ({
     ...estimatorStatus({ stopping, assigned, restored, influx: influx?.stats() }),
@@ -183,11 +188,19 @@ export async function startEstimator(
       throw error;
     }
     if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${config.influx.url}`);
-    if (check === 'unreachable') log(`warpwatch estimate: InfluxDB at ${config.influx.url} does not answer yet; points wait in the buffer and are retried`);
-    influx = createInfluxWriter(config.influx, (error) => {
-      telemetry.sinkError('influx');
-      log(`warpwatch estimate: ${error.code}: ${error.message}`);
-    });
+    // An InfluxDB that does not answer is said once per outage, with what to try (issue 18).
+    const influxUrl = config.influx.url;
+    const influxHint = unreachableServerHint('influx', influxUrl, '--influx-url');
+    if (check === 'unreachable') influxOutage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${influxHint}`);
+    influx = createInfluxWriter(
+      config.influx,
+      (error) => {
+        telemetry.sinkError('influx');
+        if (!error.retriable) log(`warpwatch estimate: ${error.code}: ${error.message}`);
+        else influxOutage.failed(`warpwatch estimate: ${error.code}: ${error.message} (not logged again until a write succeeds)${isUnreachableError(error) ? `; ${influxHint}` : ''}`);
+      },
+      () => influxOutage.recovered(`warpwatch estimate: InfluxDB at ${influxUrl} takes writes again`),
+    );
   }
 
   /** Keeps the outgoing queue within MAX_OUTGOING_RECORDS by dropping the oldest records, counted with their reason. */
@@ -226,8 +239,15 @@ export async function startEstimator(
     },
   );
 
-  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
+  // A broker that does not answer is said once per outage, at the first failed connection, with
+  // what to try (kafkajs retries meanwhile; the start gives up after its retries, exit 1).
+  const brokers = config.kafka.brokers.join(',');
+  const kafkaHint = unreachableServerHint('kafka', brokers, '--brokers');
+  const kafkaUnreachable = (reason: string): void =>
+    kafkaOutage.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`);
+  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: kafkaUnreachable });
   await kafka.ensureTopics();
+  kafkaOutage.recovered(`warpwatch estimate: Kafka at ${brokers} answers`);
   const mirror: CheckpointMirror = await kafka.startCheckpointMirror();
   const checkpointPrefix = (partition: number): string => `${config.kafka.groupId}|${config.kafka.framesTopic}|${partition}`;
 
@@ -321,9 +341,10 @@ export async function startEstimator(
   const checkpoint = (): Promise<void> => {
     if (checkpointing !== undefined) return checkpointing;
     checkpointing = checkpointOnce()
+      .then(() => checkpointOutage.recovered('warpwatch estimate: checkpoints are written again'))
       .catch((error: unknown) => {
         telemetry.sinkError('checkpoint');
-        log(`warpwatch estimate: checkpoint postponed: ${error instanceof Error ? error.message : String(error)}`);
+        checkpointOutage.failed(`warpwatch estimate: checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`);
       })
       .finally(() => {
         checkpointing = undefined;
@@ -354,6 +375,7 @@ export async function startEstimator(
       }
     },
     async onBatch(batch) {
+      kafkaOutage.recovered(`warpwatch estimate: Kafka at ${brokers} answers again`);
       if (!assigned.has(batch.partition)) assigned.add(batch.partition);
       if (!restored.has(batch.partition)) await ensureRestored(batch.partition);
       if (!restored.has(batch.partition)) {
@@ -394,7 +416,8 @@ export async function startEstimator(
       await batch.heartbeat();
     },
     onCrash(error, restart) {
-      log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
+      if (restart && isUnreachableError(error)) kafkaUnreachable(`consumer: ${error.message}`);
+      else log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
     },
   });
 

@@ -111,12 +111,13 @@ function lowerBound(sorted: readonly number[], value: number): number {
  * Creates a writer. Nothing is sent until points are written.
  *
  * @param onError called once per failed batch (for logs and the sink-error metric).
+ * @param onWritten called after each batch InfluxDB accepted (ends an outage the caller logged once).
  * @throws RangeError when maxInFlightBatches is not an integer 1..64.
  * @example
  * const writer = createInfluxWriter(config.influx, (error) => log(error.message));
  * writer.write(points);
  */
-export function createInfluxWriter(options: InfluxWriterOptions, onError: (error: EstimatorError) => void): InfluxWriter {
+export function createInfluxWriter(options: InfluxWriterOptions, onError: (error: EstimatorError) => void, onWritten: () => void = () => {}): InfluxWriter {
   const maxInFlight = options.maxInFlightBatches ?? DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES;
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 64) {
     throw new RangeError(`maxInFlightBatches must be an integer 1..64, got ${maxInFlight}`);
@@ -221,6 +222,7 @@ export function createInfluxWriter(options: InfluxWriterOptions, onError: (error
       failingWrites = 0;
       attempt = 0;
       nextAttemptMillis = 0;
+      onWritten();
     } catch (error) {
       writeErrors += 1;
       failingWrites += 1;

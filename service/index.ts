@@ -9,3 +9,6 @@ export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
 export type { BackoffPolicy, RetryOptions } from './retry.ts';
 export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
+export { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
+export { createOutageLog } from './outage-log.ts';
+export type { OutageLog } from './outage-log.ts';

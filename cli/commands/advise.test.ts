@@ -30,7 +30,7 @@ describe('warpwatch advise', () => {
       const result = await advise('--stream', 'job/k');
       expect(result.status).toBe(1);
       expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-      expect(result.stderr).toMatch(/^warpwatch: WW_ERR_ADVISE_KAFKA: cannot read warpwatch\.distributions on 127\.0\.0\.1:1: .*ECONNREFUSED.*; check WARPWATCH_KAFKA_BROKERS \(unset, the local stack of `npm run stack -- up` at 127\.0\.0\.1:19092 is used\)\n$/);
+      expect(result.stderr).toMatch(/^warpwatch: WW_ERR_ADVISE_KAFKA: cannot read warpwatch\.distributions on 127\.0\.0\.1:1: .*ECONNREFUSED.*; check WARPWATCH_KAFKA_BROKERS: nothing answers at 127\.0\.0\.1:1\n$/);
       expect(result.stderr.match(/cannot read/g)).toHaveLength(1);
     } finally {
       if (before === undefined) delete process.env.WARPWATCH_KAFKA_BROKERS;

@@ -16,6 +16,7 @@ import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
 import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
 import { parseGroupSize } from '../../contracts/index.ts';
+import { unreachableServerHint } from '../../service/index.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseNumberOption } from './numeric-options.ts';
 
@@ -132,7 +133,7 @@ async function requireKafka(brokers: readonly string[]): Promise<void> {
   for (const broker of brokers) if (await reachable(broker)) return;
   throw new DemoError(
     'WW_ERR_DEMO_TRANSPORT',
-    `no Kafka broker answers at ${brokers.join(',')}; start the local stack with \`npm run stack -- up\` (or point WARPWATCH_KAFKA_BROKERS at a running cluster), or run the demo without --kafka`,
+    `no Kafka broker answers at ${brokers.join(',')}; ${unreachableServerHint('kafka', brokers.join(','))}; or run the demo without --kafka`,
   );
 }
 
@@ -140,7 +141,7 @@ async function requireInflux(influx: Parameters<typeof ensureInfluxDatabase>[0])
   if ((await ensureInfluxDatabase(influx)) === 'unreachable') {
     throw new DemoError(
       'WW_ERR_DEMO_TRANSPORT',
-      `InfluxDB at ${influx.url} does not answer; start the local stack with \`npm run stack -- up\` (or point WARPWATCH_INFLUX_URL at a running InfluxDB), or run the demo without --influx`,
+      `InfluxDB at ${influx.url} does not answer; ${unreachableServerHint('influx', influx.url)}; or run the demo without --influx`,
     );
   }
 }
