@@ -27,6 +27,8 @@ const CASES: readonly (readonly [string, readonly string[], string])[] = [
   ['run --clock on cuda', ['run', 'matpow', '--backend', 'cuda', '--clock', 'thread', '--out', out], '--clock applies to --backend cpu only (the backend is cuda: the GPU clock is fixed)'],
   ['run --probe on cpu', ['run', 'matpow', '--probe', 'off', '--out', out], '--probe applies to the matpow workload on --backend cuda only (matpow on cpu)'],
   ['run --block-groups without block selection', ['run', 'matpow', '--block-groups', '4', '--out', out], '--block-groups applies to --selection block only (the selection is hash)'],
+  ['run --selection with --sample-rate 0', ['run', 'matpow', '--sample-rate', '0', '--selection', 'stride', '--out', out], '--selection applies to a --sample-rate above 0 only (--sample-rate 0 samples no group)'],
+  ['demo --quick with --sizes and --launches', ['demo', '--quick', '--sizes', '8', '--launches', '1'], '--quick applies to group sizes or launches not given by --sizes and --launches only (both are given: --quick would change nothing)'],
   [
     'run: every misplaced flag in one line',
     ['run', 'matpow', '--width', '9', '--csv', 'x.csv', '--out', out],

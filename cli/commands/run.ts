@@ -46,6 +46,8 @@ interface RunContext {
   readonly workload: WorkloadName;
   readonly backend: BackendName;
   readonly selection: string | undefined;
+  /** --sample-rate 0: no group is sampled. */
+  readonly noSamples: boolean;
 }
 
 const theWorkload = (c: RunContext): string => `the workload is ${c.workload}`;
@@ -67,6 +69,7 @@ export const RUN_FLAG_RULES: readonly FlagRule<RunContext>[] = [
   { flag: '--clock', applies: (c) => c.backend === 'cpu', only: '--backend cpu', instead: (c) => `the backend is ${c.backend}: the GPU clock is fixed` },
   { flag: '--probe', applies: (c) => c.workload === 'matpow' && c.backend === 'cuda', only: 'the matpow workload on --backend cuda', instead: (c) => `${c.workload} on ${c.backend}` },
   { flag: '--block-groups', applies: (c) => c.selection === 'block', only: '--selection block', instead: (c) => `the selection is ${c.selection ?? 'hash'}` },
+  { flag: '--selection', applies: (c) => !c.noSamples, only: 'a --sample-rate above 0', instead: () => '--sample-rate 0 samples no group' },
 ];
 
 /** Turns the validated flags into the workload program's argv (workload-options.hpp). */
@@ -167,7 +170,7 @@ export function registerRunCommand(program: Command): void {
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
     .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
-    .option('--selection <hash|stride|block>', 'how sampled groups are chosen: hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased), stride (every k-th group, the same each launch: aliases with row-major 2-D layouts) or block (whole blocks of --block-groups consecutive groups, 1 in 1/rate of the blocks by hash: block runs for the two-level loss)')
+    .option('--selection <hash|stride|block>', 'how sampled groups are chosen (with a --sample-rate above 0): hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased), stride (every k-th group, the same each launch: aliases with row-major 2-D layouts) or block (whole blocks of --block-groups consecutive groups, 1 in 1/rate of the blocks by hash: block runs for the two-level loss)')
     .option('--block-groups <K>', 'with --selection block: consecutive groups per block, 1..65535 (default 8)')
     .option('--out <file>', "frame file, or '-' for stdout")
     .option('--socket <path>', 'send frames to a collector unix socket instead (non-blocking, drops when slow)')
@@ -190,7 +193,8 @@ export function registerRunCommand(program: Command): void {
       }
       const workload = workloadText as WorkloadName;
       const backend = flags.backend as BackendName;
-      rejectFlagsThatDoNotApply(command, { workload, backend, selection: flags.selection }, RUN_FLAG_RULES);
+      const noSamples = flags.sampleRate !== undefined && flags.sampleRate.trim() !== '' && Number(flags.sampleRate) === 0;
+      rejectFlagsThatDoNotApply(command, { workload, backend, selection: flags.selection, noSamples }, RUN_FLAG_RULES);
       const args = workloadArgs(workload, flags);
       const { binDir, hasCuda } = await ensureKernelsBuilt({ onProgress: (line) => process.stderr.write(`  [build] ${line}\n`) });
       if (backend === 'cuda' && !hasCuda) {
