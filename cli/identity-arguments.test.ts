@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { STREAM_SOURCES } from '../contracts/index.ts';
+import { BACKEND_NAMES } from '../kernels/index.ts';
 import { runCli } from './testing/run-cli.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-identity-'));
@@ -41,5 +43,9 @@ describe('identity arguments', () => {
     const result = await runCli('collect', '--replay', frames, '--metrics-port', 'off', '--spool-dir', join(directory, 'spool'), ...args);
     expect(result.stderr).toBe(`warpwatch: WW_ERR_COLLECTOR_CONFIG: ${message}\n`);
     expect(result.status).toBe(2);
+  });
+
+  it('run --backend names the source of the frames: the backends are exactly the identity sources', () => {
+    expect([...BACKEND_NAMES].sort()).toEqual([...STREAM_SOURCES].sort());
   });
 });

@@ -288,10 +288,10 @@ export function registerAnalyzeCommand(program: Command): void {
     .argument('<file>', 'frame file written by `warpwatch run` or a recorder')
     .option('--json', 'print { "streams": [ ... ] } as JSON')
     .option('--divergence <mode>', 'divergence-extended prediction: fit (costs fitted from the GroupSamples clocks) or off (default)')
-    .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks)')
+    .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks; an error when --delta and --spill both give them)')
     .option('--delta <ticks>', 'fixed δ, clock ticks per diverging exit (overrides the preset)')
     .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
-    .option('--stream <id>', 'analyse only this stream (job/kernel)')
+    .option('--stream <id>', 'analyse only this stream (job/kernel, split at the first /)')
     .option('--export-counts <file>', 'also write the observed count distribution of the (one) analysed stream as a --counts CSV (value,count)')
     .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }, command: Command) => {
       rejectFlagsThatDoNotApply(command, { delta: flags.delta !== undefined, spill: flags.spill !== undefined }, ANALYZE_FLAG_RULES);

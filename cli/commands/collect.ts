@@ -83,6 +83,10 @@ export function registerCollectCommand(program: Command): void {
         '  ./my-gpu-job | warpwatch collect --stdin --brokers kafka-1:9092,kafka-2:9092\n' +
         '  warpwatch collect --replay run1.wwf run2.wwf --metrics-port off\n' +
         '  warpwatch collect --influx-url http://127.0.0.1:18086 --instance gpu-node-3   # counters for the Pipeline health dashboard\n' +
+        '\nFlags that do not apply are errors: --socket-mode without a served socket; --influx-database, --pipeline-interval-millis\n' +
+        'and --instance without an InfluxDB. --host and --label follow the stream-identity rules (docs/errors.md).\n' +
+        'Kafka or InfluxDB not answering is said once per outage with what to try (npm run stack -- up for the local stack\'s\n' +
+        'addresses, else WARPWATCH_KAFKA_BROKERS / WARPWATCH_INFLUX_URL); the collector keeps spooling, /healthz says degraded.\n' +
         '\nExit: 0 after a clean stop (SIGTERM flushes within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, default 10 s; the rest stays spooled),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )

@@ -131,7 +131,7 @@ export function registerDivergenceCommand(program: Command): void {
     .option('--intercept', 'also fit a constant overhead per measurement')
     .option('--physical-entries <n>', 'on-chip stack entries before spilling (default 16)')
     .option('--spill-chunk <n>', 'entries per spill/reload (default 4)')
-    .option('--residuals', 'list every measurement with its residual')
+    .option('--residuals', 'list every measurement with its residual (text output; --json always has them)')
     .option('--json', 'print JSON (with every residual and the clock unit)')
     .action((file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }, command: Command) => {
       rejectFlagsThatDoNotApply(command, { json: flags.json === true }, DIVERGENCE_FIT_FLAG_RULES);

@@ -55,6 +55,9 @@ export function registerEstimateCommand(program: Command): void {
         '  warpwatch estimate\n' +
         '  warpwatch estimate --brokers kafka-1:9092 --influx-url http://influx:8086 --window-millis 5000\n' +
         '  WARPWATCH_ALERT_LOSS_THRESHOLD=1.8 warpwatch estimate --metrics-port 0\n' +
+        '\nFlags that do not apply are errors: --half-life-launches outside --current decay, --last-launches outside\n' +
+        '--current last-n, --influx-database with --influx-url off. Kafka or InfluxDB not answering is said once per outage\n' +
+        'with what to try (npm run stack -- up for the local stack\'s addresses, else WARPWATCH_KAFKA_BROKERS / WARPWATCH_INFLUX_URL).\n' +
         '\nExit: 0 after a clean stop (SIGTERM: last checkpoint and commit within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
