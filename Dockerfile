@@ -20,6 +20,7 @@ COPY model ./model
 COPY contracts ./contracts
 COPY protocol ./protocol
 COPY collector ./collector
+COPY service ./service
 COPY estimator ./estimator
 COPY dashboards ./dashboards
 # The CLI imports kernels/ (the workload runner) when it loads; the image has no compiler, so `run`

@@ -173,7 +173,7 @@ interface Health {
   status: string;
   counters: { framesIn: number; windowsClosed: number };
   streams: number;
-  influx?: { linesWritten: number; batchesWritten?: number };
+  influx?: { pointsWritten: number; batchesWritten?: number };
 }
 
 async function health(port: number): Promise<Health> {
@@ -448,7 +448,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics['latency.modelMeanMillis'] = (modelAtEnd.sum - (modelAtMeasureStart?.sum ?? 0)) / Math.max(1, modelAtEnd.count - (modelAtMeasureStart?.count ?? 0));
       const h = await health(port);
       metrics['latency.windowsClosed'] = h.counters.windowsClosed;
-      metrics['latency.influxLinesPerRequest'] = (h.influx?.linesWritten ?? 0) / Math.max(1, h.influx?.batchesWritten ?? 0);
+      metrics['latency.influxLinesPerRequest'] = (h.influx?.pointsWritten ?? 0) / Math.max(1, h.influx?.batchesWritten ?? 0);
       const p99 = metrics['latency.p99Millis'] ?? Number.POSITIVE_INFINITY;
       notes.push(
         `latency: offered ${offeredPerSecond} launch summaries/s on an absolute schedule (100 streams × 10/s, ${GROUPS_PER_LAUNCH} groups × n=${GROUP_SIZE} each), 1 s windows, ` +

@@ -13,6 +13,7 @@ import { startCollector, type RunningCollector } from './collector.ts';
 import { loadCollectorConfig } from './config.ts';
 import { fixtureFrameBytes } from './frame-fixtures.ts';
 import { startHealthServer } from './health-server.ts';
+import type { InfluxWriterStats } from '../service/index.ts';
 import type { MetricsPoint, MetricsPointWriter } from './pipeline-reporter.ts';
 import type { ProduceRecord } from './produce-record.ts';
 
@@ -183,12 +184,25 @@ describe('startCollector', () => {
       writeFileSync(file, Buffer.concat([...valid, invalid]));
       const points: MetricsPoint[] = [];
       const closes: number[] = [];
+      let failing = 0;
+      /** Writer stats with `written` points written, nothing dropped or buffered. */
+      const statsOf = (written: number): InfluxWriterStats => ({
+        pointsIn: written,
+        pointsWritten: written,
+        pointsDropped: 0,
+        dropped: { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 },
+        buffered: 0,
+        batchesWritten: written,
+        batchesInFlight: 0,
+        writeErrors: 0,
+        failingWrites: 0,
+      });
       const writer: MetricsPointWriter = {
-        write: (point) => points.push(point),
-        stats: () => ({ pointsWritten: points.length, pointsDropped: 0, writeErrors: 0, buffered: 0 }),
+        write: (written) => points.push(...(written as MetricsPoint[])),
+        stats: () => ({ ...statsOf(points.length), failingWrites: failing }),
         close: (timeoutMillis) => {
           closes.push(timeoutMillis);
-          return Promise.resolve({ pointsWritten: points.length, pointsDropped: 0, writeErrors: 0, buffered: 0 });
+          return Promise.resolve(statsOf(points.length));
         },
       };
       const running = await startCollector({
@@ -201,7 +215,11 @@ describe('startCollector', () => {
       expect(points).toHaveLength(1);
       expect(points[0]?.fields['frames_in']).toBe(0);
       await running.inputsDone;
-      expect(running.health()['influx']).toEqual({ pointsWritten: 1, pointsDropped: 0, writeErrors: 0, buffered: 0 });
+      expect(running.health()['influx']).toEqual(statsOf(1));
+      // A writer whose last requests failed makes the collector degraded (reason influx-write), not unhealthy.
+      failing = 2;
+      expect(running.health()).toMatchObject({ status: 'degraded', reasons: ['influx-write'] });
+      failing = 0;
       await running.stop();
       expect(closes).toHaveLength(1);
       const last = points[points.length - 1];

@@ -1,13 +1,13 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Meter } from '@opentelemetry/api';
-import { unreachableServerHint } from '../service/index.ts';
+import { influxHealthReasons, unreachableServerHint } from '../service/index.ts';
 import { CollectorMetrics, accountingOf } from './collector-metrics.ts';
 import type { CollectorConfig } from './config.ts';
 import { CollectorError } from './errors.ts';
 import { createDeliveryPipeline, type DeliveryPipeline, type LogFunction } from './delivery-pipeline.ts';
 import { openDiskSpool, type DiskSpool } from './disk-spool.ts';
-import { createFrameIntake } from './frame-intake.ts';
+import { createFrameIntake, type FrameIntake } from './frame-intake.ts';
 import type { HealthReport } from './health-server.ts';
 import { startPipelineReporter, type MetricsPointWriter, type PipelineReporter } from './pipeline-reporter.ts';
 import type { ProduceFunction } from './produce-record.ts';
@@ -61,10 +61,27 @@ export interface RunningCollector {
 /** Longest wait for the last `warpwatch_pipeline` point on stop. */
 const METRICS_CLOSE_TIMEOUT_MILLIS = 2_000;
 
+/** The parts of a running collector, as the steps below share them. */
+interface CollectorParts {
+  readonly config: CollectorConfig;
+  readonly deps: CollectorDependencies;
+  readonly log: LogFunction;
+  readonly metrics: CollectorMetrics;
+  readonly spool: DiskSpool;
+  readonly pipeline: DeliveryPipeline;
+  readonly intake: FrameIntake;
+  readonly socket: SocketSource | undefined;
+  readonly reporter: PipelineReporter | undefined;
+  /** True once stop() was called. */
+  readonly stopping: () => boolean;
+}
+
 /**
  * Wires sources → validation/enrichment → delivery pipeline (memory queue, batches,
  * spool) → `produce`. Opens the spool first (records a previous run left are replayed
- * before new ones), then starts the socket server, stdin and replay files.
+ * before new ones; {@link openSpool}), then the delivery pipeline and the intake
+ * ({@link createDelivery}), the socket server ({@link startSocket}), the `warpwatch_pipeline`
+ * reporter, stdin and replay files ({@link readInputs}).
  *
  * @throws SpoolError (spool locked or unwritable), CollectorError (socket in use or not bindable).
  * @example
@@ -76,6 +93,48 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
   // The gauges read spool and queue, which are created after the metrics that count into them.
   const observed: { spool?: DiskSpool; pipeline?: DeliveryPipeline } = {};
   const metrics = new CollectorMetrics(deps.meter, { spoolBytes: () => observed.spool?.sizeBytes ?? 0, queueBytes: () => observed.pipeline?.queuedBytes ?? 0 });
+  const spool = (observed.spool = openSpool(config, metrics, log));
+  const { pipeline, intake } = createDelivery(deps, spool, metrics);
+  observed.pipeline = pipeline;
+  const socket = await startSocket(config, intake, pipeline, metrics, log);
+  const reporter: PipelineReporter | undefined =
+    deps.metricsWriter === undefined
+      ? undefined
+      : startPipelineReporter({ instance: config.instance, intervalMillis: config.pipelineIntervalMillis, totals: () => metrics.totals(), writer: deps.metricsWriter, log });
+
+  let stopping = false;
+  let stopped: Promise<{ flushed: boolean }> | undefined;
+  const parts: CollectorParts = { config, deps, log, metrics, spool, pipeline, intake, socket, reporter, stopping: () => stopping };
+  const inputsDone = readInputs(parts);
+
+  return {
+    metrics,
+    pipeline,
+    spool,
+    inputsDone,
+    servesSocket: socket !== undefined,
+    async flush(timeoutMillis) {
+      const started = Date.now();
+      const drained = await intake.drain(timeoutMillis);
+      return drained && (await pipeline.flush(Math.max(0, timeoutMillis - (Date.now() - started))));
+    },
+    health: () => collectorHealth(parts),
+    stop() {
+      stopping = true;
+      stopped ??= stopCollector(parts);
+      return stopped;
+    },
+  };
+}
+
+/**
+ * Opens the write-ahead spool with the collector's callbacks (drops and corrupt records
+ * counted, disk faults and recovery logged) and counts the records a previous run left as
+ * recovered.
+ *
+ * @throws SpoolError when the spool is locked by another process or its directory is unwritable.
+ */
+function openSpool(config: CollectorConfig, metrics: CollectorMetrics, log: LogFunction): DiskSpool {
   const spool = openDiskSpool({
     directory: config.spool.directory,
     maxBytes: config.spool.maxBytes,
@@ -94,10 +153,15 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
         ? log('info', `spool directory ${config.spool.directory} takes writes again; records held in memory are written to it`)
         : log('warn', `WW_ERR_SPOOL_IO: spool write failed (${error.code}: ${error.message}); records are held in memory (up to WARPWATCH_QUEUE_MAX_BYTES) and dropped, counted, beyond it; retrying the disk every ${config.retryBackoffMillis} ms`),
   });
-  observed.spool = spool;
   // Damaged records found at recovery were counted dropped already; they were recovered too.
   metrics.recovered(spool.recordCount + (metrics.totals().droppedByReason['spool-corrupt'] ?? 0));
   if (spool.recordCount > 0) log('info', `spool holds ${spool.recordCount} record(s) from a previous run; delivering them first`);
+  return spool;
+}
+
+/** The delivery pipeline (batches from the spool to `produce`) and the intake that validates and enriches frames into it, from the config. */
+function createDelivery(deps: CollectorDependencies, spool: DiskSpool, metrics: CollectorMetrics): { pipeline: DeliveryPipeline; intake: FrameIntake } {
+  const { config, log } = deps;
   const pipeline = createDeliveryPipeline({
     produce: deps.produce,
     spool,
@@ -114,7 +178,6 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     unreachableHint: unreachableServerHint('kafka', config.kafka.brokers.join(','), '--brokers'),
     log,
   });
-  observed.pipeline = pipeline;
   const intake = createFrameIntake({
     pipeline,
     metrics,
@@ -126,116 +189,106 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
     maxBacklogBytes: config.maxQueueBytes,
     log,
   });
+  return { pipeline, intake };
+}
 
-  let socket: SocketSource | undefined;
+/**
+ * Serves the unix socket when configured (none otherwise).
+ *
+ * @throws CollectorError when the socket is in use or cannot be bound (intake and pipeline are closed first).
+ */
+async function startSocket(config: CollectorConfig, intake: FrameIntake, pipeline: DeliveryPipeline, metrics: CollectorMetrics, log: LogFunction): Promise<SocketSource | undefined> {
+  if (config.sources.socketPath === undefined) return undefined;
   try {
-    if (config.sources.socketPath !== undefined) {
-      socket = await startSocketSource({
-        path: config.sources.socketPath,
-        mode: config.sources.socketMode,
-        intake,
-        metrics,
-        maxConnectionErrors: config.sources.maxConnectionErrors,
-        log,
-      });
-    }
+    return await startSocketSource({
+      path: config.sources.socketPath,
+      mode: config.sources.socketMode,
+      intake,
+      metrics,
+      maxConnectionErrors: config.sources.maxConnectionErrors,
+      log,
+    });
   } catch (error) {
     await intake.close();
     await pipeline.close(0);
     throw error;
   }
+}
 
-  const reporter: PipelineReporter | undefined =
-    deps.metricsWriter === undefined
-      ? undefined
-      : startPipelineReporter({
-          instance: config.instance,
-          intervalMillis: config.pipelineIntervalMillis,
-          totals: () => metrics.totals(),
-          writer: deps.metricsWriter,
-          log,
-        });
-
-  let stopping = false;
-  let stopped: Promise<{ flushed: boolean }> | undefined;
-  // File replay waits while the spool holds more than a few batches or the memory cache is
-  // half full, so a large file never fills the spool (or pushes live frames out of the cache).
+/**
+ * Reads stdin (when configured) and the replay files one after the other; resolves when all
+ * are read to the end. File replay waits while the spool holds more than a few batches or the
+ * memory cache is half full, so a large file never fills the spool (or pushes live frames out
+ * of the cache).
+ */
+async function readInputs(parts: CollectorParts): Promise<void> {
+  const { config, deps, intake, pipeline, spool } = parts;
   const waitForCapacity = async (): Promise<void> => {
-    while (!stopping && (pipeline.queuedBytes + intake.backlogBytes > config.maxQueueBytes / 2 || spool.recordCount > 4 * config.batch.maxBatchRecords)) {
+    while (!parts.stopping() && (pipeline.queuedBytes + intake.backlogBytes > config.maxQueueBytes / 2 || spool.recordCount > 4 * config.batch.maxBatchRecords)) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
   };
   const openFile = deps.openFile ?? ((path: string) => createReadStream(path, { highWaterMark: 256 * 1024 }));
-  const inputsDone = (async () => {
-    const reads: Promise<unknown>[] = [];
-    if (config.sources.stdin && deps.stdin !== undefined) reads.push(readFrameStream(deps.stdin, intake.openStream('stdin', Number.POSITIVE_INFINITY), undefined, intake));
-    reads.push(
-      (async () => {
-        for (const path of config.sources.replayFiles) {
-          if (stopping) return;
-          await readFrameStream(openFile(path), intake.openStream('file', Number.POSITIVE_INFINITY), waitForCapacity, intake);
-        }
-      })(),
+  const reads: Promise<unknown>[] = [];
+  if (config.sources.stdin && deps.stdin !== undefined) reads.push(readFrameStream(deps.stdin, intake.openStream('stdin', Number.POSITIVE_INFINITY), undefined, intake));
+  reads.push(
+    (async () => {
+      for (const path of config.sources.replayFiles) {
+        if (parts.stopping()) return;
+        await readFrameStream(openFile(path), intake.openStream('file', Number.POSITIVE_INFINITY), waitForCapacity, intake);
+      }
+    })(),
+  );
+  await Promise.all(reads);
+}
+
+/**
+ * The SIGTERM path (run once): stops accepting (socket closed, stdin destroyed), validates and
+ * submits the bytes already read, flushes to Kafka within `shutdownTimeoutMillis` (what is left
+ * stays in the spool, logged as WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT), then writes the last
+ * `warpwatch_pipeline` point with the final totals and closes the metrics writer.
+ */
+async function stopCollector(parts: CollectorParts): Promise<{ flushed: boolean }> {
+  const { config, deps, log, intake, pipeline, spool } = parts;
+  const started = Date.now();
+  const graceMillis = Math.min(1_000, Math.floor(config.shutdownTimeoutMillis / 4));
+  await parts.socket?.close(graceMillis);
+  deps.stdin?.destroy();
+  // Bytes already read are still validated and submitted, then flushed.
+  await intake.drain(Math.max(0, config.shutdownTimeoutMillis / 2 - (Date.now() - started)));
+  await intake.close();
+  const left = Math.max(0, config.shutdownTimeoutMillis - (Date.now() - started));
+  const result = await pipeline.close(left);
+  if (!result.flushed) {
+    const error = new CollectorError(
+      'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
+      `not everything reached Kafka within ${config.shutdownTimeoutMillis} ms (WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS); ${spool.recordCount} record(s) stay in the spool ${config.spool.directory} for the next start`,
     );
-    await Promise.all(reads);
-  })();
+    log('warn', `${error.code}: ${error.message}`);
+  }
+  // The final totals (everything delivered or spooled by now) as the last point.
+  await parts.reporter?.stop(METRICS_CLOSE_TIMEOUT_MILLIS);
+  return result;
+}
 
-  /** The SIGTERM path, run once however often stop() is called. */
-  const stopOnce = async (): Promise<{ flushed: boolean }> => {
-    stopping = true;
-    const started = Date.now();
-    const graceMillis = Math.min(1_000, Math.floor(config.shutdownTimeoutMillis / 4));
-    await socket?.close(graceMillis);
-    deps.stdin?.destroy();
-    // Bytes already read are still validated and submitted, then flushed.
-    await intake.drain(Math.max(0, config.shutdownTimeoutMillis / 2 - (Date.now() - started)));
-    await intake.close();
-    const left = Math.max(0, config.shutdownTimeoutMillis - (Date.now() - started));
-    const result = await pipeline.close(left);
-    if (!result.flushed) {
-      const error = new CollectorError(
-        'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT',
-        `not everything reached Kafka within ${config.shutdownTimeoutMillis} ms (WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS); ${spool.recordCount} record(s) stay in the spool ${config.spool.directory} for the next start`,
-      );
-      log('warn', `${error.code}: ${error.message}`);
-    }
-    // The final totals (everything delivered or spooled by now) as the last point.
-    await reporter?.stop(METRICS_CLOSE_TIMEOUT_MILLIS);
-    return result;
-  };
-
+/** The /healthz body: status and reasons ({@link degradedReasons}, plus `influx-write` from the metrics writer), delivery state, sizes, totals and accounting. */
+function collectorHealth(parts: CollectorParts): HealthReport {
+  const { config, pipeline, spool, metrics } = parts;
+  const state = pipeline.state;
+  const influx = parts.deps.metricsWriter?.stats();
+  const reasons = [...degradedReasons(state, spool, config.spool.maxBytes), ...influxHealthReasons(influx)];
   return {
-    metrics,
-    pipeline,
-    spool,
-    inputsDone,
-    servesSocket: socket !== undefined,
-    async flush(timeoutMillis) {
-      const started = Date.now();
-      const drained = await intake.drain(timeoutMillis);
-      return drained && (await pipeline.flush(Math.max(0, timeoutMillis - (Date.now() - started))));
-    },
-    health() {
-      const state = pipeline.state;
-      const reasons = degradedReasons(state, spool, config.spool.maxBytes);
-      return {
-        status: stopping || state === 'closed' ? 'stopping' : reasons.length > 0 ? 'degraded' : 'ok',
-        reasons,
-        delivery: state,
-        queuedBytes: pipeline.queuedBytes,
-        spoolBytes: spool.sizeBytes,
-        spoolRecords: spool.recordCount,
-        memoryOnlyRecords: spool.memoryOnlyRecords,
-        connections: socket?.connectionCount ?? 0,
-        ...metrics.totals(),
-        accounting: accountingOf(metrics.totals(), spool.recordCount),
-        ...(deps.metricsWriter === undefined ? {} : { influx: deps.metricsWriter.stats() }),
-      };
-    },
-    stop() {
-      stopped ??= stopOnce();
-      return stopped;
-    },
+    status: parts.stopping() || state === 'closed' ? 'stopping' : reasons.length > 0 ? 'degraded' : 'ok',
+    reasons,
+    delivery: state,
+    queuedBytes: pipeline.queuedBytes,
+    spoolBytes: spool.sizeBytes,
+    spoolRecords: spool.recordCount,
+    memoryOnlyRecords: spool.memoryOnlyRecords,
+    connections: parts.socket?.connectionCount ?? 0,
+    ...metrics.totals(),
+    accounting: accountingOf(metrics.totals(), spool.recordCount),
+    ...(influx === undefined ? {} : { influx }),
   };
 }
 

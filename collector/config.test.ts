@@ -1,13 +1,14 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { COLLECTOR_DEFAULTS, describeCollectorConfig, loadCollectorConfig } from './config.ts';
+import { COLLECTOR_FIELDS, hostProblem } from '../contracts/index.ts';
+import { defaultSocketPath, describeCollectorConfig, loadCollectorConfig, loadCollectorKafkaConfig } from './config.ts';
 import { CollectorConfigError } from './errors.ts';
 
 describe('loadCollectorConfig', () => {
   describe('defaults', () => {
     it('serves the default socket and uses documented defaults when nothing is set', () => {
       const config = loadCollectorConfig({ env: {} });
-      expect(config.sources.socketPath).toBe(COLLECTOR_DEFAULTS.socketPath);
+      expect(config.sources.socketPath).toBe(defaultSocketPath({}));
       expect(config.sources.socketMode).toBe(0o660);
       expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
       expect(config.kafka.framesTopic).toBe('warpwatch.frames');
@@ -81,8 +82,76 @@ describe('loadCollectorConfig', () => {
       expect((caught as CollectorConfigError).code).toBe('WW_ERR_COLLECTOR_CONFIG');
     });
 
+    it('gives every bad field as name, value and why, in one coded error; a credential\'s value never', () => {
+      let caught: unknown;
+      try {
+        loadCollectorConfig({
+          env: { WARPWATCH_SPOOL_SEGMENT_BYTES: '64MiB', WARPWATCH_SPOOL_MAX_BYTES: '1MiB', WARPWATCH_KAFKA_SASL_PASSWORD: 'pw-1', WARPWATCH_KAFKA_SASL_PASSWORD_FILE: '/x', WARPWATCH_KAFKA_SASL_MECHANISM: 'plain' },
+          flags: { partitions: 'many' },
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CollectorConfigError);
+      const error = caught as CollectorConfigError;
+      expect(error.fields).toEqual([
+        { name: '--partitions', value: 'many', why: 'must be an integer 1..10000' },
+        { name: 'WARPWATCH_KAFKA_SASL_PASSWORD', why: 'and WARPWATCH_KAFKA_SASL_PASSWORD_FILE are both set; set only one' },
+        { name: 'WARPWATCH_KAFKA_SASL_USERNAME', why: 'must be set when WARPWATCH_KAFKA_SASL_MECHANISM is set' },
+        { name: 'WARPWATCH_SPOOL_SEGMENT_BYTES', value: String(64 * 1024 ** 2), why: `must not exceed the spool bound (${1024 ** 2})` },
+      ]);
+      expect(error.problems).toHaveLength(4);
+      expect(error.message).toBe(error.problems.join('; '));
+      expect(error.message).not.toContain('pw-1');
+    });
+
+    it('checks the host and labels with the stream-identity rules of contracts/, reported with every other problem', () => {
+      // The host field's rule is the contracts function itself (no second copy of the rule).
+      expect(COLLECTOR_FIELDS.host.check).toBe(hostProblem);
+      let caught: unknown;
+      try {
+        loadCollectorConfig({
+          env: { WARPWATCH_HOST: 'gpu 7', WARPWATCH_LABELS: 'team=a,9x=b', WARPWATCH_LABEL_POD: 'p\u0001q', WARPWATCH_KAFKA_PARTITIONS: '0' },
+          flags: { label: ['zone'] },
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CollectorConfigError);
+      expect((caught as CollectorConfigError).fields).toEqual([
+        { name: 'WARPWATCH_HOST', value: 'gpu 7', why: 'must not contain whitespace, control characters or |' },
+        { name: 'WARPWATCH_KAFKA_PARTITIONS', value: '0', why: 'must be an integer 1..10000' },
+        { name: 'WARPWATCH_LABELS', value: '9x=b', why: 'label must be name=value: its name must match [A-Za-z_][A-Za-z0-9_.-]{0,63}' },
+        { name: 'WARPWATCH_LABEL_POD', value: 'pod=p\u0001q', why: 'label must be name=value: its value must not contain control characters' },
+        { name: '--label', value: 'zone', why: 'label must be name=value' },
+      ]);
+      // A host of 255 UTF-8 bytes is allowed, 256 are not (é is 2 bytes).
+      expect(loadCollectorConfig({ env: { WARPWATCH_HOST: 'é'.repeat(127) + 'a' } }).hostName).toHaveLength(128);
+      expect(() => loadCollectorConfig({ env: { WARPWATCH_HOST: 'é'.repeat(128) } })).toThrow(/WARPWATCH_HOST must be at most 255 UTF-8 bytes \(it has 256\)/);
+    });
+
     it('requires a username and a password when SASL is on', () => {
       expect(() => loadCollectorConfig({ env: { WARPWATCH_KAFKA_SASL_MECHANISM: 'scram-sha-256' } })).toThrow(/WARPWATCH_KAFKA_SASL_USERNAME must be set.*PASSWORD/);
+    });
+  });
+
+  describe('Kafka slice', () => {
+    it('reads only the Kafka settings: a bad setting elsewhere does not stop it, a bad Kafka one does', () => {
+      const kafka = loadCollectorKafkaConfig({
+        env: { WARPWATCH_SPOOL_POLICY: 'nonsense', WARPWATCH_METRICS_PORT: '-1', WARPWATCH_KAFKA_COMPRESSION: 'gzip', WARPWATCH_KAFKA_SASL_MECHANISM: 'plain', WARPWATCH_KAFKA_SASL_USERNAME: 'u', WARPWATCH_KAFKA_SASL_PASSWORD: 'p' },
+        flags: { brokers: 'k1:9092' },
+      });
+      expect(kafka).toMatchObject({ brokers: ['k1:9092'], compression: 'gzip', framesTopic: 'warpwatch.frames', maxMessageBytes: 8 * 1024 * 1024 });
+      expect(kafka.sasl?.password.reveal()).toBe('p');
+      expect(() => loadCollectorConfig({ env: { WARPWATCH_SPOOL_POLICY: 'nonsense' } })).toThrow(CollectorConfigError);
+      expect(() => loadCollectorKafkaConfig({ env: { WARPWATCH_KAFKA_RETRIES: '0', WARPWATCH_SPOOL_POLICY: 'nonsense' } })).toThrow(
+        /^WARPWATCH_KAFKA_RETRIES must be an integer 1\.\.100, got "0"$/,
+      );
+    });
+
+    it('is the same slice loadCollectorConfig reads', () => {
+      const env = { WARPWATCH_KAFKA_BROKERS: 'a:1,b:2', WARPWATCH_DLQ_TOPIC: 'my.dlq', WARPWATCH_KAFKA_TLS: 'true', WARPWATCH_KAFKA_TLS_REJECT_UNAUTHORIZED: 'false' };
+      expect(loadCollectorKafkaConfig({ env })).toEqual(loadCollectorConfig({ env }).kafka);
     });
   });
 
@@ -130,7 +199,7 @@ describe('loadCollectorConfig', () => {
             throw Object.assign(new Error('missing'), { code: 'ENOENT' });
           },
         }),
-      ).toThrow('WARPWATCH_KAFKA_SASL_PASSWORD_FILE names a file that cannot be read (ENOENT): /nope');
+      ).toThrow('WARPWATCH_KAFKA_SASL_PASSWORD_FILE names a file that cannot be read (ENOENT), got "/nope"');
     });
   });
 
@@ -196,9 +265,9 @@ describe('loadCollectorConfig', () => {
       expect(caught).toBeInstanceOf(CollectorConfigError);
       const problems = (caught as CollectorConfigError).problems;
       expect(problems).toContain('WARPWATCH_INFLUX_URL must be an http(s) URL or "off", got "ftp://x"');
-      expect(problems).toContain('WARPWATCH_INFLUX_DATABASE must match [A-Za-z0-9._-]{1,128}, got "bad db"');
+      expect(problems).toContain('WARPWATCH_INFLUX_DATABASE must be a name matching [A-Za-z0-9._-]{1,128}, got "bad db"');
       expect(problems).toContain('WARPWATCH_PIPELINE_INTERVAL_MILLIS must be an integer 100..3600000, got "10"');
-      expect(problems).toContain('--instance must be at most 256 characters, got 300');
+      expect(problems).toContain(`--instance must be at most 256 characters, got "${'x'.repeat(200)}…" (300 characters)`);
     });
 
     it('never logs credentials embedded in the URL', () => {

@@ -1,19 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
-import { hostProblem, labelProblem, TOPICS } from '../contracts/index.ts';
-import { LOCAL_STACK_ADDRESSES } from '../service/index.ts';
+import { COLLECTOR_FIELDS, hostProblem, labelProblem } from '../contracts/index.ts';
+import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile } from '../service/index.ts';
 import { CollectorConfigError } from './errors.ts';
-import { Secret } from './secret.ts';
+import type { Secret } from './secret.ts';
 
 /** What to do when the disk spool is full: discard the oldest segment or the incoming record. */
-export type SpoolPolicy = 'drop-oldest' | 'drop-newest';
+export type SpoolPolicy = (typeof COLLECTOR_FIELDS.spoolPolicy.values)[number];
 
 /** Kafka message compression the collector can apply (gzip is built into kafkajs). */
-export type CompressionName = 'none' | 'gzip';
+export type CompressionName = (typeof COLLECTOR_FIELDS.compression.values)[number];
 
-/** SASL mechanisms supported by kafkajs without plugins. */
-export type SaslMechanism = 'scram-sha-256' | 'scram-sha-512' | 'plain';
+export type { ReadTextFile, SaslMechanism } from '../service/index.ts';
 
 /** Validated, frozen settings of the collector; built once by {@link loadCollectorConfig}. */
 export interface CollectorConfig {
@@ -35,7 +33,7 @@ export interface CollectorConfig {
   readonly hostName: string;
   /** Job labels, sent as `ww-label-<name>` headers on every message. */
   readonly labels: Readonly<Record<string, string>>;
-  readonly kafka: {
+  readonly kafka: KafkaSecurityConfig & {
     readonly brokers: readonly string[];
     readonly clientId: string;
     readonly framesTopic: string;
@@ -56,10 +54,6 @@ export interface CollectorConfig {
      * creates get this max.message.bytes. A larger record goes to the DLQ, capped.
      */
     readonly maxMessageBytes: number;
-    readonly sasl: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: Secret } | undefined;
-    readonly tls:
-      | { readonly ca: string | undefined; readonly cert: string | undefined; readonly key: Secret | undefined; readonly rejectUnauthorized: boolean }
-      | undefined;
   };
   readonly batch: {
     /** A batch is sent when it holds this many bytes ... */
@@ -155,371 +149,208 @@ export function defaultSocketPath(env: Readonly<Record<string, string | undefine
   return join('/tmp', `warpwatch-${process.getuid?.() ?? 0}`, 'collector.sock');
 }
 
-/** Defaults, in one place. Sizes in bytes, times in milliseconds. */
-export const COLLECTOR_DEFAULTS = Object.freeze({
-  /** `$XDG_RUNTIME_DIR/warpwatch/collector.sock` (a per-user 0700 directory), else `/tmp/warpwatch-<uid>/collector.sock`. */
-  socketPath: defaultSocketPath(process.env),
-  socketMode: 0o660,
-  maxConnectionErrors: 16,
-  validationWorker: false,
-  brokers: LOCAL_STACK_ADDRESSES.kafkaBrokers,
-  clientId: 'warpwatch-collector',
-  framesTopic: TOPICS.frames,
-  dlqTopic: TOPICS.dlq,
-  partitions: 6,
-  replicationFactor: -1,
-  compression: 'none' as CompressionName,
-  maxInFlightRequests: 5,
-  retries: 5,
-  connectionTimeoutMillis: 3_000,
-  requestTimeoutMillis: 30_000,
-  maxBatchBytes: 1024 * 1024,
-  maxBatchRecords: 10_000,
-  lingerMillis: 5,
-  maxQueueBytes: 64 * 1024 * 1024,
-  spoolDirectory: join(homedir(), '.local', 'state', 'warpwatch', 'spool'),
-  spoolMaxBytes: 1024 * 1024 * 1024,
-  spoolSegmentBytes: 16 * 1024 * 1024,
-  spoolPolicy: 'drop-oldest' as SpoolPolicy,
-  spoolFsyncIntervalMillis: 1_000,
-  retryBackoffMillis: 1_000,
-  produceTimeoutMillis: 15_000,
-  brokerStallMillis: 2_000,
-  /** 8 MiB: every frame SPEC.md allows (≤ 16 B + 4 MiB) plus headers. */
-  maxMessageBytes: 8 * 1024 * 1024,
-  dlqMaxValueBytes: 64 * 1024,
-  shutdownTimeoutMillis: 10_000,
-  metricsPort: 9464,
-  metricsHost: '127.0.0.1',
-  /** No InfluxDB unless a URL is configured (unlike the estimator, whose main output is InfluxDB). */
-  influxUrl: undefined as string | undefined,
-  influxDatabase: 'warpwatch',
-  influxRetentionPolicy: 'autogen',
-  influxOrg: '-',
-  influxToken: '',
-  /** About 2.8 hours of points at the default interval. */
-  influxMaxBufferPoints: 1_000,
-  influxRequestTimeoutMillis: 5_000,
-  pipelineIntervalMillis: 10_000,
-});
+/** The collector's configuration fields (contracts/config-fields.ts), by config property. */
+const F = COLLECTOR_FIELDS;
 
-const BYTE_UNITS: Record<string, number> = { '': 1, b: 1, k: 1e3, kb: 1e3, kib: 1024, m: 1e6, mb: 1e6, mib: 1024 ** 2, g: 1e9, gb: 1e9, gib: 1024 ** 3 };
+/** The default spool directory (COLLECTOR_FIELDS.spoolDir's documented default). */
+function defaultSpoolDirectory(): string {
+  return join(homedir(), '.local', 'state', 'warpwatch', 'spool');
+}
 
-/** Reads a text file (credential, certificate); injectable for tests. */
-export type ReadTextFile = (path: string) => string;
+/** The input of the collector's config loaders. */
+export interface CollectorConfigInput {
+  readonly env: EnvSource;
+  readonly flags?: CollectorFlags | undefined;
+  readonly readTextFile?: ReadTextFile | undefined;
+}
 
 /**
  * Builds the collector configuration from environment variables (`WARPWATCH_*`) and
- * command-line flags, once at start-up. Every value is validated; all problems are
- * reported together; the result is deeply frozen. Credential files are read here
- * (`*_FILE` variables) and held as {@link Secret}s, never logged.
+ * command-line flags, once at start-up, from the field definitions COLLECTOR_FIELDS and
+ * KAFKA_SECURITY_FIELDS (contracts/config-fields.ts; their table is docs/collector.md "All
+ * settings"). Every value is validated; all problems are reported together; the result is
+ * deeply frozen. Credential files are read here (`*_FILE` variables) and held as
+ * {@link Secret}s, never logged. Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
  *
- * Environment: WARPWATCH_SOCKET, WARPWATCH_SOCKET_MODE (octal), WARPWATCH_KAFKA_BROKERS
- * (comma list), WARPWATCH_KAFKA_CLIENT_ID, WARPWATCH_FRAMES_TOPIC, WARPWATCH_DLQ_TOPIC,
- * WARPWATCH_KAFKA_PARTITIONS, WARPWATCH_KAFKA_REPLICATION_FACTOR, WARPWATCH_KAFKA_COMPRESSION,
- * WARPWATCH_KAFKA_MAX_IN_FLIGHT, WARPWATCH_KAFKA_RETRIES, WARPWATCH_KAFKA_SASL_MECHANISM,
- * WARPWATCH_KAFKA_SASL_USERNAME, WARPWATCH_KAFKA_SASL_PASSWORD or WARPWATCH_KAFKA_SASL_PASSWORD_FILE,
- * WARPWATCH_KAFKA_TLS (true|false), WARPWATCH_KAFKA_TLS_CA_FILE, WARPWATCH_KAFKA_TLS_CERT_FILE,
- * WARPWATCH_KAFKA_TLS_KEY_FILE, WARPWATCH_KAFKA_TLS_REJECT_UNAUTHORIZED, WARPWATCH_BATCH_MAX_BYTES,
- * WARPWATCH_BATCH_MAX_RECORDS, WARPWATCH_BATCH_LINGER_MILLIS, WARPWATCH_QUEUE_MAX_BYTES,
- * WARPWATCH_SPOOL_DIR, WARPWATCH_SPOOL_MAX_BYTES, WARPWATCH_SPOOL_SEGMENT_BYTES,
- * WARPWATCH_SPOOL_POLICY, WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS, WARPWATCH_RETRY_BACKOFF_MILLIS,
- * WARPWATCH_PRODUCE_TIMEOUT_MILLIS, WARPWATCH_BROKER_STALL_MILLIS, WARPWATCH_KAFKA_MAX_MESSAGE_BYTES,
- * WARPWATCH_DLQ_MAX_VALUE_BYTES, WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, WARPWATCH_METRICS_PORT
- * (or "off"), WARPWATCH_METRICS_HOST, WARPWATCH_HOST, WARPWATCH_LABELS ("k=v,k2=v2"),
- * WARPWATCH_MAX_CONNECTION_ERRORS, WARPWATCH_VALIDATION_WORKER (true|false), WARPWATCH_LABELS
- * (name=value,...), WARPWATCH_LABEL_<NAME> (one label each). Sizes accept suffixes KiB, MiB, GiB (and kB, MB, GB).
- * Self-metrics to InfluxDB (the estimator's names): WARPWATCH_INFLUX_URL [--influx-url; unset or
- * "off" = none], WARPWATCH_INFLUX_DATABASE [--influx-database], WARPWATCH_INFLUX_RETENTION_POLICY,
- * WARPWATCH_INFLUX_ORG, WARPWATCH_INFLUX_TOKEN or WARPWATCH_INFLUX_TOKEN_FILE,
- * WARPWATCH_COLLECTOR_INFLUX_MAX_BUFFER_POINTS (its own name: the estimator's
- * WARPWATCH_INFLUX_MAX_BUFFER_LINES, shared through one ConfigMap, is not read), WARPWATCH_PIPELINE_INTERVAL_MILLIS [--pipeline-interval-millis],
- * WARPWATCH_INSTANCE [--instance].
- *
- * @throws CollectorConfigError listing every invalid setting.
+ * @throws CollectorConfigError (WW_ERR_COLLECTOR_CONFIG) listing every invalid setting: name, value, why.
  * @example
  * const config = loadCollectorConfig({ env: process.env, flags: { socket: '/run/ww.sock', partitions: '12' } });
  */
-export function loadCollectorConfig(input: {
-  env: Readonly<Record<string, string | undefined>>;
-  flags?: CollectorFlags;
-  readTextFile?: ReadTextFile;
-}): CollectorConfig {
-  const env = input.env;
+export function loadCollectorConfig(input: CollectorConfigInput): CollectorConfig {
   const flags = input.flags ?? {};
-  const readTextFile: ReadTextFile = input.readTextFile ?? ((path) => readFileSync(path, 'utf8'));
-  const problems: string[] = [];
-  const d = COLLECTOR_DEFAULTS;
-
-  /** Picks the flag, else the env var, else undefined; returns the name used, for messages. */
-  const pick = (flag: string | undefined, flagName: string | undefined, envName: string): { text: string | undefined; name: string } => {
-    if (flag !== undefined && flagName !== undefined) return { text: flag, name: flagName };
-    const fromEnv = env[envName];
-    return { text: fromEnv === '' ? undefined : fromEnv, name: envName };
+  const reader = new ConfigReader({ env: input.env, flags, readTextFile: input.readTextFile });
+  const hostName = readHostName(reader);
+  const kafka = readKafka(reader);
+  const sizes = readSizes(reader);
+  const v = reader.read({
+    maxConnectionErrors: F.maxConnectionErrors,
+    validationWorker: F.validationWorker,
+    maxBatchRecords: F.maxBatchRecords,
+    lingerMillis: F.lingerMillis,
+    spoolDir: F.spoolDir,
+    spoolPolicy: F.spoolPolicy,
+    spoolFsyncIntervalMillis: F.spoolFsyncIntervalMillis,
+    retryBackoffMillis: F.retryBackoffMillis,
+    produceTimeoutMillis: F.produceTimeoutMillis,
+    brokerStallMillis: F.brokerStallMillis,
+    dlqMaxValueBytes: F.dlqMaxValueBytes,
+    shutdownTimeoutMillis: F.shutdownTimeoutMillis,
+    metricsPort: F.metricsPort,
+    metricsHost: F.metricsHost,
+    pipelineIntervalMillis: F.pipelineIntervalMillis,
+    instance: F.instance,
+  });
+  const config: CollectorConfig = {
+    sources: readSources(reader, input.env, flags, v),
+    hostName,
+    labels: readLabels(reader, flags),
+    kafka,
+    batch: Object.freeze({ maxBatchBytes: sizes.maxBatchBytes, maxBatchRecords: v.maxBatchRecords, lingerMillis: v.lingerMillis }),
+    maxQueueBytes: sizes.maxQueueBytes,
+    spool: Object.freeze({
+      directory: v.spoolDir ?? defaultSpoolDirectory(),
+      maxBytes: sizes.spoolMaxBytes,
+      segmentBytes: sizes.spoolSegmentBytes,
+      policy: v.spoolPolicy,
+      fsyncIntervalMillis: v.spoolFsyncIntervalMillis,
+    }),
+    retryBackoffMillis: v.retryBackoffMillis,
+    produceTimeoutMillis: v.produceTimeoutMillis,
+    brokerStallMillis: v.brokerStallMillis,
+    dlqMaxValueBytes: v.dlqMaxValueBytes,
+    shutdownTimeoutMillis: v.shutdownTimeoutMillis,
+    metricsPort: v.metricsPort,
+    metricsHost: v.metricsHost,
+    influx: readInflux(reader),
+    pipelineIntervalMillis: v.pipelineIntervalMillis,
+    instance: v.instance ?? `${hostName}:${process.pid}`,
   };
+  if (reader.problems.length > 0) throw new CollectorConfigError(reader.problems);
+  return Object.freeze(config);
+}
 
-  const integer = (flag: string | undefined, flagName: string | undefined, envName: string, fallback: number, min: number, max: number): number => {
-    const { text, name } = pick(flag, flagName, envName);
-    if (text === undefined) return fallback;
-    const value = Number(text.trim());
-    if (!/^-?\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be an integer ${min}..${max}, got "${text}"`);
-      return fallback;
-    }
-    return value;
-  };
+/**
+ * Only the collector's Kafka slice (brokers, topics, producer settings, SASL/TLS) of the
+ * environment and flags: what a command that produces frames without running the collector
+ * (`demo --kafka`) needs. Other settings are not read, so a bad unrelated one does not stop it.
+ *
+ * @throws CollectorConfigError listing every invalid Kafka setting.
+ * @example const kafka = loadCollectorKafkaConfig({ env: process.env, flags: { brokers: 'kafka-1:9092' } });
+ */
+export function loadCollectorKafkaConfig(input: CollectorConfigInput): CollectorConfig['kafka'] {
+  const reader = new ConfigReader({ env: input.env, flags: input.flags ?? {}, readTextFile: input.readTextFile });
+  const kafka = readKafka(reader);
+  if (reader.problems.length > 0) throw new CollectorConfigError(reader.problems);
+  return kafka;
+}
 
-  const byteSize = (flag: string | undefined, flagName: string | undefined, envName: string, fallback: number, min: number, max: number): number => {
-    const { text, name } = pick(flag, flagName, envName);
-    if (text === undefined) return fallback;
-    const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
-    const unit = match ? BYTE_UNITS[(match[2] ?? '').toLowerCase()] : undefined;
-    const value = match && unit !== undefined ? Math.floor(Number(match[1]) * unit) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      problems.push(`${name} must be a size ${min}..${max} bytes (suffixes KiB, MiB, GiB allowed), got "${text}"`);
-      return fallback;
-    }
-    return value;
-  };
-
-  const oneOf = <T extends string>(flag: string | undefined, flagName: string | undefined, envName: string, fallback: T, allowed: readonly T[]): T => {
-    const { text, name } = pick(flag, flagName, envName);
-    if (text === undefined) return fallback;
-    const value = text.trim().toLowerCase() as T;
-    if (!allowed.includes(value)) {
-      problems.push(`${name} must be one of ${allowed.join('|')}, got "${text}"`);
-      return fallback;
-    }
-    return value;
-  };
-
-  const boolean = (envName: string, fallback: boolean): boolean => {
-    const text = env[envName];
-    if (text === undefined || text === '') return fallback;
-    const lower = text.trim().toLowerCase();
-    if (['1', 'true', 'yes', 'on'].includes(lower)) return true;
-    if (['0', 'false', 'no', 'off'].includes(lower)) return false;
-    problems.push(`${envName} must be true or false, got "${text}"`);
-    return fallback;
-  };
-
-  const secretFrom = (valueEnv: string, fileEnv: string): Secret | undefined => {
-    const direct = env[valueEnv];
-    const file = env[fileEnv];
-    if (direct !== undefined && direct !== '' && file !== undefined && file !== '') {
-      problems.push(`set only one of ${valueEnv} and ${fileEnv}, both are set`);
-      return undefined;
-    }
-    if (direct !== undefined && direct !== '') return new Secret(direct);
-    if (file !== undefined && file !== '') {
-      try {
-        return new Secret(readTextFile(file).replace(/\r?\n$/, ''));
-      } catch (error) {
-        problems.push(`${fileEnv} names a file that cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${file}`);
-      }
-    }
-    return undefined;
-  };
-
-  const textFile = (envName: string): string | undefined => {
-    const file = env[envName];
-    if (file === undefined || file === '') return undefined;
-    try {
-      return readTextFile(file);
-    } catch (error) {
-      problems.push(`${envName} names a file that cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): ${file}`);
-      return undefined;
-    }
-  };
-
-  // Sources. With no source at all the agent serves the default socket.
+/** Sources: with none asked for, the agent serves the default socket. */
+function readSources(
+  reader: ConfigReader,
+  env: EnvSource,
+  flags: CollectorFlags,
+  v: { readonly maxConnectionErrors: number; readonly validationWorker: boolean },
+): CollectorConfig['sources'] {
   const replayFiles = [...(flags.replay ?? [])];
   const stdin = flags.stdin === true;
-  const socketChoice = pick(flags.socket, '--socket', 'WARPWATCH_SOCKET').text;
-  const socketPath = socketChoice ?? (stdin || replayFiles.length > 0 ? undefined : d.socketPath);
-  const socketModeText = pick(flags.socketMode, '--socket-mode', 'WARPWATCH_SOCKET_MODE');
-  let socketMode: number = d.socketMode;
-  if (socketModeText.text !== undefined) {
-    if (/^0?[0-7]{3}$/.test(socketModeText.text.trim())) socketMode = parseInt(socketModeText.text.trim(), 8);
-    else problems.push(`${socketModeText.name} must be octal permission bits like 0660, got "${socketModeText.text}"`);
-  }
+  const socketChoice = reader.readField('socket', F.socket);
+  return Object.freeze({
+    socketPath: socketChoice ?? (stdin || replayFiles.length > 0 ? undefined : defaultSocketPath(env)),
+    socketMode: reader.readField('socketMode', F.socketMode),
+    stdin,
+    replayFiles: Object.freeze(replayFiles),
+    maxConnectionErrors: v.maxConnectionErrors,
+    validationWorker: v.validationWorker,
+  });
+}
 
-  // Labels: env first, flags override per key.
+/**
+ * The host name: --host or WARPWATCH_HOST (checked by the field's stream-identity rule), else the
+ * machine's, which must pass the same rule (contracts/stream-identity.ts hostProblem).
+ */
+function readHostName(reader: ConfigReader): string {
+  const given = reader.readField('host', F.host);
+  if (given !== undefined) return given;
+  const machine = hostname();
+  const problem = hostProblem(machine);
+  if (problem !== undefined) reader.report({ name: `the machine's host name (set --host or ${F.host.env})`, value: machine, why: problem });
+  return machine;
+}
+
+/** Labels: WARPWATCH_LABELS, then one WARPWATCH_LABEL_<NAME> each (the Kubernetes downward API), then --label, later ones winning per name. */
+function readLabels(reader: ConfigReader, flags: CollectorFlags): Readonly<Record<string, string>> {
   const labels: Record<string, string> = {};
   // The label rule is the stream-identity rule of contracts/ (the CLI and every service use it).
   const addLabel = (text: string, origin: string): void => {
     const problem = labelProblem(text);
     if (problem !== undefined) {
-      problems.push(`${origin} label ${problem}, got "${text}"`);
+      reader.report({ name: origin, value: text, why: `label ${problem}` });
       return;
     }
     const eq = text.indexOf('=');
     labels[text.slice(0, eq).trim()] = text.slice(eq + 1).trim();
   };
-  for (const part of (env.WARPWATCH_LABELS ?? '').split(',')) if (part.trim() !== '') addLabel(part.trim(), 'WARPWATCH_LABELS');
-  // One variable per label, WARPWATCH_LABEL_<NAME>=value (name lowercased): what Kubernetes'
-  // downward API sets (WARPWATCH_LABEL_POD from metadata.name, _NAMESPACE, _NODE from spec.nodeName).
-  for (const [variable, value] of Object.entries(env).sort(([a], [b]) => a.localeCompare(b))) {
-    if (!variable.startsWith('WARPWATCH_LABEL_') || value === undefined) continue;
-    const name = variable.slice('WARPWATCH_LABEL_'.length).toLowerCase();
-    addLabel(`${name}=${value}`, variable);
-  }
+  for (const part of (reader.readField('labels', F.labels) ?? '').split(',')) if (part.trim() !== '') addLabel(part.trim(), F.labels.env);
+  for (const entry of reader.readField('labelFamily', F.labelFamily)) addLabel(`${entry.name}=${entry.value}`, entry.env);
   for (const part of flags.label ?? []) addLabel(part, '--label');
-
-  const brokersText = pick(flags.brokers, '--brokers', 'WARPWATCH_KAFKA_BROKERS');
-  const brokers = (brokersText.text ?? d.brokers).split(',').map((b) => b.trim()).filter((b) => b !== '');
-  for (const broker of brokers) {
-    if (!/^[^\s:]+:\d{1,5}$/.test(broker) && !/^\[[0-9a-fA-F:]+\]:\d{1,5}$/.test(broker)) {
-      problems.push(`${brokersText.name} entries must be host:port, got "${broker}"`);
-    }
-  }
-  if (brokers.length === 0) problems.push(`${brokersText.name} must list at least one host:port`);
-
-  const topicName = (envName: string, fallback: string): string => {
-    const text = env[envName];
-    if (text === undefined || text === '') return fallback;
-    if (!/^[A-Za-z0-9._-]{1,249}$/.test(text)) problems.push(`${envName} must be a Kafka topic name ([A-Za-z0-9._-], 1..249 chars), got "${text}"`);
-    return text;
-  };
-
-  const saslMechanismText = env.WARPWATCH_KAFKA_SASL_MECHANISM;
-  let sasl: CollectorConfig['kafka']['sasl'];
-  if (saslMechanismText !== undefined && saslMechanismText !== '') {
-    const mechanism = oneOf<SaslMechanism>(undefined, undefined, 'WARPWATCH_KAFKA_SASL_MECHANISM', 'scram-sha-512', ['scram-sha-256', 'scram-sha-512', 'plain']);
-    const username = env.WARPWATCH_KAFKA_SASL_USERNAME ?? '';
-    const password = secretFrom('WARPWATCH_KAFKA_SASL_PASSWORD', 'WARPWATCH_KAFKA_SASL_PASSWORD_FILE');
-    if (username === '') problems.push('WARPWATCH_KAFKA_SASL_USERNAME must be set when WARPWATCH_KAFKA_SASL_MECHANISM is set');
-    if (password === undefined) problems.push('WARPWATCH_KAFKA_SASL_PASSWORD or WARPWATCH_KAFKA_SASL_PASSWORD_FILE must be set when WARPWATCH_KAFKA_SASL_MECHANISM is set');
-    sasl = password === undefined ? undefined : Object.freeze({ mechanism, username, password });
-  }
-
-  const tlsFilesGiven = ['WARPWATCH_KAFKA_TLS_CA_FILE', 'WARPWATCH_KAFKA_TLS_CERT_FILE', 'WARPWATCH_KAFKA_TLS_KEY_FILE'].some((n) => (env[n] ?? '') !== '');
-  const tlsEnabled = boolean('WARPWATCH_KAFKA_TLS', tlsFilesGiven);
-  const tls = tlsEnabled
-    ? Object.freeze({
-        ca: textFile('WARPWATCH_KAFKA_TLS_CA_FILE'),
-        cert: textFile('WARPWATCH_KAFKA_TLS_CERT_FILE'),
-        key: secretFrom('WARPWATCH_KAFKA_TLS_KEY', 'WARPWATCH_KAFKA_TLS_KEY_FILE'),
-        rejectUnauthorized: boolean('WARPWATCH_KAFKA_TLS_REJECT_UNAUTHORIZED', true),
-      })
-    : undefined;
-
-  let metricsPort: number | undefined;
-  const metricsText = pick(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT');
-  if (metricsText.text !== undefined && metricsText.text.trim().toLowerCase() === 'off') metricsPort = undefined;
-  else metricsPort = integer(flags.metricsPort, '--metrics-port', 'WARPWATCH_METRICS_PORT', d.metricsPort, 0, 65_535);
-
-  const maxBatchBytes = byteSize(undefined, undefined, 'WARPWATCH_BATCH_MAX_BYTES', d.maxBatchBytes, 1024, 64 * 1024 * 1024);
-  const maxQueueBytes = byteSize(undefined, undefined, 'WARPWATCH_QUEUE_MAX_BYTES', d.maxQueueBytes, 64 * 1024, 16 * 1024 ** 3);
-  const spoolMaxBytes = byteSize(flags.spoolMaxBytes, '--spool-max-bytes', 'WARPWATCH_SPOOL_MAX_BYTES', d.spoolMaxBytes, 64 * 1024, 2 ** 50);
-  const segmentDefault = Math.max(16 * 1024, Math.min(d.spoolSegmentBytes, Math.floor(spoolMaxBytes / 8)));
-  const spoolSegmentBytes = byteSize(undefined, undefined, 'WARPWATCH_SPOOL_SEGMENT_BYTES', segmentDefault, 16 * 1024, 1024 ** 3);
-  if (spoolSegmentBytes > spoolMaxBytes) problems.push(`WARPWATCH_SPOOL_SEGMENT_BYTES (${spoolSegmentBytes}) must not exceed the spool bound (${spoolMaxBytes})`);
-  if (maxBatchBytes > maxQueueBytes) problems.push(`WARPWATCH_BATCH_MAX_BYTES (${maxBatchBytes}) must not exceed WARPWATCH_QUEUE_MAX_BYTES (${maxQueueBytes})`);
-
-  const hostText = pick(flags.host, '--host', 'WARPWATCH_HOST');
-  const hostName = hostText.text ?? hostname();
-  const hostNameProblem = hostProblem(hostName);
-  if (hostNameProblem !== undefined) problems.push(`${hostText.text === undefined ? 'the machine\'s host name (set --host or WARPWATCH_HOST)' : hostText.name} ${hostNameProblem}, got "${hostName}"`);
-
-  // InfluxDB self-metrics: the same variable names as the estimator's config.
-  const influxUrlText = pick(flags.influxUrl, '--influx-url', 'WARPWATCH_INFLUX_URL');
-  const influxUrl = influxUrlText.text?.trim() ?? d.influxUrl;
-  const influxEnabled = influxUrl !== undefined && influxUrl !== '' && influxUrl.toLowerCase() !== 'off';
-  if (influxEnabled) {
-    let scheme = '';
-    try {
-      scheme = new URL(influxUrl).protocol;
-    } catch {
-      scheme = '';
-    }
-    if (scheme !== 'http:' && scheme !== 'https:') problems.push(`${influxUrlText.name} must be an http(s) URL or "off", got "${influxUrl}"`);
-  }
-  const influxDatabaseText = pick(flags.influxDatabase, '--influx-database', 'WARPWATCH_INFLUX_DATABASE');
-  const influxDatabase = influxDatabaseText.text ?? d.influxDatabase;
-  if (!/^[A-Za-z0-9._-]{1,128}$/.test(influxDatabase)) problems.push(`${influxDatabaseText.name} must match [A-Za-z0-9._-]{1,128}, got "${influxDatabase}"`);
-  const influxRetentionPolicy = env.WARPWATCH_INFLUX_RETENTION_POLICY || d.influxRetentionPolicy;
-  if (!/^[A-Za-z0-9._-]{1,128}$/.test(influxRetentionPolicy)) {
-    problems.push(`WARPWATCH_INFLUX_RETENTION_POLICY must match [A-Za-z0-9._-]{1,128}, got "${influxRetentionPolicy}"`);
-  }
-  const influxToken = secretFrom('WARPWATCH_INFLUX_TOKEN', 'WARPWATCH_INFLUX_TOKEN_FILE') ?? new Secret(d.influxToken);
-  const influxMaxBufferPoints = integer(undefined, undefined, 'WARPWATCH_COLLECTOR_INFLUX_MAX_BUFFER_POINTS', d.influxMaxBufferPoints, 1, 10_000_000);
-  const pipelineIntervalMillis = integer(
-    flags.pipelineIntervalMillis,
-    '--pipeline-interval-millis',
-    'WARPWATCH_PIPELINE_INTERVAL_MILLIS',
-    d.pipelineIntervalMillis,
-    100,
-    3_600_000,
-  );
-  const instanceText = pick(flags.instance, '--instance', 'WARPWATCH_INSTANCE');
-  const instance = instanceText.text?.trim() || `${hostName}:${process.pid}`;
-  if (instance.length > 256) problems.push(`${instanceText.name} must be at most 256 characters, got ${instance.length}`);
-
-  const config: CollectorConfig = {
-    sources: Object.freeze({
-      socketPath,
-      socketMode,
-      stdin,
-      replayFiles: Object.freeze(replayFiles),
-      maxConnectionErrors: integer(undefined, undefined, 'WARPWATCH_MAX_CONNECTION_ERRORS', d.maxConnectionErrors, 1, 1_000_000),
-      validationWorker: boolean('WARPWATCH_VALIDATION_WORKER', d.validationWorker),
-    }),
-    hostName,
-    labels: Object.freeze(labels),
-    kafka: Object.freeze({
-      brokers: Object.freeze(brokers),
-      clientId: env.WARPWATCH_KAFKA_CLIENT_ID || d.clientId,
-      framesTopic: topicName('WARPWATCH_FRAMES_TOPIC', d.framesTopic),
-      dlqTopic: topicName('WARPWATCH_DLQ_TOPIC', d.dlqTopic),
-      partitions: integer(flags.partitions, '--partitions', 'WARPWATCH_KAFKA_PARTITIONS', d.partitions, 1, 10_000),
-      replicationFactor: integer(undefined, undefined, 'WARPWATCH_KAFKA_REPLICATION_FACTOR', d.replicationFactor, -1, 32),
-      compression: oneOf<CompressionName>(flags.compression, '--compression', 'WARPWATCH_KAFKA_COMPRESSION', d.compression, ['none', 'gzip']),
-      maxInFlightRequests: integer(undefined, undefined, 'WARPWATCH_KAFKA_MAX_IN_FLIGHT', d.maxInFlightRequests, 1, 5),
-      retries: integer(undefined, undefined, 'WARPWATCH_KAFKA_RETRIES', d.retries, 1, 100),
-      connectionTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS', d.connectionTimeoutMillis, 100, 600_000),
-      requestTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_KAFKA_REQUEST_TIMEOUT_MILLIS', d.requestTimeoutMillis, 100, 600_000),
-      maxMessageBytes: byteSize(undefined, undefined, 'WARPWATCH_KAFKA_MAX_MESSAGE_BYTES', d.maxMessageBytes, 64 * 1024, 1024 ** 3),
-      sasl,
-      tls,
-    }),
-    batch: Object.freeze({
-      maxBatchBytes,
-      maxBatchRecords: integer(undefined, undefined, 'WARPWATCH_BATCH_MAX_RECORDS', d.maxBatchRecords, 1, 1_000_000),
-      lingerMillis: integer(undefined, undefined, 'WARPWATCH_BATCH_LINGER_MILLIS', d.lingerMillis, 0, 60_000),
-    }),
-    maxQueueBytes,
-    spool: Object.freeze({
-      directory: pick(flags.spoolDir, '--spool-dir', 'WARPWATCH_SPOOL_DIR').text ?? d.spoolDirectory,
-      maxBytes: spoolMaxBytes,
-      segmentBytes: spoolSegmentBytes,
-      policy: oneOf<SpoolPolicy>(flags.spoolPolicy, '--spool-policy', 'WARPWATCH_SPOOL_POLICY', d.spoolPolicy, ['drop-oldest', 'drop-newest']),
-      fsyncIntervalMillis: integer(undefined, undefined, 'WARPWATCH_SPOOL_FSYNC_INTERVAL_MILLIS', d.spoolFsyncIntervalMillis, 0, 3_600_000),
-    }),
-    retryBackoffMillis: integer(undefined, undefined, 'WARPWATCH_RETRY_BACKOFF_MILLIS', d.retryBackoffMillis, 10, 600_000),
-    produceTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_PRODUCE_TIMEOUT_MILLIS', d.produceTimeoutMillis, 100, 3_600_000),
-    brokerStallMillis: integer(undefined, undefined, 'WARPWATCH_BROKER_STALL_MILLIS', d.brokerStallMillis, 100, 600_000),
-    dlqMaxValueBytes: byteSize(undefined, undefined, 'WARPWATCH_DLQ_MAX_VALUE_BYTES', d.dlqMaxValueBytes, 1024, 64 * 1024 ** 2),
-    shutdownTimeoutMillis: integer(undefined, undefined, 'WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS', d.shutdownTimeoutMillis, 100, 3_600_000),
-    metricsPort,
-    metricsHost: env.WARPWATCH_METRICS_HOST || d.metricsHost,
-    influx: influxEnabled
-      ? Object.freeze({
-          url: influxUrl,
-          database: influxDatabase,
-          retentionPolicy: influxRetentionPolicy,
-          org: env.WARPWATCH_INFLUX_ORG || d.influxOrg,
-          token: influxToken,
-          maxBufferPoints: influxMaxBufferPoints,
-          requestTimeoutMillis: d.influxRequestTimeoutMillis,
-        })
-      : undefined,
-    pipelineIntervalMillis,
-    instance,
-  };
-  if (problems.length > 0) throw new CollectorConfigError(problems);
-  return Object.freeze(config);
+  return Object.freeze(labels);
 }
+
+/** The Kafka slice: brokers, topics, producer settings and the shared SASL/TLS slice. */
+function readKafka(reader: ConfigReader): CollectorConfig['kafka'] {
+  const v = reader.read({
+    brokers: F.brokers,
+    clientId: F.clientId,
+    framesTopic: F.framesTopic,
+    dlqTopic: F.dlqTopic,
+    partitions: F.partitions,
+    replicationFactor: F.replicationFactor,
+    compression: F.compression,
+    maxInFlightRequests: F.maxInFlightRequests,
+    retries: F.retries,
+    connectionTimeoutMillis: F.connectionTimeoutMillis,
+    requestTimeoutMillis: F.requestTimeoutMillis,
+    maxMessageBytes: F.maxMessageBytes,
+  });
+  return Object.freeze({ ...v, ...readKafkaSecurity(reader) });
+}
+
+/** Memory, batch and spool sizes, with their cross-field bounds. */
+function readSizes(reader: ConfigReader): { maxBatchBytes: number; maxQueueBytes: number; spoolMaxBytes: number; spoolSegmentBytes: number } {
+  const { maxBatchBytes, maxQueueBytes, spoolMaxBytes } = reader.read({ maxBatchBytes: F.maxBatchBytes, maxQueueBytes: F.maxQueueBytes, spoolMaxBytes: F.spoolMaxBytes });
+  const segmentDefault = Math.max(16 * 1024, Math.min(16 * 1024 * 1024, Math.floor(spoolMaxBytes / 8)));
+  const spoolSegmentBytes = reader.readField('spoolSegmentBytes', F.spoolSegmentBytes) ?? segmentDefault;
+  if (spoolSegmentBytes > spoolMaxBytes) {
+    reader.report({ name: F.spoolSegmentBytes.env, value: String(spoolSegmentBytes), why: `must not exceed the spool bound (${spoolMaxBytes})` });
+  }
+  if (maxBatchBytes > maxQueueBytes) reader.report({ name: F.maxBatchBytes.env, value: String(maxBatchBytes), why: `must not exceed ${F.maxQueueBytes.env} (${maxQueueBytes})` });
+  return { maxBatchBytes, maxQueueBytes, spoolMaxBytes, spoolSegmentBytes };
+}
+
+/** InfluxDB for the collector's own counters: off unless a URL is configured. */
+function readInflux(reader: ConfigReader): CollectorConfig['influx'] {
+  const v = reader.read({
+    influxUrl: F.influxUrl,
+    influxDatabase: F.influxDatabase,
+    influxRetentionPolicy: F.influxRetentionPolicy,
+    influxOrg: F.influxOrg,
+    influxToken: F.influxToken,
+    influxMaxBufferPoints: F.influxMaxBufferPoints,
+  });
+  if (v.influxUrl === undefined) return undefined;
+  return Object.freeze({
+    url: v.influxUrl,
+    database: v.influxDatabase,
+    retentionPolicy: v.influxRetentionPolicy,
+    org: v.influxOrg,
+    token: v.influxToken,
+    maxBufferPoints: v.influxMaxBufferPoints,
+    requestTimeoutMillis: INFLUX_REQUEST_TIMEOUT_MILLIS,
+  });
+}
+
+/** Longest wait for one self-metrics write request (not configurable). */
+const INFLUX_REQUEST_TIMEOUT_MILLIS = 5_000;
 
 /**
  * A log-safe summary of a configuration (credentials shown as `[redacted]`, file contents

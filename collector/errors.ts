@@ -4,6 +4,8 @@
  * and documented in docs/errors.md (a test keeps both in sync).
  */
 
+import { formatConfigProblem, type ConfigProblem } from '../service/index.ts';
+
 /** Every error code the collector raises or records (DLQ headers, logs). */
 export const COLLECTOR_ERROR_CODES = [
   'WW_ERR_COLLECTOR_CONFIG',
@@ -48,20 +50,25 @@ export class CollectorError extends Error {
 }
 
 /**
- * The collector configuration (environment + flags) is invalid. `problems` lists every
- * problem found, one sentence each; the message joins them.
+ * The collector configuration (environment + flags) is invalid: one error listing every bad
+ * setting. `fields` has each one's name, value and why; `problems` the same as sentences, and
+ * the message joins them.
  *
  * @example
- * new CollectorConfigError(['--partitions must be an integer 1..1000, got "0"']);
+ * new CollectorConfigError([{ name: '--partitions', value: '0', why: 'must be an integer 1..10000' }]);
  */
 export class CollectorConfigError extends CollectorError {
-  /** One entry per invalid setting: what was checked, what arrived, what is allowed. */
+  /** Every bad setting: the variable or flag, the value given (never a credential) and why it is refused. */
+  readonly fields: readonly ConfigProblem[];
+  /** One sentence per bad setting: what was checked, what arrived, what is allowed. */
   readonly problems: readonly string[];
 
-  constructor(problems: readonly string[]) {
+  constructor(fields: readonly ConfigProblem[]) {
+    const problems = fields.map(formatConfigProblem);
     super('WW_ERR_COLLECTOR_CONFIG', problems.join('; '));
     this.name = 'CollectorConfigError';
-    this.problems = Object.freeze([...problems]);
+    this.fields = Object.freeze(fields.map((field) => Object.freeze({ ...field })));
+    this.problems = Object.freeze(problems);
   }
 }
 

@@ -1,8 +1,8 @@
 // Public API of collector/: the agent that forwards frames from GPU jobs to Kafka (issue 5).
 export { COLLECTOR_ERROR_CODES, CollectorConfigError, CollectorError, KafkaProduceError, SpoolError } from './errors.ts';
 export type { CollectorErrorCode } from './errors.ts';
-export { COLLECTOR_DEFAULTS, describeCollectorConfig, loadCollectorConfig } from './config.ts';
-export type { CollectorConfig, CollectorFlags, CompressionName, ReadTextFile, SaslMechanism, SpoolPolicy } from './config.ts';
+export { defaultSocketPath, describeCollectorConfig, loadCollectorConfig, loadCollectorKafkaConfig } from './config.ts';
+export type { CollectorConfig, CollectorConfigInput, CollectorFlags, CompressionName, ReadTextFile, SaslMechanism, SpoolPolicy } from './config.ts';
 export { Secret } from './secret.ts';
 export { recordSizeBytes } from './produce-record.ts';
 export type { ProduceFunction, ProduceRecord } from './produce-record.ts';
@@ -24,11 +24,11 @@ export type { SocketSource, SocketSourceOptions } from './socket-source.ts';
 export { readFrameStream } from './stream-source.ts';
 export { startHealthServer } from './health-server.ts';
 export type { HealthReport, HealthServer, HealthServerOptions } from './health-server.ts';
-export { createKafkaProducer, kafkaClientSecurity } from './kafka-producer.ts';
-export type { KafkaClientSecurity, KafkaProducerAdapter } from './kafka-producer.ts';
+export { createKafkaProducer } from './kafka-producer.ts';
+export type { KafkaProducerAdapter } from './kafka-producer.ts';
 export { collectorPipelinePoint, startPipelineReporter } from './pipeline-reporter.ts';
-export type { MetricsPoint, MetricsPointWriter, MetricsWriterStats, PipelineReporter, PipelineReporterOptions } from './pipeline-reporter.ts';
-export { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
+export type { MetricsPoint, MetricsPointWriter, PipelineReporter, PipelineReporterOptions } from './pipeline-reporter.ts';
+export { COLLECTOR_INFLUX_RETRY, createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 export type { InfluxMetricsWriterOptions } from './influx-metrics-writer.ts';
 export { degradedReasons, startCollector } from './collector.ts';
 export type { CollectorDependencies, RunningCollector } from './collector.ts';

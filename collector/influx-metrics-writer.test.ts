@@ -1,29 +1,13 @@
-// The InfluxDB adapter when InfluxDB cannot be reached (a port nothing listens on): writes
-// return at once, the queue stays bounded, every point ends up either written or counted as
-// dropped, and the outage is logged once. The success path runs against the real InfluxDB in
-// test/integration/collector-metrics.int.test.ts.
-import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+// The collector's adapter over the shared writer (service/influx-writer.ts, whose logic
+// service/influx-writer.test.ts covers): with InfluxDB failing, writes return at once, the
+// buffer stays bounded, every point ends up written or counted as dropped, the outage and the
+// overflow are logged once each and the recovery once, and the token never reaches a log line.
+// The success path runs against the real InfluxDB in test/integration/collector-metrics.int.test.ts.
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeInflux, type FakeInflux } from '../service/fake-influx.ts';
 import { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 import type { MetricsPoint } from './pipeline-reporter.ts';
 import { Secret } from './secret.ts';
-
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${address.port}`;
-}
-
-async function until(condition: () => boolean, timeoutMillis = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMillis;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 const point = (index: number): MetricsPoint => ({
   measurement: 'warpwatch_pipeline',
@@ -32,39 +16,55 @@ const point = (index: number): MetricsPoint => ({
   timestampMillis: 1_700_000_000_000 + index,
 });
 
-describe('createInfluxMetricsWriter with InfluxDB unreachable', () => {
-  it('never throws, stays bounded, counts every lost point and logs the outage once', async () => {
+/** Resolves once `condition` holds (checked every 5 ms; the writer's counters change after the fake's events). */
+async function until(condition: () => boolean, timeoutMillis = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMillis;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+let fake: FakeInflux | undefined;
+afterEach(async () => {
+  await fake?.close();
+  fake = undefined;
+});
+
+describe('createInfluxMetricsWriter', () => {
+  it('never throws, stays bounded, logs the outage, the overflow and the recovery once each, and keeps the token out of logs', async () => {
+    fake = await startFakeInflux();
+    fake.delayMillis = 0;
+    let healthy = false;
+    fake.answerFor = () => (healthy ? 204 : 503);
     const logs: { level: string; message: string }[] = [];
     const writer = createInfluxMetricsWriter(
-      { url: await closedPortUrl(), database: 'warpwatch', retentionPolicy: 'autogen', org: '-', token: new Secret('s3cret-token'), maxBufferPoints: 3, requestTimeoutMillis: 2_000 },
+      { url: fake.url, database: 'warpwatch', retentionPolicy: 'autogen', org: '-', token: new Secret('s3cret-token'), maxBufferPoints: 3, requestTimeoutMillis: 2_000 },
       (level, message) => logs.push({ level, message }),
     );
-    // The first write starts a request with point 0; while it is in flight, 4 more arrive.
-    for (let index = 0; index < 5; index += 1) expect(() => writer.write(point(index))).not.toThrow();
-    // Bound 3, and the in-flight point is never dropped: points 1 and 2 go.
-    expect(writer.stats()).toMatchObject({ buffered: 3, pointsDropped: 2, pointsWritten: 0 });
+    for (let index = 0; index < 5; index += 1) expect(() => writer.write([point(index)])).not.toThrow();
+    // Bound 3: points 0 and 1 go before the first request starts.
+    expect(writer.stats()).toMatchObject({ pointsIn: 5, buffered: 3, pointsDropped: 2, pointsWritten: 0 });
     await until(() => writer.stats().writeErrors === 1);
-    expect(writer.stats().buffered).toBe(3); // a failed request keeps its points
-
-    // The next write retries (once per write: once per interval in the collector).
-    writer.write(point(5));
+    expect(writer.stats()).toMatchObject({ buffered: 3, failingWrites: 1 }); // a failed request keeps its points
+    writer.write([point(5)]);
     expect(writer.stats()).toMatchObject({ buffered: 3, pointsDropped: 3 });
+    // The retry comes on its own after the backoff (1 s ± 25 %, then 2 s ± 25 %).
     await until(() => writer.stats().writeErrors === 2);
-
+    healthy = true;
+    await until(() => writer.stats().pointsWritten === 3);
     const final = await writer.close(5_000);
-    expect(final.buffered).toBe(0);
-    expect(final.pointsWritten).toBe(0);
-    expect(final.pointsWritten + final.pointsDropped).toBe(6);
-    expect(final.writeErrors).toBeGreaterThanOrEqual(3);
-    // Writes after close are counted, not queued.
-    writer.write(point(6));
-    expect(writer.stats()).toMatchObject({ buffered: 0, pointsDropped: 7 });
+    expect(final).toMatchObject({ pointsIn: 6, pointsWritten: 3, buffered: 0, failingWrites: 0, dropped: { overflow: 3, rejected: 0, 'no-fields': 0, closed: 0 } });
+    // The newest three survived (2 was dropped when 5 came); NaN fields are left out of the lines.
+    expect(fake.bodies.flat()).toEqual([3, 4, 5].map((i) => `warpwatch_pipeline,instance=unit-test,service=collector frames_in=${i}.0 170000000000${i}`));
 
     const failures = logs.filter((l) => l.message.includes('WW_ERR_COLLECTOR_INFLUX_WRITE'));
     expect(failures).toHaveLength(1);
     expect(failures[0]?.level).toBe('warn');
     expect(failures[0]?.message).toContain('warpwatch/autogen');
+    expect(failures[0]?.message).toContain('HTTP 503');
     expect(logs.filter((l) => l.message.includes('dropping the oldest'))).toHaveLength(1);
+    expect(logs.filter((l) => l.message.includes('works again after 2 failed attempt(s)'))).toHaveLength(1);
     expect(logs.map((l) => l.message).join('\n')).not.toContain('s3cret-token');
-  });
+  }, 20_000);
 });

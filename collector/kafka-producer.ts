@@ -1,5 +1,5 @@
-import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer, type SASLOptions } from 'kafkajs';
-import { isUnreachableError } from '../service/index.ts';
+import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer } from 'kafkajs';
+import { isUnreachableError, kafkaClientSecurity } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -184,45 +184,4 @@ function groupByTopic(records: readonly ProduceRecord[]): { topic: string; messa
     });
   }
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
-}
-
-/**
- * The kafkajs client options (`sasl`, `ssl`) for the SASL and TLS settings of a config;
- * secrets are revealed here only, to be handed to kafkajs. The estimator and the CLI's Kafka
- * readers use the same settings (cli/kafka-security.ts).
- *
- * @example new Kafka({ clientId, brokers, ...kafkaClientSecurity(config.kafka) })
- */
-export function kafkaClientSecurity(config: Pick<CollectorConfig['kafka'], 'sasl' | 'tls'>): KafkaClientSecurity {
-  return {
-    ...(config.tls === undefined ? {} : { ssl: tlsOptions(config.tls) }),
-    ...(config.sasl === undefined ? {} : { sasl: saslOptions(config.sasl) }),
-  };
-}
-
-/** SASL and TLS options of a kafkajs client; empty = plaintext without login. */
-export interface KafkaClientSecurity {
-  readonly sasl?: SASLOptions;
-  readonly ssl?: { ca?: string[]; cert?: string; key?: string; rejectUnauthorized: boolean };
-}
-
-function tlsOptions(tls: NonNullable<CollectorConfig['kafka']['tls']>): { ca?: string[]; cert?: string; key?: string; rejectUnauthorized: boolean } {
-  return {
-    ...(tls.ca === undefined ? {} : { ca: [tls.ca] }),
-    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
-    ...(tls.key === undefined ? {} : { key: tls.key.reveal() }),
-    rejectUnauthorized: tls.rejectUnauthorized,
-  };
-}
-
-function saslOptions(sasl: NonNullable<CollectorConfig['kafka']['sasl']>): SASLOptions {
-  const credentials = { username: sasl.username, password: sasl.password.reveal() };
-  switch (sasl.mechanism) {
-    case 'plain':
-      return { mechanism: 'plain', ...credentials };
-    case 'scram-sha-256':
-      return { mechanism: 'scram-sha-256', ...credentials };
-    case 'scram-sha-512':
-      return { mechanism: 'scram-sha-512', ...credentials };
-  }
 }

@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CollectorTotals } from './collector-metrics.ts';
-import { collectorPipelinePoint, startPipelineReporter, type MetricsPoint, type MetricsPointWriter, type MetricsWriterStats } from './pipeline-reporter.ts';
+import type { InfluxPoint, InfluxWriterStats } from '../service/index.ts';
+import { collectorPipelinePoint, startPipelineReporter, type MetricsPoint, type MetricsPointWriter } from './pipeline-reporter.ts';
+
+/** Writer stats with `written` points written and `writeErrors` failed requests, nothing dropped or buffered. */
+function statsOf(written: number, writeErrors: number): InfluxWriterStats {
+  const dropped = { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 };
+  return { pointsIn: written, pointsWritten: written, pointsDropped: 0, dropped, buffered: 0, batchesWritten: written, batchesInFlight: 0, writeErrors, failingWrites: 0 };
+}
 
 /** In-memory writer double: keeps every point, counts closes, can report write errors. */
 function memoryWriter(): MetricsPointWriter & { points: MetricsPoint[]; closes: number[]; errors: number } {
@@ -8,11 +15,11 @@ function memoryWriter(): MetricsPointWriter & { points: MetricsPoint[]; closes: 
     points: [] as MetricsPoint[],
     closes: [] as number[],
     errors: 0,
-    write(point: MetricsPoint) {
-      writer.points.push(point);
+    write(points: readonly InfluxPoint[]) {
+      writer.points.push(...(points as MetricsPoint[]));
     },
-    stats(): MetricsWriterStats {
-      return { pointsWritten: writer.points.length, pointsDropped: 0, writeErrors: writer.errors, buffered: 0 };
+    stats(): InfluxWriterStats {
+      return statsOf(writer.points.length, writer.errors);
     },
     close(timeoutMillis: number) {
       writer.closes.push(timeoutMillis);
@@ -115,12 +122,12 @@ describe('startPipelineReporter', () => {
         calls += 1;
         throw new Error('broken writer');
       },
-      stats: () => ({ pointsWritten: 0, pointsDropped: 0, writeErrors: 0, buffered: 0 }),
+      stats: () => statsOf(0, 0),
       close: () => Promise.reject(new Error('close failed')),
     };
     const reporter = startPipelineReporter({ instance: 'i', intervalMillis: 1_000, totals: () => zeroTotals, writer, log: (_level, message) => logs.push(message) });
     vi.advanceTimersByTime(3_000);
-    await expect(reporter.stop(10)).resolves.toEqual({ pointsWritten: 0, pointsDropped: 0, writeErrors: 0, buffered: 0 });
+    await expect(reporter.stop(10)).resolves.toEqual(statsOf(0, 0));
     expect(calls).toBe(5); // start, 3 intervals, stop
     expect(logs).toHaveLength(1);
     expect(logs[0]).toContain('broken writer');

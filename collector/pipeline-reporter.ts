@@ -8,6 +8,7 @@
  * influx-metrics-writer.ts and is passed in as a {@link MetricsPointWriter}.
  */
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../contracts/index.ts';
+import type { InfluxWriter, InfluxWriterStats } from '../service/index.ts';
 import type { CollectorTotals } from './collector-metrics.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 
@@ -20,32 +21,12 @@ export interface MetricsPoint {
   readonly timestampMillis: number;
 }
 
-/** Counters of a {@link MetricsPointWriter}, since it was created. */
-export interface MetricsWriterStats {
-  /** Points InfluxDB acknowledged. */
-  readonly pointsWritten: number;
-  /** Points given up: buffer overflow (oldest first), a rejected batch, or left at close. */
-  readonly pointsDropped: number;
-  /** Failed write requests (each failure, not each point). */
-  readonly writeErrors: number;
-  /** Points waiting to be sent. */
-  readonly buffered: number;
-}
-
 /**
- * Where points go: influx-metrics-writer.ts in production, an in-memory double in tests.
- * `write` must return at once and never throw; sending happens in the background.
+ * Where points go: the shared InfluxDB writer (influx-metrics-writer.ts) in production, an
+ * in-memory double in tests. `write` must return at once and never throw; sending happens in
+ * the background; `close` never rejects, and what it could not send counts as dropped.
  */
-export interface MetricsPointWriter {
-  /** Queues a point (bounded; overflow drops the oldest point and counts it). Never throws. */
-  write(point: MetricsPoint): void;
-  stats(): MetricsWriterStats;
-  /**
-   * Tries to send what is queued within `timeoutMillis`, then releases the client. Never
-   * rejects; what could not be sent counts as dropped.
-   */
-  close(timeoutMillis: number): Promise<MetricsWriterStats>;
-}
+export type MetricsPointWriter = Pick<InfluxWriter, 'write' | 'stats' | 'close'>;
 
 /**
  * The `warpwatch_pipeline` point of a collector: cumulative counters since its start.
@@ -96,7 +77,7 @@ export interface PipelineReporter {
    * Stops the timer, writes a last point with the final totals and closes the writer
    * within `timeoutMillis`. Idempotent; never rejects.
    */
-  stop(timeoutMillis: number): Promise<MetricsWriterStats>;
+  stop(timeoutMillis: number): Promise<InfluxWriterStats>;
 }
 
 /**
@@ -111,12 +92,12 @@ export interface PipelineReporter {
 export function startPipelineReporter(options: PipelineReporterOptions): PipelineReporter {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => {});
-  let stopped: Promise<MetricsWriterStats> | undefined;
+  let stopped: Promise<InfluxWriterStats> | undefined;
   let failureLogged = false;
 
   const report = (): void => {
     try {
-      options.writer.write(collectorPipelinePoint(options.instance, options.totals(), options.writer.stats().writeErrors, now()));
+      options.writer.write([collectorPipelinePoint(options.instance, options.totals(), options.writer.stats().writeErrors, now())]);
     } catch (error) {
       // The writer promises not to throw; if one does, metrics must still never stop the collector.
       if (!failureLogged) {

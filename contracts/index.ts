@@ -1,6 +1,7 @@
 /**
  * Names and identities shared by every folder (see docs/architecture.md): the stream identity
- * and its keys, the Kafka header names, the Kafka topics, the InfluxDB series and the OTel/Prometheus metric names. Pure data and functions, no I/O.
+ * and its keys, the Kafka header names, the Kafka topics, the InfluxDB series, the OTel/Prometheus metric names
+ * and the configuration fields (environment variable names, types, defaults, bounds). Pure data and functions, no I/O.
  */
 export {
   attributionFromHeaders,
@@ -38,4 +39,24 @@ export {
 export { CONTRACTS_ERROR_CODES, StreamIdentityError } from './errors.ts';
 export { TOPICS } from './topics.ts';
 export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREAM_TAGS, TAGS, type AlertKind, type MeasurementName } from './series.ts';
-export { RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';
+export { LABEL_ATTRIBUTES, labelAttributeName, RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';
+export { SERVICE_NAMES } from './service-names.ts';
+export { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, LOCAL_STACK_FIELDS, envNamesOf } from './config-fields.ts';
+export type {
+  BooleanField,
+  ByteSizeField,
+  ChoiceField,
+  ConfigField,
+  ConfigFieldBase,
+  ConfigFields,
+  FamilyField,
+  FileField,
+  IntegerField,
+  IntegerListField,
+  ListField,
+  NumberField,
+  OctalField,
+  SecretField,
+  TextField,
+  UrlField,
+} from './config-fields.ts';

@@ -11,6 +11,7 @@ export const RESULT_METRICS = Object.freeze({
   lossCounts: 'warpwatch.loss.counts',
   lossMeasured: 'warpwatch.loss.measured',
   lossBlock: 'warpwatch.loss.block',
+  lossLocality: 'warpwatch.loss.locality',
   laneIdle: 'warpwatch.lane.idle.ratio',
   windows: 'warpwatch.windows',
   groups: 'warpwatch.groups',
@@ -25,6 +26,7 @@ export const RESULT_METRIC_PROMETHEUS_NAMES = Object.freeze({
   lossCounts: 'warpwatch_loss_counts',
   lossMeasured: 'warpwatch_loss_measured',
   lossBlock: 'warpwatch_loss_block',
+  lossLocality: 'warpwatch_loss_locality',
   laneIdle: 'warpwatch_lane_idle_ratio',
   windows: 'warpwatch_windows_total',
   groups: 'warpwatch_groups_total',
@@ -50,3 +52,27 @@ export const STREAM_ATTRIBUTES = Object.freeze({
   /** `cap` or `idle` on warpwatch.export.streams.evicted. */
   reason: 'reason',
 });
+
+/**
+ * OTel attribute names of the collector labels a stream carries (`ww-label-<name>` headers):
+ * pod, namespace and node take the OpenTelemetry Kubernetes semantic-convention names
+ * (Prometheus: `k8s_pod_name`, `k8s_namespace_name`, `k8s_node_name`); any other label name
+ * becomes `warpwatch.label.<name>` (Prometheus `warpwatch_label_<name>`).
+ */
+export const LABEL_ATTRIBUTES: Readonly<Record<string, string>> = Object.freeze({
+  pod: 'k8s.pod.name',
+  namespace: 'k8s.namespace.name',
+  node: 'k8s.node.name',
+});
+
+/**
+ * The OTel attribute name of a collector label.
+ *
+ * @param label a label name as the collector sends it (`[a-z0-9_]`, see contracts/stream-identity.ts).
+ * @returns the semantic-convention name for pod/namespace/node, else `warpwatch.label.<label>`.
+ * @example labelAttributeName('pod'); // 'k8s.pod.name'
+ * @example labelAttributeName('team'); // 'warpwatch.label.team'
+ */
+export function labelAttributeName(label: string): string {
+  return LABEL_ATTRIBUTES[label] ?? `warpwatch.label.${label}`;
+}

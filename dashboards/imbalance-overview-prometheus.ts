@@ -2,7 +2,7 @@
  * Dashboard "Imbalance overview (Prometheus)": the Prometheus flavour of "Imbalance overview"
  * for teams that keep the estimator's results in Prometheus (scraped from /metrics or pushed by
  * OTLP, docs/exporting.md) instead of, or beside, InfluxDB. Same stream variables (job, kernel,
- * device, group size) as label filters; panels: the three losses, measured over predicted
+ * host, pod, device, group size) as label filters; panels: the three losses, measured over predicted
  * (drift), lane idle share, windows and alerts per stream, and the export table's health.
  * Every PromQL query is listed in {@link PROMETHEUS_QUERIES}, which the integration test runs
  * against a real Prometheus holding the estimator's metrics.
@@ -13,7 +13,7 @@ import type * as dashboard from '@grafana/grafana-foundation-sdk/dashboard';
 import { DataqueryBuilder as PromQueryBuilder, PromQueryFormat } from '@grafana/grafana-foundation-sdk/prometheus';
 import { PanelBuilder as TablePanelBuilder } from '@grafana/grafana-foundation-sdk/table';
 import { PanelBuilder as TimeseriesPanelBuilder } from '@grafana/grafana-foundation-sdk/timeseries';
-import { RESULT_METRIC_PROMETHEUS_NAMES as M } from '../contracts/index.ts';
+import { LABEL_TAGS, labelAttributeName, RESULT_METRIC_PROMETHEUS_NAMES as M } from '../contracts/index.ts';
 import { warpwatchDashboard } from './dashboard-defaults.ts';
 import { builtInAnnotation, dashboardDatasourceRef, datasourceVariable, PROMETHEUS_DATASOURCE_TYPE, PROMETHEUS_INPUT } from './datasource.ts';
 import { ALL_REGEX } from './multi-select-variable.ts';
@@ -27,6 +27,8 @@ export const PROMETHEUS_STREAM_VARIABLES = [
   { name: 'job', label: 'Job', promLabel: 'warpwatch_job' },
   { name: 'kernel', label: 'Kernel', promLabel: 'warpwatch_kernel' },
   { name: 'host', label: 'Host', promLabel: 'warpwatch_host' },
+  // The collector label pod as the estimator exports it (k8s.pod.name → k8s_pod_name); absent outside Kubernetes, which All (.*) matches.
+  { name: 'pod', label: 'Pod', promLabel: labelAttributeName(LABEL_TAGS.pod).replaceAll('.', '_') },
   { name: 'device', label: 'Device model', promLabel: 'warpwatch_device' },
   { name: 'device_uuid', label: 'Device', promLabel: 'warpwatch_device_uuid' },
   { name: 'n', label: 'Group size', promLabel: 'warpwatch_group_size' },

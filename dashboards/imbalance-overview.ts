@@ -82,13 +82,24 @@ function barsByTagPanel(context: PanelQueryContext, spec: BarsByTagSpec): Barcha
     .xField(matrixRowColumn(spec.xTag, TAGS.stream));
 }
 
+/** A query of the window measurement, filtered by the stream variables, per time interval and stream. */
+const windowQuery = () => filterByStreamVariables(selectFrom('window')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
+/** A query of the sampled-groups measurement, filtered by the stream variables, per time interval and stream. */
+const samplesQuery = () => filterByStreamVariables(selectFrom('samples')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
+/** The target of a time series per stream. */
+const byStream = { refId: 'A', alias: STREAM_ALIAS } as const;
+/** The target of a table. */
+const table = { refId: 'A', resultFormat: 'table' } as const;
+
+/** The dashboard's panels, top to bottom: losses, prediction details, distributions, alerts, sampled groups. */
 function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
   const context: PanelQueryContext = { catalog, document: IMBALANCE_OVERVIEW_UID };
-  const w = FIELDS.window;
-  const windowQuery = () => filterByStreamVariables(selectFrom('window')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
-  const byStream = { refId: 'A', alias: STREAM_ALIAS } as const;
-  const table = { refId: 'A', resultFormat: 'table' } as const;
+  return [...lossPanels(context), ...predictionDetailPanels(context), ...distributionPanels(context), ...alertPanels(context), ...sampledGroupPanels(context)];
+}
 
+/** Loss panels: predicted vs counts vs measured, their relative errors, workload loss. */
+function lossPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
+  const w = FIELDS.window;
   const loss = influxTimeseriesPanel(context, {
     id: IMBALANCE_PANEL_IDS.loss,
     title: 'Loss: predicted vs counts vs measured',
@@ -147,6 +158,12 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .span(12)
     .height(8);
 
+  return [loss, relativeErrors, workloadLoss];
+}
+
+/** Prediction details: per-group loss quantiles and the sample size per interval. */
+function predictionDetailPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
+  const w = FIELDS.window;
   const lossQuantiles = influxTimeseriesPanel(context, {
     id: IMBALANCE_PANEL_IDS.lossQuantiles,
     title: 'Per-group loss quantiles (predicted)',
@@ -179,7 +196,11 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .unit('short')
     .span(12)
     .height(8);
+  return [lossQuantiles, sampleSize];
+}
 
+/** Distribution panels: the current distribution of iteration counts, its course over time, predicted loss vs group size, the best parametric fit. */
+function distributionPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
   const currentDistribution = barsByTagPanel(context, {
     id: IMBALANCE_PANEL_IDS.currentDistribution,
     title: 'Iteration counts: current distribution',
@@ -254,7 +275,12 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .transformations([{ id: 'organize', options: { excludeByName: { Time: true }, indexByName: {}, renameByName: {} } }])
     .span(12)
     .height(8);
+  return [currentDistribution, distributionOverTime, granularitySweep, bestFit];
+}
 
+/** The alerts table and the binning error bound. */
+function alertPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
+  const w = FIELDS.window;
   const alerts = influxPanel(new TablePanelBuilder(), context, {
     id: IMBALANCE_PANEL_IDS.alerts,
     title: 'Alerts',
@@ -288,8 +314,12 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     .min(0)
     .span(8)
     .height(8);
+  return [alerts, binningErrorBound];
+}
 
-  const samplesQuery = () => filterByStreamVariables(selectFrom('samples')).timeFiltered().groupByTime().groupBy(...STREAM_GROUP).fill('none');
+/** Sampled-groups panels: lane idle share and count correlation, divergence cost, warps in blocks. */
+function sampledGroupPanels(context: PanelQueryContext): cog.Builder<dashboard.Panel>[] {
+  const w = FIELDS.window;
   const laneIdle = influxTimeseriesPanel(context, {
     id: IMBALANCE_PANEL_IDS.laneIdle,
     title: 'Sampled groups: lane idle share and count correlation',
@@ -347,23 +377,7 @@ function panels(catalog: QueryCatalog): cog.Builder<dashboard.Panel>[] {
     ])
     .span(24)
     .height(8);
-
-  return [
-    loss,
-    relativeErrors,
-    workloadLoss,
-    lossQuantiles,
-    sampleSize,
-    currentDistribution,
-    distributionOverTime,
-    granularitySweep,
-    bestFit,
-    alerts,
-    binningErrorBound,
-    laneIdle,
-    divergenceCost,
-    blockLoss,
-  ];
+  return [laneIdle, divergenceCost, blockLoss];
 }
 
 /** Name of the annotation that shows the estimator's alerts on every time-series panel. */

@@ -3,17 +3,17 @@
  * place; deploy/deploy.test.ts checks the YAML against these and these against the code
  * (collector/estimator defaults, dashboards' datasource uid).
  */
-import { ESTIMATOR_DEFAULTS } from '../estimator/index.ts';
+import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, envNamesOf } from '../contracts/index.ts';
 
 /** Container ports of the full stack (compose and k8s). */
 export const CONTAINER_PORTS = Object.freeze({
   kafka: 9092,
   influxdb: 8086,
   grafana: 3000,
-  /** collector /metrics and /healthz (COLLECTOR_DEFAULTS.metricsPort). */
-  collectorMetrics: 9464,
-  /** estimator /metrics and /healthz (ESTIMATOR_DEFAULTS.metricsPort). */
-  estimatorMetrics: 9465,
+  /** collector /metrics and /healthz (its WARPWATCH_METRICS_PORT default). */
+  collectorMetrics: COLLECTOR_FIELDS.metricsPort.default,
+  /** estimator /metrics and /healthz (its WARPWATCH_METRICS_PORT default). */
+  estimatorMetrics: ESTIMATOR_FIELDS.metricsPort.default,
 });
 
 /** `warpwatch` subcommand each service image runs. */
@@ -21,6 +21,24 @@ export const SERVICE_COMMANDS = Object.freeze({ collector: 'collect', estimator:
 
 /** The one module per service that reads its `WARPWATCH_*` environment variables (architecture.md). */
 export const SERVICE_CONFIG_MODULES = Object.freeze({ collector: 'collector/config.ts', estimator: 'estimator/config.ts' });
+
+/**
+ * The configuration fields each service image reads (contracts/config-fields.ts): its own and
+ * the Kafka security slice (the estimator's is read by `warpwatch estimate`, cli/kafka-security.ts).
+ */
+export const SERVICE_CONFIG_FIELDS = Object.freeze({
+  collector: [COLLECTOR_FIELDS, KAFKA_SECURITY_FIELDS],
+  estimator: [ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS],
+} as const);
+
+/**
+ * Every `WARPWATCH_*` variable a service reads (a family such as `WARPWATCH_LABEL_` by its prefix).
+ *
+ * @example serviceEnvNames('collector').includes('WARPWATCH_SOCKET') // true
+ */
+export function serviceEnvNames(service: keyof typeof SERVICE_CONFIG_FIELDS): readonly string[] {
+  return envNamesOf(...SERVICE_CONFIG_FIELDS[service]);
+}
 
 /** uid of the provisioned Grafana InfluxQL datasource (dashboards/datasource.ts references it). */
 export const GRAFANA_DATASOURCE_UID = 'warpwatch-influxql';
@@ -35,6 +53,6 @@ export const COLLECTOR_SOCKET_DIRECTORY = '/run/warpwatch';
  * How long InfluxDB keeps warpwatch's points, the one default of every deployment: the local
  * stack sets it on the database's default retention policy, compose on the initial bucket,
  * and the estimator (everywhere, Kubernetes included) when it creates a missing database
- * (WARPWATCH_INFLUX_RETENTION, ESTIMATOR_DEFAULTS.influxRetentionDuration).
+ * (WARPWATCH_INFLUX_RETENTION's default).
  */
-export const INFLUX_RETENTION = ESTIMATOR_DEFAULTS.influxRetentionDuration;
+export const INFLUX_RETENTION = ESTIMATOR_FIELDS.influxRetention.default;

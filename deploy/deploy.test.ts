@@ -1,17 +1,16 @@
 // Contract checks of the deployment files that cannot run here (no container engine, no
 // cluster): compose.yaml, k8s/, grafana/ and the Dockerfile are parsed and compared with
-// the code they deploy — env names the config modules read, ports, topics, datasource uid,
+// the code they deploy — env names and values against the config field definitions, ports, topics, datasource uid,
 // commands — and every file they reference must exist.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { COLLECTOR_DEFAULTS } from '../collector/index.ts';
-import { ESTIMATOR_DEFAULTS } from '../estimator/index.ts';
-import { TOPICS } from '../estimator/index.ts';
+import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS, TOPICS, type ConfigFields } from '../contracts/index.ts';
+import { ConfigReader, formatConfigProblem } from '../service/index.ts';
 import { GRAFANA_DASHBOARDS_MOUNT, INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
-import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_MODULES } from './contracts.ts';
+import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_FIELDS, SERVICE_CONFIG_MODULES, serviceEnvNames } from './contracts.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const deployDirectory = join(root, 'deploy');
@@ -22,17 +21,27 @@ type Yaml = Record<string, unknown>;
 const asRecord = (value: unknown): Yaml => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Yaml) : {});
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
-/** `WARPWATCH_*` names a service's config module mentions (it is the only reader of the environment). */
+/** `WARPWATCH_*` names a service reads: its configuration field definitions (contracts/config-fields.ts). */
 function envNamesReadBy(service: Service): Set<string> {
-  const source = readFileSync(join(root, SERVICE_CONFIG_MODULES[service]), 'utf8');
-  const names = new Set(source.match(/WARPWATCH_[A-Z0-9_]+/g) ?? []);
-  if (service === 'estimator') {
-    // The estimator's Kafka login: the collector's SASL/TLS variables, read by the collector's parser (cli/kafka-security.ts).
-    const security = readFileSync(join(root, 'cli', 'kafka-security.ts'), 'utf8');
-    expect(security).toContain('/^WARPWATCH_KAFKA_(SASL|TLS)/');
-    for (const name of envNamesReadBy('collector')) if (/^WARPWATCH_KAFKA_(SASL|TLS)/.test(name)) names.add(name);
+  return new Set(serviceEnvNames(service));
+}
+
+/**
+ * Problems the service's config reader finds in literal deployment values (a value with a
+ * `${...}` interpolation is checked with its default; credentials and files are not read here).
+ */
+function valueProblems(service: Service, env: Readonly<Record<string, string>>): string[] {
+  const problems: string[] = [];
+  for (const fields of SERVICE_CONFIG_FIELDS[service] as readonly ConfigFields[]) {
+    for (const [key, field] of Object.entries(fields)) {
+      const value = env[field.env];
+      if (value === undefined || field.kind === 'secret' || field.kind === 'file' || field.kind === 'family') continue;
+      const reader = new ConfigReader({ env: { [field.env]: withDefaults(value) } });
+      reader.readField(key, field);
+      problems.push(...reader.problems.map(formatConfigProblem));
+    }
   }
-  return names;
+  return problems;
 }
 
 // Compose applies YAML merge keys (`<<: *warpwatch-service`); YAML 1.2 parsers need them switched on.
@@ -83,11 +92,22 @@ function k8sEnv(workload: Yaml): Map<string, Yaml> {
 describe('deploy contracts', () => {
   describe('contracts.ts', () => {
     it('matches the ports, datasource uid and dashboards path the code uses', () => {
-      expect(CONTAINER_PORTS.collectorMetrics).toBe(COLLECTOR_DEFAULTS.metricsPort);
-      expect(CONTAINER_PORTS.estimatorMetrics).toBe(ESTIMATOR_DEFAULTS.metricsPort);
+      expect(CONTAINER_PORTS.collectorMetrics).toBe(COLLECTOR_FIELDS.metricsPort.default);
+      expect(CONTAINER_PORTS.estimatorMetrics).toBe(ESTIMATOR_FIELDS.metricsPort.default);
       expect(GRAFANA_DATASOURCE_UID).toBe(INFLUXQL_DATASOURCE_UID);
       const provider = asRecord(parse(readFileSync(join(deployDirectory, 'grafana', 'dashboards', 'warpwatch-dashboards.yaml'), 'utf8')));
       expect(asRecord(asRecord(asArray(provider['providers'])[0])['options'])['path']).toBe(GRAFANA_DASHBOARDS_PATH);
+    });
+
+    it('checks deployment values with the services\' own field definitions', () => {
+      expect(serviceEnvNames('collector')).toEqual(expect.arrayContaining(['WARPWATCH_SOCKET', 'WARPWATCH_LABEL_', 'WARPWATCH_INFLUX_TOKEN_FILE', 'WARPWATCH_KAFKA_SASL_PASSWORD_FILE']));
+      expect(serviceEnvNames('estimator')).toEqual(expect.arrayContaining(['WARPWATCH_ESTIMATOR_GROUP_ID', 'WARPWATCH_KAFKA_TLS_CA_FILE']));
+      expect(serviceEnvNames('estimator')).not.toContain('WARPWATCH_SOCKET');
+      // The value check can fail: a bad value, also one behind a compose default.
+      expect(valueProblems('collector', { WARPWATCH_SOCKET_MODE: '999', WARPWATCH_KAFKA_PARTITIONS: '${PARTS:-0}', WARPWATCH_HOST: 'any' })).toEqual([
+        'WARPWATCH_SOCKET_MODE must be octal permission bits like 0660, got "999"',
+        'WARPWATCH_KAFKA_PARTITIONS must be an integer 1..10000, got "0"',
+      ]);
     });
 
     it('names commands that the CLI registers', () => {
@@ -134,10 +154,11 @@ describe('deploy contracts', () => {
       }
     });
 
-    it('gives the services only environment variables their config module reads', () => {
+    it('gives the services only environment variables their config fields define, with values those fields accept', () => {
       for (const service of SERVICES) {
         const known = envNamesReadBy(service);
         for (const name of Object.keys(composeEnv(service))) expect(known, `${service}: ${name}`).toContain(name);
+        expect(valueProblems(service, composeEnv(service)), service).toEqual([]);
       }
     });
 
@@ -284,12 +305,12 @@ describe('deploy contracts', () => {
       const deployment = k8sObject('Deployment', 'warpwatch-estimator');
       expect(firstContainer(deployment)['args']).toEqual([SERVICE_COMMANDS.estimator]);
       const replicas = Number(asRecord(deployment['spec'])['replicas']);
-      const partitions = Number(k8sEnv(deployment).get('WARPWATCH_KAFKA_PARTITIONS')?.['value'] ?? ESTIMATOR_DEFAULTS.partitions);
+      const partitions = Number(k8sEnv(deployment).get('WARPWATCH_KAFKA_PARTITIONS')?.['value'] ?? ESTIMATOR_FIELDS.partitions.default);
       expect(replicas).toBeGreaterThanOrEqual(1);
       expect(replicas).toBeLessThanOrEqual(partitions);
     });
 
-    it('passes each service only env variables its config module reads, and the ConfigMap only keys some service reads', () => {
+    it('passes each service only env variables its config fields define, with values they accept, and the ConfigMap only keys some service reads', () => {
       const readByAny = new Set<string>();
       for (const service of SERVICES) {
         const known = envNamesReadBy(service);
@@ -298,6 +319,8 @@ describe('deploy contracts', () => {
         // WARPWATCH_LABEL_<NAME> is a family: the collector reads every variable with that prefix.
         const knows = (name: string): boolean => known.has(name) || (name.startsWith('WARPWATCH_LABEL_') && known.has('WARPWATCH_LABEL_'));
         for (const name of explicit) expect(knows(name), `${service}: ${name} is not read by ${SERVICE_CONFIG_MODULES[service]}`).toBe(true);
+        const literals = Object.fromEntries([...k8sEnv(k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name))].flatMap(([name, entry]) => (entry['value'] === undefined ? [] : [[name, String(entry['value'])]])));
+        expect(valueProblems(service, literals), service).toEqual([]);
       }
       for (const key of Object.keys(configMapData())) expect(readByAny, `ConfigMap key ${key}`).toContain(key);
     });

@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ESTIMATOR_DEFAULTS, loadEstimatorConfig } from './config.ts';
+import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
+import { loadEstimatorConfig, loadEstimatorKafkaConfig } from './config.ts';
 import { EstimatorConfigError } from './errors.ts';
 
 describe('config', () => {
@@ -13,7 +17,7 @@ describe('config', () => {
       expect(config.window.idleCloseMillis).toBe(10_000);
       expect(config.window.current).toEqual({ mode: 'decay', halfLifeLaunches: 32 });
       expect(config.influx).toMatchObject({ url: 'http://127.0.0.1:18086', database: 'warpwatch', retentionPolicy: 'autogen', org: '-', token: '' });
-      expect(config.metricsPort).toBe(ESTIMATOR_DEFAULTS.metricsPort);
+      expect(config.metricsPort).toBe(ESTIMATOR_FIELDS.metricsPort.default);
       expect(Object.isFrozen(config)).toBe(true);
       expect(Object.isFrozen(config.window)).toBe(true);
       expect(Object.isFrozen(config.compute.sweepGroupSizes)).toBe(true);
@@ -48,6 +52,44 @@ describe('config', () => {
       expect(problems.join('\n')).toContain('--brokers entries must be host:port, got "nohostport"');
       expect(problems.join('\n')).toContain('WARPWATCH_PREDICTION_BASIS must be one of window|current|cumulative, got "tomorrow"');
       expect((caught as EstimatorConfigError).code).toBe('WW_ERR_ESTIMATOR_CONFIG');
+    });
+  });
+
+  describe('loadEstimatorKafkaConfig', () => {
+    it('reads only the Kafka slice: a bad setting elsewhere does not stop it', () => {
+      const kafka = loadEstimatorKafkaConfig({ env: { WARPWATCH_WINDOW_MILLIS: '0', WARPWATCH_DISTRIBUTIONS_TOPIC: 'd.t' }, flags: { brokers: 'k:1' } });
+      expect(kafka).toEqual(loadEstimatorConfig({ env: { WARPWATCH_DISTRIBUTIONS_TOPIC: 'd.t' }, flags: { brokers: 'k:1' } }).kafka);
+      expect(kafka.distributionsTopic).toBe('d.t');
+      expect(() => loadEstimatorConfig({ env: { WARPWATCH_WINDOW_MILLIS: '0' } })).toThrow(EstimatorConfigError);
+    });
+
+    it('reports bad Kafka settings together, as fields', () => {
+      let caught: unknown;
+      try {
+        loadEstimatorKafkaConfig({ env: { WARPWATCH_ALERTS_TOPIC: 'bad topic', WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS: '6000', WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS: '2001' } });
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as EstimatorConfigError).fields).toEqual([
+        { name: 'WARPWATCH_ALERTS_TOPIC', value: 'bad topic', why: 'must be a Kafka topic name ([A-Za-z0-9._-], 1..249 chars)' },
+        { name: 'WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS', value: '2001', why: 'must be at most a third of WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS (6000)' },
+      ]);
+    });
+  });
+
+  describe('InfluxDB settings shared with the collector', () => {
+    it('reads the token from WARPWATCH_INFLUX_TOKEN_FILE too, and validates the retention policy', () => {
+      const directory = mkdtempSync(join(tmpdir(), 'ww-estimator-config-'));
+      try {
+        const file = join(directory, 'token');
+        writeFileSync(file, 'file-token\n');
+        expect(loadEstimatorConfig({ env: { WARPWATCH_INFLUX_TOKEN_FILE: file } }).influx?.token).toBe('file-token');
+      } finally {
+        rmSync(directory, { recursive: true, force: true });
+      }
+      expect(() => loadEstimatorConfig({ env: { WARPWATCH_INFLUX_RETENTION_POLICY: 'a b' } })).toThrow(
+        'invalid estimator configuration: WARPWATCH_INFLUX_RETENTION_POLICY must be a name matching [A-Za-z0-9._-]{1,128}, got "a b"',
+      );
     });
   });
 });

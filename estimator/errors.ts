@@ -1,3 +1,5 @@
+import { formatConfigProblem, type ConfigProblem } from '../service/index.ts';
+
 /**
  * Errors of the estimator (issue 6). One base class with a stable `code`, a `retriable`
  * flag and the underlying `cause`; every code is listed in {@link ESTIMATOR_ERROR_CODES}
@@ -41,18 +43,24 @@ export class EstimatorError extends Error {
 }
 
 /**
- * Invalid estimator configuration: `problems` lists every problem found (flags and
- * environment are validated together, once, at start-up).
+ * Invalid estimator configuration: one error listing every bad setting (flags and environment
+ * are validated together, once, at start-up). `fields` has each one's name, value and why;
+ * `problems` the same as sentences.
  *
  * @example
  * try { loadEstimatorConfig(...) } catch (e) { if (e instanceof EstimatorConfigError) console.error(e.problems) }
  */
 export class EstimatorConfigError extends EstimatorError {
+  /** Every bad setting: the variable or flag, the value given (never a credential) and why it is refused. */
+  readonly fields: readonly ConfigProblem[];
+  /** One sentence per bad setting, e.g. `--window-millis must be an integer 10..86400000, got "0"`. */
   readonly problems: readonly string[];
 
-  constructor(problems: readonly string[]) {
+  constructor(fields: readonly ConfigProblem[]) {
+    const problems = fields.map(formatConfigProblem);
     super('WW_ERR_ESTIMATOR_CONFIG', `invalid estimator configuration: ${problems.join('; ')}`);
     this.name = 'EstimatorConfigError';
-    this.problems = Object.freeze([...problems]);
+    this.fields = Object.freeze(fields.map((field) => Object.freeze({ ...field })));
+    this.problems = Object.freeze(problems);
   }
 }

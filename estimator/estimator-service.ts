@@ -1,17 +1,18 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
-import { createOutageLog, isUnreachableError, unreachableServerHint } from '../service/index.ts';
+import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type OutageLog } from '../service/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createCheckpointProtocol } from './checkpoint-protocol.ts';
-import { createEstimatorEngine, type EngineOptions } from './estimator-engine.ts';
+import { createEstimatorEngine, type EngineOptions, type EstimatorEngine } from './estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
-import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes } from './estimator-telemetry.ts';
-import { createInfluxWriter, ensureInfluxDatabase, type InfluxWriter, type InfluxWriterStats } from './influx-writer.ts';
-import { createEstimatorKafka, type CheckpointMirror, type OutgoingRecord } from './kafka.ts';
+import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './estimator-telemetry.ts';
+import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './influx-writer.ts';
+import { createEstimatorKafka, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './kafka.ts';
 import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
+import { createOutgoingQueue, type OutgoingQueue } from './outgoing-queue.ts';
 import { pipelinePoint } from './series-points.ts';
 import type { ParametricFitter } from './window-result.ts';
 
@@ -106,13 +107,72 @@ export function estimatorStatus(input: {
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
   if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };
-  const reasons = (input.influx?.failingWrites ?? 0) > 0 ? ['influx-write'] : [];
+  const reasons = influxHealthReasons(input.influx);
   return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
+}
+
+/** What the service's steps share: partition bookkeeping and the stop flag. */
+interface PartitionState {
+  stopping: boolean;
+  /** Partitions of the frames topic assigned to this instance now. */
+  readonly assigned: Set<number>;
+  /** Assigned partitions whose state was restored from the checkpoint topic. */
+  readonly restored: Set<number>;
+  /** Messages behind the high watermark, per partition (as of its last batch). */
+  readonly lag: Map<number, bigint>;
+}
+
+/**
+ * Each server outage is said once (issue 18): the first failure, with what to try when nothing
+ * answers (service/server-hint.ts), then one line when it ends; the retries between are quiet.
+ */
+interface EstimatorOutages {
+  readonly kafka: OutageLog;
+  readonly influx: OutageLog;
+  readonly checkpoint: OutageLog;
+  /** The brokers as the lines name them (`host:port,...`). */
+  readonly brokers: string;
+  /** A connection to Kafka failed because nothing answers (kafkajs' message as `reason`). */
+  kafkaUnreachable(reason: string): void;
+}
+
+/** The outage logs of an estimator. */
+function createOutages(config: EstimatorConfig, log: (line: string) => void): EstimatorOutages {
+  const kafka = createOutageLog(log);
+  const brokers = config.kafka.brokers.join(',');
+  const kafkaHint = unreachableServerHint('kafka', brokers, '--brokers');
+  return {
+    kafka,
+    influx: createOutageLog(log),
+    checkpoint: createOutageLog(log),
+    brokers,
+    kafkaUnreachable: (reason) =>
+      kafka.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
+  };
+}
+
+/** The parts of a running estimator the steps below wire together. */
+interface EstimatorParts {
+  readonly config: EstimatorConfig;
+  readonly log: (line: string) => void;
+  readonly outages: EstimatorOutages;
+  readonly state: PartitionState;
+  readonly engine: EstimatorEngine;
+  readonly telemetry: EstimatorTelemetry;
+  readonly kafka: EstimatorKafka;
+  readonly influx: InfluxWriter | undefined;
+  /** Sends the queued result records (counts a failure as a Kafka sink error, then rethrows). */
+  readonly sendOutgoing: () => Promise<void>;
 }
 
 /**
  * Starts the estimator and returns once it has joined the consumer group (processing runs
- * in the background until stop()).
+ * in the background until stop()). The steps, in order: the metrics endpoints
+ * ({@link startMetricsEndpoints}), the InfluxDB sink ({@link openInfluxSink}), the outgoing
+ * queue and the engine ({@link createServiceEngine}), Kafka topics and the checkpoint mirror,
+ * partition restore ({@link createPartitionRestorer}), the checkpoint-before-commit protocol
+ * ({@link createCheckpointer}), the frames consumer ({@link framesHandlers}) and the timers
+ * ({@link startTimers}).
  *
  * @param log one line per notable event (start-up, sink errors), without secrets.
  * @throws EstimatorError when Kafka cannot be reached, the metrics port cannot be bound, or the
@@ -125,104 +185,165 @@ export async function startEstimator(
   log: (line: string) => void,
   options: { fitter?: ParametricFitter } = {},
 ): Promise<RunningEstimator> {
-  let stopping = false;
-  const assigned = new Set<number>();
-  const restored = new Set<number>();
-  const lag = new Map<number, bigint>();
-  let outgoing: { topic: string; record: OutgoingRecord }[] = [];
-  let outgoingDropped = 0;
+  const state: PartitionState = { stopping: false, assigned: new Set(), restored: new Set(), lag: new Map() };
+  // Created below; /healthz and the gauges may be read before (then they show none).
+  const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue } = {};
   let influx: InfluxWriter | undefined;
-  let metricsServer: MetricsServer | undefined;
-  const timers: NodeJS.Timeout[] = [];
-  // Each outage is said once (issue 18): the first failure with what to try, then one line when it ends.
-  const kafkaOutage = createOutageLog(log);
-  const influxOutage = createOutageLog(log);
-  const checkpointOutage = createOutageLog(log);
-
   const health = (): EstimatorHealth => ({
-    ...estimatorStatus({ stopping, assigned, restored, influx: influx?.stats() }),
+    ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats() }),
     instance: config.instanceId,
-    partitions: [...assigned].sort((a, b) => a - b),
-    streams: engine.liveStreams(),
+    partitions: [...state.assigned].sort((a, b) => a - b),
+    streams: created.engine?.liveStreams() ?? 0,
     influx: influx?.stats(),
-    kafkaRecordsDropped: outgoingDropped,
+    kafkaRecordsDropped: created.outgoing?.dropped ?? 0,
     counters: telemetry.counters,
   });
 
-  // OpenTelemetry metrics: the Prometheus endpoint and/or OTLP push (metrics-export.ts).
-  let metricsExport: MetricsExport | undefined;
-  if (config.metricsPort !== undefined || config.otlp !== undefined) {
-    metricsExport = createMetricsExport({
-      instanceId: config.instanceId,
-      prometheus: config.metricsPort !== undefined,
-      otlp: config.otlp,
-      maxStreams: config.resultMetrics.maxStreams,
-      streamTtlMillis: config.resultMetrics.streamTtlMillis,
-      log,
-    });
-  }
-  if (config.metricsPort !== undefined && metricsExport?.prometheus !== undefined) {
-    try {
-      metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, exporter: metricsExport.prometheus, health: () => health() });
-    } catch (error) {
-      await metricsExport.shutdown();
-      throw error;
-    }
-  }
-  const meter = metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator');
-  const tracer = trace.getTracer('warpwatch-estimator');
-  const telemetry = createEstimatorTelemetry(meter, tracer, () => ({
-    streams: engine.liveStreams(),
+  const outages = createOutages(config, log);
+  const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
+  const telemetry = createEstimatorTelemetry(metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator'), trace.getTracer('warpwatch-estimator'), () => ({
+    streams: created.engine?.liveStreams() ?? 0,
     influxBuffered: influx?.stats().buffered ?? 0,
-    influxDropped: influx?.stats().linesDropped ?? 0,
+    influxDropped: influx?.stats().pointsDropped ?? 0,
   }));
+  try {
+    influx = await openInfluxSink(config, log, telemetry, outages.influx);
+  } catch (error) {
+    await metricsServer?.close();
+    await metricsExport?.shutdown();
+    throw error;
+  }
 
-  if (config.influx !== undefined) {
-    // A missing database is created, or the service refuses to start (every write would be refused).
-    let check: Awaited<ReturnType<typeof ensureInfluxDatabase>>;
-    try {
-      check = await ensureInfluxDatabase(config.influx);
-    } catch (error) {
+  // A broker that does not answer is said once per outage, at the first failed connection, with
+  // what to try (kafkajs retries meanwhile; the start gives up after its retries, exit 1).
+  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: outages.kafkaUnreachable });
+  const outgoing = (created.outgoing = createResultsQueue(kafka, telemetry, log));
+  const sendOutgoing = (): Promise<void> =>
+    outgoing.send().catch((error: unknown) => {
+      telemetry.sinkError('kafka');
+      throw error;
+    });
+  const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry }));
+  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing };
+
+  await kafka.ensureTopics();
+  outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers`);
+  const mirror = await kafka.startCheckpointMirror();
+  const restorer = createPartitionRestorer(parts, mirror);
+  const checkpointer = createCheckpointer(parts);
+  await kafka.runFramesConsumer(framesHandlers(parts, restorer, checkpointer));
+  const timers = startTimers(parts, checkpointer);
+
+  log(
+    `warpwatch estimate: group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
+      config.influx === undefined ? 'off' : `${config.influx.url} db ${config.influx.database}`
+    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}, otlp ${config.otlp === undefined ? 'off' : config.otlp.url}`,
+  );
+
+  return {
+    metricsPort: metricsServer?.port,
+    health,
+    async stop() {
+      if (state.stopping) return;
+      state.stopping = true;
+      for (const timer of timers) clearInterval(timer);
+      const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
+      await Promise.race([checkpointer.checkpoint(), deadline]);
+      await kafka.stop();
+      const left = influx === undefined ? 0 : (await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2))).dropped.closed;
+      if (left > 0) log(`warpwatch estimate: ${left} points could not be written to InfluxDB before shutdown`);
       await metricsServer?.close();
       await metricsExport?.shutdown();
-      throw error;
-    }
-    if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${config.influx.url}`);
-    // An InfluxDB that does not answer is said once per outage, with what to try (issue 18).
-    const influxUrl = config.influx.url;
-    const influxHint = unreachableServerHint('influx', influxUrl, '--influx-url');
-    if (check === 'unreachable') influxOutage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${influxHint}`);
-    influx = createInfluxWriter(
-      config.influx,
-      (error) => {
-        telemetry.sinkError('influx');
-        if (!error.retriable) log(`warpwatch estimate: ${error.code}: ${error.message}`);
-        else influxOutage.failed(`warpwatch estimate: ${error.code}: ${error.message} (not logged again until a write succeeds)${isUnreachableError(error) ? `; ${influxHint}` : ''}`);
-      },
-      () => influxOutage.recovered(`warpwatch estimate: InfluxDB at ${influxUrl} takes writes again`),
-    );
+    },
+  };
+}
+
+/**
+ * OpenTelemetry metrics (the Prometheus endpoint and/or OTLP push, metrics-export.ts) and the
+ * `/metrics` + `/healthz` server, as configured; none when both are off.
+ *
+ * @throws EstimatorError WW_ERR_ESTIMATOR_METRICS_PORT when the port cannot be bound (the export is shut down first).
+ */
+async function startMetricsEndpoints(
+  config: EstimatorConfig,
+  log: (line: string) => void,
+  health: () => EstimatorHealth,
+): Promise<{ metricsExport: MetricsExport | undefined; metricsServer: MetricsServer | undefined }> {
+  if (config.metricsPort === undefined && config.otlp === undefined) return { metricsExport: undefined, metricsServer: undefined };
+  const metricsExport = createMetricsExport({
+    instanceId: config.instanceId,
+    prometheus: config.metricsPort !== undefined,
+    otlp: config.otlp,
+    maxStreams: config.resultMetrics.maxStreams,
+    streamTtlMillis: config.resultMetrics.streamTtlMillis,
+    labelAttributes: config.tagLabels,
+    log,
+  });
+  if (config.metricsPort === undefined || metricsExport.prometheus === undefined) return { metricsExport, metricsServer: undefined };
+  try {
+    const metricsServer = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, exporter: metricsExport.prometheus, health });
+    return { metricsExport, metricsServer };
+  } catch (error) {
+    await metricsExport.shutdown();
+    throw error;
   }
+}
 
-  /** Keeps the outgoing queue within MAX_OUTGOING_RECORDS by dropping the oldest records, counted with their reason. */
-  const boundOutgoing = (): void => {
-    if (outgoing.length <= MAX_OUTGOING_RECORDS) return;
-    const excess = outgoing.length - MAX_OUTGOING_RECORDS;
-    outgoing = outgoing.slice(excess);
-    outgoingDropped += excess;
-    telemetry.outgoingDropped(excess);
-    log(`warpwatch estimate: ${excess} result record(s) for Kafka dropped: the outgoing queue is full (${MAX_OUTGOING_RECORDS}); ${outgoingDropped} in total`);
-  };
-  const queueOutgoing = (topic: string, record: OutgoingRecord): void => {
-    outgoing.push({ topic, record });
-    boundOutgoing();
-  };
+/**
+ * The InfluxDB writer, when configured, after making sure its database exists (a missing one is
+ * created, or the service refuses to start: every write would be refused). An InfluxDB that
+ * does not answer yet is not fatal: points wait in the writer's buffer. An outage is logged
+ * once (`outage`), with what to try when nothing answers, and its end once; a batch InfluxDB
+ * refuses for good is logged each time.
+ *
+ * @throws EstimatorError WW_ERR_ESTIMATOR_INFLUX_DATABASE (see ensureInfluxDatabase).
+ */
+async function openInfluxSink(config: EstimatorConfig, log: (line: string) => void, telemetry: EstimatorTelemetry, outage: OutageLog): Promise<InfluxWriter | undefined> {
+  if (config.influx === undefined) return undefined;
+  const influxUrl = config.influx.url;
+  const check = await ensureInfluxDatabase(config.influx);
+  if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${influxUrl}`);
+  if (check === 'unreachable') {
+    const hint = unreachableServerHint('influx', influxUrl, '--influx-url');
+    outage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${hint}`);
+  }
+  return createEstimatorInfluxWriter(
+    config.influx,
+    (error) => {
+      telemetry.sinkError('influx');
+      // The shared writer ends the message with what to try when nothing answered (service/influx-writer.ts).
+      if (!error.retriable) log(`warpwatch estimate: ${error.code}: ${error.message}`);
+      else outage.failed(`warpwatch estimate: ${error.code}: ${error.message} (not logged again until a write succeeds)`);
+    },
+    () => outage.recovered(`warpwatch estimate: InfluxDB at ${influxUrl} takes writes again`),
+  );
+}
 
-  const engine = createEstimatorEngine(
-    engineOptionsFromConfig(config, options.fitter),
+/** The bounded queue of result records for Kafka (warpwatch.distributions, warpwatch.alerts); drops are counted and logged. */
+function createResultsQueue(kafka: EstimatorKafka, telemetry: EstimatorTelemetry, log: (line: string) => void): OutgoingQueue {
+  return createOutgoingQueue({
+    maxRecords: MAX_OUTGOING_RECORDS,
+    produce: (topic, records) => kafka.produce(topic, records),
+    onDropped: (dropped, total) => {
+      telemetry.outgoingDropped(dropped);
+      log(`warpwatch estimate: ${dropped} result record(s) for Kafka dropped: the outgoing queue is full (${MAX_OUTGOING_RECORDS}); ${total} in total`);
+    },
+  });
+}
+
+/** The engine with the service's outputs (InfluxDB, the outgoing queue, result metrics) and telemetry that also logs evictions and corrupt checkpoints. */
+function createServiceEngine(
+  config: EstimatorConfig,
+  log: (line: string) => void,
+  sinks: { fitter: ParametricFitter | undefined; influx: InfluxWriter | undefined; outgoing: OutgoingQueue; metricsExport: MetricsExport | undefined; telemetry: EstimatorTelemetry },
+): EstimatorEngine {
+  const { influx, outgoing, metricsExport, telemetry } = sinks;
+  return createEstimatorEngine(
+    engineOptionsFromConfig(config, sinks.fitter),
     {
       writePoints: (points) => influx?.write(points),
-      publishDistribution: (key, value) => queueOutgoing(config.kafka.distributionsTopic, { key, value }),
-      publishAlert: (key, value) => queueOutgoing(config.kafka.alertsTopic, { key, value }),
+      publishDistribution: (key, value) => outgoing.queue(config.kafka.distributionsTopic, { key, value }),
+      publishAlert: (key, value) => outgoing.queue(config.kafka.alertsTopic, { key, value }),
       recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
       recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
     },
@@ -238,51 +359,219 @@ export async function startEstimator(
       },
     },
   );
+}
 
-  // A broker that does not answer is said once per outage, at the first failed connection, with
-  // what to try (kafkajs retries meanwhile; the start gives up after its retries, exit 1).
-  const brokers = config.kafka.brokers.join(',');
-  const kafkaHint = unreachableServerHint('kafka', brokers, '--brokers');
-  const kafkaUnreachable = (reason: string): void =>
-    kafkaOutage.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`);
-  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: kafkaUnreachable });
-  await kafka.ensureTopics();
-  kafkaOutage.recovered(`warpwatch estimate: Kafka at ${brokers} answers`);
-  const mirror: CheckpointMirror = await kafka.startCheckpointMirror();
-  const checkpointPrefix = (partition: number): string => `${config.kafka.groupId}|${config.kafka.framesTopic}|${partition}`;
+/** The checkpoint-topic key prefix of a partition: `<group>|<frames topic>|<partition>` (the partition marker's key; streams append `|<stream key>`). */
+function checkpointPrefix(config: EstimatorConfig, partition: number): string {
+  return `${config.kafka.groupId}|${config.kafka.framesTopic}|${partition}`;
+}
 
-  let sendingOutgoing: Promise<void> | undefined;
-  const sendOutgoing = async (): Promise<void> => {
-    while (sendingOutgoing !== undefined) await sendingOutgoing.catch(() => undefined);
-    if (outgoing.length === 0) return;
-    const batch = outgoing;
-    outgoing = [];
-    const byTopic = new Map<string, OutgoingRecord[]>();
-    for (const item of batch) {
-      const list = byTopic.get(item.topic) ?? [];
-      list.push(item.record);
-      byTopic.set(item.topic, list);
+/** Restores partitions from the checkpoint mirror; see {@link createPartitionRestorer}. */
+interface PartitionRestorer {
+  /** Restores a partition once per assignment; started on assignment, awaited by its first batch. */
+  ensureRestored(partition: number): Promise<void>;
+  /** The partition was revoked: a restore still running for it must not install its state. */
+  revoke(partition: number): void;
+}
+
+/**
+ * Restore of a partition's streams from the checkpoint mirror (caught up first) into the
+ * engine. Each assignment of a partition has a generation: a restore started before a
+ * revocation does not install stale state.
+ */
+function createPartitionRestorer(parts: EstimatorParts, mirror: CheckpointMirror): PartitionRestorer {
+  const { config, state, engine, log } = parts;
+  const generation = new Map<number, number>();
+  const restoring = new Map<number, Promise<void>>();
+
+  const restorePartition = async (partition: number, expectedGeneration: number): Promise<void> => {
+    await mirror.catchUp(60_000);
+    if (!state.assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
+    const prefix = checkpointPrefix(config, partition);
+    const records = new Map<string, string>();
+    let marker: string | undefined;
+    for (const [key, value] of mirror.entries(prefix)) {
+      if (key === prefix) marker = value;
+      else if (key.startsWith(`${prefix}|`)) records.set(key.slice(prefix.length + 1), value);
     }
-    const run = (async () => {
-      for (const [topic, records] of byTopic) await kafka.produce(topic, records);
-    })();
-    sendingOutgoing = run;
-    try {
-      await run;
-    } catch (error) {
-      // Put the batch back for the next attempt (bounded: what does not fit is counted as dropped).
-      outgoing = [...batch, ...outgoing];
-      boundOutgoing();
-      telemetry.sinkError('kafka');
-      throw error;
-    } finally {
-      sendingOutgoing = undefined;
-    }
+    engine.restorePartition(partition, records, marker, Date.now());
+    state.restored.add(partition);
+    log(`warpwatch estimate: partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
   };
 
-  // Frames from the future: the first of each stream, then every 1,000th, say so (all are counted).
+  return {
+    ensureRestored(partition) {
+      if (state.restored.has(partition)) return Promise.resolve();
+      let pendingRestore = restoring.get(partition);
+      if (pendingRestore === undefined) {
+        const expected = generation.get(partition) ?? 0;
+        pendingRestore = restorePartition(partition, expected).finally(() => {
+          if (restoring.get(partition) === pendingRestore) restoring.delete(partition);
+        });
+        restoring.set(partition, pendingRestore);
+      }
+      return pendingRestore;
+    },
+    revoke(partition) {
+      generation.set(partition, (generation.get(partition) ?? 0) + 1);
+      restoring.delete(partition);
+    },
+  };
+}
+
+/** Runs checkpoint rounds; see {@link createCheckpointer}. */
+interface Checkpointer {
+  /** One round of the protocol, or the round already running; never rejects (a failure is counted, logged and retried next time). */
+  checkpoint(): Promise<void>;
+  /** A partition was revoked: forget its pending checkpoint records. */
+  forget(partition: number): void;
+}
+
+/**
+ * The checkpoint-before-commit protocol (checkpoint-protocol.ts) over the service's I/O: the
+ * InfluxDB points and result records a checkpoint depends on are flushed first, the
+ * checkpoint records written, then offsets committed. One round at a time.
+ */
+function createCheckpointer(parts: EstimatorParts): Checkpointer {
+  const { config, state, engine, kafka, influx, telemetry, outages } = parts;
+  const protocol = createCheckpointProtocol({
+    assigned: () => state.assigned,
+    isRestored: (partition) => state.restored.has(partition),
+    snapshot: (partition) => engine.checkpoint(partition),
+    keyOf: (partition, streamKey) => (streamKey === undefined ? checkpointPrefix(config, partition) : `${checkpointPrefix(config, partition)}|${streamKey}`),
+    flushInflux: async () => {
+      if (influx !== undefined) await influx.flush();
+    },
+    flushResults: () => parts.sendOutgoing(),
+    writeCheckpoint: (records) => kafka.produce(config.kafka.checkpointTopic, records),
+    commit: (partition, nextOffset) => kafka.commit(partition, nextOffset),
+  });
+  let checkpointing: Promise<void> | undefined;
+  return {
+    checkpoint() {
+      if (checkpointing !== undefined) return checkpointing;
+      checkpointing = protocol
+        .run()
+        .then(() => outages.checkpoint.recovered('warpwatch estimate: checkpoints are written again'))
+        .catch((error: unknown) => {
+          telemetry.sinkError('checkpoint');
+          outages.checkpoint.failed(
+            `warpwatch estimate: checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
+          );
+        })
+        .finally(() => {
+          checkpointing = undefined;
+        });
+      return checkpointing;
+    },
+    forget: (partition) => protocol.forget(partition),
+  };
+}
+
+/**
+ * The frames consumer's handlers: assignment (revoked partitions released, new ones restored
+ * at once), batches ({@link processBatch}; one ends a Kafka outage) and crashes (logged; one where
+ * the broker does not answer is part of the Kafka outage, said once).
+ */
+function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, checkpointer: Checkpointer): FramesHandlers {
+  const { config, state, engine, log, outages } = parts;
+  const reportFuture = createFutureFrameReporter(config, log);
+  return {
+    onAssignment(partitions) {
+      for (const partition of [...state.assigned]) {
+        if (!partitions.includes(partition)) {
+          state.assigned.delete(partition);
+          restorer.revoke(partition);
+          state.restored.delete(partition);
+          checkpointer.forget(partition);
+          state.lag.delete(partition);
+          engine.releasePartition(partition);
+        }
+      }
+      for (const partition of partitions) state.assigned.add(partition);
+      log(`warpwatch estimate: assigned partitions [${[...state.assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
+      // Restore now rather than at the first batch, so a partition is ready before its frames arrive.
+      for (const partition of partitions) {
+        restorer.ensureRestored(partition).catch((error: unknown) => {
+          log(`warpwatch estimate: restoring partition ${partition} failed (retried at its next batch): ${error instanceof Error ? error.message : String(error)}`);
+        });
+      }
+    },
+    onBatch: (batch) => {
+      outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers again`);
+      return processBatch(parts, restorer, reportFuture, batch);
+    },
+    onCrash(error, restart) {
+      // A broker that went away is one outage (said once), not a line per crash and restart.
+      if (restart && isUnreachableError(error)) outages.kafkaUnreachable(`consumer: ${error.message}`);
+      else log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
+    },
+  };
+}
+
+/**
+ * One batch of a partition: waits for the partition's restore, hands each message to the
+ * engine under a consumer span, yields to the event loop every {@link YIELD_AFTER_MILLIS}
+ * (heartbeating), and updates the consumer lag.
+ *
+ * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_READ when the partition is assigned but
+ *   could not be restored (kafkajs then fetches the batch again; a batch is never skipped).
+ */
+async function processBatch(
+  parts: EstimatorParts,
+  restorer: PartitionRestorer,
+  reportFuture: (partition: number, offset: string, key: string | undefined) => void,
+  batch: Parameters<FramesHandlers['onBatch']>[0],
+): Promise<void> {
+  const { config, state, engine, telemetry } = parts;
+  if (!state.assigned.has(batch.partition)) state.assigned.add(batch.partition);
+  if (!state.restored.has(batch.partition)) await restorer.ensureRestored(batch.partition);
+  if (!state.restored.has(batch.partition)) {
+    if (!state.assigned.has(batch.partition) || batch.isStale()) return; // revoked while restoring
+    // Never skip a batch of an assigned partition: failing makes kafkajs fetch it again.
+    throw new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `partition ${batch.partition} of ${config.kafka.framesTopic} is assigned but not restored`, { retriable: true });
+  }
+  const interrupted = (): boolean => batch.isStale() || state.stopping || !state.restored.has(batch.partition);
+  let last: string | undefined;
+  let sliceStart = performance.now();
+  for (const message of batch.messages) {
+    if (interrupted()) break;
+    if (performance.now() - sliceStart >= YIELD_AFTER_MILLIS) {
+      // A long batch (window closes run the model) yields now and then, so the InfluxDB
+      // writes of windows closed so far start while the rest of the batch is processed.
+      // Each message is applied atomically, so a checkpoint taken meanwhile is consistent.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      // kafkajs sends heartbeats only when asked (throttled to the heartbeat interval): a
+      // long batch must not look like a dead member after the session timeout.
+      await batch.heartbeat();
+      sliceStart = performance.now();
+      if (interrupted()) break;
+    }
+    const parent = contextFromTraceparent(message.headers.traceparent);
+    const span = telemetry.tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
+    const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers);
+    if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
+    span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
+    span.end();
+    last = message.offset;
+  }
+  if (last !== undefined) {
+    const remaining = BigInt(batch.highWatermark) - (BigInt(last) + 1n);
+    state.lag.set(batch.partition, remaining > 0n ? remaining : 0n);
+    let total = 0n;
+    for (const value of state.lag.values()) total += value;
+    telemetry.counters.consumerLag = Number(total);
+  }
+  await batch.heartbeat();
+}
+
+/**
+ * Logs frames dated too far ahead of this host's clock: the first of each stream, then every
+ * 1,000th (all are counted by the engine's telemetry). Remembers at most 10,000 streams.
+ */
+function createFutureFrameReporter(config: EstimatorConfig, log: (line: string) => void): (partition: number, offset: string, key: string | undefined) => void {
   const futureSeen = new Map<string, number>();
-  const reportFuture = (partition: number, offset: string, key: string | undefined): void => {
+  return (partition, offset, key) => {
     const stream = key ?? '?';
     const seen = (futureSeen.get(stream) ?? 0) + 1;
     if (futureSeen.size < 10_000 || futureSeen.has(stream)) futureSeen.set(stream, seen);
@@ -292,189 +581,41 @@ export async function startEstimator(
       );
     }
   };
+}
 
-  // Assignment generation per partition: a restore started before a revocation must not install stale state.
-  const generation = new Map<number, number>();
-  const restoring = new Map<number, Promise<void>>();
-  const restorePartition = async (partition: number, expectedGeneration: number): Promise<void> => {
-    await mirror.catchUp(60_000);
-    if (!assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
-    const prefix = checkpointPrefix(partition);
-    const records = new Map<string, string>();
-    let marker: string | undefined;
-    for (const [key, value] of mirror.entries(prefix)) {
-      if (key === prefix) marker = value;
-      else if (key.startsWith(`${prefix}|`)) records.set(key.slice(prefix.length + 1), value);
-    }
-    engine.restorePartition(partition, records, marker, Date.now());
-    restored.add(partition);
-    log(`warpwatch estimate: partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
-  };
-  /** Restores a partition once per assignment; started on assignment, awaited by its first batch. */
-  const ensureRestored = (partition: number): Promise<void> => {
-    if (restored.has(partition)) return Promise.resolve();
-    let pendingRestore = restoring.get(partition);
-    if (pendingRestore === undefined) {
-      const expected = generation.get(partition) ?? 0;
-      pendingRestore = restorePartition(partition, expected).finally(() => {
-        if (restoring.get(partition) === pendingRestore) restoring.delete(partition);
-      });
-      restoring.set(partition, pendingRestore);
-    }
-    return pendingRestore;
-  };
-
-  let checkpointing: Promise<void> | undefined;
-  const protocol = createCheckpointProtocol({
-    assigned: () => assigned,
-    isRestored: (partition) => restored.has(partition),
-    snapshot: (partition) => engine.checkpoint(partition),
-    keyOf: (partition, streamKey) => (streamKey === undefined ? checkpointPrefix(partition) : `${checkpointPrefix(partition)}|${streamKey}`),
-    flushInflux: async () => {
-      if (influx !== undefined) await influx.flush();
-    },
-    flushResults: () => sendOutgoing(),
-    writeCheckpoint: (records) => kafka.produce(config.kafka.checkpointTopic, records),
-    commit: (partition, nextOffset) => kafka.commit(partition, nextOffset),
-  });
-  const checkpointOnce = (): Promise<void> => protocol.run();
-  const checkpoint = (): Promise<void> => {
-    if (checkpointing !== undefined) return checkpointing;
-    checkpointing = checkpointOnce()
-      .then(() => checkpointOutage.recovered('warpwatch estimate: checkpoints are written again'))
-      .catch((error: unknown) => {
-        telemetry.sinkError('checkpoint');
-        checkpointOutage.failed(`warpwatch estimate: checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`);
-      })
-      .finally(() => {
-        checkpointing = undefined;
-      });
-    return checkpointing;
-  };
-
-  await kafka.runFramesConsumer({
-    onAssignment(partitions) {
-      for (const partition of [...assigned]) {
-        if (!partitions.includes(partition)) {
-          assigned.delete(partition);
-          generation.set(partition, (generation.get(partition) ?? 0) + 1);
-          restoring.delete(partition);
-          restored.delete(partition);
-          protocol.forget(partition);
-          lag.delete(partition);
-          engine.releasePartition(partition);
-        }
-      }
-      for (const partition of partitions) assigned.add(partition);
-      log(`warpwatch estimate: assigned partitions [${[...assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
-      // Restore now rather than at the first batch, so a partition is ready before its frames arrive.
-      for (const partition of partitions) {
-        ensureRestored(partition).catch((error: unknown) => {
-          log(`warpwatch estimate: restoring partition ${partition} failed (retried at its next batch): ${error instanceof Error ? error.message : String(error)}`);
-        });
-      }
-    },
-    async onBatch(batch) {
-      kafkaOutage.recovered(`warpwatch estimate: Kafka at ${brokers} answers again`);
-      if (!assigned.has(batch.partition)) assigned.add(batch.partition);
-      if (!restored.has(batch.partition)) await ensureRestored(batch.partition);
-      if (!restored.has(batch.partition)) {
-        if (!assigned.has(batch.partition) || batch.isStale()) return; // revoked while restoring
-        // Never skip a batch of an assigned partition: failing makes kafkajs fetch it again.
-        throw new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `partition ${batch.partition} of ${config.kafka.framesTopic} is assigned but not restored`, { retriable: true });
-      }
-      let last: string | undefined;
-      let sliceStart = performance.now();
-      for (const message of batch.messages) {
-        if (batch.isStale() || stopping || !restored.has(batch.partition)) break;
-        if (performance.now() - sliceStart >= YIELD_AFTER_MILLIS) {
-          // A long batch (window closes run the model) yields now and then, so the InfluxDB
-          // writes of windows closed so far start while the rest of the batch is processed.
-          // Each message is applied atomically, so a checkpoint taken meanwhile is consistent.
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          // kafkajs sends heartbeats only when asked (throttled to the heartbeat interval): a
-          // long batch must not look like a dead member after the session timeout.
-          await batch.heartbeat();
-          sliceStart = performance.now();
-          if (batch.isStale() || stopping || !restored.has(batch.partition)) break;
-        }
-        const parent = contextFromTraceparent(message.headers.traceparent);
-        const span = tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
-        const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers);
-        if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
-        span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
-        span.end();
-        last = message.offset;
-      }
-      if (last !== undefined) {
-        const remaining = BigInt(batch.highWatermark) - (BigInt(last) + 1n);
-        lag.set(batch.partition, remaining > 0n ? remaining : 0n);
-        let total = 0n;
-        for (const value of lag.values()) total += value;
-        telemetry.counters.consumerLag = Number(total);
-      }
-      await batch.heartbeat();
-    },
-    onCrash(error, restart) {
-      if (restart && isUnreachableError(error)) kafkaUnreachable(`consumer: ${error.message}`);
-      else log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
-    },
-  });
-
+/**
+ * The service's timers: engine ticks (idle windows of caught-up, restored partitions close),
+ * the outgoing queue every 100 ms, checkpoints every `checkpointIntervalMillis`, and a
+ * `warpwatch_pipeline` point every 10 s. Cleared by stop().
+ */
+function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.Timeout[] {
+  const { config, state, engine, telemetry, influx, log } = parts;
   const tickEveryMillis = Math.max(50, Math.min(1_000, Math.floor(config.window.idleCloseMillis / 4)));
-  timers.push(
+  return [
     setInterval(() => {
-      if (!stopping) engine.tick(Date.now(), (partition) => restored.has(partition) && (lag.get(partition) ?? 0n) === 0n);
+      if (!state.stopping) engine.tick(Date.now(), (partition) => state.restored.has(partition) && (state.lag.get(partition) ?? 0n) === 0n);
     }, tickEveryMillis),
-  );
-  timers.push(
     setInterval(() => {
-      sendOutgoing().catch((error: unknown) => log(`warpwatch estimate: ${error instanceof Error ? error.message : String(error)}`));
+      parts.sendOutgoing().catch((error: unknown) => log(`warpwatch estimate: ${error instanceof Error ? error.message : String(error)}`));
     }, 100),
-  );
-  timers.push(setInterval(() => void checkpoint(), config.checkpointIntervalMillis));
-  timers.push(
+    setInterval(() => void checkpointer.checkpoint(), config.checkpointIntervalMillis),
     setInterval(() => {
-      const stats = influx?.stats();
+      const counters = telemetry.counters;
       influx?.write([
         pipelinePoint(
           config.instanceId,
           {
-            framesIn: telemetry.counters.framesIn,
-            framesOut: telemetry.counters.framesOut,
-            framesRejected: telemetry.counters.framesRejected,
-            framesDropped: telemetry.counters.framesDropped,
-            consumerLag: telemetry.counters.consumerLag,
-            windowLatencyMillis: telemetry.counters.lastWindowLatencyMillis,
-            influxWriteErrors: stats?.writeErrors ?? 0,
+            framesIn: counters.framesIn,
+            framesOut: counters.framesOut,
+            framesRejected: counters.framesRejected,
+            framesDropped: counters.framesDropped,
+            consumerLag: counters.consumerLag,
+            windowLatencyMillis: counters.lastWindowLatencyMillis,
+            influxWriteErrors: influx.stats().writeErrors,
           },
           Date.now(),
         ),
       ]);
     }, 10_000),
-  );
-
-  log(
-    `warpwatch estimate: group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
-      config.influx === undefined ? 'off' : `${config.influx.url} db ${config.influx.database}`
-    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}, otlp ${config.otlp === undefined ? 'off' : config.otlp.url}`,
-  );
-
-  return {
-    metricsPort: metricsServer?.port,
-    health,
-    async stop() {
-      if (stopping) return;
-      stopping = true;
-      for (const timer of timers) clearInterval(timer);
-      const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
-      await Promise.race([checkpoint(), deadline]);
-      await kafka.stop();
-      const left = influx === undefined ? 0 : await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2));
-      if (left > 0) log(`warpwatch estimate: ${left} lines could not be written to InfluxDB before shutdown`);
-      await metricsServer?.close();
-      await metricsExport?.shutdown();
-    },
-  };
+  ];
 }
-

@@ -4,8 +4,8 @@ export { MEASUREMENTS, TAGS, LABEL_TAGS, STREAM_TAGS, FIELDS, ALERT_KINDS, PIPEL
 export type { MeasurementName, AlertKind } from './series.ts';
 export { ESTIMATOR_ERROR_CODES, EstimatorError, EstimatorConfigError } from './errors.ts';
 export type { EstimatorErrorCode } from './errors.ts';
-export { ESTIMATOR_DEFAULTS, loadEstimatorConfig } from './config.ts';
-export type { EstimatorConfig, EstimatorFlags, EstimatorKafkaSecurity, PredictionBasis } from './config.ts';
+export { loadEstimatorConfig, loadEstimatorKafkaConfig } from './config.ts';
+export type { EstimatorConfig, EstimatorConfigInput, EstimatorFlags, EstimatorKafkaSecurity, PredictionBasis } from './config.ts';
 export {
   DEFAULT_COUNT_HISTOGRAM_OPTIONS,
   addCount,
@@ -52,8 +52,8 @@ export { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-cod
 export type { StreamCheckpoint } from './checkpoint-codec.ts';
 export { createEstimatorEngine } from './estimator-engine.ts';
 export type { CheckpointRecord, EngineOptions, EngineOutputs, EngineTelemetry, EstimatorEngine, FrameOutcome } from './estimator-engine.ts';
-export { createInfluxWriter, ensureInfluxDatabase, type InfluxDatabaseCheck } from './influx-writer.ts';
-export type { InfluxWriter, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';
+export { createEstimatorInfluxWriter, ensureInfluxDatabase, estimatorInfluxError, type InfluxDatabaseCheck } from './influx-writer.ts';
+export type { EstimatorInfluxOptions } from './influx-writer.ts';
 export { createEstimatorKafka, retryTransientKafka } from './kafka.ts';
 export type { CheckpointMirror, ConsumedMessage, EstimatorKafka, EstimatorKafkaOptions, FramesHandlers, OutgoingRecord } from './kafka.ts';
 export { contextFromTraceparent, createEstimatorTelemetry } from './estimator-telemetry.ts';

@@ -176,24 +176,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
   return {
     async ensureTopics() {
       try {
-        const client = await getAdmin();
-        const existing = new Set(await client.listTopics());
-        const compact = [{ name: 'cleanup.policy', value: 'compact' }];
-        const wanted = [
-          { topic: options.framesTopic, numPartitions: options.partitions, configEntries: [] as { name: string; value: string }[] },
-          { topic: options.distributionsTopic, numPartitions: options.partitions, configEntries: compact },
-          { topic: options.alertsTopic, numPartitions: options.partitions, configEntries: [] },
-          // One partition: the mirror reads it in order and "caught up" is one offset.
-          { topic: options.checkpointTopic, numPartitions: 1, configEntries: compact },
-        ].filter((t) => !existing.has(t.topic));
-        if (wanted.length > 0) {
-          await client.createTopics({
-            waitForLeaders: true,
-            topics: wanted.map((t) => ({ ...t, replicationFactor: options.replicationFactor })),
-          });
-          // Leaders are in the metadata now; wait until every new partition also serves requests.
-          for (const t of wanted) await retryTransientKafka(() => client.fetchTopicOffsets(t.topic));
-        }
+        await createMissingTopics(await getAdmin(), options);
       } catch (error) {
         // Another instance may have created the topics concurrently.
         if (error instanceof Error && /already exists/i.test(error.message)) return;
@@ -202,55 +185,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
     },
 
     async startCheckpointMirror() {
-      const values = new Map<string, string>();
-      let position = -1n;
-      const mirrorConsumer = kafka.consumer({
-        groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}`,
-        sessionTimeout: options.sessionTimeoutMillis,
-        heartbeatInterval: options.heartbeatIntervalMillis,
-      });
-      await mirrorConsumer.connect();
-      await mirrorConsumer.subscribe({ topic: options.checkpointTopic, fromBeginning: true });
-      await mirrorConsumer.run({
-        autoCommit: false,
-        eachBatch: async ({ batch }: EachBatchPayload) => {
-          for (const message of batch.messages) {
-            const key = message.key?.toString('utf8');
-            if (key !== undefined) {
-              if (message.value === null) values.delete(key);
-              else values.set(key, message.value.toString('utf8'));
-            }
-            position = BigInt(message.offset);
-          }
-          await Promise.resolve();
-        },
-      });
-      const mirror: CheckpointMirror = {
-        entries(prefix) {
-          const result = new Map<string, string>();
-          for (const [key, value] of values) if (key.startsWith(prefix)) result.set(key, value);
-          return result;
-        },
-        async catchUp(timeoutMillis) {
-          const client = await getAdmin();
-          const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.checkpointTopic));
-          const high = BigInt(offsets[0]?.high ?? '0');
-          const deadline = Date.now() + timeoutMillis;
-          while (position + 1n < high) {
-            if (Date.now() > deadline) {
-              throw new EstimatorError(
-                'WW_ERR_ESTIMATOR_CHECKPOINT_READ',
-                `checkpoint topic ${options.checkpointTopic} not read up to offset ${high} within ${timeoutMillis} ms (at ${position + 1n})`,
-                { retriable: true },
-              );
-            }
-            await new Promise((resolve) => setTimeout(resolve, 20));
-          }
-        },
-        async stop() {
-          await mirrorConsumer.disconnect();
-        },
-      };
+      const mirror = await startCheckpointMirror(kafka, getAdmin, options);
       mirrors.push(mirror);
       return mirror;
     },
@@ -266,33 +201,7 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
         maxWaitTimeInMs: Math.min(1_000, options.heartbeatIntervalMillis),
         allowAutoTopicCreation: false,
       });
-      consumer.on(consumer.events.GROUP_JOIN, (event) => {
-        handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? []);
-      });
-      consumer.on(consumer.events.CRASH, (event) => {
-        handlers.onCrash(event.payload.error, event.payload.restart);
-      });
-      await consumer.connect();
-      await consumer.subscribe({ topic: options.framesTopic, fromBeginning: options.fromBeginning });
-      await consumer.run({
-        autoCommit: false,
-        partitionsConsumedConcurrently: 1,
-        eachBatch: async ({ batch, heartbeat, isStale }: EachBatchPayload) => {
-          await handlers.onBatch({
-            partition: batch.partition,
-            highWatermark: batch.highWatermark,
-            heartbeat,
-            isStale,
-            messages: batch.messages.map((message) => ({
-              offset: message.offset,
-              key: message.key?.toString('utf8'),
-              value: message.value ?? new Uint8Array(0),
-              headers: headersToStrings(message.headers),
-              timestampMillis: Number(message.timestamp),
-            })),
-          });
-        },
-      });
+      await runFramesConsumer(consumer, options, handlers);
     },
 
     async commit(partition, nextOffset) {
@@ -330,4 +239,111 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
       await Promise.allSettled([producer?.disconnect(), admin?.disconnect()]);
     },
   };
+}
+
+/** Creates the topics of {@link EstimatorKafka.ensureTopics} that do not exist yet and waits until their partitions serve requests. */
+async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions): Promise<void> {
+  const existing = new Set(await client.listTopics());
+  const compact = [{ name: 'cleanup.policy', value: 'compact' }];
+  const wanted = [
+    { topic: options.framesTopic, numPartitions: options.partitions, configEntries: [] as { name: string; value: string }[] },
+    { topic: options.distributionsTopic, numPartitions: options.partitions, configEntries: compact },
+    { topic: options.alertsTopic, numPartitions: options.partitions, configEntries: [] },
+    // One partition: the mirror reads it in order and "caught up" is one offset.
+    { topic: options.checkpointTopic, numPartitions: 1, configEntries: compact },
+  ].filter((t) => !existing.has(t.topic));
+  if (wanted.length === 0) return;
+  await client.createTopics({
+    waitForLeaders: true,
+    topics: wanted.map((t) => ({ ...t, replicationFactor: options.replicationFactor })),
+  });
+  // Leaders are in the metadata now; wait until every new partition also serves requests.
+  for (const t of wanted) await retryTransientKafka(() => client.fetchTopicOffsets(t.topic));
+}
+
+/**
+ * Tails the compacted checkpoint topic from its beginning with a consumer of its own (group
+ * `<group>.checkpoint-mirror.<instance>`, no commits), keeping the latest value per key.
+ */
+async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin>, options: EstimatorKafkaOptions): Promise<CheckpointMirror> {
+  const values = new Map<string, string>();
+  let position = -1n;
+  const mirrorConsumer = kafka.consumer({
+    groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}`,
+    sessionTimeout: options.sessionTimeoutMillis,
+    heartbeatInterval: options.heartbeatIntervalMillis,
+  });
+  await mirrorConsumer.connect();
+  await mirrorConsumer.subscribe({ topic: options.checkpointTopic, fromBeginning: true });
+  await mirrorConsumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }: EachBatchPayload) => {
+      for (const message of batch.messages) {
+        const key = message.key?.toString('utf8');
+        if (key !== undefined) {
+          if (message.value === null) values.delete(key);
+          else values.set(key, message.value.toString('utf8'));
+        }
+        position = BigInt(message.offset);
+      }
+      await Promise.resolve();
+    },
+  });
+  return {
+    entries(prefix) {
+      const result = new Map<string, string>();
+      for (const [key, value] of values) if (key.startsWith(prefix)) result.set(key, value);
+      return result;
+    },
+    async catchUp(timeoutMillis) {
+      const client = await getAdmin();
+      const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.checkpointTopic));
+      const high = BigInt(offsets[0]?.high ?? '0');
+      const deadline = Date.now() + timeoutMillis;
+      while (position + 1n < high) {
+        if (Date.now() > deadline) {
+          throw new EstimatorError(
+            'WW_ERR_ESTIMATOR_CHECKPOINT_READ',
+            `checkpoint topic ${options.checkpointTopic} not read up to offset ${high} within ${timeoutMillis} ms (at ${position + 1n})`,
+            { retriable: true },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async stop() {
+      await mirrorConsumer.disconnect();
+    },
+  };
+}
+
+/** Joins the group with `consumer` and hands assignments, batches (messages decoded to {@link ConsumedMessage}) and crashes to `handlers`; commits are the caller's. */
+async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOptions, handlers: FramesHandlers): Promise<void> {
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? []);
+  });
+  consumer.on(consumer.events.CRASH, (event) => {
+    handlers.onCrash(event.payload.error, event.payload.restart);
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: options.framesTopic, fromBeginning: options.fromBeginning });
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: 1,
+    eachBatch: async ({ batch, heartbeat, isStale }: EachBatchPayload) => {
+      await handlers.onBatch({
+        partition: batch.partition,
+        highWatermark: batch.highWatermark,
+        heartbeat,
+        isStale,
+        messages: batch.messages.map((message) => ({
+          offset: message.offset,
+          key: message.key?.toString('utf8'),
+          value: message.value ?? new Uint8Array(0),
+          headers: headersToStrings(message.headers),
+          timestampMillis: Number(message.timestamp),
+        })),
+      });
+    },
+  });
 }

@@ -1,8 +1,9 @@
-import { hostname } from 'node:os';
 import type { Meter } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-proto';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { defaultResource, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
+import { SERVICE_NAMES } from '../contracts/index.ts';
+import { serviceResource } from '../service/index.ts';
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type MetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
 import { EstimatorError } from './errors.ts';
 import { createResultMetrics, type ResultMetrics } from './result-metrics.ts';
@@ -17,7 +18,7 @@ import { createResultMetrics, type ResultMetrics } from './result-metrics.ts';
  */
 
 /** The service name every exported metric carries (resource attribute service.name). */
-export const ESTIMATOR_SERVICE_NAME = 'warpwatch-estimator';
+export const ESTIMATOR_SERVICE_NAME = SERVICE_NAMES.estimator;
 
 /** OTLP push settings. */
 export interface OtlpPushOptions {
@@ -42,6 +43,8 @@ export interface MetricsExportOptions {
   /** Cap and TTL of the per-stream export table (result-metrics.ts). */
   readonly maxStreams: number;
   readonly streamTtlMillis: number;
+  /** Collector labels exported as attributes (pod → k8s.pod.name, …; result-metrics.ts). */
+  readonly labelAttributes?: readonly string[] | undefined;
   /** One line per OTLP push failure streak (first failure, then every 10th) and per recovery. */
   readonly log: (line: string) => void;
 }
@@ -71,14 +74,7 @@ export interface MetricsExport {
  * @example estimatorResource('est-1').attributes['service.name']; // 'warpwatch-estimator'
  */
 export function estimatorResource(instanceId: string, serviceVersion?: string): Resource {
-  return defaultResource().merge(
-    resourceFromAttributes({
-      'service.name': ESTIMATOR_SERVICE_NAME,
-      'service.instance.id': instanceId,
-      'host.name': hostname(),
-      ...(serviceVersion === undefined ? {} : { 'service.version': serviceVersion }),
-    }),
-  );
+  return serviceResource({ serviceName: ESTIMATOR_SERVICE_NAME, instanceId, serviceVersion });
 }
 
 /** Wraps an exporter so that every result is counted and failure streaks are logged once. */
@@ -121,7 +117,7 @@ function countingExporter(inner: PushMetricExporter, url: string, log: (line: st
  */
 export function createMetricsExport(options: MetricsExportOptions): MetricsExport {
   const resource = estimatorResource(options.instanceId, options.serviceVersion);
-  const results = createResultMetrics({ maxStreams: options.maxStreams, streamTtlMillis: options.streamTtlMillis });
+  const results = createResultMetrics({ maxStreams: options.maxStreams, streamTtlMillis: options.streamTtlMillis, labelAttributes: options.labelAttributes });
   const readers: MetricReader[] = [];
   let prometheus: PrometheusExporter | undefined;
   if (options.prometheus) {

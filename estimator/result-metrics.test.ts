@@ -105,6 +105,37 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
     expect(lines.some((l) => l.startsWith(`${P.lossBlock}{warpwatch_stream="b/k",`) && l.endsWith(' 1.375'))).toBe(true);
   });
 
+  it('exports the locality-aware loss of a window with sampled groups (model.md §11)', async () => {
+    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    results.recordWindow(windowResult('l', { lossPredicted: 4.17, lossCounts: 1.7, lossMeasured: 1.71, lossLocality: 1.6875 }));
+    results.recordWindow(windowResult('m', { lossPredicted: 1.5 }));
+    const lines = await scrape(results);
+    const locality = lines.filter((l) => l.startsWith(`${P.lossLocality}{`));
+    expect(locality).toHaveLength(1); // stream m has no sampled groups: not exported
+    expect(locality[0]?.startsWith(`${P.lossLocality}{warpwatch_stream="l/k",`)).toBe(true);
+    expect(locality[0]?.endsWith(' 1.6875')).toBe(true);
+  });
+
+  it('collector labels named in labelAttributes become attributes (pod → k8s_pod_name, others warpwatch_label_<name>); the latest labels win', async () => {
+    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000, labelAttributes: ['pod', 'namespace', 'team'] });
+    const labelled = (pod: string): WindowResult => ({ ...windowResult('p', { lossPredicted: 1.5 }), identity: { ...identity('p'), labels: { pod, namespace: 'ns', team: 'vision', node: 'n7' } } });
+    results.recordWindow(labelled('pod-a'));
+    let line = (await scrape(results)).find((l) => l.startsWith(`${P.lossPredicted}{`)) ?? '';
+    expect(line).toContain('k8s_pod_name="pod-a"');
+    expect(line).toContain('k8s_namespace_name="ns"');
+    expect(line).toContain('warpwatch_label_team="vision"');
+    expect(line).not.toContain('n7'); // node is not in labelAttributes
+    results.recordWindow(labelled('pod-b')); // the job moved to another pod: same stream, new labels
+    const lines = (await scrape(results)).filter((l) => l.startsWith(`${P.lossPredicted}{`));
+    expect(lines).toHaveLength(1);
+    line = lines[0] ?? '';
+    expect(line).toContain('k8s_pod_name="pod-b"');
+    // Without labelAttributes no label is exported.
+    const plain = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    plain.recordWindow(labelled('pod-a'));
+    expect((await scrape(plain)).join('\n')).not.toContain('pod-a');
+  });
+
   it('caps the exported streams: the least recently updated one goes, counted with reason cap; idle streams go after the TTL', async () => {
     let now = 0;
     const results = createResultMetrics({ maxStreams: 2, streamTtlMillis: 10_000, nowMillis: () => now });

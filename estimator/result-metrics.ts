@@ -1,7 +1,7 @@
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, type CollectionResult, type MetricData, type MetricProducer } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
-import { RESULT_METRICS, STREAM_ATTRIBUTES } from '../contracts/index.ts';
+import { labelAttributeName, RESULT_METRICS, STREAM_ATTRIBUTES } from '../contracts/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { streamKeyOf } from './launch-observation.ts';
@@ -36,6 +36,11 @@ export interface ResultMetricsOptions {
   readonly maxStreams: number;
   /** A stream without a closed window for this long (ms, processing time) is evicted. */
   readonly streamTtlMillis: number;
+  /**
+   * Collector labels exported as attributes when a stream has them (the estimator's
+   * WARPWATCH_TAG_LABELS, by default pod, namespace, node): see {@link labelAttributeName}.
+   */
+  readonly labelAttributes?: readonly string[] | undefined;
   /** Wall clock in ms since the epoch (tests pass their own). */
   readonly nowMillis?: () => number;
 }
@@ -58,13 +63,14 @@ export interface ResultMetrics {
 }
 
 interface StreamRow {
-  readonly attributes: Attributes;
+  attributes: Attributes;
   readonly startTime: HrTime;
   updatedMillis: number;
   lossPredicted: number | undefined;
   lossCounts: number | undefined;
   lossMeasured: number | undefined;
   lossBlock: number | undefined;
+  lossLocality: number | undefined;
   idlePredicted: number | undefined;
   idleMeasured: number | undefined;
   windows: number;
@@ -72,9 +78,16 @@ interface StreamRow {
   readonly alerts: Map<string, number>;
 }
 
-/** Stream identity as metric attributes. @example streamAttributes(identity)['warpwatch.stream']; // 'job/kernel' */
-export function streamAttributes(identity: StreamIdentity): Attributes {
-  return {
+/**
+ * Stream identity as metric attributes, plus the named collector labels the stream carries
+ * (pod → `k8s.pod.name`, …; see {@link labelAttributeName}). Labels describe a stream and do
+ * not split it: a stream's series carry its latest labels.
+ *
+ * @example streamAttributes(identity)['warpwatch.stream']; // 'job/kernel'
+ * @example streamAttributes(identity, ['pod'])['k8s.pod.name']; // identity.labels.pod, when set
+ */
+export function streamAttributes(identity: StreamIdentity, labels: readonly string[] = []): Attributes {
+  const attributes: Attributes = {
     [STREAM_ATTRIBUTES.stream]: identity.stream,
     [STREAM_ATTRIBUTES.job]: identity.job,
     [STREAM_ATTRIBUTES.kernel]: identity.kernel,
@@ -84,6 +97,11 @@ export function streamAttributes(identity: StreamIdentity): Attributes {
     [STREAM_ATTRIBUTES.groupSize]: identity.groupSize,
     [STREAM_ATTRIBUTES.source]: identity.source,
   };
+  for (const label of labels) {
+    const value = identity.labels[label];
+    if (value !== undefined && value !== '') attributes[labelAttributeName(label)] = value;
+  }
+  return attributes;
 }
 
 /**
@@ -105,6 +123,83 @@ function millisToHrTime(millis: number): HrTime {
 
 const finite = (value: number | undefined): number | undefined => (value !== undefined && Number.isFinite(value) ? value : undefined);
 
+/** A new row of the export table for a stream first seen at `at` (ms since epoch): no values yet, counters 0. */
+function emptyRow(identity: StreamIdentity, at: number, labels: readonly string[]): StreamRow {
+  return {
+    attributes: streamAttributes(identity, labels),
+    startTime: millisToHrTime(at),
+    updatedMillis: at,
+    lossPredicted: undefined,
+    lossCounts: undefined,
+    lossMeasured: undefined,
+    lossBlock: undefined,
+    lossLocality: undefined,
+    idlePredicted: undefined,
+    idleMeasured: undefined,
+    windows: 0,
+    groups: 0,
+    alerts: new Map(),
+  };
+}
+
+/**
+ * The export table as OTel metric data at `endTime`: per stream the latest window's losses and
+ * lane-idle shares (gauges; undefined values left out), windows, groups and alerts by kind
+ * (cumulative counters since the row was created); the table size and its evictions by reason.
+ */
+function resultMetricData(
+  list: readonly StreamRow[],
+  tableSize: number,
+  evicted: Readonly<Record<EvictionReason, number>>,
+  evictedStart: HrTime,
+  endTime: HrTime,
+): MetricData[] {
+  const gauge = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number | undefined; startTime: HrTime }[]): MetricData => ({
+    descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.GAUGE,
+    dataPoints: points.flatMap((p) => (p.value === undefined ? [] : [{ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value }])),
+  });
+  const counter = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number; startTime: HrTime }[]): MetricData => ({
+    descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
+    aggregationTemporality: AggregationTemporality.CUMULATIVE,
+    dataPointType: DataPointType.SUM,
+    isMonotonic: true,
+    dataPoints: points.map((p) => ({ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value })),
+  });
+  return [
+    gauge(RESULT_METRICS.lossPredicted, 'Predicted lockstep loss E[X_W(n)] of the latest window (C_SIMT/C_MIMD, ≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossPredicted, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossCounts, 'Mean per-group loss from the iteration counts of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossCounts, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossMeasured, 'Mean per-group measured loss C_SIMT/C_MIMD from clocks of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossMeasured, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossBlock, 'Block-level loss of the latest window from block runs: lane time a block holds until its slowest warp ends over lane work (≥ 1; docs/model.md §11a)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossBlock, startTime: r.startTime }))),
+    gauge(RESULT_METRICS.lossLocality, 'Locality-aware predicted loss of the latest window with sampled groups: the kernel\'s own layout (sampled groups as contiguous runs, ≥ 1; docs/model.md §11)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossLocality, startTime: r.startTime }))),
+    gauge(
+      RESULT_METRICS.laneIdle,
+      'Share of lane-time idle in lockstep in the latest window, 1 − 1/workload loss (0..1); basis measured (clocks) or predicted (model)',
+      '1',
+      list.flatMap((r) => [
+        { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'measured' }, value: r.idleMeasured, startTime: r.startTime },
+        { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'predicted' }, value: r.idlePredicted, startTime: r.startTime },
+      ]),
+    ),
+    counter(RESULT_METRICS.windows, 'Windows closed and computed for the stream', '{window}', list.map((r) => ({ attributes: r.attributes, value: r.windows, startTime: r.startTime }))),
+    counter(RESULT_METRICS.groups, 'Groups (warps/tiles) in the stream’s closed windows', '{group}', list.map((r) => ({ attributes: r.attributes, value: r.groups, startTime: r.startTime }))),
+    counter(
+      RESULT_METRICS.alerts,
+      'Alerts raised for the stream, by kind',
+      '{alert}',
+      list.flatMap((r) => [...r.alerts].map(([kind, value]) => ({ attributes: { ...r.attributes, [STREAM_ATTRIBUTES.kind]: kind }, value, startTime: r.startTime }))),
+    ),
+    gauge(RESULT_METRICS.exportedStreams, 'Streams in the export table', '{stream}', [{ attributes: {}, value: tableSize, startTime: evictedStart }]),
+    counter(
+      RESULT_METRICS.evictedStreams,
+      'Streams removed from the export table: cap (table full, least recently updated) or idle (no window for the TTL)',
+      '{stream}',
+      (['cap', 'idle'] as const).map((reason) => ({ attributes: { [STREAM_ATTRIBUTES.reason]: reason }, value: evicted[reason], startTime: evictedStart })),
+    ),
+  ];
+}
+
 /**
  * Creates the export table and its producer.
  *
@@ -122,6 +217,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
   const evicted: Record<EvictionReason, number> = { cap: 0, idle: 0 };
   const evictedStart = millisToHrTime(now());
 
+  const labels = options.labelAttributes ?? [];
   const rowFor = (identity: StreamIdentity): StreamRow => {
     const key = streamKeyOf(identity);
     const existing = rows.get(key);
@@ -129,6 +225,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
     if (existing !== undefined) {
       rows.delete(key);
       existing.updatedMillis = at;
+      if (labels.length > 0) existing.attributes = streamAttributes(identity, labels); // the latest labels
       rows.set(key, existing);
       return existing;
     }
@@ -138,20 +235,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       rows.delete(oldest);
       evicted.cap += 1;
     }
-    const row: StreamRow = {
-      attributes: streamAttributes(identity),
-      startTime: millisToHrTime(at),
-      updatedMillis: at,
-      lossPredicted: undefined,
-      lossCounts: undefined,
-      lossMeasured: undefined,
-      lossBlock: undefined,
-      idlePredicted: undefined,
-      idleMeasured: undefined,
-      windows: 0,
-      groups: 0,
-      alerts: new Map(),
-    };
+    const row = emptyRow(identity, at, labels);
     rows.set(key, row);
     return row;
   };
@@ -167,51 +251,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
   const collect = (): Promise<CollectionResult> => {
     const at = now();
     evictIdle(at);
-    const endTime = millisToHrTime(at);
-    const gauge = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number | undefined; startTime: HrTime }[]): MetricData => ({
-      descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
-      aggregationTemporality: AggregationTemporality.CUMULATIVE,
-      dataPointType: DataPointType.GAUGE,
-      dataPoints: points.flatMap((p) => (p.value === undefined ? [] : [{ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value }])),
-    });
-    const counter = (name: string, description: string, unit: string, points: { attributes: Attributes; value: number; startTime: HrTime }[]): MetricData => ({
-      descriptor: { name, description, unit, valueType: ValueType.DOUBLE },
-      aggregationTemporality: AggregationTemporality.CUMULATIVE,
-      dataPointType: DataPointType.SUM,
-      isMonotonic: true,
-      dataPoints: points.map((p) => ({ startTime: p.startTime, endTime, attributes: p.attributes, value: p.value })),
-    });
-    const list = [...rows.values()];
-    const metrics: MetricData[] = [
-      gauge(RESULT_METRICS.lossPredicted, 'Predicted lockstep loss E[X_W(n)] of the latest window (C_SIMT/C_MIMD, ≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossPredicted, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossCounts, 'Mean per-group loss from the iteration counts of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossCounts, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossMeasured, 'Mean per-group measured loss C_SIMT/C_MIMD from clocks of the latest window (≥ 1)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossMeasured, startTime: r.startTime }))),
-      gauge(RESULT_METRICS.lossBlock, 'Block-level loss of the latest window from block runs: lane time a block holds until its slowest warp ends over lane work (≥ 1; docs/model.md §11a)', '{factor}', list.map((r) => ({ attributes: r.attributes, value: r.lossBlock, startTime: r.startTime }))),
-      gauge(
-        RESULT_METRICS.laneIdle,
-        'Share of lane-time idle in lockstep in the latest window, 1 − 1/workload loss (0..1); basis measured (clocks) or predicted (model)',
-        '1',
-        list.flatMap((r) => [
-          { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'measured' }, value: r.idleMeasured, startTime: r.startTime },
-          { attributes: { ...r.attributes, [STREAM_ATTRIBUTES.basis]: 'predicted' }, value: r.idlePredicted, startTime: r.startTime },
-        ]),
-      ),
-      counter(RESULT_METRICS.windows, 'Windows closed and computed for the stream', '{window}', list.map((r) => ({ attributes: r.attributes, value: r.windows, startTime: r.startTime }))),
-      counter(RESULT_METRICS.groups, 'Groups (warps/tiles) in the stream’s closed windows', '{group}', list.map((r) => ({ attributes: r.attributes, value: r.groups, startTime: r.startTime }))),
-      counter(
-        RESULT_METRICS.alerts,
-        'Alerts raised for the stream, by kind',
-        '{alert}',
-        list.flatMap((r) => [...r.alerts].map(([kind, value]) => ({ attributes: { ...r.attributes, [STREAM_ATTRIBUTES.kind]: kind }, value, startTime: r.startTime }))),
-      ),
-      gauge(RESULT_METRICS.exportedStreams, 'Streams in the export table', '{stream}', [{ attributes: {}, value: rows.size, startTime: evictedStart }]),
-      counter(
-        RESULT_METRICS.evictedStreams,
-        'Streams removed from the export table: cap (table full, least recently updated) or idle (no window for the TTL)',
-        '{stream}',
-        (['cap', 'idle'] as const).map((reason) => ({ attributes: { [STREAM_ATTRIBUTES.reason]: reason }, value: evicted[reason], startTime: evictedStart })),
-      ),
-    ];
+    const metrics = resultMetricData([...rows.values()], rows.size, evicted, evictedStart, millisToHrTime(at));
     return Promise.resolve({
       // Readers replace the producer's resource with the SDK's own (service.name, ...).
       resourceMetrics: { resource: emptyResource(), scopeMetrics: [{ scope: { name: 'warpwatch-estimator.results' }, metrics }] },
@@ -226,6 +266,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       row.lossCounts = finite(result.lossCounts);
       row.lossMeasured = finite(result.lossMeasured);
       row.lossBlock = finite(result.lossBlock);
+      row.lossLocality = finite(result.lossLocality);
       row.idlePredicted = laneIdleShare(result.workloadLossPredicted);
       row.idleMeasured = laneIdleShare(result.workloadLossMeasured);
       row.windows += 1;

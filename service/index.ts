@@ -1,5 +1,7 @@
-// Plumbing both services (collector, estimator) share: the telemetry server, and (as it lands)
-// the InfluxDB writer, retry helper and config toolkit. Imports contracts/ only, plus Node and
+// Plumbing both services (collector, estimator) share: the telemetry server and OTel resource,
+// the InfluxDB line encoding, write-API policy and writer, the retry helper, the config toolkit
+// (config-toolkit.ts: typed fields of contracts/config-fields.ts read from env and flags, every
+// problem reported together) and the Kafka security slice. Imports contracts/ only, plus Node and
 // the external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
@@ -12,3 +14,22 @@ export type { InfluxPoint } from './influx-line.ts';
 export { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
 export { createOutageLog } from './outage-log.ts';
 export type { OutageLog } from './outage-log.ts';
+export { serviceResource } from './otel-resource.ts';
+export type { ServiceResourceOptions } from './otel-resource.ts';
+export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem } from './config-toolkit.ts';
+export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
+export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
+export type { ConfigTableSpec } from './config-docs.ts';
+export { kafkaClientSecurity, readKafkaSecurity } from './kafka-security.ts';
+export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
+export { Secret } from './secret.ts';
+export {
+  BUSY_LINGER_MILLIS,
+  createInfluxWriter,
+  DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES,
+  INFLUX_DROP_REASONS,
+  influxHealthReasons,
+  InfluxWriteFailure,
+  urlWithoutCredentials,
+} from './influx-writer.ts';
+export type { InfluxDropReason, InfluxWriter, InfluxWriterHooks, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';

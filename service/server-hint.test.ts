@@ -1,6 +1,7 @@
 // What to try when a server does not answer (issue 18), and the once-per-outage log.
 import { connect, createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS } from '../contracts/index.ts';
 import { createOutageLog } from './outage-log.ts';
 import { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
 
@@ -23,6 +24,13 @@ describe('unreachableServerHint', () => {
     );
     expect(unreachableServerHint('kafka', 'kafka-1:9092,kafka-2:9092', '--brokers')).toBe('check WARPWATCH_KAFKA_BROKERS (or --brokers): nothing answers at kafka-1:9092,kafka-2:9092');
     expect(unreachableServerHint('influx', 'http://influx:8086')).toBe('check WARPWATCH_INFLUX_URL: nothing answers at http://influx:8086');
+  });
+
+  it('the local stack addresses are the services\' defaults (so an unset variable gets the stack hint)', () => {
+    expect(LOCAL_STACK_ADDRESSES).toEqual({ kafkaBrokers: '127.0.0.1:19092', influxUrl: 'http://127.0.0.1:18086' });
+    expect(ESTIMATOR_FIELDS.brokers.default.join(',')).toBe(LOCAL_STACK_ADDRESSES.kafkaBrokers);
+    expect(COLLECTOR_FIELDS.brokers.default.join(',')).toBe(LOCAL_STACK_ADDRESSES.kafkaBrokers);
+    expect(ESTIMATOR_FIELDS.influxUrl.default).toBe(LOCAL_STACK_ADDRESSES.influxUrl);
   });
 });
 

@@ -4,12 +4,14 @@
  * Used by the collector, the estimator and the CLI commands that talk to the servers, so every
  * one of them gives the same advice.
  */
+import { LOCAL_STACK_FIELDS } from '../contracts/index.ts';
 
 /**
- * The addresses of the local stack (`npm run stack -- up`, docs/stack.md): the defaults of
- * WARPWATCH_KAFKA_BROKERS and WARPWATCH_INFLUX_URL in the services' config modules.
+ * The addresses of the local stack (`npm run stack -- up`, docs/stack.md), from its field
+ * definitions (LOCAL_STACK_FIELDS): also the defaults of WARPWATCH_KAFKA_BROKERS and
+ * WARPWATCH_INFLUX_URL in the services' field definitions.
  */
-export const LOCAL_STACK_ADDRESSES = Object.freeze({ kafkaBrokers: '127.0.0.1:19092', influxUrl: 'http://127.0.0.1:18086' });
+export const LOCAL_STACK_ADDRESSES = Object.freeze({ kafkaBrokers: LOCAL_STACK_FIELDS.kafkaBrokers.default.join(','), influxUrl: LOCAL_STACK_FIELDS.influxUrl.default });
 
 /** The variables that point the services at a server. */
 const VARIABLES = { kafka: 'WARPWATCH_KAFKA_BROKERS', influx: 'WARPWATCH_INFLUX_URL' } as const;

@@ -183,32 +183,8 @@ export function computeAdvice(request: AdviceRequest): Advice {
     observedLossCounts: request.observedLossCounts ?? null,
     observedCountIcc: request.observedCountIcc ?? null,
   };
-  const runs = request.runs ?? [];
-  const locality =
-    runs.length >= 2
-      ? localityLoss(runs, [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)))).rows.map((row) => ({
-          n: row.groupSize,
-          expectedLoss: row.lossContiguous.value,
-          low: row.lossContiguous.low,
-          high: row.lossContiguous.high,
-          independentLoss: row.lossIndependent,
-          sortedLoss: row.lossSorted,
-        }))
-      : null;
-  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
-  const twoLevels = blocks.length >= 2 ? blockLoss(blocks, request.groupSize) : undefined;
-  const blockLevel =
-    twoLevels === undefined
-      ? null
-      : {
-          blocks: twoLevels.blocks,
-          warpsPerBlock: twoLevels.warps / twoLevels.blocks,
-          warpLoss: twoLevels.warpLoss.value,
-          warpInBlockLoss: twoLevels.warpInBlockLoss.value,
-          blockLoss: twoLevels.blockLoss.value,
-          low: twoLevels.blockLoss.low,
-          high: twoLevels.blockLoss.high,
-        };
+  const locality = localityRows(request.runs ?? []);
+  const blockLevel = blockLevelOf(request);
   progress('sorting');
   const sortingStep = step;
   const sortedResult = sortedGroupingLoss(distribution, n, {
@@ -231,6 +207,74 @@ export function computeAdvice(request: AdviceRequest): Advice {
     aic: fit.aic,
   }));
 
+  const options = adviceOptions(request, granularity, current, sorting, binning);
+  const recommendation = recommendationLines(request, { current, options, locality, fits });
+
+  return {
+    source: request.source,
+    distribution: {
+      description: distribution.describe(),
+      totalWeight: distribution.totalWeight,
+      support: distribution.size,
+      min: distribution.min,
+      max: distribution.max,
+      mean: distribution.mean(),
+      variance: distribution.variance(),
+      pmf: distribution.values.map((value, i) => [value, distribution.probabilities[i] ?? 0] as const),
+    },
+    groupSize: n,
+    unitsPerLaunch: request.unitsPerLaunch,
+    granularity,
+    current,
+    sorting,
+    binning,
+    fits,
+    options,
+    locality,
+    blockLevel,
+    recommendation,
+  };
+}
+
+/** Locality-aware loss of the kernel's own layout from sampled runs (group sizes 1..32 up to the shortest run), or null with fewer than 2 runs. */
+function localityRows(runs: NonNullable<AdviceRequest['runs']>): Advice['locality'] {
+  if (runs.length < 2) return null;
+  const sizes = [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)));
+  return localityLoss(runs, sizes).rows.map((row) => ({
+    n: row.groupSize,
+    expectedLoss: row.lossContiguous.value,
+    low: row.lossContiguous.low,
+    high: row.lossContiguous.high,
+    independentLoss: row.lossIndependent,
+    sortedLoss: row.lossSorted,
+  }));
+}
+
+/** Warps in blocks (two levels) from the sampled blocks whose length is a multiple of the group size, or null with fewer than 2 of them. */
+function blockLevelOf(request: AdviceRequest): NonNullable<Advice['blockLevel']> | null {
+  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
+  if (blocks.length < 2) return null;
+  const twoLevels = blockLoss(blocks, request.groupSize);
+  return {
+    blocks: twoLevels.blocks,
+    warpsPerBlock: twoLevels.warps / twoLevels.blocks,
+    warpLoss: twoLevels.warpLoss.value,
+    warpInBlockLoss: twoLevels.warpInBlockLoss.value,
+    blockLoss: twoLevels.blockLoss.value,
+    low: twoLevels.blockLoss.low,
+    high: twoLevels.blockLoss.high,
+  };
+}
+
+/** The what-ifs (tiles when one helps, sorting, the best binning), each with its sentence, lowest predicted loss first. */
+function adviceOptions(
+  request: AdviceRequest,
+  granularity: Advice['granularity'],
+  current: Advice['current'],
+  sorting: Advice['sorting'],
+  binning: Advice['binning'],
+): AdviceOption[] {
+  const n = request.groupSize;
   const now = current.expectedLoss;
   const options: AdviceOption[] = [];
   const tile = chooseTile(granularity, n, now);
@@ -267,7 +311,23 @@ export function computeAdvice(request: AdviceRequest): Advice {
     });
   }
   options.sort((a, b) => a.expectedLoss - b.expectedLoss);
+  return options;
+}
 
+/**
+ * The plain-language recommendation: the kernel's own layout when its locality-aware loss
+ * differs, whether the work is balanced, the best option and every other that removes at least
+ * a quarter of the idle lane-time, a note when the observed groups disagree with independent
+ * lanes, and the best fit.
+ */
+function recommendationLines(
+  request: AdviceRequest,
+  advice: Pick<Advice, 'current' | 'options' | 'locality' | 'fits'>,
+): string[] {
+  const { current, options, locality, fits } = advice;
+  const n = request.groupSize;
+  const now = current.expectedLoss;
+  const runs = request.runs ?? [];
   const recommendation: string[] = [];
   // With runs of the kernel's own layout, its locality-aware loss leads when it differs from
   // the independent-lanes figure beyond its interval (neighbouring units do alike work).
@@ -309,29 +369,5 @@ export function computeAdvice(request: AdviceRequest): Advice {
   }
   const fit = fits[0];
   if (fit !== undefined) recommendation.push(`the counts look like ${fit.spec} (best of ${fits.length} families by AIC ${fit.aic.toFixed(1)}).`);
-
-  return {
-    source: request.source,
-    distribution: {
-      description: distribution.describe(),
-      totalWeight: distribution.totalWeight,
-      support: distribution.size,
-      min: distribution.min,
-      max: distribution.max,
-      mean: distribution.mean(),
-      variance: distribution.variance(),
-      pmf: distribution.values.map((value, i) => [value, distribution.probabilities[i] ?? 0] as const),
-    },
-    groupSize: n,
-    unitsPerLaunch: request.unitsPerLaunch,
-    granularity,
-    current,
-    sorting,
-    binning,
-    fits,
-    options,
-    locality,
-    blockLevel,
-    recommendation,
-  };
+  return recommendation;
 }

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { loadEstimatorConfig } from '../../estimator/index.ts';
+import { EstimatorConfigError, loadEstimatorKafkaConfig } from '../../estimator/index.ts';
 import {
   adviseInputFromCounts,
   adviseInputFromFrames,
@@ -13,7 +13,7 @@ import {
 import { computeAdvice } from '../advise/advice.ts';
 import { formatAdviceText } from '../advise/advice-text.ts';
 import { renderAdviceReport } from '../report/advice-report.ts';
-import { withKafkaSecurity } from '../kafka-security.ts';
+import { kafkaSecurityFromEnv } from '../kafka-security.ts';
 import { writeCountsFile } from '../counts-file.ts';
 import { parseDeviceSelector, parseGroupSize, parseHost, parseStreamName } from '../../contracts/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
@@ -111,10 +111,18 @@ async function readInput(flags: AdviseFlags, identity: AdviseIdentity): Promise<
     ];
     return adviseInputFromWorkload({ workload: flags.workload, args });
   }
-  const config = withKafkaSecurity(loadEstimatorConfig({ env: process.env }), process.env);
+  // Only the Kafka slices: brokers and the distributions topic, and SASL/TLS.
+  let kafka;
+  try {
+    kafka = loadEstimatorKafkaConfig({ env: process.env });
+  } catch (error) {
+    if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
+    throw error;
+  }
+  const security = kafkaSecurityFromEnv(process.env);
   // With --stream from Kafka, --n, --device and --host pick one of the stream's runs (n, device, host).
   const selection = { stream: identity.stream ?? '', groupSize: identity.groupSize, device: identity.device, host: identity.host };
-  return adviseInputFromStream({ brokers: config.kafka.brokers, topic: config.kafka.distributionsTopic, security: config.kafka.security }, selection, flags.basis);
+  return adviseInputFromStream({ brokers: kafka.brokers, topic: kafka.distributionsTopic, security }, selection, flags.basis);
 }
 
 async function runAdvise(flags: AdviseFlags, command: Command): Promise<void> {

@@ -17,6 +17,9 @@ import {
   type LogFunction,
 } from '../../collector/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
+import { COLLECTOR_FIELDS as F, SERVICE_NAMES } from '../../contracts/index.ts';
+import { serviceResource } from '../../service/index.ts';
+import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface CollectOptions {
@@ -54,28 +57,28 @@ export function registerCollectCommand(program: Command): void {
       'Run the collector: read frames from a unix socket (default), stdin or recorded files, validate them, and forward the raw bytes to Kafka ' +
         '(topic warpwatch.frames, key <job>/<kernel>); invalid frames go to warpwatch.dlq. While Kafka is unreachable frames are spooled to disk ' +
         'and replayed in order. Runs until SIGTERM/SIGINT when serving a socket, otherwise until the inputs end. ' +
-        'Every flag has a WARPWATCH_* environment variable (see docs/collector.md); flags win.',
+        'Every flag but --stdin and --replay has a WARPWATCH_* environment variable (table: docs/collector.md); flags win.',
     )
-    .option('--socket <path>', 'serve this unix socket (default when no other source: $XDG_RUNTIME_DIR/warpwatch/collector.sock, else /tmp/warpwatch-<uid>/collector.sock; its directory must belong to the collector alone; env WARPWATCH_SOCKET)')
-    .option('--socket-mode <octal>', 'permission bits of the socket file (default 0660; env WARPWATCH_SOCKET_MODE)')
+    .option('--socket <path>', `serve this unix socket; its directory must belong to the collector alone ${settingHint(F.socket)}`)
+    .option('--socket-mode <octal>', `permission bits of the socket file ${settingHint(F.socketMode)}`)
     .option('--stdin', 'read frames from standard input (e.g. `job | warpwatch collect --stdin`)')
     .option('--replay <file...>', 'replay recorded frame files, in order')
-    .option('--brokers <list>', 'Kafka bootstrap brokers host:port,... (default 127.0.0.1:19092; env WARPWATCH_KAFKA_BROKERS)')
-    .option('--partitions <n>', 'partitions of warpwatch.frames when the collector creates it (default 6; env WARPWATCH_KAFKA_PARTITIONS)')
-    .option('--compression <name>', 'Kafka compression none|gzip (default none; env WARPWATCH_KAFKA_COMPRESSION)')
-    .option('--spool-dir <dir>', 'disk spool directory (default ~/.local/state/warpwatch/spool; env WARPWATCH_SPOOL_DIR)')
-    .option('--spool-max-bytes <size>', 'spool bound, e.g. 512MiB (default 1GiB; env WARPWATCH_SPOOL_MAX_BYTES)')
-    .option('--spool-policy <policy>', 'when the spool is full: drop-oldest|drop-newest (default drop-oldest; env WARPWATCH_SPOOL_POLICY)')
+    .option('--brokers <list>', `Kafka bootstrap brokers host:port,... ${settingHint(F.brokers)}`)
+    .option('--partitions <n>', `partitions of warpwatch.frames when the collector creates it ${settingHint(F.partitions)}`)
+    .option('--compression <name>', `Kafka compression none|gzip ${settingHint(F.compression)}`)
+    .option('--spool-dir <dir>', `disk spool directory ${settingHint(F.spoolDir)}`)
+    .option('--spool-max-bytes <size>', `spool bound, e.g. 512MiB ${settingHint(F.spoolMaxBytes)}`)
+    .option('--spool-policy <policy>', `when the spool is full: drop-oldest|drop-newest ${settingHint(F.spoolPolicy)}`)
     .option('--label <name=value>', 'job label sent as Kafka header ww-label-<name> (repeatable; env WARPWATCH_LABELS=a=1,b=2)', collect)
-    .option('--metrics-port <n>', 'port of /metrics and /healthz; 0 = any free port, off = none (default 9464; env WARPWATCH_METRICS_PORT)')
-    .option('--host <name>', 'host name for the ww-host header (default: os.hostname(); env WARPWATCH_HOST)')
+    .option('--metrics-port <n>', `port of /metrics and /healthz; 0 = any free port, off = none ${settingHint(F.metricsPort)}`)
+    .option('--host <name>', `host name for the ww-host header ${settingHint(F.host)}`)
     .option(
       '--influx-url <url>',
-      'write the collector\'s counters to this InfluxDB as warpwatch_pipeline points (service=collector) for the Pipeline health dashboard; default none, "off" = none (env WARPWATCH_INFLUX_URL)',
+      `write the collector's counters to this InfluxDB as warpwatch_pipeline points (service=collector) for the Pipeline health dashboard; "off" = none ${settingHint(F.influxUrl)}`,
     )
-    .option('--influx-database <name>', 'InfluxDB database; bucket <database>/<WARPWATCH_INFLUX_RETENTION_POLICY> (default warpwatch; env WARPWATCH_INFLUX_DATABASE)')
-    .option('--pipeline-interval-millis <ms>', 'how often the counters are written to InfluxDB (default 10000; env WARPWATCH_PIPELINE_INTERVAL_MILLIS)')
-    .option('--instance <name>', 'tag instance of the warpwatch_pipeline points (default <host>:<pid>; env WARPWATCH_INSTANCE)')
+    .option('--influx-database <name>', `InfluxDB database; bucket <database>/<WARPWATCH_INFLUX_RETENTION_POLICY> ${settingHint(F.influxDatabase)}`)
+    .option('--pipeline-interval-millis <ms>', `how often the counters are written to InfluxDB ${settingHint(F.pipelineIntervalMillis)}`)
+    .option('--instance <name>', `tag instance of the warpwatch_pipeline points ${settingHint(F.instance)}`)
     .addHelpText(
       'after',
       '\nExamples:\n' +
@@ -128,7 +131,8 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
 
   // Telemetry SDK: set up here, in the entry point; collector/ only uses @opentelemetry/api.
   const exporter = new PrometheusExporter({ preventServerStart: true });
-  const meterProvider = new MeterProvider({ readers: [exporter] });
+  // The resource names the agent on /metrics (target_info: service_name warpwatch-collector, its instance and host).
+  const meterProvider = new MeterProvider({ readers: [exporter], resource: serviceResource({ serviceName: SERVICE_NAMES.collector, instanceId: config.instance, hostName: config.hostName }) });
   const kafka = createKafkaProducer(config.kafka, log);
   const metricsWriter = config.influx === undefined ? undefined : createInfluxMetricsWriter(config.influx, log);
   const collector = await startCollector({

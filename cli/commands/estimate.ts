@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
 import { withKafkaSecurity } from '../kafka-security.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
+import { ESTIMATOR_FIELDS as F } from '../../contracts/index.ts';
+import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface EstimateOptions {
@@ -36,19 +38,19 @@ export function registerEstimateCommand(program: Command): void {
         'latest distribution per stream to warpwatch.distributions (compacted) and alerts to warpwatch.alerts. Scale out by running more ' +
         'instances with the same --group-id. Runs until SIGTERM/SIGINT. Every flag has a WARPWATCH_* variable (docs/estimator.md); flags win.',
     )
-    .option('--brokers <list>', 'Kafka bootstrap brokers host:port,... (default 127.0.0.1:19092; env WARPWATCH_KAFKA_BROKERS)')
-    .option('--group-id <id>', 'Kafka consumer group (default warpwatch-estimator; env WARPWATCH_ESTIMATOR_GROUP_ID)')
-    .option('--window-millis <ms>', 'event-time tumbling window length (default 10000; env WARPWATCH_WINDOW_MILLIS)')
-    .option('--influx-url <url>', 'InfluxDB URL, or "off" (default http://127.0.0.1:18086; env WARPWATCH_INFLUX_URL)')
-    .option('--influx-database <name>', 'InfluxDB 1.8 database / v2 bucket prefix (default warpwatch; env WARPWATCH_INFLUX_DATABASE)')
-    .option('--metrics-port <n>', 'port of /metrics and /healthz; 0 = any free port, off = none (default 9465; env WARPWATCH_METRICS_PORT)')
-    .option('--current <mode>', '"current" distribution: decay|last-n (default decay; env WARPWATCH_CURRENT)')
-    .option('--half-life-launches <n>', 'decay half-life in launches (default 32; env WARPWATCH_HALF_LIFE_LAUNCHES)')
-    .option('--last-launches <n>', 'launches kept in last-n mode (default 64; env WARPWATCH_LAST_LAUNCHES)')
-    .option('--prediction-basis <basis>', 'loss_predicted from the window|current|cumulative distribution (default window; env WARPWATCH_PREDICTION_BASIS)')
-    .option('--bootstrap-replicates <n>', 'Poisson-bootstrap replicates for the loss_predicted interval, 0 = off (default 32; env WARPWATCH_BOOTSTRAP_REPLICATES)')
-    .option('--latest', 'a group without committed offsets starts at the latest frames instead of the earliest (env WARPWATCH_ESTIMATOR_FROM_BEGINNING=false)')
-    .option('--instance <name>', 'instance name for telemetry (default <hostname>-<pid>; env WARPWATCH_INSTANCE)')
+    .option('--brokers <list>', `Kafka bootstrap brokers host:port,... ${settingHint(F.brokers)}`)
+    .option('--group-id <id>', `Kafka consumer group ${settingHint(F.groupId)}`)
+    .option('--window-millis <ms>', `event-time tumbling window length ${settingHint(F.windowMillis)}`)
+    .option('--influx-url <url>', `InfluxDB URL, or "off" ${settingHint(F.influxUrl)}`)
+    .option('--influx-database <name>', `InfluxDB 1.8 database / v2 bucket prefix ${settingHint(F.influxDatabase)}`)
+    .option('--metrics-port <n>', `port of /metrics and /healthz; 0 = any free port, off = none ${settingHint(F.metricsPort)}`)
+    .option('--current <mode>', `"current" distribution: decay|last-n ${settingHint(F.current)}`)
+    .option('--half-life-launches <n>', `decay half-life in launches ${settingHint(F.halfLifeLaunches)}`)
+    .option('--last-launches <n>', `launches kept in last-n mode ${settingHint(F.lastLaunches)}`)
+    .option('--prediction-basis <basis>', `loss_predicted from the window|current|cumulative distribution ${settingHint(F.predictionBasis)}`)
+    .option('--bootstrap-replicates <n>', `Poisson-bootstrap replicates for the loss_predicted interval, 0 = off ${settingHint(F.bootstrapReplicates)}`)
+    .option('--latest', `a group without committed offsets starts at the latest frames instead of the earliest (env ${F.fromBeginning.env}=false)`)
+    .option('--instance <name>', `instance name for telemetry ${settingHint(F.instance)}`)
     .addHelpText(
       'after',
       '\nExamples:\n' +

@@ -60,7 +60,7 @@ describe('servers down', () => {
     );
     run.child.stdin?.write(readFileSync(join(root, 'protocol', 'vectors', 'cpp-stream.bin'))); // 4 frames; stdin stays open
     const kafkaHint = new RegExp(`WW_ERR_KAFKA_PRODUCE: .*; check WARPWATCH_KAFKA_BROKERS \\(or --brokers\\): nothing answers at 127\\.0\\.0\\.1:${kafkaPort}$`);
-    const influxHint = new RegExp(`WW_ERR_COLLECTOR_INFLUX_WRITE: .*points; check WARPWATCH_INFLUX_URL \\(or --influx-url\\): nothing answers at http://127\\.0\\.0\\.1:${influxPort}\\. Further failures`);
+    const influxHint = new RegExp(`WW_ERR_COLLECTOR_INFLUX_WRITE: .*points buffered; check WARPWATCH_INFLUX_URL \\(or --influx-url\\): nothing answers at http://127\\.0\\.0\\.1:${influxPort}\\. Further failures`);
     await waitFor(() => linesMatching(run.stderr(), kafkaHint).length > 0 && linesMatching(run.stderr(), influxHint).length > 0, 30_000, run.stderr);
     const port = Number(/metrics http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(run.stderr())?.[1]);
     await new Promise((resolve) => setTimeout(resolve, 6_000)); // six retries of each server later

@@ -4,27 +4,24 @@ import type { DistributionRecord } from '../../estimator/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { fitParametric } from '../../model/index.ts';
 
-/**
- * The estimator configuration of the demo: the service's own config loader, with the
- * settings that make one window per run (a day-long event-time window closed by the end
- * of the run), predictions from the stream's whole history (one run = one stream), a full
- * granularity sweep 1..32, and no metrics port. Brokers and InfluxDB come from the
- * environment as for the services (WARPWATCH_KAFKA_BROKERS, WARPWATCH_INFLUX_URL, ...).
- */
-
-/** Environment values the demo always sets (they win over the caller's environment). */
-export const DEMO_ESTIMATOR_ENV = Object.freeze({
-  WARPWATCH_WINDOW_MILLIS: String(86_400_000),
-  WARPWATCH_IDLE_CLOSE_MILLIS: '1000',
-  WARPWATCH_PREDICTION_BASIS: 'cumulative',
-  WARPWATCH_SWEEP_GROUP_SIZES: Array.from({ length: 32 }, (_, i) => i + 1).join(','),
-  WARPWATCH_METRICS_PORT: 'off',
-  WARPWATCH_ESTIMATOR_FROM_BEGINNING: 'false',
-  WARPWATCH_CHECKPOINT_INTERVAL_MILLIS: '1000',
+/** The settings every demo gets, whatever the environment says: one window per run, predictions from the whole history, a full sweep 1..32, no metrics port. */
+export const DEMO_ESTIMATOR_SETTINGS = Object.freeze({
+  /** A day-long event-time window, closed by the end of the run. */
+  windowMillis: 86_400_000,
+  idleCloseMillis: 1_000,
+  /** One run = one stream: predict from its whole history. */
+  predictionBasis: 'cumulative' as const,
+  sweepGroupSizes: Object.freeze(Array.from({ length: 32 }, (_, i) => i + 1)),
+  /** A demo's consumer group starts at the end of warpwatch.frames (kafka-transport.ts sets its offsets). */
+  fromBeginning: false,
+  checkpointIntervalMillis: 1_000,
 });
 
 /**
- * Builds the estimator config of a demo.
+ * Builds the estimator configuration of a demo: the service's own config loader reads the
+ * environment (brokers, InfluxDB, alerts, ... as for the service: WARPWATCH_KAFKA_BROKERS,
+ * WARPWATCH_INFLUX_URL, ...), then the demo's settings ({@link DEMO_ESTIMATOR_SETTINGS}, its own
+ * consumer group and instance, InfluxDB on or off) are set on the config object.
  *
  * @param env the process environment (only WARPWATCH_* names are read by the loader).
  * @param options influx: write points to InfluxDB (else the sink is off); job: the demo's job,
@@ -34,14 +31,17 @@ export const DEMO_ESTIMATOR_ENV = Object.freeze({
  * const config = demoEstimatorConfig(process.env, { influx: false, job: 'demo-20250101T120000' });
  */
 export function demoEstimatorConfig(env: Readonly<Record<string, string | undefined>>, options: { readonly influx: boolean; readonly job: string }): EstimatorConfig {
-  return loadEstimatorConfig({
-    env: {
-      ...env,
-      ...DEMO_ESTIMATOR_ENV,
-      WARPWATCH_ESTIMATOR_GROUP_ID: `warpwatch-demo-${options.job}`,
-      WARPWATCH_INSTANCE: options.job,
-      ...(options.influx ? {} : { WARPWATCH_INFLUX_URL: 'off' }),
-    },
+  const base = loadEstimatorConfig({ env });
+  const demo = DEMO_ESTIMATOR_SETTINGS;
+  return Object.freeze({
+    ...base,
+    instanceId: options.job,
+    kafka: Object.freeze({ ...base.kafka, groupId: `warpwatch-demo-${options.job}`, fromBeginning: demo.fromBeginning }),
+    influx: options.influx ? base.influx : undefined,
+    window: Object.freeze({ ...base.window, windowMillis: demo.windowMillis, idleCloseMillis: demo.idleCloseMillis, predictionBasis: demo.predictionBasis }),
+    compute: Object.freeze({ ...base.compute, sweepGroupSizes: demo.sweepGroupSizes }),
+    metricsPort: undefined,
+    checkpointIntervalMillis: demo.checkpointIntervalMillis,
   });
 }
 

@@ -1,7 +1,8 @@
 import type { EstimatorConfig } from '../../estimator/index.ts';
 import { createEstimatorEngine, type EngineTelemetry } from '../../estimator/index.ts';
 import { engineOptionsFromConfig } from '../../estimator/index.ts';
-import { createInfluxWriter, type InfluxWriter } from '../../estimator/index.ts';
+import { createEstimatorInfluxWriter } from '../../estimator/index.ts';
+import type { InfluxWriter } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { DemoError } from './errors.ts';
@@ -21,7 +22,7 @@ export function createInProcessTransport(config: EstimatorConfig, fitter: Parame
   const problems: string[] = [];
   let influx: InfluxWriter | undefined;
   if (config.influx !== undefined) {
-    influx = createInfluxWriter(config.influx, (error) => problems.push(`InfluxDB: ${error.code}: ${error.message}`));
+    influx = createEstimatorInfluxWriter(config.influx, (error) => problems.push(`InfluxDB: ${error.code}: ${error.message}`));
   }
   const telemetry: EngineTelemetry = {
     frame: () => undefined,
@@ -81,8 +82,8 @@ export function createInProcessTransport(config: EstimatorConfig, fitter: Parame
     problems: () => [...problems, ...(rejected > 0 ? [`${rejected} frames were rejected by the estimator`] : [])],
     async close() {
       if (influx !== undefined) {
-        const left = await influx.close(5_000);
-        if (left > 0) problems.push(`${left} lines could not be written to InfluxDB`);
+        const left = (await influx.close(5_000)).dropped.closed;
+        if (left > 0) problems.push(`${left} points could not be written to InfluxDB`);
       }
     },
   };

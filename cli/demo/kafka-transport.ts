@@ -1,13 +1,16 @@
 import { hostname } from 'node:os';
 import { Kafka, logLevel } from 'kafkajs';
-import { createKafkaProducer, loadCollectorConfig } from '../../collector/index.ts';
+import { CollectorConfigError, createKafkaProducer, loadCollectorKafkaConfig } from '../../collector/index.ts';
 import type { EstimatorConfig } from '../../estimator/index.ts';
 import { startEstimator, type RunningEstimator } from '../../estimator/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
+import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';
+import { summarizeFrame } from '../../protocol/index.ts';
 import { tailDistributions, type DistributionsTail } from './distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
+import { UsageError } from '../usage-error.ts';
 import { DemoError } from './errors.ts';
 
 /**
@@ -32,8 +35,15 @@ export async function createKafkaDemoTransport(
   const brokers = config.kafka.brokers;
   let tail: DistributionsTail | undefined;
   let estimator: RunningEstimator | undefined;
-  const collectorConfig = loadCollectorConfig({ env: { ...process.env, WARPWATCH_KAFKA_BROKERS: brokers.join(',') } });
-  const producer = createKafkaProducer({ ...collectorConfig.kafka, framesTopic: config.kafka.framesTopic }, (level, message) => {
+  // The producer settings of the collector's Kafka slice (SASL/TLS included), on the estimator's brokers and frames topic.
+  let producerConfig;
+  try {
+    producerConfig = { ...loadCollectorKafkaConfig({ env: process.env }), brokers, framesTopic: config.kafka.framesTopic };
+  } catch (error) {
+    if (error instanceof CollectorConfigError) throw new UsageError(`${error.code}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  const producer = createKafkaProducer(producerConfig, (level, message) => {
     if (level === 'error') problems.push(`Kafka producer: ${message}`);
   });
   try {
@@ -89,9 +99,10 @@ export async function createKafkaDemoTransport(
         await producer.send([
           {
             topic: config.kafka.framesTopic,
-            key: streamId,
+            // As the collector does (collector/stream-validator.ts): key = the full stream key, contract headers.
+            key: streamKeyOf({ ...summarizeFrame(raw), host }),
             value: raw,
-            headers: { 'ww-source': 'stdin', 'ww-host': host, 'ww-label-origin': 'demo' },
+            headers: { [KAFKA_HEADERS.source]: 'stdin', [KAFKA_HEADERS.host]: host, [`${KAFKA_HEADERS.labelPrefix}origin`]: 'demo' },
             timestampMillis: Date.now(),
           },
         ]);

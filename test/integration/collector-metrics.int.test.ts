@@ -250,11 +250,12 @@ describe('collector self-metrics in the real InfluxDB', () => {
       fields: { [p.framesIn]: frames },
       timestampMillis: Date.now(),
     });
-    writer.write(point(1));
-    writer.write(point(2));
+    writer.write([point(1)]);
+    writer.write([point(2)]);
     const stats = await writer.close(10_000);
     expect(stats.pointsWritten).toBe(0);
     expect(stats.pointsDropped).toBe(2);
+    expect(stats.dropped.rejected).toBe(2);
     expect(stats.writeErrors).toBeGreaterThanOrEqual(1);
     expect(logs.filter((l) => l.includes('WW_ERR_COLLECTOR_INFLUX_WRITE'))).toHaveLength(1);
     expect(logs[0]).toMatch(/HTTP 404/);

@@ -143,6 +143,12 @@ describe('collector with a real Kafka broker', () => {
     const port = Number(/http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(stderr)?.[1]);
     const health = (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as { status: string };
     expect(health.status).toBe('ok');
+    // /metrics names the agent (not unknown_service): target_info carries service.name, the instance and the host.
+    const targetInfo = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').find((line) => line.startsWith('target_info{')) ?? '';
+    expect(targetInfo).toContain('service_name="warpwatch-collector"');
+    expect(targetInfo).toMatch(/service_instance_id="[^"]+:\d+"/); // default instance <host>:<pid>
+    expect(targetInfo).toMatch(/host_name="[^"]+"/);
+    expect(targetInfo).not.toContain('unknown_service');
     const frames = Array.from({ length: 500 }, (_, s) => Buffer.from(fixtureFrameBytes({ job: 'sigterm-job', kernel: `k${s % 5}`, sequence: s })));
     await writeAll(socketPath, frames);
     signalledAt = Date.now();

@@ -14,7 +14,7 @@ import {
   TAGS,
   LABEL_TAGS,
   alertPoint,
-  createInfluxWriter,
+  createEstimatorInfluxWriter,
   pipelinePoint,
   windowPoints,
   type AlertEvent,
@@ -178,7 +178,7 @@ function collectorPipelinePoint(instance: string, index: number, timestampMillis
 
 async function writeFixture(): Promise<void> {
   const errors: Error[] = [];
-  const writer = createInfluxWriter(
+  const writer = createEstimatorInfluxWriter(
     {
       url: influxUrl,
       database,
@@ -222,9 +222,9 @@ async function writeFixture(): Promise<void> {
     alertPoint(alertEvent(ALERT_KINDS.drift, 'escape.time', nowMillis - 2 * 60_000)),
   ]);
   await writer.flush();
-  const unwritten = await writer.close(10_000);
+  const final = await writer.close(10_000);
   expect(errors).toEqual([]);
-  expect(unwritten).toBe(0);
+  expect(final.pointsDropped).toBe(0);
 }
 
 const generated = generateArtifacts();

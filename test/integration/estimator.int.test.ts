@@ -5,12 +5,12 @@ import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   createEstimatorKafka,
-  createInfluxWriter,
+  createEstimatorInfluxWriter,
   EstimatorError,
   loadEstimatorConfig,
   MEASUREMENTS,
   startEstimator,
-  type InfluxWriterOptions,
+  type EstimatorInfluxOptions,
   type SeriesPoint,
 } from '../../estimator/index.ts';
 import { brokers, createDatabase, dropDatabase, influxQuery, influxUrl, kafkaClient, uniqueId } from './estimator-support.ts';
@@ -20,7 +20,7 @@ afterAll(async () => {
   await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
 });
 
-function writerOptions(database: string, overrides: Partial<InfluxWriterOptions> = {}): InfluxWriterOptions {
+function writerOptions(database: string, overrides: Partial<EstimatorInfluxOptions> = {}): EstimatorInfluxOptions {
   return {
     url: influxUrl(),
     database,
@@ -51,19 +51,19 @@ describe('influx-writer (real InfluxDB 1.8)', () => {
     const db = uniqueId('wwinflux');
     databases.push(db);
     await createDatabase(db);
-    const writer = createInfluxWriter(writerOptions(db), () => {});
+    const writer = createEstimatorInfluxWriter(writerOptions(db), () => {});
     writer.write(Array.from({ length: 250 }, (_, i) => point(i)));
     await writer.flush();
-    expect(writer.stats()).toMatchObject({ linesWritten: 250, linesDropped: 0, buffered: 0 });
+    expect(writer.stats()).toMatchObject({ pointsIn: 250, pointsWritten: 250, pointsDropped: 0, buffered: 0 });
     const series = await influxQuery(db, `SELECT count("loss_predicted"), max("loss_predicted"), sum("groups") FROM "${MEASUREMENTS.window}" WHERE device = 'dev with space'`);
     expect(series[0]?.values[0]?.slice(1)).toEqual([250, 1.249, 2500]);
-    expect(await writer.close(1_000)).toBe(0);
+    expect((await writer.close(1_000)).dropped.closed).toBe(0);
   });
 
   it('keeps lines in a bounded buffer while InfluxDB is unreachable, counts what it drops, and reports a retriable error', async () => {
     const errors: EstimatorError[] = [];
     // A port nobody listens on: the real client gets ECONNREFUSED.
-    const writer = createInfluxWriter(writerOptions('nothing', { url: 'http://127.0.0.1:9', maxBufferLines: 300 }), (error) => errors.push(error));
+    const writer = createEstimatorInfluxWriter(writerOptions('nothing', { url: 'http://127.0.0.1:9', maxBufferLines: 300 }), (error) => errors.push(error));
     writer.write(Array.from({ length: 200 }, (_, i) => point(i)));
     const failure = await writer.flush().then(
       () => undefined,
@@ -73,19 +73,20 @@ describe('influx-writer (real InfluxDB 1.8)', () => {
     expect((failure as EstimatorError).code).toBe('WW_ERR_ESTIMATOR_INFLUX_WRITE');
     expect((failure as EstimatorError).retriable).toBe(true);
     writer.write(Array.from({ length: 200 }, (_, i) => point(1000 + i)));
-    expect(writer.stats()).toMatchObject({ linesWritten: 0, linesDropped: 100, buffered: 300 });
-    expect(await writer.close(300)).toBe(300);
+    expect(writer.stats()).toMatchObject({ pointsIn: 400, pointsWritten: 0, pointsDropped: 100, dropped: { overflow: 100 }, buffered: 300 });
+    // Close gives the buffer one more attempt, then counts it as dropped: every point accounted for.
+    expect(await writer.close(300)).toMatchObject({ pointsIn: 400, pointsWritten: 0, buffered: 0, dropped: { overflow: 100, rejected: 0, 'no-fields': 0, closed: 300 } });
   });
 
   it('drops and counts a batch InfluxDB refuses for good (missing database, HTTP 404)', async () => {
-    const writer = createInfluxWriter(writerOptions(uniqueId('wwmissing')), () => {});
+    const writer = createEstimatorInfluxWriter(writerOptions(uniqueId('wwmissing')), () => {});
     writer.write([point(1), point(2)]);
     const failure = await writer.flush().then(
       () => undefined,
       (error: unknown) => error,
     );
     expect((failure as EstimatorError).retriable).toBe(false);
-    expect(writer.stats()).toMatchObject({ linesDropped: 2, buffered: 0 });
+    expect(writer.stats()).toMatchObject({ pointsIn: 2, pointsDropped: 2, dropped: { rejected: 2 }, buffered: 0 });
     await writer.close(100);
   });
 });

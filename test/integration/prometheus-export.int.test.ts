@@ -92,6 +92,7 @@ const B1: Launch = { job: `${RUN}b`, n: 4, groups: [[2, 2, 2, 2], [2, 2, 2, 6]],
 // Stream C: exported first, then evicted by the cap of 2 streams when A and B arrive.
 const C1: Launch = { job: `${RUN}c`, n: 2, groups: [[5, 5]], sumMeasuredLoss: 1, sumSimt: 100, sumMimd: 100, endMillis: T0 + 1_100, launchId: 1 };
 const THRESHOLD = 1.4;
+const POD_A = `${RUN}-pod-a`;
 
 /** Independently computed expectations of a stream's latest window. */
 function expected(launch: Launch): { lossPredicted: number; lossCounts: number; lossMeasured: number; idleMeasured: number; idlePredicted: number } {
@@ -144,8 +145,12 @@ beforeAll(async () => {
 
   const producer = await connectedProducer();
   try {
+    // Stream A comes through a collector in pod POD_A (its label header), the others carry none.
     const send = (launches: readonly Launch[]) =>
-      producer.send({ topic: `${RUN}.frames`, messages: launches.map((l) => ({ key: `${l.job}/k`, value: Buffer.from(encodeFrame(frameOf(l))) })) });
+      producer.send({
+        topic: `${RUN}.frames`,
+        messages: launches.map((l) => ({ key: `${l.job}/k`, value: Buffer.from(encodeFrame(frameOf(l))), headers: l.job === A1.job ? { 'ww-label-pod': POD_A } : {} })),
+      });
     await send([C1]);
     const metricsUrl = `http://127.0.0.1:${estimator.metricsPort}/metrics`;
     const exported = async (job: string): Promise<boolean> => (await fetch(metricsUrl).then((r) => r.text())).includes(`warpwatch_job="${job}"`);
@@ -206,6 +211,9 @@ for (const path of ['scrape', 'otlp'] as const) {
       const windows = await settled(url(), `warpwatch_windows_total${byJob(A1.job)}`, 1);
       expect(windows[0]?.value).toBe(2);
       expect(windows[0]?.metric).toMatchObject({ warpwatch_stream: `${A1.job}/k`, warpwatch_kernel: 'k', warpwatch_device: 'test device', warpwatch_group_size: '2', warpwatch_source: 'cpu' });
+      // The collector label pod as the semantic-convention attribute k8s.pod.name; B has no label, no attribute.
+      expect(windows[0]?.metric['k8s_pod_name']).toBe(POD_A);
+      expect((await settled(url(), `warpwatch_windows_total${byJob(B1.job)}`, 1))[0]?.metric['k8s_pod_name']).toBeUndefined();
       expect((await settled(url(), `warpwatch_groups_total${byJob(A1.job)}`, 1))[0]?.value).toBe(8);
       expect((await settled(url(), `warpwatch_windows_total${byJob(B1.job)}`, 1))[0]?.value).toBe(1);
       // loss_measured 1.5 > 1.4 in both windows of A, but the threshold re-arms only below 0.98·1.4: one alert.
@@ -243,7 +251,7 @@ for (const path of ['scrape', 'otlp'] as const) {
 
 describe('Prometheus "Imbalance overview": every PromQL query against Prometheus 2.42 holding the estimator metrics', () => {
   // Grafana's values for the variables: job = this run's jobs (a regex, as a multi-value selection becomes), the rest All (.*).
-  const variables: Record<string, string> = { job: `${RUN}.*`, kernel: '.*', host: '.*', device: '.*', device_uuid: '.*', n: '.*' };
+  const variables: Record<string, string> = { job: `${RUN}.*`, kernel: '.*', host: '.*', pod: '.*', device: '.*', device_uuid: '.*', n: '.*' };
   const interpolate = (expr: string): string => expr.replace(/\$(\w+)/g, (whole, name: string) => variables[name] ?? whole);
   const A = expected(A2);
   const B = expected(B1);
@@ -299,7 +307,7 @@ describe('Prometheus "Imbalance overview": every PromQL query against Prometheus
       };
       expect(response.status).toBe('success');
       // Frames produced straight to Kafka carry no ww-host header: the host label is empty (absent), so $host lists nothing.
-      const wantedByVariable: Record<string, string[]> = { job: [A1.job, B1.job], kernel: ['k'], host: [], device: ['test device'], device_uuid: ['00000000-0000-0000-0000-000000000000'], n: ['2', '4'] };
+      const wantedByVariable: Record<string, string[]> = { job: [A1.job, B1.job], kernel: ['k'], host: [], pod: [POD_A], device: ['test device'], device_uuid: ['00000000-0000-0000-0000-000000000000'], n: ['2', '4'] };
       const wanted = wantedByVariable[variable.name] ?? [];
       for (const value of wanted) expect(response.data, variable.name).toContain(value);
     }

@@ -1,16 +1,18 @@
-// Host-side launch helpers for kernels that use GroupProbe<N> (probe.cuh): the probe maps
-// lane l of global warp w to group w·⌊32/N⌋ + l/N with a 1-D index (blockIdx.x·blockDim.x +
-// threadIdx.x), so it needs 1-D grids and 1-D blocks of a whole number of warps. 2-D/3-D
-// blocks or grids, or a block that ends in a partial warp, would give several threads the
-// same group (or groups with missing lanes) — this check rejects them before the launch.
-// Linearise a 2-D problem yourself (unit index → (x, y)), as examples/ does.
+// Launch shape of kernels that use GroupProbe<N> (probe.cuh). The probe numbers threads the way
+// the hardware forms warps: inside a block, thread (x, y, z) of a (Dx, Dy, Dz) block has the
+// linear id x + Dx·(y + Dy·z) and each 32 consecutive ids form a warp; blocks are numbered
+// x + Gx·(y + Gy·z) over a (Gx, Gy, Gz) grid. Global warp w = (block · threadsPerBlock +
+// threadId) / 32, lane l = threadId mod 32, group w·⌊32/N⌋ + l/N. So 1-D, 2-D and 3-D grids and
+// blocks all work, as long as a block is a whole number of warps (32..1024 threads, a multiple
+// of 32): a block that ends in a partial warp would give groups with missing lanes, and this
+// check rejects it before the launch.
 //
-//   const unsigned threads = 256;
-//   const auto blocks = warpwatch::probeBlocksFor(groups, threads, 8);      // enough blocks for the groups
-//   warpwatch::checkProbeLaunchShape(dim3(blocks), dim3(threads));          // throws on a bad shape
+//   const dim3 threads(16, 16);                                            // 256 threads, 8 warps
+//   const auto blocks = warpwatch::probeBlocksFor(groups, 256, 8);        // enough blocks for the groups
+//   warpwatch::checkProbeLaunchShape(dim3(blocks), threads);              // throws on a bad shape
 //   kernel<<<blocks, threads, 0, stream>>>(..., buffers, true);
 //
-// Plain C++17 (the dim3 overload only under nvcc); no CUDA calls.
+// Plain C++17 (the dim3 overload and __device__ qualifiers only under nvcc); no CUDA calls.
 #pragma once
 
 #include <cstdint>
@@ -19,41 +21,70 @@
 
 namespace warpwatch {
 
+#if defined(__CUDACC__)
+#define WARPWATCH_HOST_DEVICE __host__ __device__
+#else
+#define WARPWATCH_HOST_DEVICE
+#endif
+
 /// Largest block the probe accepts (the CUDA limit): 1024 threads.
 inline constexpr unsigned kMaxProbeBlockThreads = 1024;
 
+/// Where a thread sits for the probe: its global warp and its lane (0..31) in that warp.
+struct ProbeThreadPosition {
+  std::uint64_t globalWarp;
+  unsigned lane;
+};
+
+/// The probe's numbering of one thread (the hardware's warp formation, see the top of this file)
+/// from CUDA's blockIdx (bx, by, bz), gridDim (gx, gy), threadIdx (tx, ty, tz) and blockDim
+/// (dx, dy, dz). Needs a block of a whole number of warps (checkProbeLaunchShape).
+///
+/// Example: probeThreadPosition(1, 0, 0, 4, 1, 5, 1, 0, 16, 16, 1) == {8, 21}   // block 1 (8 warps before it), thread 5 + 16·1
+WARPWATCH_HOST_DEVICE inline ProbeThreadPosition probeThreadPosition(unsigned bx, unsigned by, unsigned bz, unsigned gx, unsigned gy, unsigned tx, unsigned ty,
+                                                                     unsigned tz, unsigned dx, unsigned dy, unsigned dz) {
+  const std::uint64_t block = static_cast<std::uint64_t>(bx) + static_cast<std::uint64_t>(gx) * (static_cast<std::uint64_t>(by) + static_cast<std::uint64_t>(gy) * bz);
+  const unsigned threadsPerBlock = dx * dy * dz;
+  const unsigned thread = tx + dx * (ty + dy * tz);
+  const std::uint64_t global = block * threadsPerBlock + thread;
+  return ProbeThreadPosition{global >> 5, static_cast<unsigned>(global & 31u)};
+}
+
 /// Throws std::invalid_argument with a message starting "WW_ERR_KERNELS_LAUNCH_SHAPE" unless
-/// the grid is 1-D (y = z = 1, x ≥ 1) and the block is 1-D with 32..1024 threads, a multiple of
-/// 32. Arguments are the grid and block dimensions (CUDA's gridDim / blockDim).
+/// every grid and block dimension is ≥ 1 and the block has 32..1024 threads in all (x·y·z), a
+/// multiple of 32. 1-D, 2-D and 3-D grids and blocks are fine. Arguments are the grid and block
+/// dimensions (CUDA's gridDim / blockDim).
 ///
 /// Example: checkProbeLaunchShape(1024, 1, 1, 256, 1, 1);   // fine
-///          checkProbeLaunchShape(64, 1, 1, 16, 16, 1);     // throws: 2-D block
+///          checkProbeLaunchShape(64, 8, 1, 16, 16, 1);     // fine: 2-D grid of 16×16 blocks
+///          checkProbeLaunchShape(64, 1, 1, 10, 3, 1);      // throws: 30 threads, a partial warp
 inline void checkProbeLaunchShape(unsigned gridX, unsigned gridY, unsigned gridZ, unsigned blockX, unsigned blockY, unsigned blockZ) {
   auto fail = [](const std::string& what) {
     throw std::invalid_argument("WW_ERR_KERNELS_LAUNCH_SHAPE: " + what +
-                                "; GroupProbe needs a 1-D grid of 1-D blocks whose size is a multiple of 32 (linearise 2-D/3-D work into a unit index)");
+                                "; GroupProbe needs blocks of a whole number of warps (32..1024 threads, a multiple of 32)");
   };
-  if (blockY != 1 || blockZ != 1) {
-    fail("block (" + std::to_string(blockX) + ", " + std::to_string(blockY) + ", " + std::to_string(blockZ) + ") is not 1-D");
+  if (gridX == 0 || gridY == 0 || gridZ == 0) {
+    fail("grid (" + std::to_string(gridX) + ", " + std::to_string(gridY) + ", " + std::to_string(gridZ) + ") has a dimension 0");
   }
-  if (gridY != 1 || gridZ != 1) {
-    fail("grid (" + std::to_string(gridX) + ", " + std::to_string(gridY) + ", " + std::to_string(gridZ) + ") is not 1-D");
+  if (blockX == 0 || blockY == 0 || blockZ == 0) {
+    fail("block (" + std::to_string(blockX) + ", " + std::to_string(blockY) + ", " + std::to_string(blockZ) + ") has a dimension 0");
   }
-  if (gridX == 0) fail("grid has 0 blocks");
-  if (blockX == 0 || blockX % 32 != 0 || blockX > kMaxProbeBlockThreads) {
-    fail("block of " + std::to_string(blockX) + " threads is not a multiple of 32 in 32..1024");
+  const std::uint64_t threads = static_cast<std::uint64_t>(blockX) * blockY * blockZ;
+  if (threads % 32 != 0 || threads > kMaxProbeBlockThreads) {
+    fail("block (" + std::to_string(blockX) + ", " + std::to_string(blockY) + ", " + std::to_string(blockZ) + ") of " + std::to_string(threads) +
+         " threads is not a multiple of 32 in 32..1024");
   }
 }
 
-/// Groups of `groupSize` lanes (1..32) that `blocks` 1-D blocks of `threadsPerBlock` threads (a
-/// multiple of 32) host: blocks · threadsPerBlock/32 warps × ⌊32/groupSize⌋ groups per warp.
+/// Groups of `groupSize` lanes (1..32) that `blocks` blocks (all dimensions multiplied) of
+/// `threadsPerBlock` threads (x·y·z, a multiple of 32) host: blocks · threadsPerBlock/32 warps × ⌊32/groupSize⌋ groups per warp.
 ///
 /// Example: probeGroupCapacity(4, 256, 8) == 128
 inline std::uint64_t probeGroupCapacity(std::uint64_t blocks, unsigned threadsPerBlock, unsigned groupSize) {
   return blocks * (threadsPerBlock / 32u) * (32u / groupSize);
 }
 
-/// Fewest 1-D blocks of `threadsPerBlock` threads (a multiple of 32) that host `groups` groups
+/// Fewest blocks (a 1-D grid; spread them over a 2-D/3-D grid as you like) of `threadsPerBlock` threads (a multiple of 32) that host `groups` groups
 /// of `groupSize` lanes (1..32); at least 1. Throws std::invalid_argument for groupSize outside
 /// 1..32 or a block size that checkProbeLaunchShape rejects.
 ///

@@ -23,13 +23,14 @@
 // __syncwarp(groupMask). Requires sm_70+ (independent thread scheduling, labeled_partition);
 // __reduce_max_sync on sm_80+, shuffles below.
 // Block runs (SPEC.md selection `block`): with LaunchInfo.selection = Selection::Block and
-// LaunchInfo.groupsPerBlock = (blockDim.x / 32) * floor(32 / n), every group of a selected thread
+// LaunchInfo.groupsPerBlock = (threads per block / 32) * floor(32 / n), every group of a selected thread
 // block is sampled, so its warps form one contiguous run (units in order) for the block-level
 // loss (model.md §11).
-// Launch shape: a 1-D grid of 1-D blocks whose size is a multiple of 32 (the lane and warp come
-// from threadIdx.x and blockIdx.x only). Check it on the host with checkProbeLaunchShape()
-// (launch-shape.hpp, included here); on other shapes the device code does not trap, but
-// threads share groups and the numbers are wrong.
+// Launch shape: 1-D, 2-D or 3-D grids and blocks; threads are numbered the way the hardware forms
+// warps (linear thread id x + Dx·(y + Dy·z) in a block, linear block id over the grid; see
+// launch-shape.hpp). A block must be a whole number of warps (32..1024 threads, a multiple of
+// 32): check it on the host with checkProbeLaunchShape() (launch-shape.hpp, included here). With
+// a partial last warp the device code does not trap, but that warp's groups miss lanes.
 #pragma once
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700
@@ -77,6 +78,11 @@ struct Plus {
 
 __device__ __forceinline__ unsigned long long clockTicks() { return static_cast<unsigned long long>(clock64()); }
 
+/// This thread's global warp and lane (probeThreadPosition over CUDA's built-in indices).
+__device__ __forceinline__ ProbeThreadPosition thisThreadPosition() {
+  return probeThreadPosition(blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y, threadIdx.x, threadIdx.y, threadIdx.z, blockDim.x, blockDim.y, blockDim.z);
+}
+
 }  // namespace detail
 
 /// A probe that records nothing: the same group/lane mapping as GroupProbe<N>, every measuring
@@ -90,8 +96,9 @@ class NullGroupProbe {
   static constexpr unsigned kGroupsPerWarp = 32 / N;
 
   __device__ NullGroupProbe(const ProbeBuffers&, bool) {
-    const unsigned lane = threadIdx.x & 31u;
-    const unsigned long long globalWarp = (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    const ProbeThreadPosition position = detail::thisThreadPosition();
+    const unsigned lane = position.lane;
+    const unsigned long long globalWarp = position.globalWarp;
     groupInWarp_ = lane / N;
     rank_ = lane % N;
     groupIndex_ = globalWarp * kGroupsPerWarp + groupInWarp_;
@@ -121,10 +128,12 @@ class GroupProbe {
  public:
   static constexpr unsigned kGroupsPerWarp = 32 / N;
 
-  /// Computes this lane's group and rank. Assumes a 1-D block whose size is a multiple of 32.
+  /// Computes this lane's group and rank from its linear position (1-D, 2-D or 3-D launches;
+  /// blocks of a whole number of warps).
   __device__ GroupProbe(const ProbeBuffers& buffers, bool sync) : buffers_(buffers), sync_(sync) {
-    const unsigned lane = threadIdx.x & 31u;
-    const unsigned long long globalWarp = (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    const ProbeThreadPosition position = detail::thisThreadPosition();
+    const unsigned lane = position.lane;
+    const unsigned long long globalWarp = position.globalWarp;
     groupInWarp_ = lane / N;
     rank_ = lane % N;
     baseLane_ = groupInWarp_ * N;

@@ -1,0 +1,543 @@
+import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
+import { createInfluxWriteApi } from './influx-client.ts';
+import { encodeLineProtocol, type InfluxPoint } from './influx-line.ts';
+import { backoffDelayMillis, type BackoffPolicy } from './retry.ts';
+import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
+
+/**
+ * The one InfluxDB writer of both services (the estimator's window, alert and pipeline points;
+ * the collector's own `warpwatch_pipeline` points). Points wait in a bounded in-memory buffer,
+ * counted in points (one point = one line of line protocol). When no request is in flight they
+ * are sent as soon as they are queued (after `flushIntervalMillis`; 0 = once the event loop is
+ * free). While requests are in flight, new points wait for one to finish (so a burst goes out
+ * in a few large requests rather than many small ones) unless a full batch is ready or the
+ * oldest point has waited {@link BUSY_LINGER_MILLIS}: then another request starts, up to
+ * `maxInFlightBatches` at a time. Requests carry up to `batchSize` points.
+ *
+ * A failed request (network error, timeout, HTTP 408, 429, 5xx) goes back into the buffer in
+ * its original order and is retried after {@link backoffDelayMillis} of `retry`
+ * (service/retry.ts) while new points keep queueing; when the buffer is full the oldest queued
+ * points are dropped. Any other 4xx (a malformed line, a missing database) drops the batch.
+ * Nothing is dropped silently: every point written in is, at any moment, exactly one of
+ * written, dropped (by {@link InfluxDropReason}) or buffered, so
+ * `pointsIn = pointsWritten + Σ dropped + buffered` ({@link InfluxWriterStats}).
+ * Concurrent batches may reach InfluxDB out of order; both services write each point once, so
+ * the order does not change what a query returns.
+ */
+
+/** Why points were given up. */
+export type InfluxDropReason =
+  /** The buffer was full: the oldest queued points made room. */
+  | 'overflow'
+  /** InfluxDB refused the batch for good (HTTP 4xx other than 408/429). */
+  | 'rejected'
+  /** No finite numeric or string field was left (NaN and ±Infinity fields are left out). */
+  | 'no-fields'
+  /** Still buffered when `close` gave up, or written after `close`. */
+  | 'closed';
+
+/** Every {@link InfluxDropReason}, in the order stats list them. */
+export const INFLUX_DROP_REASONS: readonly InfluxDropReason[] = ['overflow', 'rejected', 'no-fields', 'closed'];
+
+/** Settings of {@link createInfluxWriter}. */
+export interface InfluxWriterOptions {
+  readonly url: string;
+  /** '' (none), an API token, or 'user:password' for InfluxDB 1.8 (plain text). */
+  readonly token: string;
+  /** '-' on InfluxDB 1.8. */
+  readonly org: string;
+  /** '<database>/<retention policy>' on InfluxDB 1.8. */
+  readonly bucket: string;
+  /** Points per write request, at most (≥ 1). */
+  readonly batchSize: number;
+  /** Longest time a queued point waits before its batch is sent (ms); 0 = as soon as the event loop is free. */
+  readonly flushIntervalMillis: number;
+  /** Bound of the buffer in points (queued + in flight, ≥ 1); overflow drops the oldest queued points. */
+  readonly maxBufferPoints: number;
+  /** Write requests in flight at a time, 1..64 (default {@link DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES}). */
+  readonly maxInFlightBatches?: number | undefined;
+  /** Pauses between attempts of a failed batch (ms). */
+  readonly retry: BackoffPolicy;
+  /** Longest wait for one write request (ms). */
+  readonly requestTimeoutMillis: number;
+  /** The command-line flag that also sets `url` (`--influx-url`), named in the hint of a failure where nothing answers. */
+  readonly urlFlag?: string | undefined;
+}
+
+/** Default of {@link InfluxWriterOptions.maxInFlightBatches}. */
+export const DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES = 3;
+
+/**
+ * While a request is in flight, a point waits at most this long (ms, or `flushIntervalMillis`
+ * if larger) before another request starts beside it; otherwise it rides with the next request
+ * once one finishes.
+ */
+export const BUSY_LINGER_MILLIS = 50;
+
+/** Counters of a writer since it was created. `pointsIn = pointsWritten + pointsDropped + buffered` at every moment. */
+export interface InfluxWriterStats {
+  /** Points passed to `write`. */
+  readonly pointsIn: number;
+  /** Points InfluxDB acknowledged. */
+  readonly pointsWritten: number;
+  /** Points given up, all reasons (the sum of `dropped`). */
+  readonly pointsDropped: number;
+  /** Points given up, by reason. */
+  readonly dropped: Readonly<Record<InfluxDropReason, number>>;
+  /** Points queued or in flight. */
+  readonly buffered: number;
+  /** Write requests that succeeded. */
+  readonly batchesWritten: number;
+  /** Write requests in flight now. */
+  readonly batchesInFlight: number;
+  /** Write requests that failed (each request, not each point). */
+  readonly writeErrors: number;
+  /** Write requests that failed since the last one that succeeded (0 = the last write worked; > 0 = degraded). */
+  readonly failingWrites: number;
+}
+
+/** A failed write request (or a flush refused while backing off), as `flush` rejects with it and `onError` receives it. */
+export class InfluxWriteFailure extends Error {
+  /** Points of the failed request (0 for a flush refused while backing off). */
+  readonly points: number;
+  /** HTTP status InfluxDB answered, undefined for a network error or timeout. */
+  readonly status: number | undefined;
+  /** True when the points stay buffered and are retried; false when they were dropped. */
+  readonly retriable: boolean;
+  /** Write requests that failed since the last one that succeeded, this one included. */
+  readonly failingWrites: number;
+  /**
+   * What to try when nothing answered at the URL (service/server-hint.ts: `npm run stack -- up`
+   * for the local stack's address, else the variable and flag that set it), also at the end of
+   * the message; undefined when InfluxDB answered (an HTTP status) or the failure was another one.
+   */
+  readonly hint: string | undefined;
+
+  constructor(message: string, details: { points: number; status: number | undefined; retriable: boolean; failingWrites: number; hint?: string | undefined; cause?: unknown }) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.name = 'InfluxWriteFailure';
+    this.points = details.points;
+    this.status = details.status;
+    this.retriable = details.retriable;
+    this.failingWrites = details.failingWrites;
+    this.hint = details.hint;
+  }
+}
+
+/** What a service hears from its writer (for logs and metrics); all optional, none may throw. */
+export interface InfluxWriterHooks {
+  /** Once per failed write request. */
+  readonly onError?: ((failure: InfluxWriteFailure) => void) | undefined;
+  /** When a request succeeds after `failedRequests` failed ones in a row. */
+  readonly onRecovered?: ((failedRequests: number) => void) | undefined;
+  /** Whenever points are dropped, with their number and reason. */
+  readonly onDrop?: ((reason: InfluxDropReason, points: number) => void) | undefined;
+}
+
+/** A writer; see {@link createInfluxWriter}. */
+export interface InfluxWriter {
+  /** Queues points and schedules their batch. Never blocks, never throws; overflow drops the oldest queued points, after `close` the points are dropped ('closed'). */
+  write(points: readonly InfluxPoint[]): void;
+  /**
+   * Sends everything queued now, even while backing off only when nothing is queued. Resolves
+   * once every point queued before the call is written or dropped; rejects with an
+   * {@link InfluxWriteFailure} when a request failed meanwhile, or at once while the writer
+   * backs off after a failure (retriable points stay queued for the next attempt).
+   */
+  flush(): Promise<void>;
+  stats(): InfluxWriterStats;
+  /**
+   * Stops scheduling, sends what is buffered now (backoff ignored) until everything is written,
+   * a request fails or `timeoutMillis` passes, then counts what is left as dropped ('closed')
+   * and releases the client. Idempotent; never rejects; returns the final stats (buffered 0).
+   */
+  close(timeoutMillis: number): Promise<InfluxWriterStats>;
+}
+
+/**
+ * The `/healthz` reasons an InfluxDB writer contributes: `['influx-write']` while its last
+ * write requests failed (points wait in the buffer), else none.
+ *
+ * @example influxHealthReasons({ failingWrites: 2 }) // ['influx-write']
+ */
+export function influxHealthReasons(stats: Pick<InfluxWriterStats, 'failingWrites'> | undefined): string[] {
+  return (stats?.failingWrites ?? 0) > 0 ? ['influx-write'] : [];
+}
+
+interface Batch {
+  readonly lines: string[];
+  /** Sequence numbers of the lines (ascending). */
+  readonly sequences: number[];
+}
+
+interface Waiter {
+  /** Resolve once every point with a sequence below this is settled. */
+  readonly target: number;
+  resolve(): void;
+  reject(error: InfluxWriteFailure): void;
+}
+
+/**
+ * Creates a writer. Nothing is sent until points are written.
+ *
+ * @throws RangeError when maxInFlightBatches is not an integer 1..64, or batchSize or
+ *   maxBufferPoints is not an integer ≥ 1.
+ * @example
+ * const writer = createInfluxWriter(
+ *   { url: 'http://127.0.0.1:8086', token: '', org: '-', bucket: 'warpwatch/autogen', batchSize: 5_000, flushIntervalMillis: 0,
+ *     maxBufferPoints: 200_000, retry: { initialMillis: 500, maxMillis: 30_000, jitter: 0.5 }, requestTimeoutMillis: 10_000 },
+ *   { onError: (failure) => log(failure.message) },
+ * );
+ * writer.write(points);
+ * await writer.close(2_000);
+ */
+export function createInfluxWriter(options: InfluxWriterOptions, hooks: InfluxWriterHooks = {}): InfluxWriter {
+  const maxInFlight = options.maxInFlightBatches ?? DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES;
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1 || maxInFlight > 64) {
+    throw new RangeError(`maxInFlightBatches must be an integer 1..64, got ${maxInFlight}`);
+  }
+  if (!Number.isInteger(options.batchSize) || options.batchSize < 1) throw new RangeError(`batchSize must be an integer ≥ 1, got ${options.batchSize}`);
+  if (!Number.isInteger(options.maxBufferPoints) || options.maxBufferPoints < 1) {
+    throw new RangeError(`maxBufferPoints must be an integer ≥ 1, got ${options.maxBufferPoints}`);
+  }
+  return new BufferedInfluxWriter(options, maxInFlight, hooks);
+}
+
+/** The writer of {@link createInfluxWriter}: the buffer, the scheduling of requests, their outcome, and close. */
+class BufferedInfluxWriter implements InfluxWriter {
+  readonly #o: InfluxWriterOptions;
+  readonly #hooks: InfluxWriterHooks;
+  /** The target in messages, credentials left out. */
+  readonly #where: string;
+  /** One WriteApi per concurrent request: each has its own buffer, flushed by us only (the client neither retries, buffers nor logs). */
+  readonly #idleApis: WriteApi[];
+  readonly #allApis: readonly WriteApi[];
+  readonly #busyLingerMillis: number;
+
+  /** Queued lines in ascending sequence order (a retried batch is merged back in place). */
+  readonly #queue: string[] = [];
+  readonly #queueSequences: number[] = [];
+  readonly #inFlight = new Set<Batch>();
+  #inFlightLines = 0;
+  #nextSequence = 0;
+  #waiters: Waiter[] = [];
+  /** Called whenever a request ends (close waits for the requests in flight through it). */
+  #onRequestEnd: (() => void) | undefined;
+
+  #pointsIn = 0;
+  #pointsWritten = 0;
+  readonly #dropped: Record<InfluxDropReason, number> = { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 };
+  #batchesWritten = 0;
+  #writeErrors = 0;
+  #failingWrites = 0;
+  /** No request starts before this (ms since epoch; the backoff after a failure). */
+  #nextAttemptMillis = 0;
+  /** When the oldest line now queued was queued (ms since epoch; meaningful while the queue is not empty). */
+  #queuedSinceMillis = 0;
+  #scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
+
+  /** No more scheduling (close called). */
+  #closed = false;
+  /** Close has given up: late answers of requests in flight are ignored (their points counted 'closed'). */
+  #finished = false;
+  #finalStats: Promise<InfluxWriterStats> | undefined;
+
+  constructor(options: InfluxWriterOptions, maxInFlight: number, hooks: InfluxWriterHooks) {
+    this.#o = options;
+    this.#hooks = hooks;
+    this.#where = `InfluxDB ${urlWithoutCredentials(options.url)} (bucket ${options.bucket})`;
+    this.#idleApis = Array.from({ length: maxInFlight }, () =>
+      createInfluxWriteApi({ url: options.url, token: options.token, org: options.org, bucket: options.bucket, requestTimeoutMillis: options.requestTimeoutMillis, maxBatchLines: options.batchSize }),
+    );
+    this.#allApis = [...this.#idleApis];
+    this.#busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
+  }
+
+  write(points: readonly InfluxPoint[]): void {
+    this.#pointsIn += points.length;
+    if (this.#closed) {
+      this.#drop('closed', points.length);
+      return;
+    }
+    const lines: string[] = [];
+    for (const point of points) {
+      const line = lineOf(point);
+      if (line === undefined) this.#drop('no-fields', 1);
+      else lines.push(line);
+    }
+    if (lines.length === 0) return;
+    if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
+    for (const line of lines) {
+      this.#queue.push(line);
+      this.#queueSequences.push(this.#nextSequence);
+      this.#nextSequence += 1;
+    }
+    this.#enforceBound();
+    this.#settleWaiters();
+    if (this.#queue.length >= this.#o.batchSize && this.#idleApis.length > 0 && Date.now() >= this.#nextAttemptMillis) {
+      this.#cancelSchedule();
+      this.#pump(false);
+    } else this.#schedule();
+  }
+
+  flush(): Promise<void> {
+    if (Date.now() < this.#nextAttemptMillis && this.#queue.length > 0) {
+      const message = `${this.#where} is backing off after a failed write; ${this.#buffered()} points buffered`;
+      return Promise.reject(new InfluxWriteFailure(message, { points: 0, status: undefined, retriable: true, failingWrites: this.#failingWrites }));
+    }
+    return this.#waitForAll(true);
+  }
+
+  stats(): InfluxWriterStats {
+    return {
+      pointsIn: this.#pointsIn,
+      pointsWritten: this.#pointsWritten,
+      pointsDropped: INFLUX_DROP_REASONS.reduce((sum, reason) => sum + this.#dropped[reason], 0),
+      dropped: { ...this.#dropped },
+      buffered: this.#buffered(),
+      batchesWritten: this.#batchesWritten,
+      batchesInFlight: this.#inFlight.size,
+      writeErrors: this.#writeErrors,
+      failingWrites: this.#failingWrites,
+    };
+  }
+
+  close(timeoutMillis: number): Promise<InfluxWriterStats> {
+    this.#finalStats ??= this.#closeOnce(timeoutMillis);
+    return this.#finalStats;
+  }
+
+  #buffered(): number {
+    return this.#queue.length + this.#inFlightLines;
+  }
+
+  #drop(reason: InfluxDropReason, count: number): void {
+    if (count <= 0) return;
+    this.#dropped[reason] += count;
+    this.#hooks.onDrop?.(reason, count);
+  }
+
+  /** Smallest sequence not yet settled (written or dropped); nextSequence when none. */
+  #lowestOutstanding(): number {
+    let lowest = this.#queueSequences[0] ?? this.#nextSequence;
+    for (const batch of this.#inFlight) lowest = Math.min(lowest, batch.sequences[0]!);
+    return lowest;
+  }
+
+  #settleWaiters(): void {
+    if (this.#waiters.length === 0) return;
+    const lowest = this.#lowestOutstanding();
+    const still: Waiter[] = [];
+    for (const waiter of this.#waiters) {
+      if (waiter.target <= lowest) waiter.resolve();
+      else still.push(waiter);
+    }
+    this.#waiters = still;
+  }
+
+  #rejectWaiters(failure: InfluxWriteFailure): void {
+    const rejected = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of rejected) waiter.reject(failure);
+  }
+
+  /** Drops the oldest queued lines beyond the bound (lines in flight are never dropped; the buffer may exceed its bound by those meanwhile). */
+  #enforceBound(): void {
+    const excess = this.#buffered() - this.#o.maxBufferPoints;
+    if (excess <= 0) return;
+    const count = Math.min(excess, this.#queue.length);
+    this.#queue.splice(0, count);
+    this.#queueSequences.splice(0, count);
+    this.#drop('overflow', count);
+  }
+
+  #cancelSchedule(): void {
+    if (this.#scheduled === undefined) return;
+    clearTimeout(this.#scheduled as NodeJS.Timeout);
+    clearImmediate(this.#scheduled as NodeJS.Immediate);
+    this.#scheduled = undefined;
+  }
+
+  /** Milliseconds until queued lines may start a request (0 = now), ignoring free slots. */
+  #delayUntilSend(now: number): number {
+    if (now < this.#nextAttemptMillis) return this.#nextAttemptMillis - now;
+    if (this.#queue.length >= this.#o.batchSize) return 0;
+    const linger = this.#inFlight.size === 0 ? this.#o.flushIntervalMillis : this.#busyLingerMillis;
+    return Math.max(0, this.#queuedSinceMillis + linger - now);
+  }
+
+  /** Arranges the next send: now-ish, after the linger time, or when the backoff ends. */
+  #schedule(): void {
+    if (this.#closed || this.#scheduled !== undefined || this.#queue.length === 0 || this.#idleApis.length === 0) return;
+    const delay = this.#delayUntilSend(Date.now());
+    const fire = (): void => {
+      this.#scheduled = undefined;
+      this.#pump(false);
+    };
+    if (delay <= 0) {
+      this.#scheduled = setImmediate(fire);
+    } else {
+      const timer = setTimeout(fire, delay);
+      timer.unref();
+      this.#scheduled = timer;
+    }
+  }
+
+  /** Starts batches while there are lines and free request slots (`force`: now, even while backing off). */
+  #pump(force: boolean): void {
+    while (this.#queue.length > 0 && this.#idleApis.length > 0) {
+      if (!force && this.#delayUntilSend(Date.now()) > 0) break;
+      const count = Math.min(this.#o.batchSize, this.#queue.length);
+      const batch: Batch = { lines: this.#queue.splice(0, count), sequences: this.#queueSequences.splice(0, count) };
+      const api = this.#idleApis.pop()!;
+      this.#inFlight.add(batch);
+      this.#inFlightLines += count;
+      void this.#send(api, batch);
+    }
+    this.#schedule();
+  }
+
+  /** One request: books its outcome, then lets what waited for the slot go. */
+  async #send(api: WriteApi, batch: Batch): Promise<void> {
+    let failure: InfluxWriteFailure | undefined;
+    try {
+      api.writeRecords(batch.lines);
+      await api.flush();
+      if (!this.#finished) this.#succeeded(batch);
+    } catch (error) {
+      if (!this.#finished) failure = this.#failed(batch, error);
+    }
+    if (this.#finished) return;
+    this.#inFlight.delete(batch);
+    this.#inFlightLines -= batch.lines.length;
+    this.#idleApis.push(api);
+    if (failure !== undefined) {
+      this.#enforceBound();
+      this.#rejectWaiters(failure);
+      this.#hooks.onError?.(failure);
+    }
+    this.#settleWaiters();
+    this.#onRequestEnd?.();
+    // A slot is free: what waited for it goes now (a flush or close in progress sends on regardless of linger).
+    this.#cancelSchedule();
+    if (!this.#closed || this.#waiters.length > 0) this.#pump(this.#waiters.length > 0);
+  }
+
+  /** Books a successful request. */
+  #succeeded(batch: Batch): void {
+    this.#pointsWritten += batch.lines.length;
+    this.#batchesWritten += 1;
+    const failedBefore = this.#failingWrites;
+    this.#failingWrites = 0;
+    this.#nextAttemptMillis = 0;
+    if (failedBefore > 0) this.#hooks.onRecovered?.(failedBefore);
+  }
+
+  /** Books a failed request (still counted in flight): back into the buffer when retriable, else dropped; returns the failure to report. */
+  #failed(batch: Batch, error: unknown): InfluxWriteFailure {
+    this.#writeErrors += 1;
+    this.#failingWrites += 1;
+    const status = error instanceof HttpError ? error.statusCode : undefined;
+    const retriable = status === undefined || status === 408 || status === 429 || status >= 500;
+    if (retriable) {
+      // Back into the buffer, in sequence order, for the next attempt.
+      if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
+      const at = lowerBound(this.#queueSequences, batch.sequences[0]!);
+      this.#queue.splice(at, 0, ...batch.lines);
+      this.#queueSequences.splice(at, 0, ...batch.sequences);
+      this.#nextAttemptMillis = Date.now() + backoffDelayMillis(this.#failingWrites, this.#o.retry);
+    } else {
+      this.#drop('rejected', batch.lines.length);
+    }
+    const retry = this.#o.retry;
+    const outcome = retriable
+      ? `; retrying in up to ${Math.round(retry.maxMillis * (1 + (retry.jitter ?? 0) / 2))} ms, ${this.#buffered() - batch.lines.length} points buffered`
+      : '; batch dropped (InfluxDB refused it)';
+    const hint = status === undefined && isUnreachableError(error) ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag) : undefined;
+    return new InfluxWriteFailure(
+      `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}${hint === undefined ? '' : `; ${hint}`}`,
+      { points: batch.lines.length, status, retriable, failingWrites: this.#failingWrites, hint, cause: error },
+    );
+  }
+
+  /** Resolves once every point queued so far is settled; rejects at the next failed request. */
+  #waitForAll(force: boolean): Promise<void> {
+    const target = this.#nextSequence;
+    if (this.#lowestOutstanding() >= target) return Promise.resolve();
+    const settled = new Promise<void>((resolve, reject) => this.#waiters.push({ target, resolve, reject }));
+    this.#pump(force);
+    return settled;
+  }
+
+  /** Resolves once no request is in flight. */
+  #requestsEnded(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (this.#inFlight.size > 0) return;
+        this.#onRequestEnd = undefined;
+        resolve();
+      };
+      this.#onRequestEnd = check;
+      check();
+    });
+  }
+
+  async #closeOnce(timeoutMillis: number): Promise<InfluxWriterStats> {
+    this.#closed = true;
+    this.#cancelSchedule();
+    let timeout: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timeout = setTimeout(resolve, Math.max(0, timeoutMillis));
+    });
+    // Everything buffered gets one forced attempt; after a failure, requests already in flight may still succeed.
+    await Promise.race([this.#waitForAll(true).catch(() => this.#requestsEnded()), timedOut]);
+    if (timeout !== undefined) clearTimeout(timeout);
+    this.#finished = true;
+    this.#onRequestEnd = undefined;
+    this.#drop('closed', this.#buffered());
+    this.#queue.length = 0;
+    this.#queueSequences.length = 0;
+    this.#inFlight.clear();
+    this.#inFlightLines = 0;
+    for (const api of this.#allApis) api.dispose();
+    return this.stats();
+  }
+}
+
+/** The point's line, its non-finite numeric fields left out; undefined when no field is left. */
+function lineOf(point: InfluxPoint): string | undefined {
+  const entries = Object.entries(point.fields);
+  if (entries.every(([, value]) => typeof value === 'string' || Number.isFinite(value))) {
+    return entries.length === 0 ? undefined : encodeLineProtocol(point);
+  }
+  const fields = Object.fromEntries(entries.filter(([, value]) => typeof value === 'string' || Number.isFinite(value)));
+  return Object.keys(fields).length === 0 ? undefined : encodeLineProtocol({ ...point, fields });
+}
+
+/** First index of a sorted array whose value is ≥ `value`. */
+function lowerBound(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]! < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
+ * The URL without user:password, for messages.
+ *
+ * @example urlWithoutCredentials('http://u:p@host:8086/') // 'http://host:8086'
+ */
+export function urlWithoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '[invalid url]';
+  }
+}
