@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { StreamIdentityError } from '../contracts/index.ts';
 import { UsageError } from './usage-error.ts';
 import type { registerCollectCommand } from './commands/collect.ts';
 
@@ -106,7 +107,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       return 2; // commander already printed its one-line message
     }
     if (error instanceof UsageError || error instanceof RangeError) {
-      process.stderr.write(`warpwatch: ${error.message}\n`);
+      // A usage error with a code of its own (a stream-identity rule, a service's config) says it.
+      const code = error instanceof UsageError || error instanceof StreamIdentityError ? error.code : 'WW_ERR_USAGE';
+      process.stderr.write(`warpwatch: ${code === 'WW_ERR_USAGE' || error.message.includes(code) ? '' : `${code}: `}${error.message}\n`);
       return 2;
     }
     // Coded errors (WW_ERR_*, docs/errors.md) say their code, so the line can be looked up.

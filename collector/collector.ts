@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Meter } from '@opentelemetry/api';
-import { influxHealthReasons } from '../service/index.ts';
+import { influxHealthReasons, unreachableServerHint } from '../service/index.ts';
 import { CollectorMetrics, accountingOf } from './collector-metrics.ts';
 import type { CollectorConfig } from './config.ts';
 import { CollectorError } from './errors.ts';
@@ -175,6 +175,7 @@ function createDelivery(deps: CollectorDependencies, spool: DiskSpool, metrics: 
     maxMessageBytes: config.kafka.maxMessageBytes,
     dlqTopic: config.kafka.dlqTopic,
     dlqMaxValueBytes: config.dlqMaxValueBytes,
+    unreachableHint: unreachableServerHint('kafka', config.kafka.brokers.join(','), '--brokers'),
     log,
   });
   const intake = createFrameIntake({

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { COLLECTOR_FIELDS, hostProblem } from '../contracts/index.ts';
 import { defaultSocketPath, describeCollectorConfig, loadCollectorConfig, loadCollectorKafkaConfig } from './config.ts';
 import { CollectorConfigError } from './errors.ts';
 
@@ -102,6 +103,31 @@ describe('loadCollectorConfig', () => {
       expect(error.problems).toHaveLength(4);
       expect(error.message).toBe(error.problems.join('; '));
       expect(error.message).not.toContain('pw-1');
+    });
+
+    it('checks the host and labels with the stream-identity rules of contracts/, reported with every other problem', () => {
+      // The host field's rule is the contracts function itself (no second copy of the rule).
+      expect(COLLECTOR_FIELDS.host.check).toBe(hostProblem);
+      let caught: unknown;
+      try {
+        loadCollectorConfig({
+          env: { WARPWATCH_HOST: 'gpu 7', WARPWATCH_LABELS: 'team=a,9x=b', WARPWATCH_LABEL_POD: 'p\u0001q', WARPWATCH_KAFKA_PARTITIONS: '0' },
+          flags: { label: ['zone'] },
+        });
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught).toBeInstanceOf(CollectorConfigError);
+      expect((caught as CollectorConfigError).fields).toEqual([
+        { name: 'WARPWATCH_HOST', value: 'gpu 7', why: 'must not contain whitespace, control characters or |' },
+        { name: 'WARPWATCH_KAFKA_PARTITIONS', value: '0', why: 'must be an integer 1..10000' },
+        { name: 'WARPWATCH_LABELS', value: '9x=b', why: 'label must be name=value: its name must match [A-Za-z_][A-Za-z0-9_.-]{0,63}' },
+        { name: 'WARPWATCH_LABEL_POD', value: 'pod=p\u0001q', why: 'label must be name=value: its value must not contain control characters' },
+        { name: '--label', value: 'zone', why: 'label must be name=value' },
+      ]);
+      // A host of 255 UTF-8 bytes is allowed, 256 are not (é is 2 bytes).
+      expect(loadCollectorConfig({ env: { WARPWATCH_HOST: 'é'.repeat(127) + 'a' } }).hostName).toHaveLength(128);
+      expect(() => loadCollectorConfig({ env: { WARPWATCH_HOST: 'é'.repeat(128) } })).toThrow(/WARPWATCH_HOST must be at most 255 UTF-8 bytes \(it has 256\)/);
     });
 
     it('requires a username and a password when SASL is on', () => {

@@ -1,6 +1,6 @@
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
-import { COLLECTOR_FIELDS } from '../contracts/index.ts';
+import { COLLECTOR_FIELDS, hostProblem, labelProblem } from '../contracts/index.ts';
 import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile } from '../service/index.ts';
 import { CollectorConfigError } from './errors.ts';
 import type { Secret } from './secret.ts';
@@ -179,7 +179,7 @@ export interface CollectorConfigInput {
 export function loadCollectorConfig(input: CollectorConfigInput): CollectorConfig {
   const flags = input.flags ?? {};
   const reader = new ConfigReader({ env: input.env, flags, readTextFile: input.readTextFile });
-  const hostName = reader.readField('host', F.host) ?? hostname();
+  const hostName = readHostName(reader);
   const kafka = readKafka(reader);
   const sizes = readSizes(reader);
   const v = reader.read({
@@ -264,19 +264,31 @@ function readSources(
   });
 }
 
-const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+/**
+ * The host name: --host or WARPWATCH_HOST (checked by the field's stream-identity rule), else the
+ * machine's, which must pass the same rule (contracts/stream-identity.ts hostProblem).
+ */
+function readHostName(reader: ConfigReader): string {
+  const given = reader.readField('host', F.host);
+  if (given !== undefined) return given;
+  const machine = hostname();
+  const problem = hostProblem(machine);
+  if (problem !== undefined) reader.report({ name: `the machine's host name (set --host or ${F.host.env})`, value: machine, why: problem });
+  return machine;
+}
 
 /** Labels: WARPWATCH_LABELS, then one WARPWATCH_LABEL_<NAME> each (the Kubernetes downward API), then --label, later ones winning per name. */
 function readLabels(reader: ConfigReader, flags: CollectorFlags): Readonly<Record<string, string>> {
   const labels: Record<string, string> = {};
+  // The label rule is the stream-identity rule of contracts/ (the CLI and every service use it).
   const addLabel = (text: string, origin: string): void => {
-    const eq = text.indexOf('=');
-    const name = eq > 0 ? text.slice(0, eq).trim() : '';
-    if (!LABEL_NAME.test(name)) {
-      reader.report({ name: origin, value: text, why: 'label must be name=value with name matching [A-Za-z_][A-Za-z0-9_.-]{0,63}' });
+    const problem = labelProblem(text);
+    if (problem !== undefined) {
+      reader.report({ name: origin, value: text, why: `label ${problem}` });
       return;
     }
-    labels[name] = text.slice(eq + 1).trim();
+    const eq = text.indexOf('=');
+    labels[text.slice(0, eq).trim()] = text.slice(eq + 1).trim();
   };
   for (const part of (reader.readField('labels', F.labels) ?? '').split(',')) if (part.trim() !== '') addLabel(part.trim(), F.labels.env);
   for (const entry of reader.readField('labelFamily', F.labelFamily)) addLabel(`${entry.name}=${entry.value}`, entry.env);

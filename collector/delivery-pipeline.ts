@@ -1,3 +1,4 @@
+import { isUnreachableError } from '../service/index.ts';
 import type { CollectorMetrics } from './collector-metrics.ts';
 import type { DiskSpool } from './disk-spool.ts';
 import { recordSizeBytes, type ProduceFunction, type ProduceRecord } from './produce-record.ts';
@@ -32,6 +33,11 @@ export interface DeliveryPipelineOptions {
   /** Bytes of a record's value kept when it is moved to the DLQ (default 65536). */
   readonly dlqMaxValueBytes?: number;
   readonly log?: LogFunction;
+  /**
+   * What to try when the broker cannot be reached at all (service/server-hint.ts), added to the
+   * one line that reports an outage; none by default.
+   */
+  readonly unreachableHint?: string;
   /** Monotonic clock in milliseconds (default performance.now). */
   readonly now?: () => number;
 }
@@ -190,7 +196,9 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     if (!brokerDown) {
       const code = (error as { code?: unknown }).code;
       const prefix = typeof code === 'string' && code.startsWith('WW_ERR_') ? `${code}: ` : '';
-      log('warn', `${prefix}Kafka send of ${count} record(s) failed; they stay in the spool, retrying every ${options.retryBackoffMillis} ms: ${error.message}`);
+      const hint = options.unreachableHint !== undefined && isUnreachableError(error) ? `; ${options.unreachableHint}` : '';
+      // Said once per outage (the retries are not logged; `Kafka accepts records again` ends it).
+      log('warn', `${prefix}Kafka send of ${count} record(s) failed; they stay in the spool, retrying every ${options.retryBackoffMillis} ms: ${error.message}${hint}`);
     }
     brokerDown = true;
     nextProbeAt = now() + options.retryBackoffMillis;

@@ -1,3 +1,4 @@
+import { COLLECTOR_FIELDS } from '../contracts/index.ts';
 import { createInfluxWriter, type InfluxWriter } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
@@ -13,8 +14,9 @@ import type { Secret } from './secret.ts';
  * - the buffer is bounded (`maxBufferPoints`): on overflow the oldest waiting points are
  *   dropped and counted, logged once until a write succeeds again;
  * - a batch InfluxDB rejects for good (HTTP 4xx other than 408/429) is dropped and counted;
- * - the first failure of an outage is logged (`WW_ERR_COLLECTOR_INFLUX_WRITE`), the rest are
- *   only counted until a write succeeds again, which is logged too;
+ * - the first failure of an outage is logged (`WW_ERR_COLLECTOR_INFLUX_WRITE`; when nothing
+ *   answers, with what to try: service/server-hint.ts), the rest are only counted until a write
+ *   succeeds again, which is logged too;
  * - nothing here throws into the collector or rejects.
  */
 
@@ -58,6 +60,7 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
       maxInFlightBatches: 1,
       retry: COLLECTOR_INFLUX_RETRY,
       requestTimeoutMillis: options.requestTimeoutMillis,
+      urlFlag: COLLECTOR_FIELDS.influxUrl.flag,
     },
     {
       onError(failure) {

@@ -1,5 +1,5 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer } from 'kafkajs';
-import { kafkaClientSecurity } from '../service/index.ts';
+import { isUnreachableError, kafkaClientSecurity } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -48,6 +48,9 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       const message = entry.log.message;
       // Bounded retries are a deliberate choice here: a failed batch is spooled and re-sent by a new producer.
       if (message.includes('Limiting retries for the idempotent producer')) return;
+      // A broker that cannot be reached is said once per outage by the delivery pipeline, with
+      // what to try; kafkajs' own line per connection attempt would repeat it (issue 18).
+      if (isUnreachableError(`${message} ${String(entry.log.error ?? '')}`)) return;
       const now = Date.now();
       const previous = lastLogged.get(message);
       if (previous !== undefined && now - previous < KAFKA_LOG_REPEAT_MILLIS) return;

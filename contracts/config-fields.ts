@@ -11,6 +11,7 @@
  */
 
 import { LABEL_TAGS } from './series.ts';
+import { hostProblem, LABEL_NAME_PATTERN } from './stream-identity.ts';
 import { TOPICS } from './topics.ts';
 
 /** What every field has. */
@@ -79,6 +80,14 @@ export interface TextField extends ConfigFieldBase {
   /** What the pattern requires, a noun phrase (`a Kafka topic name (...)`): the docs and the error message (`must be ...`) say it. */
   readonly patternText?: string;
   readonly maxLength?: number;
+  /**
+   * A rule of its own, when a pattern cannot say it: what is wrong with the (trimmed) value, or
+   * undefined; e.g. a stream-identity rule of contracts/stream-identity.ts (`hostProblem`), so a
+   * setting and a command-line argument are checked by the same function.
+   */
+  readonly check?: (value: string) => string | undefined;
+  /** What `check` requires, a noun phrase for the docs (`a host name: ...`). */
+  readonly checkText?: string;
   readonly default?: string;
 }
 
@@ -167,7 +176,8 @@ export function envNamesOf(...groups: readonly ConfigFields[]): string[] {
 
 const MILLIS = 'ms';
 const NAME_128 = /^[A-Za-z0-9._-]{1,128}$/;
-const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+/** The label-name rule of the stream identity (contracts/stream-identity.ts). */
+const LABEL_NAME = LABEL_NAME_PATTERN;
 const TOPIC = { pattern: /^[A-Za-z0-9._-]{1,249}$/, patternText: 'a Kafka topic name ([A-Za-z0-9._-], 1..249 chars)' } as const;
 const DAY_MILLIS = 86_400_000;
 
@@ -219,7 +229,15 @@ export const COLLECTOR_FIELDS = {
   socketMode: { kind: 'octal', env: 'WARPWATCH_SOCKET_MODE', flag: '--socket-mode', default: 0o660, doc: 'permission bits of the socket file' },
   labels: { kind: 'text', env: 'WARPWATCH_LABELS', defaultText: 'none', doc: 'labels `name=value,...` sent as `ww-label-<name>` headers (`--label name=value`, repeatable, wins per name)' },
   labelFamily: { kind: 'family', env: 'WARPWATCH_LABEL_<NAME>', prefix: 'WARPWATCH_LABEL_', doc: 'one label each, name lower-cased (what the Kubernetes downward API sets); above WARPWATCH_LABELS, below `--label`' },
-  host: { kind: 'text', env: 'WARPWATCH_HOST', flag: '--host', defaultText: '`os.hostname()`', doc: 'host name in the `ww-host` header' },
+  host: {
+    kind: 'text',
+    env: 'WARPWATCH_HOST',
+    flag: '--host',
+    check: hostProblem,
+    checkText: '1..255 UTF-8 bytes without whitespace, control characters or `|`',
+    defaultText: '`os.hostname()`',
+    doc: 'host name in the `ww-host` header',
+  },
   brokers: KAFKA_SHARED.brokers,
   clientId: { kind: 'text', env: 'WARPWATCH_KAFKA_CLIENT_ID', default: 'warpwatch-collector', doc: 'Kafka client id' },
   framesTopic: KAFKA_SHARED.framesTopic,

@@ -3,7 +3,40 @@
  * and its keys, the Kafka header names, the Kafka topics, the InfluxDB series, the OTel/Prometheus metric names
  * and the configuration fields (environment variable names, types, defaults, bounds). Pure data and functions, no I/O.
  */
-export { attributionFromHeaders, KAFKA_HEADERS, matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity, type StreamKeyParts } from './stream-identity.ts';
+export {
+  attributionFromHeaders,
+  DEVICE_UUID_PATTERN,
+  deviceUuidProblem,
+  groupSizeProblem,
+  hostProblem,
+  jobProblem,
+  KAFKA_HEADERS,
+  kernelProblem,
+  LABEL_NAME_PATTERN,
+  labelNameProblem,
+  labelProblem,
+  labelValueProblem,
+  matchesStreamFilter,
+  MAX_GROUP_SIZE,
+  MAX_IDENTITY_TEXT_BYTES,
+  MIN_GROUP_SIZE,
+  NIL_UUID,
+  parseDeviceSelector,
+  parseGroupSize,
+  parseHost,
+  parseJob,
+  parseKernel,
+  parseLabel,
+  parseSource,
+  parseStreamName,
+  sourceProblem,
+  STREAM_SOURCES,
+  streamKeyOf,
+  streamNameProblem,
+  type StreamIdentity,
+  type StreamKeyParts,
+} from './stream-identity.ts';
+export { CONTRACTS_ERROR_CODES, StreamIdentityError } from './errors.ts';
 export { TOPICS } from './topics.ts';
 export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREAM_TAGS, TAGS, type AlertKind, type MeasurementName } from './series.ts';
 export { LABEL_ATTRIBUTES, labelAttributeName, RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';

@@ -13,7 +13,13 @@
  * in every frame (SPEC.md: the recorder reads the GPU's UUID; the CPU backend gives its CPU a
  * host-stable name-based UUID from the machine id and the CPU model); the host and the labels
  * are added by the collector as Kafka headers ({@link KAFKA_HEADERS}).
+ *
+ * The rules each part must follow are defined here once ({@link jobProblem} … {@link
+ * sourceProblem}): the frame codec (protocol/) checks frames with these limits, the collector its
+ * host and labels, and every CLI flag that names a part of an identity is read with the
+ * `parse*` functions below (a {@link StreamIdentityError}, WW_ERR_STREAM_IDENTITY, exit 2).
  */
+import { StreamIdentityError } from './errors.ts';
 
 /** Kafka header names the collector sets on every frames-topic record and the estimator reads. */
 export const KAFKA_HEADERS = {
@@ -95,4 +101,252 @@ export function matchesStreamFilter(
   if (filter.device !== undefined && identity.deviceUuid !== filter.device && identity.device !== filter.device) return false;
   if (filter.host !== undefined && identity.host !== filter.host) return false;
   return true;
+}
+
+/** Longest job, kernel, device name, host or label value, in UTF-8 bytes (the frame's one-byte length prefix). */
+export const MAX_IDENTITY_TEXT_BYTES = 255;
+
+/** Smallest and largest group size n of a stream (lanes per group: at most a warp of 32). */
+export const MIN_GROUP_SIZE = 1;
+export const MAX_GROUP_SIZE = 32;
+
+/** The sources a frame can come from: the CUDA recorder or the CPU lockstep backend. */
+export const STREAM_SOURCES = ['cuda', 'cpu'] as const;
+
+/** A device UUID as frames carry it: lowercase `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`. */
+export const DEVICE_UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A label name: a letter or `_`, then up to 63 letters, digits, `_`, `.`, `-` (a Kafka header suffix and an InfluxDB tag key). */
+export const LABEL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// eslint-disable-next-line no-control-regex -- the rule is exactly "no control characters"
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** UTF-8 length of a well-formed string, without allocating. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** The rule every identity text follows: well-formed Unicode of 1..255 UTF-8 bytes (0.. when `mayBeEmpty`). */
+function textProblem(text: string, mayBeEmpty = false): string | undefined {
+  if (!mayBeEmpty && text === '') return 'must not be empty';
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it has a lone surrogate)';
+  const bytes = utf8Length(text);
+  if (bytes > MAX_IDENTITY_TEXT_BYTES) return `must be at most ${MAX_IDENTITY_TEXT_BYTES} UTF-8 bytes (it has ${bytes})`;
+  return undefined;
+}
+
+/**
+ * What is wrong with a job name, or undefined when it is valid: 1..255 UTF-8 bytes of
+ * well-formed Unicode without `/` (the stream name splits at its first `/`).
+ *
+ * @example jobProblem('train/7') // "must not contain '/'"
+ */
+export function jobProblem(job: string): string | undefined {
+  return textProblem(job) ?? (job.includes('/') ? "must not contain '/'" : undefined);
+}
+
+/**
+ * What is wrong with a kernel name, or undefined: 1..255 UTF-8 bytes of well-formed Unicode
+ * (`/` allowed: `ns::k/v2`).
+ *
+ * @example kernelProblem('') // 'must not be empty'
+ */
+export function kernelProblem(kernel: string): string | undefined {
+  return textProblem(kernel);
+}
+
+/**
+ * What is wrong with a stream name `<job>/<kernel>`, or undefined: split at its first `/`,
+ * both parts follow {@link jobProblem} and {@link kernelProblem}.
+ *
+ * @example streamNameProblem('noslash') // "must be '<job>/<kernel>' (no '/' found)"
+ */
+export function streamNameProblem(stream: string): string | undefined {
+  const slash = stream.indexOf('/');
+  if (slash < 0) return "must be '<job>/<kernel>' (no '/' found)";
+  const job = jobProblem(stream.slice(0, slash));
+  if (job !== undefined) return `must be '<job>/<kernel>': its job ${job}`;
+  const kernel = kernelProblem(stream.slice(slash + 1));
+  return kernel === undefined ? undefined : `must be '<job>/<kernel>': its kernel ${kernel}`;
+}
+
+/**
+ * What is wrong with a group size n, or undefined: an integer {@link MIN_GROUP_SIZE}..{@link MAX_GROUP_SIZE}.
+ *
+ * @example groupSizeProblem(64) // 'must be an integer 1..32'
+ */
+export function groupSizeProblem(n: number): string | undefined {
+  return Number.isInteger(n) && n >= MIN_GROUP_SIZE && n <= MAX_GROUP_SIZE ? undefined : `must be an integer ${MIN_GROUP_SIZE}..${MAX_GROUP_SIZE}`;
+}
+
+/**
+ * What is wrong with a source, or undefined: one of {@link STREAM_SOURCES}.
+ *
+ * @example sourceProblem('gpu') // 'must be cuda or cpu'
+ */
+export function sourceProblem(source: string): string | undefined {
+  return (STREAM_SOURCES as readonly string[]).includes(source) ? undefined : `must be ${STREAM_SOURCES.join(' or ')}`;
+}
+
+/**
+ * What is wrong with a device UUID, or undefined: lowercase 8-4-4-4-12 hex ({@link DEVICE_UUID_PATTERN}).
+ *
+ * @example deviceUuidProblem('GPU-1234') // 'must be a lowercase UUID xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx'
+ */
+export function deviceUuidProblem(uuid: string): string | undefined {
+  return DEVICE_UUID_PATTERN.test(uuid) ? undefined : 'must be a lowercase UUID xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx';
+}
+
+/**
+ * What is wrong with a host name, or undefined: 1..255 UTF-8 bytes, no whitespace, no control
+ * characters and no `|` (the separator of {@link streamKeyOf}).
+ *
+ * @example hostProblem('node 7') // 'must not contain whitespace, control characters or |'
+ */
+export function hostProblem(host: string): string | undefined {
+  return textProblem(host) ?? (/[\s|]/.test(host) || CONTROL.test(host) ? 'must not contain whitespace, control characters or |' : undefined);
+}
+
+/**
+ * What is wrong with a label name, or undefined: {@link LABEL_NAME_PATTERN}.
+ *
+ * @example labelNameProblem('9pod') // 'must match [A-Za-z_][A-Za-z0-9_.-]{0,63}'
+ */
+export function labelNameProblem(name: string): string | undefined {
+  return LABEL_NAME_PATTERN.test(name) ? undefined : 'must match [A-Za-z_][A-Za-z0-9_.-]{0,63}';
+}
+
+/**
+ * What is wrong with a label value, or undefined: 0..255 UTF-8 bytes of well-formed Unicode
+ * without control characters (it travels as a Kafka header and an InfluxDB tag value).
+ *
+ * @example labelValueProblem('a\nb') // 'must not contain control characters'
+ */
+export function labelValueProblem(value: string): string | undefined {
+  return textProblem(value, true) ?? (CONTROL.test(value) ? 'must not contain control characters' : undefined);
+}
+
+/** Throws the one-line error of an argument whose text breaks a rule. */
+function check<T>(what: string, text: string, problem: string | undefined, value: T): T {
+  if (problem !== undefined) throw new StreamIdentityError(`${what} ${problem}, got '${text}'`);
+  return value;
+}
+
+/**
+ * Reads a job name argument.
+ *
+ * @throws StreamIdentityError (WW_ERR_STREAM_IDENTITY) when it breaks {@link jobProblem}'s rule
+ * @example parseJob('--job', 'train-7') // 'train-7'
+ */
+export function parseJob(what: string, text: string): string {
+  return check(what, text, jobProblem(text), text);
+}
+
+/**
+ * Reads a kernel name argument.
+ *
+ * @throws StreamIdentityError when it breaks {@link kernelProblem}'s rule
+ * @example parseKernel('--kernel', 'matpow') // 'matpow'
+ */
+export function parseKernel(what: string, text: string): string {
+  return check(what, text, kernelProblem(text), text);
+}
+
+/**
+ * Reads a stream name argument `<job>/<kernel>` (split at the first `/`).
+ *
+ * @throws StreamIdentityError when it breaks {@link streamNameProblem}'s rule
+ * @example parseStreamName('--stream', 'train/ns::k/v2') // { stream: 'train/ns::k/v2', job: 'train', kernel: 'ns::k/v2' }
+ */
+export function parseStreamName(what: string, text: string): { readonly stream: string; readonly job: string; readonly kernel: string } {
+  const slash = text.indexOf('/');
+  return check(what, text, streamNameProblem(text), { stream: text, job: text.slice(0, slash), kernel: text.slice(slash + 1) });
+}
+
+/**
+ * Reads a group-size argument: a plain decimal integer 1..32 (no sign, spaces, exponent or hex).
+ *
+ * @throws StreamIdentityError when it is not
+ * @example parseGroupSize('--n', '32') // 32
+ */
+export function parseGroupSize(what: string, text: string): number {
+  const n = /^\d{1,10}$/.test(text) ? Number(text) : Number.NaN;
+  return check(what, text, groupSizeProblem(n), n);
+}
+
+/**
+ * Reads a source argument (`cuda` or `cpu`).
+ *
+ * @throws StreamIdentityError when it is neither
+ * @example parseSource('--source', 'cpu') // 'cpu'
+ */
+export function parseSource(what: string, text: string): StreamIdentity['source'] {
+  return check(what, text, sourceProblem(text), text as StreamIdentity['source']);
+}
+
+/**
+ * Reads a device argument that picks a stream by its device: a UUID (any case, with or without
+ * the `GPU-` prefix nvidia-smi prints; returned as frames carry it, lowercase without prefix)
+ * or else a device model name (the rule of a frame's device name: 1..255 UTF-8 bytes).
+ *
+ * @throws StreamIdentityError when it is neither
+ * @example parseDeviceSelector('--device', 'GPU-5F2C…') // '5f2c…' (the UUID in frame form)
+ */
+export function parseDeviceSelector(what: string, text: string): string {
+  const uuid = /^(?:GPU-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/.exec(text);
+  if (uuid !== null) return (uuid[1] as string).toLowerCase();
+  const problem = textProblem(text) ?? (CONTROL.test(text) ? 'must not contain control characters' : undefined);
+  return check(what, text, problem === undefined ? undefined : `must be a device UUID or model name: it ${problem}`, text);
+}
+
+/**
+ * Reads a host argument.
+ *
+ * @throws StreamIdentityError when it breaks {@link hostProblem}'s rule
+ * @example parseHost('--host', 'node7') // 'node7'
+ */
+export function parseHost(what: string, text: string): string {
+  return check(what, text, hostProblem(text), text);
+}
+
+/**
+ * Reads a label argument `name=value` (the value may be empty; spaces around either are trimmed).
+ *
+ * @throws StreamIdentityError when it has no `=` or its name or value breaks the rules
+ * @example parseLabel('--label', 'pod=trainer-0') // ['pod', 'trainer-0']
+ */
+export function parseLabel(what: string, text: string): readonly [string, string] {
+  return check(what, text, labelProblem(text), labelOf(text));
+}
+
+/** The name and value of `name=value` (trimmed). */
+function labelOf(text: string): readonly [string, string] {
+  const eq = text.indexOf('=');
+  return eq < 0 ? [text.trim(), ''] : [text.slice(0, eq).trim(), text.slice(eq + 1).trim()];
+}
+
+/**
+ * What is wrong with a label `name=value`, or undefined.
+ *
+ * @example labelProblem('pod') // 'must be name=value'
+ */
+export function labelProblem(text: string): string | undefined {
+  if (!text.includes('=')) return 'must be name=value';
+  const [name, value] = labelOf(text);
+  const nameProblem = labelNameProblem(name);
+  if (nameProblem !== undefined) return `must be name=value: its name ${nameProblem}`;
+  const valueProblem = labelValueProblem(value);
+  return valueProblem === undefined ? undefined : `must be name=value: its value ${valueProblem}`;
 }

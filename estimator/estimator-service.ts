@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
-import { influxHealthReasons, type InfluxWriter, type InfluxWriterStats } from '../service/index.ts';
+import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type OutageLog } from '../service/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createCheckpointProtocol } from './checkpoint-protocol.ts';
@@ -122,10 +122,40 @@ interface PartitionState {
   readonly lag: Map<number, bigint>;
 }
 
+/**
+ * Each server outage is said once (issue 18): the first failure, with what to try when nothing
+ * answers (service/server-hint.ts), then one line when it ends; the retries between are quiet.
+ */
+interface EstimatorOutages {
+  readonly kafka: OutageLog;
+  readonly influx: OutageLog;
+  readonly checkpoint: OutageLog;
+  /** The brokers as the lines name them (`host:port,...`). */
+  readonly brokers: string;
+  /** A connection to Kafka failed because nothing answers (kafkajs' message as `reason`). */
+  kafkaUnreachable(reason: string): void;
+}
+
+/** The outage logs of an estimator. */
+function createOutages(config: EstimatorConfig, log: (line: string) => void): EstimatorOutages {
+  const kafka = createOutageLog(log);
+  const brokers = config.kafka.brokers.join(',');
+  const kafkaHint = unreachableServerHint('kafka', brokers, '--brokers');
+  return {
+    kafka,
+    influx: createOutageLog(log),
+    checkpoint: createOutageLog(log),
+    brokers,
+    kafkaUnreachable: (reason) =>
+      kafka.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
+  };
+}
+
 /** The parts of a running estimator the steps below wire together. */
 interface EstimatorParts {
   readonly config: EstimatorConfig;
   readonly log: (line: string) => void;
+  readonly outages: EstimatorOutages;
   readonly state: PartitionState;
   readonly engine: EstimatorEngine;
   readonly telemetry: EstimatorTelemetry;
@@ -169,6 +199,7 @@ export async function startEstimator(
     counters: telemetry.counters,
   });
 
+  const outages = createOutages(config, log);
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
   const telemetry = createEstimatorTelemetry(metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator'), trace.getTracer('warpwatch-estimator'), () => ({
     streams: created.engine?.liveStreams() ?? 0,
@@ -176,14 +207,16 @@ export async function startEstimator(
     influxDropped: influx?.stats().pointsDropped ?? 0,
   }));
   try {
-    influx = await openInfluxSink(config, log, telemetry);
+    influx = await openInfluxSink(config, log, telemetry, outages.influx);
   } catch (error) {
     await metricsServer?.close();
     await metricsExport?.shutdown();
     throw error;
   }
 
-  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
+  // A broker that does not answer is said once per outage, at the first failed connection, with
+  // what to try (kafkajs retries meanwhile; the start gives up after its retries, exit 1).
+  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: outages.kafkaUnreachable });
   const outgoing = (created.outgoing = createResultsQueue(kafka, telemetry, log));
   const sendOutgoing = (): Promise<void> =>
     outgoing.send().catch((error: unknown) => {
@@ -191,9 +224,10 @@ export async function startEstimator(
       throw error;
     });
   const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry }));
-  const parts: EstimatorParts = { config, log, state, engine, telemetry, kafka, influx, sendOutgoing };
+  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing };
 
   await kafka.ensureTopics();
+  outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers`);
   const mirror = await kafka.startCheckpointMirror();
   const restorer = createPartitionRestorer(parts, mirror);
   const checkpointer = createCheckpointer(parts);
@@ -258,19 +292,31 @@ async function startMetricsEndpoints(
 /**
  * The InfluxDB writer, when configured, after making sure its database exists (a missing one is
  * created, or the service refuses to start: every write would be refused). An InfluxDB that
- * does not answer yet is not fatal: points wait in the writer's buffer.
+ * does not answer yet is not fatal: points wait in the writer's buffer. An outage is logged
+ * once (`outage`), with what to try when nothing answers, and its end once; a batch InfluxDB
+ * refuses for good is logged each time.
  *
  * @throws EstimatorError WW_ERR_ESTIMATOR_INFLUX_DATABASE (see ensureInfluxDatabase).
  */
-async function openInfluxSink(config: EstimatorConfig, log: (line: string) => void, telemetry: EstimatorTelemetry): Promise<InfluxWriter | undefined> {
+async function openInfluxSink(config: EstimatorConfig, log: (line: string) => void, telemetry: EstimatorTelemetry, outage: OutageLog): Promise<InfluxWriter | undefined> {
   if (config.influx === undefined) return undefined;
+  const influxUrl = config.influx.url;
   const check = await ensureInfluxDatabase(config.influx);
-  if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${config.influx.url}`);
-  if (check === 'unreachable') log(`warpwatch estimate: InfluxDB at ${config.influx.url} does not answer yet; points wait in the buffer and are retried`);
-  return createEstimatorInfluxWriter(config.influx, (error) => {
-    telemetry.sinkError('influx');
-    log(`warpwatch estimate: ${error.code}: ${error.message}`);
-  });
+  if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${influxUrl}`);
+  if (check === 'unreachable') {
+    const hint = unreachableServerHint('influx', influxUrl, '--influx-url');
+    outage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${hint}`);
+  }
+  return createEstimatorInfluxWriter(
+    config.influx,
+    (error) => {
+      telemetry.sinkError('influx');
+      // The shared writer ends the message with what to try when nothing answered (service/influx-writer.ts).
+      if (!error.retriable) log(`warpwatch estimate: ${error.code}: ${error.message}`);
+      else outage.failed(`warpwatch estimate: ${error.code}: ${error.message} (not logged again until a write succeeds)`);
+    },
+    () => outage.recovered(`warpwatch estimate: InfluxDB at ${influxUrl} takes writes again`),
+  );
 }
 
 /** The bounded queue of result records for Kafka (warpwatch.distributions, warpwatch.alerts); drops are counted and logged. */
@@ -387,7 +433,7 @@ interface Checkpointer {
  * checkpoint records written, then offsets committed. One round at a time.
  */
 function createCheckpointer(parts: EstimatorParts): Checkpointer {
-  const { config, state, engine, kafka, influx, telemetry, log } = parts;
+  const { config, state, engine, kafka, influx, telemetry, outages } = parts;
   const protocol = createCheckpointProtocol({
     assigned: () => state.assigned,
     isRestored: (partition) => state.restored.has(partition),
@@ -406,9 +452,12 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
       if (checkpointing !== undefined) return checkpointing;
       checkpointing = protocol
         .run()
+        .then(() => outages.checkpoint.recovered('warpwatch estimate: checkpoints are written again'))
         .catch((error: unknown) => {
           telemetry.sinkError('checkpoint');
-          log(`warpwatch estimate: checkpoint postponed: ${error instanceof Error ? error.message : String(error)}`);
+          outages.checkpoint.failed(
+            `warpwatch estimate: checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
+          );
         })
         .finally(() => {
           checkpointing = undefined;
@@ -421,10 +470,11 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
 
 /**
  * The frames consumer's handlers: assignment (revoked partitions released, new ones restored
- * at once), batches ({@link processBatch}) and crashes (logged).
+ * at once), batches ({@link processBatch}; one ends a Kafka outage) and crashes (logged; one where
+ * the broker does not answer is part of the Kafka outage, said once).
  */
 function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, checkpointer: Checkpointer): FramesHandlers {
-  const { config, state, engine, log } = parts;
+  const { config, state, engine, log, outages } = parts;
   const reportFuture = createFutureFrameReporter(config, log);
   return {
     onAssignment(partitions) {
@@ -447,9 +497,14 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
         });
       }
     },
-    onBatch: (batch) => processBatch(parts, restorer, reportFuture, batch),
+    onBatch: (batch) => {
+      outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers again`);
+      return processBatch(parts, restorer, reportFuture, batch);
+    },
     onCrash(error, restart) {
-      log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
+      // A broker that went away is one outage (said once), not a line per crash and restart.
+      if (restart && isUnreachableError(error)) outages.kafkaUnreachable(`consumer: ${error.message}`);
+      else log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
     },
   };
 }

@@ -1,3 +1,4 @@
+import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
 import { createInfluxWriter, InfluxWriteFailure, type InfluxWriter } from '../service/index.ts';
 import { EstimatorError } from './errors.ts';
 
@@ -49,12 +50,13 @@ export function estimatorInfluxError(failure: unknown): EstimatorError {
  * `dropped.closed`.
  *
  * @param onError called once per failed write request (for logs and the sink-error metric).
+ * @param onRecovered called when a write succeeds after failed ones (ends an outage the caller logged once).
  * @throws RangeError when maxInFlightBatches is not an integer 1..64.
  * @example
  * const writer = createEstimatorInfluxWriter(config.influx, (error) => log(error.message));
  * writer.write(points);
  */
-export function createEstimatorInfluxWriter(options: EstimatorInfluxOptions, onError: (error: EstimatorError) => void): InfluxWriter {
+export function createEstimatorInfluxWriter(options: EstimatorInfluxOptions, onError: (error: EstimatorError) => void, onRecovered: () => void = () => {}): InfluxWriter {
   const writer = createInfluxWriter(
     {
       url: options.url,
@@ -67,8 +69,9 @@ export function createEstimatorInfluxWriter(options: EstimatorInfluxOptions, onE
       maxInFlightBatches: options.maxInFlightBatches,
       retry: { initialMillis: options.minRetryDelayMillis, maxMillis: options.maxRetryDelayMillis, jitter: 0.5 },
       requestTimeoutMillis: options.requestTimeoutMillis,
+      urlFlag: ESTIMATOR_FIELDS.influxUrl.flag,
     },
-    { onError: (failure) => onError(estimatorInfluxError(failure)) },
+    { onError: (failure) => onError(estimatorInfluxError(failure)), onRecovered: () => onRecovered() },
   );
   return {
     write: (points) => writer.write(points),

@@ -1,6 +1,6 @@
-import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
+import { CompressionTypes, Kafka, logLevel, type Admin, type LogEntry, type Consumer, type EachBatchPayload, type IHeaders, type Producer } from 'kafkajs';
 import { EstimatorError } from './errors.ts';
-import { retry } from '../service/index.ts';
+import { isUnreachableError, retry } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 
 /**
@@ -131,17 +131,25 @@ export async function retryTransientKafka<T>(operation: () => Promise<T>, timeou
 /**
  * Creates the adapter (connects lazily).
  *
+ * @param events.onUnreachable called with kafkajs' message each time a connection to a broker
+ *   fails because nothing answers (refused, unknown host, timed out); kafkajs logs nothing else.
  * @example
  * const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
  * await kafka.ensureTopics();
  */
-export function createEstimatorKafka(options: EstimatorKafkaOptions): EstimatorKafka {
+export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { readonly onUnreachable?: (message: string) => void } = {}): EstimatorKafka {
   const kafka = new Kafka({
     clientId: `${options.clientId}-${options.instanceId}`,
     brokers: [...options.brokers],
     ...options.security,
     connectionTimeout: options.connectionTimeoutMillis,
-    logLevel: logLevel.NOTHING,
+    // kafkajs says nothing itself; a broker that cannot be reached is passed on (the service
+    // says it once per outage, with what to try), the moment the first connection fails.
+    logLevel: logLevel.ERROR,
+    logCreator: () => (entry: LogEntry) => {
+      const text = `${entry.log.message}${entry.log.error === undefined ? '' : `: ${String(entry.log.error)}`}`;
+      if (isUnreachableError(text)) events.onUnreachable?.(text);
+    },
     retry: { retries: 8, initialRetryTime: 200 },
   });
   let admin: Admin | undefined;

@@ -3,6 +3,7 @@
  * Both decoders (TS and kernels/include/warpwatch/frame.hpp) enforce every limit before
  * allocating, so a frame can never make a reader allocate more than these bounds imply.
  */
+import { MAX_GROUP_SIZE as IDENTITY_MAX_GROUP_SIZE, MAX_IDENTITY_TEXT_BYTES } from '../contracts/index.ts';
 
 /** The four magic bytes that start every frame: ASCII `WWFR` (0x57 0x57 0x46 0x52). */
 export const FRAME_MAGIC: readonly [number, number, number, number] = Object.freeze([0x57, 0x57, 0x46, 0x52] as const);
@@ -19,11 +20,11 @@ export const MAX_PAYLOAD_BYTES = 4 * 1024 * 1024;
 /** Largest whole frame (header + payload), in bytes. */
 export const MAX_FRAME_BYTES = FRAME_HEADER_BYTES + MAX_PAYLOAD_BYTES;
 
-/** Largest string (job, kernel, device name) in UTF-8 bytes; the wire length prefix is one byte. */
-export const MAX_STRING_BYTES = 255;
+/** Largest string (job, kernel, device name) in UTF-8 bytes; the wire length prefix is one byte (the stream-identity rule of contracts/). */
+export const MAX_STRING_BYTES = MAX_IDENTITY_TEXT_BYTES;
 
-/** Largest group size n (lanes per group): a warp of 32 lanes. Smallest is 1. */
-export const MAX_GROUP_SIZE = 32;
+/** Largest group size n (lanes per group): a warp of 32 lanes. Smallest is 1 (the stream-identity rule of contracts/). */
+export const MAX_GROUP_SIZE = IDENTITY_MAX_GROUP_SIZE;
 
 /** Number of exact histogram bins: values 0..EXACT_BIN_COUNT-1 each have their own bin. */
 export const EXACT_BIN_COUNT = 1024;

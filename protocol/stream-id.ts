@@ -1,6 +1,7 @@
 /**
  * Stream identity of a frame: `<job>/<kernel>`, the Kafka key and the `stream` tag.
  */
+import { parseStreamName } from '../contracts/index.ts';
 import type { FrameIdentity } from './types.ts';
 
 /**
@@ -16,13 +17,11 @@ export function streamIdOf(frame: Pick<FrameIdentity, 'job' | 'kernel'>): string
 /**
  * Splits a stream id into job and kernel.
  *
- * @throws RangeError when the id has no '/' or an empty job or kernel
+ * @throws StreamIdentityError (a RangeError, WW_ERR_STREAM_IDENTITY) when the id breaks the
+ *   stream-name rule of contracts/stream-identity.ts (no '/', an empty or too long part)
  * @example parseStreamId('job/ns::kernel') // { job: 'job', kernel: 'ns::kernel' }
  */
 export function parseStreamId(streamId: string): { job: string; kernel: string } {
-  const slash = streamId.indexOf('/');
-  if (slash <= 0 || slash === streamId.length - 1) {
-    throw new RangeError(`stream id must be '<job>/<kernel>' with both parts non-empty, got '${streamId}'`);
-  }
-  return { job: streamId.slice(0, slash), kernel: streamId.slice(slash + 1) };
+  const { job, kernel } = parseStreamName('stream id', streamId);
+  return { job, kernel };
 }

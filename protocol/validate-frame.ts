@@ -4,11 +4,12 @@
  * (The decoder checks the identity itself on the raw bytes, with the same messages, since most
  * of these checks hold by construction there; decode-frame.test.ts checks that both agree.)
  */
+import { DEVICE_UUID_PATTERN, jobProblem, STREAM_SOURCES } from '../contracts/index.ts';
 import { FrameError } from './errors.ts';
 import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES, MAX_STRING_BYTES } from './limits.ts';
 import type { Frame, FrameIdentity, GroupSamplesFrame, LaunchSummaryFrame } from './types.ts';
 
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const UUID_PATTERN = DEVICE_UUID_PATTERN;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const encoder = new TextEncoder();
 
@@ -89,11 +90,11 @@ export interface FrameStringBytes {
 
 function checkFrameIdentity(frame: FrameIdentity): FrameStringBytes {
   const job = utf8BytesOf(frame.job, 'job', 1);
-  if (job.includes(0x2f)) throw invalid(`job must not contain '/', got '${frame.job}'`);
+  if (job.includes(0x2f)) throw invalid(`job ${jobProblem(frame.job) ?? ''}, got '${frame.job}'`);
   const kernel = utf8BytesOf(frame.kernel, 'kernel', 1);
   checkU64(frame.launchId, 'launchId');
   checkUint(frame.frameSequence, 'frameSequence', 0xffffffff);
-  if (frame.source !== 'cuda' && frame.source !== 'cpu') throw invalid(`source must be 'cuda' or 'cpu', got '${String(frame.source)}'`);
+  if (!(STREAM_SOURCES as readonly unknown[]).includes(frame.source)) throw invalid(`source must be 'cuda' or 'cpu', got '${String(frame.source)}'`);
   const n = frame.groupSize;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) throw invalid(`groupSize must be 1..${MAX_GROUP_SIZE}, got ${String(n)}`);
   if (n > MAX_GROUP_SIZE) throw overLimit(`groupSize must be 1..${MAX_GROUP_SIZE}, got ${n}`);

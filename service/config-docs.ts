@@ -59,7 +59,7 @@ export function renderConfigTable(spec: ConfigTableSpec): string {
       if ((spec.keys !== undefined && !spec.keys.includes(key)) || seen.has(field.env)) continue;
       seen.add(field.env);
       const flag = field.flag === undefined ? '' : `\`${field.flag}\``;
-      const accepted = field.kind === 'family' || (field.kind === 'text' && field.patternText === undefined && field.maxLength === undefined) ? '' : describeAccepted(field);
+      const accepted = field.kind === 'family' || (field.kind === 'text' && field.patternText === undefined && field.checkText === undefined && field.maxLength === undefined) ? '' : describeAccepted(field);
       rows.push(`| ${[variableText(field), flag, defaultTextOf(field), field.unit ?? '', accepted, field.doc].map(cell).join(' | ')} |`);
     }
   }

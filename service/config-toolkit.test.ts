@@ -145,6 +145,15 @@ describe('ConfigReader', () => {
     expect(reader.problems).toEqual([{ name: 'WW_T_HOSTS', value: ' , ', why: 'must list at least 1 host:port' }]);
   });
 
+  it('applies a text field\'s own rule (check) to the trimmed value, after pattern and length, and says it in describeAccepted', () => {
+    const host = { kind: 'text', env: 'WW_T_HOST', flag: '--host', check: (v: string) => (v.includes('|') ? 'must not contain |' : undefined), checkText: 'a name without |', doc: 'host' } as const;
+    const reader = new ConfigReader({ env: { WW_T_HOST: ' a|b ' } });
+    expect(reader.readField('host', host)).toBeUndefined(); // the default (none) after a problem
+    expect(reader.problems).toEqual([{ name: 'WW_T_HOST', value: ' a|b ', why: 'must not contain |' }]);
+    expect(new ConfigReader({ env: {}, flags: { host: ' node7 ' } }).readField('host', host)).toBe('node7');
+    expect(describeAccepted(host)).toBe('a name without |');
+  });
+
   it('says whether a field is set and which name a problem would carry', () => {
     const reader = new ConfigReader({ env: { WW_T_TOKEN_FILE: '/x', WW_T_COUNT: '' }, flags: { count: '4' } });
     expect(reader.isSet('token', FIELDS.token)).toBe(true);

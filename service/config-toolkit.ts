@@ -105,7 +105,7 @@ export function describeAccepted(field: ConfigField): string {
     case 'choice':
       return `one of ${field.values.join('|')}`;
     case 'text':
-      return field.patternText ?? (field.maxLength === undefined ? 'text' : `at most ${field.maxLength} characters`);
+      return field.patternText ?? field.checkText ?? (field.maxLength === undefined ? 'text' : `at most ${field.maxLength} characters`);
     case 'url':
       return `${field.expected ?? 'an http(s) URL'}${off}`;
     case 'list':
@@ -285,6 +285,11 @@ export class ConfigReader {
     }
     if (field.maxLength !== undefined && text.length > field.maxLength) {
       this.#problems.push({ name, value: raw, why: `must be at most ${field.maxLength} characters` });
+      return fallback;
+    }
+    const problem = field.check?.(text);
+    if (problem !== undefined) {
+      this.#problems.push({ name, value: raw, why: problem });
       return fallback;
     }
     return text;

@@ -186,6 +186,8 @@ describe('createInfluxWriter', () => {
       [400, false, 10, 3],
     ]);
     expect(failures[2]?.message).toMatch(/^writing 10 points to InfluxDB http:\/\/127\.0\.0\.1:\d+ \(bucket db\/autogen\) failed with HTTP 400: .*batch dropped/);
+    // InfluxDB answered (an HTTP status): no hint about where it runs.
+    expect([failures[0]?.hint, failures[2]?.hint]).toEqual([undefined, undefined]);
     expect(valuesOf(fake.bodies)).toEqual(range(10, 20));
     const stats = writer.stats();
     expect(stats).toEqual({
@@ -222,11 +224,15 @@ describe('createInfluxWriter', () => {
 
   it('close with InfluxDB unreachable: one forced attempt, then what is buffered counts as dropped (closed), as does a write after close', async () => {
     const failures: InfluxWriteFailure[] = [];
-    const writer = createInfluxWriter(options(await closedPortUrl(), { batchSize: 10, maxBufferPoints: 20, maxInFlightBatches: 1 }), { onError: (f) => failures.push(f) });
+    const url = await closedPortUrl();
+    const writer = createInfluxWriter(options(url, { batchSize: 10, maxBufferPoints: 20, maxInFlightBatches: 1, urlFlag: '--influx-url' }), { onError: (f) => failures.push(f) });
     writer.write(points(0, 25));
     expect(writer.stats()).toMatchObject({ pointsIn: 25, buffered: 20, dropped: { ...noDrops, overflow: 5 } });
     const final = await writer.close(5_000);
     expect(failures.length).toBeGreaterThanOrEqual(1);
+    // Nothing answers: the failure says what to try (service/server-hint.ts), at the end of its message too.
+    expect(failures[0]?.hint).toBe(`check WARPWATCH_INFLUX_URL (or --influx-url): nothing answers at ${url}`);
+    expect(failures[0]?.message.endsWith(`; ${failures[0]?.hint}`)).toBe(true);
     expect(final).toMatchObject({ pointsIn: 25, pointsWritten: 0, buffered: 0, batchesInFlight: 0, dropped: { ...noDrops, overflow: 5, closed: 20 } });
     expectBalanced(final);
     writer.write([point(99)]);

@@ -2,6 +2,7 @@ import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
 import { createInfluxWriteApi } from './influx-client.ts';
 import { encodeLineProtocol, type InfluxPoint } from './influx-line.ts';
 import { backoffDelayMillis, type BackoffPolicy } from './retry.ts';
+import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
 
 /**
  * The one InfluxDB writer of both services (the estimator's window, alert and pipeline points;
@@ -59,6 +60,8 @@ export interface InfluxWriterOptions {
   readonly retry: BackoffPolicy;
   /** Longest wait for one write request (ms). */
   readonly requestTimeoutMillis: number;
+  /** The command-line flag that also sets `url` (`--influx-url`), named in the hint of a failure where nothing answers. */
+  readonly urlFlag?: string | undefined;
 }
 
 /** Default of {@link InfluxWriterOptions.maxInFlightBatches}. */
@@ -103,14 +106,21 @@ export class InfluxWriteFailure extends Error {
   readonly retriable: boolean;
   /** Write requests that failed since the last one that succeeded, this one included. */
   readonly failingWrites: number;
+  /**
+   * What to try when nothing answered at the URL (service/server-hint.ts: `npm run stack -- up`
+   * for the local stack's address, else the variable and flag that set it), also at the end of
+   * the message; undefined when InfluxDB answered (an HTTP status) or the failure was another one.
+   */
+  readonly hint: string | undefined;
 
-  constructor(message: string, details: { points: number; status: number | undefined; retriable: boolean; failingWrites: number; cause?: unknown }) {
+  constructor(message: string, details: { points: number; status: number | undefined; retriable: boolean; failingWrites: number; hint?: string | undefined; cause?: unknown }) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'InfluxWriteFailure';
     this.points = details.points;
     this.status = details.status;
     this.retriable = details.retriable;
     this.failingWrites = details.failingWrites;
+    this.hint = details.hint;
   }
 }
 
@@ -443,9 +453,10 @@ class BufferedInfluxWriter implements InfluxWriter {
     const outcome = retriable
       ? `; retrying in up to ${Math.round(retry.maxMillis * (1 + (retry.jitter ?? 0) / 2))} ms, ${this.#buffered() - batch.lines.length} points buffered`
       : '; batch dropped (InfluxDB refused it)';
+    const hint = status === undefined && isUnreachableError(error) ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag) : undefined;
     return new InfluxWriteFailure(
-      `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}`,
-      { points: batch.lines.length, status, retriable, failingWrites: this.#failingWrites, cause: error },
+      `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}${hint === undefined ? '' : `; ${hint}`}`,
+      { points: batch.lines.length, status, retriable, failingWrites: this.#failingWrites, hint, cause: error },
     );
   }
 

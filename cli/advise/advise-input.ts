@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { ESTIMATOR_FIELDS, matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
+import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
+import { unreachableServerHint } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
@@ -291,10 +292,7 @@ export async function adviseInputFromStream(
     // Said once (the adapter's message may already name the topic and brokers), with what to try.
     const where = `${kafka.topic} on ${kafka.brokers.join(',')}`;
     const reason = (error as Error).message.replace(`cannot read ${where}: `, '');
-    const defaultBrokers = ESTIMATOR_FIELDS.brokers.default.join(',');
-    const hint = kafka.brokers.join(',') === defaultBrokers
-      ? 'start the local stack with `npm run stack -- up`, or point WARPWATCH_KAFKA_BROKERS at a running cluster'
-      : `check WARPWATCH_KAFKA_BROKERS (unset, the local stack of \`npm run stack -- up\` at ${defaultBrokers} is used)`;
+    const hint = unreachableServerHint('kafka', kafka.brokers.join(','));
     throw new AdviseError('WW_ERR_ADVISE_KAFKA', `cannot read ${where}: ${reason}; ${hint}`, { cause: error, retriable: true });
   }
   return adviseInputFromRecord(selectStreamRecord(records, selection, `${kafka.topic} (${kafka.brokers.join(',')})`), basis);

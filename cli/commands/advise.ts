@@ -16,6 +16,8 @@ import { formatAdviceText } from '../advise/advice-text.ts';
 import { renderAdviceReport } from '../report/advice-report.ts';
 import { kafkaSecurityFromEnv } from '../kafka-security.ts';
 import { writeCountsFile } from '../counts-file.ts';
+import { parseDeviceSelector, parseGroupSize, parseHost, parseStreamName } from '../../contracts/index.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 import { createAdviseProgress } from './advise-progress.ts';
@@ -43,26 +45,44 @@ interface AdviseFlags {
   html?: string;
 }
 
-/** A stream id as the protocol defines it: `<job>/<kernel>`, neither part empty, no '/' in the job. */
-const STREAM_ID = /^[^/]+\/.+$/;
-
-/** Flags that apply only to some inputs: an error elsewhere (issue 18: no silently ignored flags). */
-function rejectInapplicableFlags(flags: AdviseFlags, basisGiven: boolean): void {
-  const workload = flags.workload !== undefined;
-  const kafka = flags.stream !== undefined && flags.frames === undefined;
-  const misplaced: string[] = [];
-  if (!workload && flags.groups !== undefined) misplaced.push('--groups (only with --workload)');
-  if (!workload && flags.seed !== undefined) misplaced.push('--seed (only with --workload)');
-  if (flags.sorted === true && flags.workload !== 'escape') misplaced.push('--sorted (only with --workload escape)');
-  if (!kafka && basisGiven) misplaced.push('--basis (only with --stream read from Kafka)');
-  if (!kafka && flags.device !== undefined) misplaced.push('--device (only with --stream read from Kafka)');
-  if (!kafka && flags.host !== undefined) misplaced.push('--host (only with --stream read from Kafka)');
-  if (flags.prepassStride !== undefined && flags.frames === undefined && flags.trace === undefined) misplaced.push('--prepass-stride (only with --frames or --trace)');
-  if (misplaced.length > 0) throw new UsageError(`${misplaced.join(', ')} does not apply to this input`);
-  if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
+/** What decides whether an `advise` flag applies: the kind of input. */
+interface AdviseContext {
+  readonly workload: 'matpow' | 'escape' | undefined;
+  /** --stream alone: the latest record of warpwatch.distributions (Kafka). */
+  readonly kafka: boolean;
+  /** --frames or --trace: units in their launch order (runs). */
+  readonly runs: boolean;
 }
 
-async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
+/** The flags of `warpwatch advise` that apply to some inputs only (issue 18: an error elsewhere). */
+export const ADVISE_FLAG_RULES: readonly FlagRule<AdviseContext>[] = [
+  { flag: '--groups', applies: (c) => c.workload !== undefined, only: '--workload' },
+  { flag: '--seed', applies: (c) => c.workload !== undefined, only: '--workload' },
+  { flag: '--sorted', applies: (c) => c.workload === 'escape', only: '--workload escape' },
+  { flag: '--basis', applies: (c) => c.kafka, only: '--stream read from Kafka' },
+  { flag: '--device', applies: (c) => c.kafka, only: '--stream read from Kafka' },
+  { flag: '--host', applies: (c) => c.kafka, only: '--stream read from Kafka' },
+  { flag: '--prepass-stride', applies: (c) => c.runs, only: '--frames or --trace' },
+];
+
+/** The identity arguments of advise, read with the rules of contracts/stream-identity.ts (WW_ERR_STREAM_IDENTITY). */
+interface AdviseIdentity {
+  readonly stream: string | undefined;
+  readonly groupSize: number | undefined;
+  readonly device: string | undefined;
+  readonly host: string | undefined;
+}
+
+function identityOf(flags: AdviseFlags): AdviseIdentity {
+  return {
+    stream: flags.stream === undefined ? undefined : parseStreamName('--stream', flags.stream).stream,
+    groupSize: flags.n === undefined ? undefined : parseGroupSize('--n', flags.n),
+    device: flags.device === undefined ? undefined : parseDeviceSelector('--device', flags.device),
+    host: flags.host === undefined ? undefined : parseHost('--host', flags.host),
+  };
+}
+
+async function readInput(flags: AdviseFlags, identity: AdviseIdentity): Promise<AdviseInput> {
   const sources = [
     flags.counts !== undefined,
     flags.pmf !== undefined,
@@ -78,12 +98,12 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
   if (flags.counts !== undefined) return adviseInputFromCounts(flags.counts, 'counts');
   if (flags.trace !== undefined) return adviseInputFromTrace(flags.trace);
   if (flags.pmf !== undefined) return adviseInputFromCounts(flags.pmf, 'pmf');
-  if (flags.frames !== undefined) return adviseInputFromFrames(flags.frames, flags.stream);
+  if (flags.frames !== undefined) return adviseInputFromFrames(flags.frames, identity.stream);
   if (fromSpec) return adviseInputFromSpec(flags.dist ?? '');
   if (flags.workload !== undefined) {
     if (flags.workload === 'escape' && flags.dist !== undefined) throw new UsageError('--dist applies to --workload matpow only (escape takes its counts from the image)');
     if (flags.dist !== undefined) adviseInputFromSpec(flags.dist); // validates the spec before the run (UsageError)
-    const n = flags.n === undefined ? 32 : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
+    const n = identity.groupSize ?? 32;
     const groups = flags.groups === undefined ? 512 : parseNumberOption('--groups', flags.groups, { min: 1, max: 1 << 24, integer: true });
     const args = [
       ...(flags.workload === 'matpow' ? ['--dist', flags.dist ?? 'pois(30)'] : []),
@@ -110,30 +130,26 @@ async function readInput(flags: AdviseFlags): Promise<AdviseInput> {
   try {
     kafka = loadEstimatorKafkaConfig({ env: process.env });
   } catch (error) {
-    if (error instanceof EstimatorConfigError) throw new UsageError(`${error.code}: ${error.message}`, { cause: error });
+    if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
   const security = kafkaSecurityFromEnv(process.env);
   // With --stream from Kafka, --n, --device and --host pick one of the stream's runs (n, device, host).
-  const selection = {
-    stream: flags.stream ?? '',
-    groupSize: flags.n === undefined ? undefined : parseNumberOption('--n', flags.n, { min: 1, max: 1024, integer: true }),
-    device: flags.device,
-    host: flags.host,
-  };
+  const selection = { stream: identity.stream ?? '', groupSize: identity.groupSize, device: identity.device, host: identity.host };
   return adviseInputFromStream({ brokers: kafka.brokers, topic: kafka.distributionsTopic, security }, selection, flags.basis);
 }
 
-async function runAdvise(flags: AdviseFlags, basisGiven: boolean): Promise<void> {
+async function runAdvise(flags: AdviseFlags, command: Command): Promise<void> {
   const binCounts = parseIntegerListOption('--bins', flags.bins);
   if (binCounts.some((k) => k < 1 || k > 1024)) throw new UsageError(`--bins must list bin counts 1..1024, got '${flags.bins}'`);
-  rejectInapplicableFlags(flags, basisGiven);
+  rejectFlagsThatDoNotApply(command, { workload: flags.workload, kafka: flags.stream !== undefined && flags.frames === undefined, runs: flags.frames !== undefined || flags.trace !== undefined }, ADVISE_FLAG_RULES);
+  const identity = identityOf(flags);
   if (flags.exportCounts !== undefined && (flags.pmf !== undefined || (flags.dist !== undefined && flags.workload === undefined))) {
     throw new UsageError('--export-counts writes observed counts; --dist and --pmf inputs have none');
   }
-  const input = await readInput(flags);
+  const input = await readInput(flags, identity);
   if (flags.exportCounts !== undefined) writeCountsFile(flags.exportCounts, input.distribution);
-  const groupSize = flags.n === undefined ? (input.groupSize ?? 32) : parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true });
+  const groupSize = identity.groupSize ?? input.groupSize ?? 32;
   if (groupSize > 32) throw new UsageError(`the input was recorded with groups of ${groupSize} lanes; advise covers 1..32, give --n`);
   const unitsPerLaunch = flags.units === undefined ? Math.max(input.unitsPerLaunch ?? 1 << 20, groupSize) : parseNumberOption('--units', flags.units, { min: groupSize, max: 2 ** 40, integer: true });
   const observedLossCounts = groupSize === input.groupSize ? input.observedLossCounts : undefined;
@@ -194,14 +210,14 @@ export function registerAdviseCommand(program: Command): void {
     .option('--pmf <file>', 'probabilities or relative weights per value (e.g. a published table): JSON {"value": weight} or CSV value,weight')
     .option('--frames <file>', 'a recorded frame file (LaunchSummary histograms are merged; GroupSamples are contiguous runs: the layout loss and the what-ifs on their units)')
     .option('--trace <file>', 'a per-unit counts trace in unit order: CSV one count per line (optional header) or a JSON array of integers; the layout loss of every n that divides its length (docs/model.md §11c)')
-    .option('--stream <id>', 'stream id job/kernel: picks a stream of --frames, or alone reads its latest record from warpwatch.distributions (WARPWATCH_KAFKA_BROKERS)')
+    .option('--stream <id>', 'stream id job/kernel (split at the first /; each part 1..255 UTF-8 bytes): picks a stream of --frames, or alone reads its latest record from warpwatch.distributions (WARPWATCH_KAFKA_BROKERS)')
     .addOption(new Option('--workload <name>', 'run a CPU workload and use its counts').choices(['matpow', 'escape']))
     .option('--dist <spec>', 'a family spec (hypothetical work), or the distribution of --workload matpow (default pois(30))')
     .option('--sorted', 'with --workload escape: sort pixels by estimated work')
     .option('--groups <g>', 'with --workload: groups to run (default 512)')
     .option('--seed <s>', 'with --workload: seed (default 1)')
     .option('--n <n>', 'group size the kernel uses now, 1..32 (default: from the input, else 32); with --stream from Kafka, picks the stream run at this n')
-    .option('--device <id>', 'with --stream from Kafka: the device (UUID or model name) of the stream to pick')
+    .option('--device <id>', 'with --stream from Kafka: the device of the stream to pick, its UUID (any case, GPU- prefix allowed) or model name')
     .option('--host <name>', 'with --stream from Kafka: the host of the stream to pick')
     .option('--units <N>', 'units per launch that would be sorted or binned together (default: from the input, else 2^20)')
     .option('--bins <list>', 'bin counts k to evaluate', '2,4,8')
@@ -210,5 +226,5 @@ export function registerAdviseCommand(program: Command): void {
     .option('--json', 'print one JSON object instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page')
     .option('--export-counts <file>', 'also write the observed distribution as a --counts CSV (value,count)')
-    .action((flags: AdviseFlags, command: Command) => runAdvise(flags, command.getOptionValueSource('basis') === 'cli'));
+    .action((flags: AdviseFlags, command: Command) => runAdvise(flags, command));
 }

@@ -3,7 +3,9 @@ import type { Command } from 'commander';
 import { CategoricalDistribution, createSampledGroups, expectedLoss, recordSampledGroup, summarizeSampledGroups, workloadLoss } from '../../model/index.ts';
 import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { sampledGroupInputOf } from '../../estimator/index.ts';
+import { parseStreamName } from '../../contracts/index.ts';
 import { writeCountsFile } from '../counts-file.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
 import { formatQuantity, parseNumberOption } from './numeric-options.ts';
@@ -165,9 +167,6 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
   return analyses.sort((a, b) => a.stream.localeCompare(b.stream) || a.n - b.n);
 }
 
-/** A stream id as the protocol defines it: `<job>/<kernel>`, neither part empty, no '/' in the job. */
-const STREAM_ID = /^[^/]+\/.+$/;
-
 /**
  * The observed iteration-count distribution of one analysed stream: the sum of the histograms of
  * its LaunchSummary frames (the distribution `lossPredicted` is computed on), as `--export-counts`
@@ -271,6 +270,11 @@ export function readFrameFile(file: string): Frame[] {
   }
 }
 
+/** The flags of `warpwatch analyze` that apply in some combinations only (issue 18: an error elsewhere). */
+export const ANALYZE_FLAG_RULES: readonly FlagRule<{ readonly delta: boolean; readonly spill: boolean }>[] = [
+  { flag: '--divergence-arch', applies: (c) => !(c.delta && c.spill), only: 'costs not given by both --delta and --spill', instead: () => 'both are given: the preset would set nothing' },
+];
+
 /**
  * Registers `warpwatch analyze FILE [--json]`: decodes a frame file and prints, per stream, the
  * model's loss on the observed counts next to the counts-based and measured loss.
@@ -284,13 +288,14 @@ export function registerAnalyzeCommand(program: Command): void {
     .argument('<file>', 'frame file written by `warpwatch run` or a recorder')
     .option('--json', 'print { "streams": [ ... ] } as JSON')
     .option('--divergence <mode>', 'divergence-extended prediction: fit (costs fitted from the GroupSamples clocks) or off (default)')
-    .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks)')
+    .option('--divergence-arch <name>', 'fixed divergence costs from a preset: kepler, maxwell or generic (T still fitted from the clocks; an error when --delta and --spill both give them)')
     .option('--delta <ticks>', 'fixed δ, clock ticks per diverging exit (overrides the preset)')
     .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
-    .option('--stream <id>', 'analyse only this stream (job/kernel)')
+    .option('--stream <id>', 'analyse only this stream (job/kernel, split at the first /)')
     .option('--export-counts <file>', 'also write the observed count distribution of the (one) analysed stream as a --counts CSV (value,count)')
-    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }) => {
-      if (flags.stream !== undefined && !STREAM_ID.test(flags.stream)) throw new UsageError(`--stream must be a stream id job/kernel (neither part empty, no '/' in the job), got '${flags.stream}'`);
+    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }, command: Command) => {
+      rejectFlagsThatDoNotApply(command, { delta: flags.delta !== undefined, spill: flags.spill !== undefined }, ANALYZE_FLAG_RULES);
+      if (flags.stream !== undefined) parseStreamName('--stream', flags.stream); // the identity rule of contracts/ (WW_ERR_STREAM_IDENTITY)
       let settings: DivergenceSettings;
       try {
         // The divergence fit is printed only on request (--divergence fit, or fixed costs):

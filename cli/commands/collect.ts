@@ -16,6 +16,7 @@ import {
   type HealthServer,
   type LogFunction,
 } from '../../collector/index.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { COLLECTOR_FIELDS as F, SERVICE_NAMES } from '../../contracts/index.ts';
 import { serviceResource } from '../../service/index.ts';
 import { settingHint } from '../config-help.ts';
@@ -85,22 +86,41 @@ export function registerCollectCommand(program: Command): void {
         '  ./my-gpu-job | warpwatch collect --stdin --brokers kafka-1:9092,kafka-2:9092\n' +
         '  warpwatch collect --replay run1.wwf run2.wwf --metrics-port off\n' +
         '  warpwatch collect --influx-url http://127.0.0.1:18086 --instance gpu-node-3   # counters for the Pipeline health dashboard\n' +
+        '\nFlags that do not apply are errors: --socket-mode without a served socket; --influx-database, --pipeline-interval-millis\n' +
+        'and --instance without an InfluxDB. --host and --label follow the stream-identity rules (docs/errors.md).\n' +
+        'Kafka or InfluxDB not answering is said once per outage with what to try (npm run stack -- up for the local stack\'s\n' +
+        'addresses, else WARPWATCH_KAFKA_BROKERS / WARPWATCH_INFLUX_URL); the collector keeps spooling, /healthz says degraded.\n' +
         '\nExit: 0 after a clean stop (SIGTERM flushes within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, default 10 s; the rest stays spooled),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
-    .action(async (options: CollectOptions) => {
-      await runCollect(options);
+    .action(async (options: CollectOptions, command: Command) => {
+      await runCollect(options, command);
     });
 }
 
-async function runCollect(options: CollectOptions): Promise<void> {
+/** What decides whether a `collect` flag applies: the configuration (flags and WARPWATCH_* variables). */
+interface CollectContext {
+  readonly servesSocket: boolean;
+  readonly influx: boolean;
+}
+
+/** The flags of `warpwatch collect` that apply to some configurations only (issue 18: an error elsewhere). */
+export const COLLECT_FLAG_RULES: readonly FlagRule<CollectContext>[] = [
+  { flag: '--socket-mode', applies: (c) => c.servesSocket, only: 'a served socket', instead: () => 'the sources are --stdin/--replay without --socket' },
+  { flag: '--influx-database', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },
+  { flag: '--pipeline-interval-millis', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },
+  { flag: '--instance', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },
+];
+
+async function runCollect(options: CollectOptions, command: Command): Promise<void> {
   let config: CollectorConfig;
   try {
     config = loadCollectorConfig({ env: process.env, flags: options });
   } catch (error) {
-    if (error instanceof CollectorConfigError) throw new UsageError(`${error.code}: ${error.message}`, { cause: error });
+    if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
+  rejectFlagsThatDoNotApply(command, { servesSocket: config.sources.socketPath !== undefined, influx: config.influx !== undefined }, COLLECT_FLAG_RULES);
   for (const file of config.sources.replayFiles) {
     if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`--replay needs readable frame files, "${file}" is not a file`);
   }

@@ -15,8 +15,11 @@ import { withKafkaSecurity } from '../kafka-security.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
 import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
+import { parseGroupSize } from '../../contracts/index.ts';
+import { unreachableServerHint } from '../../service/index.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
-import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
+import { parseNumberOption } from './numeric-options.ts';
 
 interface DemoFlags {
   quick?: boolean;
@@ -34,11 +37,18 @@ function utcStamp(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
-async function runDemoCommand(flags: DemoFlags): Promise<void> {
+/** The flags of `warpwatch demo` that apply in some combinations only (issue 18: an error elsewhere). */
+export const DEMO_FLAG_RULES: readonly FlagRule<{ readonly sizes: boolean; readonly launches: boolean }>[] = [
+  // --quick sets the group sizes and the launches (the units per launch are the same): with both given it changes nothing.
+  { flag: '--quick', applies: (c) => !(c.sizes && c.launches), only: 'group sizes or launches not given by --sizes and --launches', instead: () => 'both are given: --quick would change nothing' },
+];
+
+async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void> {
+  rejectFlagsThatDoNotApply(command, { sizes: flags.sizes !== undefined, launches: flags.launches !== undefined }, DEMO_FLAG_RULES);
   const startedAtMillis = Date.now();
   const now = new Date(startedAtMillis);
-  const groupSizes = flags.sizes === undefined ? undefined : parseIntegerListOption('--sizes', flags.sizes);
-  if (groupSizes !== undefined && groupSizes.some((n) => n < 1 || n > 32)) throw new UsageError(`--sizes must list group sizes 1..32, got '${flags.sizes}'`);
+  // Each size is the n of the demo's streams: the identity rule of contracts/ (WW_ERR_STREAM_IDENTITY).
+  const groupSizes = flags.sizes === undefined ? undefined : flags.sizes.split(',').map((size) => parseGroupSize('--sizes', size));
   let settings;
   try {
     settings = resolveDemoSettings({
@@ -131,7 +141,7 @@ async function requireKafka(brokers: readonly string[]): Promise<void> {
   for (const broker of brokers) if (await reachable(broker)) return;
   throw new DemoError(
     'WW_ERR_DEMO_TRANSPORT',
-    `no Kafka broker answers at ${brokers.join(',')}; start the local stack with \`npm run stack -- up\` (or point WARPWATCH_KAFKA_BROKERS at a running cluster), or run the demo without --kafka`,
+    `no Kafka broker answers at ${brokers.join(',')}; ${unreachableServerHint('kafka', brokers.join(','))}; or run the demo without --kafka`,
   );
 }
 
@@ -139,7 +149,7 @@ async function requireInflux(influx: Parameters<typeof ensureInfluxDatabase>[0])
   if ((await ensureInfluxDatabase(influx)) === 'unreachable') {
     throw new DemoError(
       'WW_ERR_DEMO_TRANSPORT',
-      `InfluxDB at ${influx.url} does not answer; start the local stack with \`npm run stack -- up\` (or point WARPWATCH_INFLUX_URL at a running InfluxDB), or run the demo without --influx`,
+      `InfluxDB at ${influx.url} does not answer; ${unreachableServerHint('influx', influx.url)}; or run the demo without --influx`,
     );
   }
 }
@@ -156,7 +166,7 @@ export function registerDemoCommand(program: Command): void {
     .description(
       'Run matpow (five reference distributions) and escape (plain, sorted) on the CPU lockstep backend, estimate with the estimator and model, print a summary and write an HTML report (no servers needed).',
     )
-    .option('--quick', 'a ~15 s run: group sizes 8 and 32, fewer units')
+    .option('--quick', 'a ~15 s run: group sizes 8 and 32, one launch (an error with both --sizes and --launches)')
     .option('--out <dir>', 'output directory (default out/demo-<UTC timestamp>)')
     .option('--kafka', 'send frames through Kafka (WARPWATCH_KAFKA_BROKERS) to the estimator service instead of in-process')
     .option('--influx', 'also write the estimator points to InfluxDB (WARPWATCH_INFLUX_URL, WARPWATCH_INFLUX_DATABASE)')
@@ -165,5 +175,5 @@ export function registerDemoCommand(program: Command): void {
     .option('--launches <n>', 'launches per run (default 2; quick 1)')
     .option('--build-dir <dir>', 'kernels build directory (default .cache/warpwatch/kernels-build)')
     .option('--no-progress', 'no progress output on stderr')
-    .action((flags: DemoFlags) => runDemoCommand(flags));
+    .action((flags: DemoFlags, command: Command) => runDemoCommand(flags, command));
 }

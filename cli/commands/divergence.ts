@@ -10,6 +10,7 @@ import {
   type LoopSpec,
 } from '../../model/index.ts';
 import { clockUnitOfCsv, parseDivergenceCsv } from '../divergence-csv.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { formatQuantity, parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 
@@ -24,9 +25,18 @@ function stackOptions(flags: StackFlags): { physicalEntries: number; spillChunkE
   return { physicalEntries, spillChunkEntries };
 }
 
+/** The flags of `warpwatch divergence fit` that apply in some combinations only (issue 18: an error elsewhere). */
+export const DIVERGENCE_FIT_FLAG_RULES: readonly FlagRule<{ readonly json: boolean }>[] = [
+  { flag: '--residuals', applies: (c) => !c.json, only: 'the text output', instead: () => '--json always lists every residual' },
+];
+
+/** The flags of `warpwatch divergence predict` that apply in some combinations only. */
+export const DIVERGENCE_PREDICT_FLAG_RULES: readonly FlagRule<{ readonly loop: string; readonly delta: boolean; readonly spill: boolean }>[] = [
+  { flag: '--inner-bounds', applies: (c) => c.loop === 'nested', only: '--loop nested', instead: (c) => `the loop is ${c.loop}` },
+  { flag: '--arch', applies: (c) => !(c.delta && c.spill), only: 'costs not given by both --delta and --spill', instead: () => 'both are given: the preset would set nothing' },
+];
+
 function runFit(file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }): void {
-  // Flags that do not apply are errors: --json always carries every residual.
-  if (flags.json === true && flags.residuals === true) throw new UsageError('--residuals applies to the text output only (--json always lists every residual)');
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -121,22 +131,28 @@ export function registerDivergenceCommand(program: Command): void {
     .option('--intercept', 'also fit a constant overhead per measurement')
     .option('--physical-entries <n>', 'on-chip stack entries before spilling (default 16)')
     .option('--spill-chunk <n>', 'entries per spill/reload (default 4)')
-    .option('--residuals', 'list every measurement with its residual')
+    .option('--residuals', 'list every measurement with its residual (text output; --json always has them)')
     .option('--json', 'print JSON (with every residual and the clock unit)')
-    .action((file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }) => runFit(file, flags));
+    .action((file: string, flags: StackFlags & { json?: boolean; intercept?: boolean; residuals?: boolean }, command: Command) => {
+      rejectFlagsThatDoNotApply(command, { json: flags.json === true }, DIVERGENCE_FIT_FLAG_RULES);
+      runFit(file, flags);
+    });
   divergence
     .command('predict')
     .description('Emulate the reconvergence stack for per-lane loop bounds and predict the extra cycles.')
     .option('--bounds <list>', 'lane trip counts, e.g. 32,32,31,30')
     .option('--k <k>', 'use the micro-benchmark pattern (32,…,32,31,…,32−k)')
     .option('--loop <kind>', 'single or nested (inner loop with --inner-bounds, default the same bounds)', 'single')
-    .option('--inner-bounds <list>', 'inner-loop trip counts for --loop nested')
-    .option('--arch <name>', `parameter preset: ${Object.keys(DIVERGENCE_ARCHITECTURES).join('|')}`, 'generic')
+    .option('--inner-bounds <list>', 'inner-loop trip counts; with --loop nested only')
+    .option('--arch <name>', `parameter preset: ${Object.keys(DIVERGENCE_ARCHITECTURES).join('|')} (an error when --delta and --spill both override it)`, 'generic')
     .option('--delta <cycles>', 'override δ, cycles per diverging exit')
     .option('--spill <cycles>', 'override the spill+reload cost per chunk')
     .option('--iteration-cycles <cycles>', 'T, cycles per issued iteration (for a total)')
     .option('--physical-entries <n>', 'on-chip stack entries before spilling (default 16)')
     .option('--spill-chunk <n>', 'entries per spill/reload (default 4)')
     .option('--json', 'print JSON')
-    .action((flags: PredictFlags) => runPredict(flags));
+    .action((flags: PredictFlags, command: Command) => {
+      rejectFlagsThatDoNotApply(command, { loop: flags.loop ?? 'single', delta: flags.delta !== undefined, spill: flags.spill !== undefined }, DIVERGENCE_PREDICT_FLAG_RULES);
+      runPredict(flags);
+    });
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
 import { withKafkaSecurity } from '../kafka-security.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { ESTIMATOR_FIELDS as F } from '../../contracts/index.ts';
 import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
@@ -56,26 +57,40 @@ export function registerEstimateCommand(program: Command): void {
         '  warpwatch estimate\n' +
         '  warpwatch estimate --brokers kafka-1:9092 --influx-url http://influx:8086 --window-millis 5000\n' +
         '  WARPWATCH_ALERT_LOSS_THRESHOLD=1.8 warpwatch estimate --metrics-port 0\n' +
+        '\nFlags that do not apply are errors: --half-life-launches outside --current decay, --last-launches outside\n' +
+        '--current last-n, --influx-database with --influx-url off. Kafka or InfluxDB not answering is said once per outage\n' +
+        'with what to try (npm run stack -- up for the local stack\'s addresses, else WARPWATCH_KAFKA_BROKERS / WARPWATCH_INFLUX_URL).\n' +
         '\nExit: 0 after a clean stop (SIGTERM: last checkpoint and commit within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
-    .action(async (options: EstimateOptions) => {
-      await runEstimate(options);
+    .action(async (options: EstimateOptions, command: Command) => {
+      await runEstimate(options, command);
     });
 }
 
-async function runEstimate(options: EstimateOptions): Promise<void> {
+/** What decides whether an `estimate` flag applies: the configuration (flags and WARPWATCH_* variables). */
+interface EstimateContext {
+  readonly currentMode: EstimatorConfig['window']['current']['mode'];
+  readonly influx: boolean;
+}
+
+/** The flags of `warpwatch estimate` that apply to some configurations only (issue 18: an error elsewhere). */
+export const ESTIMATE_FLAG_RULES: readonly FlagRule<EstimateContext>[] = [
+  { flag: '--half-life-launches', applies: (c) => c.currentMode === 'decay', only: '--current decay', instead: (c) => `the current mode is ${c.currentMode}` },
+  { flag: '--last-launches', applies: (c) => c.currentMode === 'last-n', only: '--current last-n', instead: (c) => `the current mode is ${c.currentMode}` },
+  { flag: '--influx-database', applies: (c) => c.influx, only: 'an InfluxDB in use', instead: () => 'the InfluxDB URL is off' },
+];
+
+async function runEstimate(options: EstimateOptions, command: Command): Promise<void> {
   let config: EstimatorConfig;
   try {
     const { latest, ...rest } = options;
     config = withKafkaSecurity(loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } }), process.env);
   } catch (error) {
-    if (error instanceof EstimatorConfigError) throw new UsageError(`${error.code}: ${error.message}`, { cause: error });
+    if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
-  // Flags that do not apply are errors: each window-"current" setting belongs to one mode.
-  if (config.window.current.mode === 'last-n' && options.halfLifeLaunches !== undefined) throw new UsageError('--half-life-launches applies to --current decay only (the current mode is last-n)');
-  if (config.window.current.mode === 'decay' && options.lastLaunches !== undefined) throw new UsageError('--last-launches applies to --current last-n only (the current mode is decay)');
+  rejectFlagsThatDoNotApply(command, { currentMode: config.window.current.mode, influx: config.influx !== undefined }, ESTIMATE_FLAG_RULES);
   const log = (line: string): void => {
     process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   };

@@ -14,6 +14,7 @@ import {
   type LossMethod,
 } from '../../model/index.ts';
 import { readTraceFile, readWeightsFile } from '../counts-file.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 
 interface ModelFlags {
@@ -159,6 +160,39 @@ function renderLocality(output: ModelOutput): string[] {
   ];
 }
 
+/** What decides whether a `model` flag applies. */
+interface ModelContext {
+  readonly input: '--dist' | '--counts' | '--pmf' | '--trace';
+  /** The family of --dist; undefined when the spec does not parse (its own error comes first). */
+  readonly family: string | undefined;
+  readonly quantiles: boolean;
+}
+
+/** Families with an infinite support, cut at tail mass --epsilon. */
+const UNBOUNDED_FAMILIES: ReadonlySet<string> = new Set(['geo', 'pois', 'nbinom']);
+
+function modelContextOf(flags: ModelFlags): ModelContext {
+  let family: string | undefined;
+  try {
+    family = flags.dist === undefined ? undefined : parseDistributionSpec(flags.dist).family;
+  } catch {
+    family = undefined;
+  }
+  const input = flags.counts !== undefined ? '--counts' : flags.pmf !== undefined ? '--pmf' : flags.trace !== undefined ? '--trace' : '--dist';
+  return { input, family, quantiles: flags.quantiles !== undefined };
+}
+
+/** The flags of `warpwatch model` that apply to some inputs only (issue 18: an error elsewhere). */
+export const MODEL_FLAG_RULES: readonly FlagRule<ModelContext>[] = [
+  {
+    flag: '--epsilon',
+    applies: (c) => c.input === '--dist' && (c.family === undefined || UNBOUNDED_FAMILIES.has(c.family)),
+    only: 'the unbounded --dist families geo, pois and nbinom',
+    instead: (c) => (c.input === '--dist' ? `${c.family ?? '?'} has a finite support: nothing is cut` : `the input is ${c.input}: nothing is cut`),
+  },
+  { flag: '--seed', applies: (c) => c.quantiles, only: '--quantiles', instead: () => 'the seed of Monte Carlo quantiles' },
+];
+
 /**
  * Computes what `warpwatch model` prints (exported for tests and other commands).
  *
@@ -203,7 +237,6 @@ export function runModelCommand(flags: ModelFlags, options: { groupSizesGiven?: 
     dist = CategoricalDistribution.fromCounts(counts);
     source = `trace:${flags.trace!}`;
   } else {
-    if (flags.epsilon !== undefined) throw new UsageError(`--epsilon applies to --dist families only, not to ${flags.counts === undefined ? '--pmf' : '--counts'}`);
     dist = flags.counts === undefined ? readWeightsFile(flags.pmf!, 'pmf') : readCountsFile(flags.counts);
     source = flags.counts === undefined ? `pmf:${flags.pmf!}` : `counts:${flags.counts}`;
   }
@@ -290,9 +323,9 @@ export function registerModelCommand(program: Command): void {
     .option('--epsilon <mass>', 'tail mass cut from unbounded families (default 1e-6)')
     .option('--seed <integer>', 'seed of Monte Carlo quantiles (used when the exact method is too large)', String(DEFAULT_QUANTILE_SEED))
     .option('--json', 'print one JSON object instead of the table')
+    .addHelpText('after', '\n--epsilon applies to the unbounded families (geo, pois, nbinom) of --dist, --seed to --quantiles; elsewhere they are an error (exit 2).')
     .action((flags: ModelFlags, command: Command) => {
-      // Flags that do not apply are errors: the seed drives Monte Carlo quantiles only.
-      if (command.getOptionValueSource('seed') === 'cli' && flags.quantiles === undefined) throw new UsageError('--seed applies to --quantiles only (the seed of Monte Carlo quantiles)');
+      rejectFlagsThatDoNotApply(command, modelContextOf(flags), MODEL_FLAG_RULES);
       const output = runModelCommand(flags, { groupSizesGiven: command.getOptionValueSource('n') === 'cli' });
       const probabilities = flags.quantiles === undefined ? [] : parseProbabilities(flags.quantiles);
       process.stdout.write(flags.json === true ? `${JSON.stringify(output, null, 2)}\n` : renderTable(output, probabilities));

@@ -149,7 +149,7 @@ describe('warpwatch analyze', () => {
     const picked = await runCli('analyze', file, '--stream', 'job/other', '--export-counts', exported);
     expect(picked.status, picked.stderr).toBe(0);
     expect(readFileSync(exported, 'utf8')).toBe('value,count\n5,3\n7,1\n');
-    for (const [stream, message] of [['noslash', /--stream must be a stream id job\/kernel/], ['job/missing', /--stream job\/missing: no launch summaries of that stream/]] as const) {
+    for (const [stream, message] of [['noslash', /^warpwatch: WW_ERR_STREAM_IDENTITY: --stream must be '<job>\/<kernel>' \(no '\/' found\), got 'noslash'\n$/], ['job/missing', /--stream job\/missing: no launch summaries of that stream/]] as const) {
       const bad = await runCli('analyze', file, '--stream', stream);
       expect(bad.status).toBe(2);
       expect(bad.stderr).toMatch(message);
@@ -170,7 +170,7 @@ describe('warpwatch run', () => {
     [['run', 'bogus', '--out', 'x'], /workload must be one of matpow, escape, divergence, relax, banded/],
     [['run', 'matpow', '--backend', 'gpu', '--out', 'x'], /--backend must be one of cpu, cuda/],
     [['run', 'matpow', '--dist', 'pois(30)'], /--out FILE/],
-    [['run', 'matpow', '--n', '33', '--out', 'x'], /--n must be a decimal integer/],
+    [['run', 'matpow', '--n', '33', '--out', 'x'], /^warpwatch: WW_ERR_STREAM_IDENTITY: --n must be an integer 1..32, got '33'\n$/],
     [['run', 'matpow', '--sorted', '--out', 'x'], /--sorted applies to the escape and banded workloads only/],
     [['run', 'matpow', '--dist', 'pois(', '--out', 'x'], /pois/],
   ])('rejects %j with exit code 2', async (args, message) => {

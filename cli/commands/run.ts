@@ -10,6 +10,8 @@ import {
   type WorkloadName,
   type WorkloadReport,
 } from '../../kernels/index.ts';
+import { parseGroupSize, parseJob, parseKernel } from '../../contracts/index.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseNumberOption } from './numeric-options.ts';
 
@@ -39,6 +41,37 @@ interface RunFlags {
   json?: boolean;
 }
 
+/** What decides whether a `run` flag applies. */
+interface RunContext {
+  readonly workload: WorkloadName;
+  readonly backend: BackendName;
+  readonly selection: string | undefined;
+  /** --sample-rate 0: no group is sampled. */
+  readonly noSamples: boolean;
+}
+
+const theWorkload = (c: RunContext): string => `the workload is ${c.workload}`;
+
+/**
+ * The flags of `warpwatch run` that apply to some workloads or backends only (each workload
+ * program reads only its own: workload-options.hpp); typed elsewhere they are usage errors.
+ */
+export const RUN_FLAG_RULES: readonly FlagRule<RunContext>[] = [
+  { flag: '--dist', applies: (c) => c.workload === 'matpow', only: 'the matpow workload', instead: (c) => `${c.workload} takes its iteration counts from the workload itself` },
+  { flag: '--seed', applies: (c) => ['matpow', 'relax', 'banded'].includes(c.workload), only: 'the matpow, relax and banded workloads', instead: (c) => `${c.workload} draws nothing at random` },
+  { flag: '--launches', applies: (c) => c.workload !== 'divergence', only: 'the matpow, escape, relax and banded workloads', instead: () => 'divergence repeats each pattern --repetitions times' },
+  { flag: '--sorted', applies: (c) => c.workload === 'escape' || c.workload === 'banded', only: 'the escape and banded workloads', instead: theWorkload },
+  { flag: '--max-iter', applies: (c) => c.workload === 'escape' || c.workload === 'relax', only: 'the escape and relax workloads', instead: theWorkload },
+  { flag: '--width', applies: (c) => c.workload === 'escape' || c.workload === 'relax', only: 'the escape and relax workloads', instead: theWorkload },
+  { flag: '--height', applies: (c) => c.workload === 'escape' || c.workload === 'relax', only: 'the escape and relax workloads', instead: theWorkload },
+  { flag: '--repetitions', applies: (c) => c.workload === 'divergence', only: 'the divergence workload', instead: theWorkload },
+  { flag: '--csv', applies: (c) => c.workload === 'divergence', only: 'the divergence workload', instead: theWorkload },
+  { flag: '--clock', applies: (c) => c.backend === 'cpu', only: '--backend cpu', instead: (c) => `the backend is ${c.backend}: the GPU clock is fixed` },
+  { flag: '--probe', applies: (c) => c.workload === 'matpow' && c.backend === 'cuda', only: 'the matpow workload on --backend cuda', instead: (c) => `${c.workload} on ${c.backend}` },
+  { flag: '--block-groups', applies: (c) => c.selection === 'block', only: '--selection block', instead: (c) => `the selection is ${c.selection ?? 'hash'}` },
+  { flag: '--selection', applies: (c) => !c.noSamples, only: 'a --sample-rate above 0', instead: () => '--sample-rate 0 samples no group' },
+];
+
 /** Turns the validated flags into the workload program's argv (workload-options.hpp). */
 function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
   const args: string[] = [];
@@ -46,14 +79,10 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
     if (value !== undefined) args.push(flag, value);
   };
   if (flags.dist !== undefined) {
-    if (workload === 'matpow') {
-      parseDistributionSpec(flags.dist); // same syntax as the model; RangeError → exit 2 with the model's message
-      pass('--dist', flags.dist);
-    } else {
-      process.stderr.write(`warpwatch run: ${workload} takes its iteration counts from the workload itself; --dist is ignored\n`);
-    }
+    parseDistributionSpec(flags.dist); // same syntax as the model; RangeError → exit 2 with the model's message
+    pass('--dist', flags.dist);
   }
-  if (flags.n !== undefined) pass('--n', String(parseNumberOption('--n', flags.n, { min: 1, max: 32, integer: true })));
+  if (flags.n !== undefined) pass('--n', String(parseGroupSize('--n', flags.n)));
   if (flags.groups !== undefined) pass('--groups', String(parseNumberOption('--groups', flags.groups, { min: 1, max: 2 ** 40, integer: true })));
   if (flags.launches !== undefined) pass('--launches', String(parseNumberOption('--launches', flags.launches, { min: 1, max: 1e6, integer: true })));
   if (flags.seed !== undefined) {
@@ -66,7 +95,6 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
   }
   if (flags.probe !== undefined) {
     if (flags.probe !== 'on' && flags.probe !== 'off') throw new UsageError(`--probe must be on or off, got '${flags.probe}'`);
-    if (flags.probe === 'off' && (workload !== 'matpow' || flags.backend !== 'cuda')) throw new UsageError('--probe off is supported by matpow on the cuda backend only');
     pass('--probe', flags.probe);
   }
   if (flags.sampleRate !== undefined) pass('--sample-rate', String(parseNumberOption('--sample-rate', flags.sampleRate, { min: 0, max: 1 })));
@@ -75,13 +103,9 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
     pass('--selection', flags.selection);
   }
   if (flags.blockGroups !== undefined) {
-    if (flags.selection !== 'block') throw new UsageError('--block-groups applies to --selection block only');
     pass('--block-groups', String(parseNumberOption('--block-groups', flags.blockGroups, { min: 1, max: 65535, integer: true })));
   }
-  if (flags.sorted === true) {
-    if (workload !== 'escape' && workload !== 'banded') throw new UsageError(`--sorted applies to the escape and banded workloads only, got it for ${workload}`);
-    args.push('--sorted');
-  }
+  if (flags.sorted === true) args.push('--sorted');
   if (flags.clock !== undefined) {
     if (flags.clock !== 'steady' && flags.clock !== 'thread') throw new UsageError(`--clock must be steady or thread, got '${flags.clock}'`);
     pass('--clock', flags.clock);
@@ -90,12 +114,10 @@ function workloadArgs(workload: WorkloadName, flags: RunFlags): string[] {
   if (flags.width !== undefined) pass('--width', String(parseNumberOption('--width', flags.width, { min: 1, max: 65536, integer: true })));
   if (flags.height !== undefined) pass('--height', String(parseNumberOption('--height', flags.height, { min: 1, max: 65536, integer: true })));
   if (flags.repetitions !== undefined) pass('--repetitions', String(parseNumberOption('--repetitions', flags.repetitions, { min: 1, max: 100000, integer: true })));
-  if (flags.csv !== undefined) {
-    if (workload !== 'divergence') throw new UsageError(`--csv applies to the divergence workload only, got it for ${workload}`);
-    pass('--csv', flags.csv);
-  }
-  pass('--job', flags.job);
-  pass('--kernel', flags.kernel);
+  pass('--csv', flags.csv);
+  // The stream identity follows the rules of contracts/stream-identity.ts (WW_ERR_STREAM_IDENTITY).
+  if (flags.job !== undefined) pass('--job', parseJob('--job', flags.job));
+  if (flags.kernel !== undefined) pass('--kernel', parseKernel('--kernel', flags.kernel));
   if (flags.out !== undefined && flags.socket !== undefined) throw new UsageError('give either --out FILE or --socket PATH, not both');
   if (flags.out === undefined && flags.socket === undefined) throw new UsageError('--out FILE (or --out - for stdout, or --socket PATH) is required: where should the frames go?');
   pass('--out', flags.out);
@@ -140,20 +162,20 @@ export function registerRunCommand(program: Command): void {
     .argument('<workload>', `one of ${WORKLOAD_NAMES.join(', ')}`)
     .option('--backend <backend>', `where it runs: ${BACKEND_NAMES.join(' | ')} (cpu = the CPU lockstep backend)`, 'cpu')
     .option('--dist <spec>', "matpow: iteration-count distribution, e.g. 'pois(30)', 'geo(0.05)', 'cat(1:2,5:1)'")
-    .option('--n <lanes>', 'lanes per group, 1..32 (default 32)')
+    .option('--n <lanes>', 'lanes per group, an integer 1..32 (default 32)')
     .option('--groups <count>', 'groups per launch (default: matpow 2^18 on cuda, 1024 on cpu; escape, relax: the whole image/field; banded: all rows, 2^18 on cpu, 2^21 on cuda)')
-    .option('--launches <count>', 'launches, one LaunchSummary frame each (default 1)')
-    .option('--seed <seed>', 'random seed, 0..2^64-1 (default 1)')
+    .option('--launches <count>', 'matpow, escape, relax, banded: launches, one LaunchSummary frame each (default 1)')
+    .option('--seed <seed>', 'matpow, relax, banded: random seed, 0..2^64-1 (default 1)')
     .option('--sorted', 'escape: sort pixels by estimated work before grouping; banded: sort rows by length')
     .option('--sync <on|off>', 'synchronise the group before its end clock (default on)')
     .option('--probe <on|off>', 'matpow on cuda: off runs the same kernel with the probe compiled out (no frames; kernelMillis in the report is the overhead baseline)')
     .option('--sample-rate <fraction>', 'fraction of groups written as GroupSamples, 0..1 (default 1/64)')
-    .option('--selection <hash|stride|block>', 'how sampled groups are chosen: hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased), stride (every k-th group, the same each launch: aliases with row-major 2-D layouts) or block (whole blocks of --block-groups consecutive groups, 1 in 1/rate of the blocks by hash: block runs for the two-level loss)')
+    .option('--selection <hash|stride|block>', 'how sampled groups are chosen (with a --sample-rate above 0): hash (default; a pseudo-random 1 in 1/rate of the groups per launch, unbiased), stride (every k-th group, the same each launch: aliases with row-major 2-D layouts) or block (whole blocks of --block-groups consecutive groups, 1 in 1/rate of the blocks by hash: block runs for the two-level loss)')
     .option('--block-groups <K>', 'with --selection block: consecutive groups per block, 1..65535 (default 8)')
     .option('--out <file>', "frame file, or '-' for stdout")
     .option('--socket <path>', 'send frames to a collector unix socket instead (non-blocking, drops when slow)')
-    .option('--job <name>', 'job name, the first part of the stream id (default local)')
-    .option('--kernel <name>', 'kernel name, the second part of the stream id (default the workload)')
+    .option('--job <name>', 'job name, the first part of the stream id: 1..255 UTF-8 bytes, no / (default local)')
+    .option('--kernel <name>', 'kernel name, the second part of the stream id: 1..255 UTF-8 bytes (default the workload)')
     .option('--csv <file>', 'divergence: write cycles per pattern as CSV (docs/kernels.md)')
     .option('--repetitions <count>', 'divergence: repetitions per pattern (default 51)')
     .option('--max-iter <count>', 'escape, relax: iteration cap (default 256)')
@@ -161,7 +183,8 @@ export function registerRunCommand(program: Command): void {
     .option('--height <pixels>', 'escape, relax: image/field height')
     .option('--clock <steady|thread>', 'cpu: group clock, steady_clock (default) or thread CPU time')
     .option('--json', 'print the run report as JSON')
-    .action(async (workloadText: string, flags: RunFlags) => {
+    .addHelpText('after', '\nFlags marked with a workload or backend apply there only; elsewhere they are an error (exit 2), never silently ignored.')
+    .action(async (workloadText: string, flags: RunFlags, command: Command) => {
       if (!(WORKLOAD_NAMES as readonly string[]).includes(workloadText)) {
         throw new UsageError(`workload must be one of ${WORKLOAD_NAMES.join(', ')}, got '${workloadText}'`);
       }
@@ -170,6 +193,8 @@ export function registerRunCommand(program: Command): void {
       }
       const workload = workloadText as WorkloadName;
       const backend = flags.backend as BackendName;
+      const noSamples = flags.sampleRate !== undefined && flags.sampleRate.trim() !== '' && Number(flags.sampleRate) === 0;
+      rejectFlagsThatDoNotApply(command, { workload, backend, selection: flags.selection, noSamples }, RUN_FLAG_RULES);
       const args = workloadArgs(workload, flags);
       const { binDir, hasCuda } = await ensureKernelsBuilt({ onProgress: (line) => process.stderr.write(`  [build] ${line}\n`) });
       if (backend === 'cuda' && !hasCuda) {

@@ -18,7 +18,7 @@ describe('demo-plan', () => {
 
     it('reports every problem together', () => {
       expect(() => resolveDemoSettings({ quick: true, job: 'a/b', groupSizes: [0, 48], families: ['pois(-1)'], launches: 0 })).toThrow(
-        /group sizes must be integers 1\.\.32, got 0; group sizes must be integers 1\.\.32, got 48; .*launches must be an integer 1\.\.1000, got 0; family 'pois\(-1\)'.*job must match/,
+        /group size must be an integer 1\.\.32, got 0; group size must be an integer 1\.\.32, got 48; .*launches must be an integer 1\.\.1000, got 0; family 'pois\(-1\)'.*job must not contain '\/', got 'a\/b'/,
       );
     });
   });

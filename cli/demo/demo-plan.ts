@@ -1,3 +1,4 @@
+import { groupSizeProblem, jobProblem } from '../../contracts/index.ts';
 import { parseDistributionSpec } from '../../model/index.ts';
 
 /**
@@ -77,7 +78,10 @@ export function resolveDemoSettings(input: {
   const groupSizes = [...new Set(input.groupSizes ?? base.groupSizes)].sort((a, b) => a - b);
   const problems: string[] = [];
   if (groupSizes.length === 0) problems.push('at least one group size is needed');
-  for (const n of groupSizes) if (!Number.isInteger(n) || n < 1 || n > 32) problems.push(`group sizes must be integers 1..32, got ${n}`);
+  for (const n of groupSizes) {
+    const problem = groupSizeProblem(n);
+    if (problem !== undefined) problems.push(`group size ${problem}, got ${n}`);
+  }
   const largest = Math.max(...groupSizes, 1);
   const matpowUnitsPerLaunch = input.matpowUnitsPerLaunch ?? base.matpowUnitsPerLaunch;
   const escapeUnitsPerLaunch = input.escapeUnitsPerLaunch ?? base.escapeUnitsPerLaunch;
@@ -99,7 +103,8 @@ export function resolveDemoSettings(input: {
   }
   const seed = input.seed ?? DEMO_DEFAULTS.seed;
   if (!Number.isSafeInteger(seed) || seed < 0) problems.push(`seed must be a non-negative integer, got ${seed}`);
-  if (!/^[A-Za-z0-9._-]{1,200}$/.test(input.job)) problems.push(`job must match [A-Za-z0-9._-]{1,200}, got '${input.job}'`);
+  const jobRule = jobProblem(input.job);
+  if (jobRule !== undefined) problems.push(`job ${jobRule}, got '${input.job}'`);
   if (problems.length > 0) throw new RangeError(problems.join('; '));
   return Object.freeze({
     quick: input.quick,

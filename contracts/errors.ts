@@ -1,0 +1,23 @@
+/**
+ * Errors of contracts/: an argument that names part of a stream identity (job, kernel, stream,
+ * host, device, label, group size, source) breaks the rules of stream-identity.ts. Listed in
+ * docs/errors.md (cli/errors-doc.test.ts checks they match).
+ */
+
+/** Every error code contracts/ raises. */
+export const CONTRACTS_ERROR_CODES = ['WW_ERR_STREAM_IDENTITY'] as const;
+
+/**
+ * A stream-identity argument (a CLI flag, a WARPWATCH_* variable) that breaks the identity
+ * rules; the message names the argument, the rule and what arrived. A `RangeError`, so the CLI
+ * exits with code 2; never retriable.
+ *
+ * @example throw new StreamIdentityError("--job must not contain '/', got 'a/b'");
+ */
+export class StreamIdentityError extends RangeError {
+  readonly code = 'WW_ERR_STREAM_IDENTITY';
+  constructor(message: string) {
+    super(message);
+    this.name = 'StreamIdentityError';
+  }
+}
