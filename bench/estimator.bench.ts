@@ -21,6 +21,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { compiledIsCurrent } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';
 import { decodeFrame, encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
@@ -577,7 +578,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics['memory.liveStreams'] = h.streams;
       metrics['memory.rssBytes'] = rss;
       metrics['memory.rssMegabytes'] = rss / 1e6;
-      notes.push(`memory: ${h.streams} live streams (3 launches each, open 10 min windows, default settings incl. checkpoint mirror): RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 ? 'met' : 'NOT met'})`);
+      // How bin/warpwatch.mjs ran the child: the TypeScript sources through tsx hold ~60 MB more than dist/.
+      const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
+      notes.push(`memory: ${h.streams} live streams (3 launches each, open 10 min windows, default settings incl. checkpoint mirror; estimator ran from ${childCode}): RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 ? 'met' : 'NOT met'})`);
       await stopChild(child);
     }
   } finally {
