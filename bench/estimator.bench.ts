@@ -21,7 +21,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
-import { compiledIsCurrent } from '../bin/compiled-is-current.mjs';
+// @ts-expect-error -- a plain JavaScript module of bin/, without type declarations
+import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';
 import { decodeFrame, encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
@@ -29,6 +30,8 @@ import { createEstimatorEngine, MEASUREMENTS, syntheticLaunchSummary } from '../
 import { testEngineOptions } from '../estimator/test-support.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 
+/** Whether bin/warpwatch.mjs runs dist/ (compiled) rather than the sources (bin/compiled-is-current.mjs). */
+const compiledIsCurrent = compiledIsCurrentUntyped as (root: URL, env: Record<string, string | undefined>) => boolean;
 const GROUP_SIZE = 32;
 const EVENT_LAG_METRIC = 'warpwatch_estimator_window_event_lag';
 const MODEL_METRIC = 'warpwatch_estimator_model_duration';
