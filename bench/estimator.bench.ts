@@ -21,6 +21,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { Kafka, logLevel, type Producer } from 'kafkajs';
+// @ts-expect-error -- a plain JavaScript module of bin/, without type declarations
+import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';
 import { decodeFrame, encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
@@ -28,6 +30,8 @@ import { createEstimatorEngine, MEASUREMENTS, syntheticLaunchSummary } from '../
 import { testEngineOptions } from '../estimator/test-support.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 
+/** Whether bin/warpwatch.mjs runs dist/ (compiled) rather than the sources (bin/compiled-is-current.mjs). */
+const compiledIsCurrent = compiledIsCurrentUntyped as (root: URL, env: Record<string, string | undefined>) => boolean;
 const GROUP_SIZE = 32;
 const EVENT_LAG_METRIC = 'warpwatch_estimator_window_event_lag';
 const MODEL_METRIC = 'warpwatch_estimator_model_duration';
@@ -577,7 +581,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics['memory.liveStreams'] = h.streams;
       metrics['memory.rssBytes'] = rss;
       metrics['memory.rssMegabytes'] = rss / 1e6;
-      notes.push(`memory: ${h.streams} live streams (3 launches each, open 10 min windows, default settings incl. checkpoint mirror): RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 ? 'met' : 'NOT met'})`);
+      // How bin/warpwatch.mjs ran the child: the TypeScript sources through tsx hold ~60 MB more than dist/.
+      const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
+      notes.push(`memory: ${h.streams} live streams (3 launches each, open 10 min windows, default settings incl. checkpoint mirror; estimator ran from ${childCode}): RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 ? 'met' : 'NOT met'})`);
       await stopChild(child);
     }
   } finally {

@@ -86,7 +86,7 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
     cumulative: histogramToJson(state.cumulative),
     cumulativeLaunches: state.cumulativeLaunches,
     cumulativeGroups: state.cumulativeGroups,
-    dedupe: state.dedupe.order.map(String),
+    dedupe: Array.from(state.dedupe, String),
     watermarkMillis: finiteOrNull(state.watermarkMillis),
     closedThroughMillis: finiteOrNull(state.closedThroughMillis),
     alerts: {
@@ -107,12 +107,12 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
  * restarts its dedupe memory empty (once, after the upgrade).
  */
 function dedupeFromJson(json: CheckpointJson): StreamState['dedupe'] {
-  if (json.v === 1) return { order: [], seen: new Set() };
+  if (json.v === 1) return new Set();
   const order = json.dedupe.map((entry) => {
     if (typeof entry !== 'string' || !/^\d{1,29}$/.test(entry)) throw new Error(`dedupe identity must be a decimal string, got ${JSON.stringify(entry)}`);
     return BigInt(entry);
   });
-  return { order, seen: new Set(order) };
+  return new Set(order);
 }
 
 /**
@@ -129,11 +129,20 @@ function withClockSumNames<T extends object>(json: T, legacySimt: string, legacy
 
 /**
  * Decodes a stream checkpoint. `wallMillis` becomes the stream's last-record time, so a
- * restored stream is not idle-closed before its backlog is re-read.
+ * restored stream is not idle-closed before its backlog is re-read. `shareIdentity` maps the
+ * stored identity to the one the state keeps (the engine's identity pool shares repeated
+ * strings between streams; default: kept as decoded).
  *
  * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a version 1 or 2 checkpoint.
+ * @example
+ * const { state, alerts, appliedOffset } = decodeStreamCheckpoint(text, streamKey, Date.now());
  */
-export function decodeStreamCheckpoint(text: string, key: string, wallMillis: number): StreamCheckpoint {
+export function decodeStreamCheckpoint(
+  text: string,
+  key: string,
+  wallMillis: number,
+  shareIdentity: (identity: StreamIdentity) => StreamIdentity = (identity) => identity,
+): StreamCheckpoint {
   let json: CheckpointJson;
   let dedupe: StreamState['dedupe'];
   try {
@@ -163,7 +172,7 @@ export function decodeStreamCheckpoint(text: string, key: string, wallMillis: nu
   }
   const state: StreamState = {
     key,
-    identity: json.identity,
+    identity: shareIdentity(json.identity),
     windows,
     current: { histogram: histogramFromJson(json.current), recent: json.recent.map(histogramFromJson) },
     cumulative: histogramFromJson(json.cumulative),

@@ -3,6 +3,7 @@ import { decodeFrame, FrameError, type FrameKind } from '../protocol/index.ts';
 import { createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertOptions, type AlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
+import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
 import { alertRecord, distributionRecord } from './kafka-records.ts';
 import { isSamplesObservation, streamIdentityOf, streamKeyOf, type Observation } from './launch-observation.ts';
@@ -147,6 +148,8 @@ export interface EstimatorEngine {
  */
 export function createEstimatorEngine(options: EngineOptions, outputs: EngineOutputs, telemetry: EngineTelemetry): EstimatorEngine {
   const partitions = new Map<number, PartitionState>();
+  // Live streams share their device, host and label strings (identity-pool.ts).
+  const identities = createIdentityPool();
 
   const partitionState = (partition: number): PartitionState => {
     let state = partitions.get(partition);
@@ -242,15 +245,16 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxStreams !== undefined && liveStreams() >= options.maxStreams) evictLeastRecent(wallMillis);
-      entry = { state: createStreamState(identity), alerts: createAlertState(), appliedOffset: -1n };
-      part.streams.set(key, entry);
+      entry = { state: createStreamState(identities.share(identity)), alerts: createAlertState(), appliedOffset: -1n };
+      // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
+      part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
     } else if (offsetValue < entry.appliedOffset) {
       return 'replayed';
     }
     entry.appliedOffset = offsetValue + 1n;
     entry.alerts.staleRaised = false;
-    part.dirty.add(key);
+    part.dirty.add(entry.state.key);
     const outcome = recordObservation(entry.state, observation, options.window, wallMillis);
     emitClosed(entry, outcome.closed, wallMillis);
     return outcome.status;
@@ -272,7 +276,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         const frame = decodeFrame(value);
         type = frame.type;
         const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
-        observation = headers === undefined ? fromFrame : { ...fromFrame, ...attributionFromHeaders(headers) };
+        // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
+        observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
       } catch (error) {
         if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
       }
@@ -361,7 +366,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // stream starts empty (frames below the marker stay skipped as replayed) and the
         // record is overwritten at the next checkpoint.
         try {
-          const checkpoint = decodeStreamCheckpoint(text, key, wallMillis);
+          const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
           part.streams.set(key, { state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
         } catch (error) {
           telemetry.checkpointCorrupt?.(key, error);

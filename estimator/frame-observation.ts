@@ -18,8 +18,9 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
   // groupCount / groupsCounted times its groups. Its histogram and sums are weighted by that,
   // so launches sampled at different rates enter a window in proportion to the work they stand for.
   const weight = summaryWeight(frame);
-  return {
-    ...identityOfFrame(frame),
+  // Object.assign onto the identity, not a spread into a literal: V8 makes the spread's result a
+  // dictionary-mode object (~1 KB per frame instead of ~0.4 KB), a frame's largest allocation.
+  return Object.assign(identityOfFrame(frame), {
     bins: frame.histogram.map((entry) => {
       const range = histogramBinRange(entry.bin);
       return { low: range.low, high: range.high, count: entry.count * weight };
@@ -29,7 +30,7 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
     sumLossMeasured: frame.sumMeasuredLoss * weight,
     sumSimtClocks: Number(frame.sumSimtClocks) * weight,
     sumMimdClocks: Number(frame.sumMimdClocks) * weight,
-  };
+  });
 }
 
 /**

@@ -56,9 +56,9 @@ describe('stream-state', () => {
       const state = createStreamState(streamIdentityOf(launches[0]!));
       const small = { ...windowOptions, dedupeCapacity: 2 };
       for (const launch of launches.slice(0, 3)) recordObservation(state, launch, small, 0);
-      expect(state.dedupe.order.length).toBe(2);
-      expect(state.dedupe.seen.has(frameIdentityOf(launches[0]!))).toBe(false);
-      expect(state.dedupe.seen.has(frameIdentityOf(launches[2]!))).toBe(true);
+      expect(state.dedupe.size).toBe(2);
+      expect(state.dedupe.has(frameIdentityOf(launches[0]!))).toBe(false);
+      expect(state.dedupe.has(frameIdentityOf(launches[2]!))).toBe(true);
     });
 
     it('drops frames of an already closed window as late', () => {

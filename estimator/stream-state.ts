@@ -73,11 +73,12 @@ export interface CurrentDistribution {
   readonly recent: CountHistogram[];
 }
 
-/** Bounded FIFO memory of exact frame identities (see frameIdentityOf): the last `dedupeCapacity` frames of a stream. */
-export interface DedupeMemory {
-  readonly order: bigint[];
-  readonly seen: Set<bigint>;
-}
+/**
+ * Bounded FIFO memory of exact frame identities (see frameIdentityOf): the last
+ * `dedupeCapacity` frames of a stream, oldest first (a Set iterates in insertion order, so it is
+ * both the lookup and the FIFO: no second array per stream).
+ */
+export type DedupeMemory = Set<bigint>;
 
 /** Everything the estimator keeps per stream. */
 export interface StreamState {
@@ -120,7 +121,7 @@ export function createStreamState(identity: StreamIdentity): StreamState {
     cumulative: createCountHistogram(),
     cumulativeLaunches: 0,
     cumulativeGroups: 0,
-    dedupe: { order: [], seen: new Set() },
+    dedupe: new Set(),
     watermarkMillis: Number.NEGATIVE_INFINITY,
     closedThroughMillis: Number.NEGATIVE_INFINITY,
     lastRecordWallMillis: 0,
@@ -245,11 +246,10 @@ export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'fra
 }
 
 function remember(memory: DedupeMemory, identity: bigint, capacity: number): void {
-  memory.order.push(identity);
-  memory.seen.add(identity);
-  while (memory.order.length > capacity) {
-    const oldest = memory.order.shift();
-    if (oldest !== undefined) memory.seen.delete(oldest);
+  memory.add(identity);
+  for (const oldest of memory) {
+    if (memory.size <= capacity) break;
+    memory.delete(oldest);
   }
 }
 
@@ -298,7 +298,7 @@ export function recordObservation(
     throw new RangeError(`launch event time must be a finite number of milliseconds, got ${observation.eventTimeMillis}`);
   }
   const identity = frameIdentityOf(observation);
-  if (state.dedupe.seen.has(identity)) return { status: 'duplicate', closed: [] };
+  if (state.dedupe.has(identity)) return { status: 'duplicate', closed: [] };
   const startMillis = windowStartOf(observation.eventTimeMillis, options.windowMillis);
   if (startMillis + options.windowMillis <= state.closedThroughMillis) return { status: 'late', closed: [] };
 
