@@ -104,7 +104,6 @@ export interface Advice {
   readonly fits: readonly { readonly family: string; readonly spec: string; readonly parameters: Readonly<Record<string, number>>; readonly logLikelihood: number; readonly aic: number }[];
   /** Options ranked by predicted loss, best first. */
   readonly options: readonly AdviceOption[];
-  /** The short recommendation: a few sentences, most useful first. */
   /**
    * Locality-aware loss (docs/model.md §11) of the runs, per group size that tiles them, with
    * the independent-lanes figure beside it; null without runs (at least 2).
@@ -137,6 +136,7 @@ export interface Advice {
    * beyond its interval, else the independent-lanes prediction; `ifRandom` is always the latter.
    */
   readonly headline: { readonly basis: 'layout' | 'independent-lanes'; readonly expectedLoss: number; readonly low: number | null; readonly high: number | null; readonly ifRandom: number };
+  /** The short recommendation: a few sentences, most useful first. */
   readonly recommendation: readonly string[];
 }
 
