@@ -104,7 +104,6 @@ export interface Advice {
   readonly fits: readonly { readonly family: string; readonly spec: string; readonly parameters: Readonly<Record<string, number>>; readonly logLikelihood: number; readonly aic: number }[];
   /** Options ranked by predicted loss, best first. */
   readonly options: readonly AdviceOption[];
-  /** The short recommendation: a few sentences, most useful first. */
   /**
    * Locality-aware loss (docs/model.md §11) of the runs, per group size that tiles them, with
    * the independent-lanes figure beside it; null without runs (at least 2).
@@ -137,6 +136,7 @@ export interface Advice {
    * beyond its interval, else the independent-lanes prediction; `ifRandom` is always the latter.
    */
   readonly headline: { readonly basis: 'layout' | 'independent-lanes'; readonly expectedLoss: number; readonly low: number | null; readonly high: number | null; readonly ifRandom: number };
+  /** The short recommendation: a few sentences, most useful first. */
   readonly recommendation: readonly string[];
 }
 
@@ -190,7 +190,12 @@ function roundedSpecText(family: string, parameters: Readonly<Record<string, num
 }
 
 /**
- * Computes the advice.
+ * Computes the advice. The steps run in this order, `onProgress` told before each long one:
+ * the granularity sweep and the loss now ({@link granularityRows}, {@link currentLoss}), the
+ * layout's own loss from runs or a trace ({@link localityRows}, {@link blockLevelOf}), sorting,
+ * binning per k and the parametric fits on the distribution, the what-ifs on the runs' units
+ * ({@link whatIfsOnRuns}); then the figure the what-ifs start from ({@link baselineOf}), the
+ * ranked options ({@link adviceOptions}) and the recommendation ({@link recommendationLines}).
  *
  * @throws RangeError (ModelError) when the group size is outside 1..32, a bin count outside
  *   1..1024, or units per launch below the group size.
@@ -204,242 +209,29 @@ export function computeAdvice(request: AdviceRequest): Advice {
   const steps = 3 + binCounts.length;
   let step = 0;
   const progress = (name: string): void => request.onProgress?.(name, ++step, steps);
-  if (!Number.isInteger(n) || n < 1 || n > 32) throw new RangeError(`group size must be an integer 1..32, got ${n}`);
-  if (!Number.isSafeInteger(request.unitsPerLaunch) || request.unitsPerLaunch < n) {
-    throw new RangeError(`units per launch must be an integer >= the group size ${n}, got ${request.unitsPerLaunch}`);
-  }
+  checkRequest(request);
   progress('granularity');
-  const granularity = granularitySweep(distribution, Array.from({ length: 32 }, (_, i) => i + 1)).map((row) => ({
-    n: row.n,
-    expectedLoss: row.expectedLoss,
-    workloadLoss: row.workloadLoss,
-  }));
-  const currentRow = granularity[n - 1];
-  if (currentRow === undefined) throw new RangeError(`no granularity row for n = ${n}`);
-  const current = {
-    expectedLoss: currentRow.expectedLoss,
-    workloadLoss: currentRow.workloadLoss,
-    observedLossCounts: request.observedLossCounts ?? null,
-    observedCountIcc: request.observedCountIcc ?? null,
-  };
-  const trace = request.trace;
-  const runs = trace === undefined ? (request.runs ?? []) : [trace];
-  const localityRows =
-    trace !== undefined
-      ? traceLocalityLoss(trace, Array.from({ length: Math.min(32, trace.length) }, (_, i) => i + 1)).rows
-      : runs.length >= 2
-        ? localityLoss(runs, [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)))).rows
-        : undefined;
-  const locality =
-    localityRows !== undefined
-      ? localityRows.map((row) => ({
-          n: row.groupSize,
-          expectedLoss: row.lossContiguous.value,
-          low: row.lossContiguous.low,
-          high: row.lossContiguous.high,
-          independentLoss: row.lossIndependent,
-          sortedLoss: row.lossSorted,
-        }))
-      : null;
-  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
-  const twoLevels = blocks.length >= 2 ? blockLoss(blocks, request.groupSize) : undefined;
-  const blockLevel =
-    twoLevels === undefined
-      ? null
-      : {
-          blocks: twoLevels.blocks,
-          warpsPerBlock: twoLevels.warps / twoLevels.blocks,
-          warpLoss: twoLevels.warpLoss.value,
-          warpInBlockLoss: twoLevels.warpInBlockLoss.value,
-          blockLoss: twoLevels.blockLoss.value,
-          low: twoLevels.blockLoss.low,
-          high: twoLevels.blockLoss.high,
-        };
+  const granularity = granularityRows(distribution);
+  const current = currentLoss(request, granularity);
+  const runs = unitRuns(request);
+  const locality = localityRows(runs, request.trace);
+  const blockLevel = blockLevelOf(request);
   progress('sorting');
   const sortingStep = step;
-  const sortedResult = sortedGroupingLoss(distribution, n, {
-    units: request.unitsPerLaunch,
-    onProgress: (done, groups) => request.onProgress?.(`sorting (${done} of ${groups} groups)`, sortingStep, steps),
-  });
-  const sorting = { expectedLoss: sortedResult.expectedLoss, workloadLoss: sortedResult.workloadLoss, groups: sortedResult.groups, mixedGroups: sortedResult.mixedGroups };
+  const sorting = sortingWhatIf(request, (done, groups) => request.onProgress?.(`sorting (${done} of ${groups} groups)`, sortingStep, steps));
   const binning = binCounts.map((k) => {
     progress(`binning k = ${k}`);
-    const result = binnedGroupingLoss(distribution, n, k, { units: request.unitsPerLaunch });
-    return { k, expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, bins: result.bins };
+    return binningWhatIf(request, k);
   });
-  // A pmf (a family spec) carries no sample size; AIC then needs one: a nominal 10 000 units.
   progress('fit');
-  const fits = fitParametric(distribution, distribution.totalWeight > 1 ? {} : { sampleSize: NOMINAL_FIT_SAMPLE_SIZE }).map((fit) => ({
-    family: fit.family,
-    spec: roundedSpecText(fit.family, fit.parameters, formatDistributionSpec(fit.spec)),
-    parameters: fit.parameters,
-    logLikelihood: fit.logLikelihood,
-    aic: fit.aic,
-  }));
-
-  // The what-ifs on the runs' units (docs/model.md §11b): within each launch, by exact counts and by a pre-pass estimate.
-  const runUnits = runs.reduce((sum, run) => sum + run.length, 0);
-  const launches = trace !== undefined ? [[trace]] : (request.runsByLaunch ?? [runs]);
-  const stride = request.prepassStride ?? DEFAULT_PREPASS_STRIDE;
-  const layout = locality?.find((row) => row.n === n);
-  const figures = (result: ReturnType<typeof runPolicyLoss>): RunPolicyFigures => ({
-    exact: result.exact,
-    estimated: result.estimated.value,
-    low: result.estimated.low,
-    high: result.estimated.high,
-    workloadLoss: result.estimatedWorkloadLoss,
-  });
-  const onRuns =
-    (trace !== undefined || runs.length >= 2) && runUnits >= n
-      ? {
-          units: runUnits,
-          runs: trace !== undefined ? 1 : runs.length,
-          stride,
-          layoutLoss: layout?.expectedLoss ?? null,
-          sorting: figures(runPolicyLoss(launches, n, { kind: 'sorting' }, { stride })),
-          binning: binCounts.map((k) => ({ k, ...figures(runPolicyLoss(launches, n, { kind: 'binning', bins: k }, { stride })) })),
-        }
-      : null;
-
-  // The layout's own loss leads when it differs from the independent-lanes figure beyond its
-  // interval (neighbouring units do alike work): the what-ifs then start from it, on the runs' units.
-  const layoutLeads = layout !== undefined && (layout.high < current.expectedLoss || layout.low > current.expectedLoss);
-  const now = layoutLeads ? layout.expectedLoss : current.expectedLoss;
-  const nowWorkload = current.workloadLoss;
-  const lossWord = layoutLeads ? 'loss of this layout' : 'predicted loss';
-  const options: AdviceOption[] = [];
-  const tile = layoutLeads
-    ? chooseTile(
-        Array.from({ length: 32 }, (_, i) => {
-          const row = locality?.find((r) => r.n === i + 1);
-          return { n: i + 1, expectedLoss: row?.expectedLoss ?? Number.POSITIVE_INFINITY, workloadLoss: Number.NaN };
-        }).filter((row) => Number.isFinite(row.expectedLoss)).reduce<Advice['granularity'][number][]>((rows, row) => {
-          rows[row.n - 1] = row;
-          return rows;
-        }, []),
-        n,
-        now,
-      )
-    : chooseTile(granularity, n, now);
-  if (tile !== undefined) {
-    options.push({
-      kind: 'tiles',
-      parameter: tile.n,
-      expectedLoss: tile.expectedLoss,
-      workloadLoss: tile.workloadLoss,
-      sentence:
-        `tiles of ${tile.n} lanes cut the ${lossWord} from ${format(now)} to ${format(tile.expectedLoss)}` +
-        (layoutLeads ? ` (consecutive units of this layout, locality-aware)` : ` (run-time overhead ${format(nowWorkload)} → ${format(tile.workloadLoss)})`) +
-        `, if each unit can be spread over ${n / tile.n} lanes (${tile.n} units in lockstep instead of ${n})`,
-    });
-  }
-  const where = onRuns === null ? '' : trace !== undefined ? `the trace's ${onRuns.units} units` : `the ${onRuns.units} units of ${onRuns.runs} sampled runs`;
-  const prepass = `a coarse pre-pass estimate (one unit in ${stride} computed, the rest interpolated)`;
-  if (onRuns !== null) {
-    const o = onRuns.sorting;
-    options.push({
-      kind: 'sorting',
-      parameter: undefined,
-      expectedLoss: o.estimated,
-      workloadLoss: o.workloadLoss,
-      sentence:
-        `sorting each launch's units by ${prepass} cuts the ${lossWord} from ${format(now)} to ${format(o.estimated)} (95% interval ${format(o.low)}–${format(o.high)}); ` +
-        `with an exact estimate of each unit's work ${format(o.exact)} (both on ${where}, docs/model.md §11b)`,
-    });
-    const best = [...onRuns.binning].sort((a, b) => a.estimated - b.estimated || a.k - b.k)[0];
-    if (best !== undefined) {
-      options.push({
-        kind: 'binning',
-        parameter: best.k,
-        expectedLoss: best.estimated,
-        workloadLoss: best.workloadLoss,
-        sentence:
-          `binning units into ${best.k} work classes (equal unit shares) by the same pre-pass estimate and grouping within a class cuts the ${lossWord} from ${format(now)} to ${format(best.estimated)} (95% interval ${format(best.low)}–${format(best.high)}); ` +
-          `by exact work ${format(best.exact)}`,
-      });
-    }
-  } else {
-    options.push({
-      kind: 'sorting',
-      parameter: undefined,
-      expectedLoss: sorting.expectedLoss,
-      workloadLoss: sorting.workloadLoss,
-      sentence:
-        `sorting each launch's ${request.unitsPerLaunch} units by their work before grouping cuts the predicted loss from ${format(now)} to ${format(sorting.expectedLoss)} ` +
-        `(run-time overhead ${format(nowWorkload)} → ${format(sorting.workloadLoss)}); it needs a cheap estimate of each unit's work`,
-    });
-    const bestBinning = [...binning].sort((a, b) => a.expectedLoss - b.expectedLoss || a.k - b.k)[0];
-    if (bestBinning !== undefined) {
-      options.push({
-        kind: 'binning',
-        parameter: bestBinning.k,
-        expectedLoss: bestBinning.expectedLoss,
-        workloadLoss: bestBinning.workloadLoss,
-        sentence:
-          `binning units into ${bestBinning.bins.length} work classes (${bestBinning.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${bestBinning.bins.length < bestBinning.k ? `; ${bestBinning.k} asked, ${bestBinning.bins.length} formed` : ''}) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(bestBinning.expectedLoss)} ` +
-          `(run-time overhead ${format(nowWorkload)} → ${format(bestBinning.workloadLoss)})`,
-      });
-    }
-  }
-  options.sort((a, b) => a.expectedLoss - b.expectedLoss);
-
-  const recommendation: string[] = [];
-  if (layoutLeads) {
-    const from = trace !== undefined ? 'the trace' : `${runs.length} sampled groups`;
-    recommendation.push(
-      `in this kernel's layout groups of ${n} lanes lose ${format(layout.expectedLoss)}× (locality-aware, from ${from}; ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
-        `if work were assigned to lanes at random: ${format(current.expectedLoss)}× (run time ${format(current.workloadLoss)}×).` +
-        (onRuns === null ? ' The what-ifs below assume random grouping.' : ' The what-ifs below start from the layout and are evaluated on its units.'),
-    );
-  }
-  if (now <= BALANCED_LOSS) {
-    recommendation.push(
-      `the work is balanced: groups of ${n} lanes ${layoutLeads ? 'lose' : 'are predicted to lose'} only ${format(now)}× (${Math.round((now - 1) * 100)}% idle lane-time); no change is worth its cost.`,
-    );
-  } else {
-    if (!layoutLeads) {
-      recommendation.push(
-        `groups of ${n} lanes are predicted to lose ${format(now)}× (mean H; run time ${format(current.workloadLoss)}× an ideal machine that never idles).`,
-      );
-    }
-    const [best, ...rest] = options;
-    if (best !== undefined && best.expectedLoss < now) {
-      recommendation.push(`best: ${best.sentence} — removes ${percentCut(now, best.expectedLoss)}.`);
-      // Every other option that removes at least a quarter of the idle lane-time is worth naming:
-      // they differ in what they cost (a work estimate, a remapping of units to lanes).
-      for (const other of rest) {
-        if (other.expectedLoss < now - 0.25 * (now - 1)) recommendation.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
-      }
-    }
-  }
-  const observed = current.observedLossCounts;
-  const predicted = current.expectedLoss;
-  const whatIfs = onRuns === null ? 'the what-ifs above assume random grouping' : 'the what-ifs above are evaluated on the sampled units in their layout';
-  if (observed !== null && Math.abs(predicted - observed) > 0.1 * predicted) {
-    // docs/model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
-    recommendation.push(
-      `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(predicted)}× predicted for independent lanes: units in one group have ${observed < predicted ? 'similar' : 'dissimilar'} work${current.observedCountIcc === null ? '' : ` (intra-group correlation of counts in sampled groups: ${current.observedCountIcc.toFixed(2)})`}; ${whatIfs}.`,
-    );
-  } else if (current.observedCountIcc !== null && current.observedCountIcc > 0.2 && onRuns === null) {
-    recommendation.push(
-      `note: sampled groups show an intra-group correlation of counts of ${current.observedCountIcc.toFixed(2)}: units in one group have similar work, so the what-ifs above (random grouping) may overstate what sorting or binning gains.`,
-    );
-  }
-  const fit = fits[0];
-  if (fit !== undefined) recommendation.push(`the counts look like ${fit.spec} (best of ${fits.length} families by AIC ${fit.aic.toFixed(1)}).`);
-
+  const fits = parametricFits(distribution);
+  const onRuns = whatIfsOnRuns(request, runs, binCounts, locality);
+  const baseline = baselineOf(n, current, locality);
+  const options = adviceOptions(request, baseline, { granularity, sorting, binning, locality, onRuns });
+  const recommendation = recommendationLines(request, baseline, { options, onRuns, fits, runs });
   return {
     source: request.source,
-    distribution: {
-      description: distribution.describe(),
-      totalWeight: distribution.totalWeight,
-      support: distribution.size,
-      min: distribution.min,
-      max: distribution.max,
-      mean: distribution.mean(),
-      variance: distribution.variance(),
-      pmf: distribution.values.map((value, i) => [value, distribution.probabilities[i] ?? 0] as const),
-    },
+    distribution: distributionSummary(distribution),
     groupSize: n,
     unitsPerLaunch: request.unitsPerLaunch,
     granularity,
@@ -451,9 +243,394 @@ export function computeAdvice(request: AdviceRequest): Advice {
     locality,
     blockLevel,
     onRuns,
-    headline: layoutLeads
-      ? { basis: 'layout', expectedLoss: layout.expectedLoss, low: layout.low, high: layout.high, ifRandom: current.expectedLoss }
-      : { basis: 'independent-lanes', expectedLoss: current.expectedLoss, low: null, high: null, ifRandom: current.expectedLoss },
+    headline: headlineOf(baseline),
     recommendation,
   };
+}
+
+/** One row of {@link Advice.locality}: the layout's locality-aware loss at one group size. */
+type LocalityRow = NonNullable<Advice['locality']>[number];
+
+/** The what-ifs on the runs' units ({@link Advice.onRuns}) when there are runs to evaluate them on. */
+type WhatIfsOnRuns = NonNullable<Advice['onRuns']>;
+
+/**
+ * The loss the what-ifs start from, shared by the options, the recommendation and the headline.
+ * The layout's own loss leads when it differs from the independent-lanes figure beyond its
+ * interval (neighbouring units do alike work): the what-ifs then start from it, on the runs' units.
+ */
+interface Baseline {
+  /** The group size now. */
+  readonly n: number;
+  /** The independent-lanes prediction at n (and what the source observed). */
+  readonly current: Advice['current'];
+  /** The layout's row at n when its loss leads; undefined when the independent-lanes figure does. */
+  readonly leadingLayout: LocalityRow | undefined;
+  /** The loss (mean H) the what-ifs cut from: the leading layout's, else the independent-lanes prediction. */
+  readonly now: number;
+  /** How the option sentences name `now`: 'loss of this layout' or 'predicted loss'. */
+  readonly lossWord: string;
+}
+
+/** Throws a RangeError when the group size is not an integer 1..32 or units per launch not an integer ≥ it. */
+function checkRequest(request: AdviceRequest): void {
+  const n = request.groupSize;
+  if (!Number.isInteger(n) || n < 1 || n > 32) throw new RangeError(`group size must be an integer 1..32, got ${n}`);
+  if (!Number.isSafeInteger(request.unitsPerLaunch) || request.unitsPerLaunch < n) {
+    throw new RangeError(`units per launch must be an integer >= the group size ${n}, got ${request.unitsPerLaunch}`);
+  }
+}
+
+/** The distribution as advise reports it: its description, moments and pmf. */
+function distributionSummary(distribution: CategoricalDistribution): Advice['distribution'] {
+  return {
+    description: distribution.describe(),
+    totalWeight: distribution.totalWeight,
+    support: distribution.size,
+    min: distribution.min,
+    max: distribution.max,
+    mean: distribution.mean(),
+    variance: distribution.variance(),
+    pmf: distribution.values.map((value, i) => [value, distribution.probabilities[i] ?? 0] as const),
+  };
+}
+
+/** Predicted loss (mean H and ΣSIMT/ΣMIMD) for independent lanes at every group size 1..32 (docs/model.md §2d). */
+function granularityRows(distribution: CategoricalDistribution): Advice['granularity'] {
+  return granularitySweep(distribution, Array.from({ length: 32 }, (_, i) => i + 1)).map((row) => ({
+    n: row.n,
+    expectedLoss: row.expectedLoss,
+    workloadLoss: row.workloadLoss,
+  }));
+}
+
+/** The loss now: the granularity row at the request's group size, with what the source observed (null when it did not). */
+function currentLoss(request: AdviceRequest, granularity: Advice['granularity']): Advice['current'] {
+  const currentRow = granularity[request.groupSize - 1];
+  if (currentRow === undefined) throw new RangeError(`no granularity row for n = ${request.groupSize}`);
+  return {
+    expectedLoss: currentRow.expectedLoss,
+    workloadLoss: currentRow.workloadLoss,
+    observedLossCounts: request.observedLossCounts ?? null,
+    observedCountIcc: request.observedCountIcc ?? null,
+  };
+}
+
+/** The runs of unit counts in unit order the layout's loss and the what-ifs on units use: the trace as one run, else the sampled runs. */
+function unitRuns(request: AdviceRequest): readonly (readonly number[])[] {
+  return request.trace === undefined ? (request.runs ?? []) : [request.trace];
+}
+
+/**
+ * Locality-aware loss of the kernel's own layout (docs/model.md §11): of a trace at every n up
+ * to 32 that its length allows (§11c), else of at least 2 sampled runs at the powers of two up to
+ * the shortest run; null without either.
+ */
+function localityRows(runs: readonly (readonly number[])[], trace: readonly number[] | undefined): Advice['locality'] {
+  const rows =
+    trace !== undefined
+      ? traceLocalityLoss(trace, Array.from({ length: Math.min(32, trace.length) }, (_, i) => i + 1)).rows
+      : runs.length >= 2
+        ? localityLoss(runs, [1, 2, 4, 8, 16, 32].filter((size) => size <= Math.min(...runs.map((r) => r.length)))).rows
+        : undefined;
+  return rows !== undefined
+    ? rows.map((row) => ({
+        n: row.groupSize,
+        expectedLoss: row.lossContiguous.value,
+        low: row.lossContiguous.low,
+        high: row.lossContiguous.high,
+        independentLoss: row.lossIndependent,
+        sortedLoss: row.lossSorted,
+      }))
+    : null;
+}
+
+/** Warps in blocks (two levels, docs/model.md §11a) from the sampled blocks whose length is a multiple of the group size, or null with fewer than 2 of them. */
+function blockLevelOf(request: AdviceRequest): NonNullable<Advice['blockLevel']> | null {
+  const blocks = (request.blocks ?? []).filter((block) => block.length > 0 && block.length % request.groupSize === 0);
+  if (blocks.length < 2) return null;
+  const twoLevels = blockLoss(blocks, request.groupSize);
+  return {
+    blocks: twoLevels.blocks,
+    warpsPerBlock: twoLevels.warps / twoLevels.blocks,
+    warpLoss: twoLevels.warpLoss.value,
+    warpInBlockLoss: twoLevels.warpInBlockLoss.value,
+    blockLoss: twoLevels.blockLoss.value,
+    low: twoLevels.blockLoss.low,
+    high: twoLevels.blockLoss.high,
+  };
+}
+
+/** Sorting each launch's units by work before grouping, on the distribution (docs/model.md §2d); `onProgress` gets groups done of all. */
+function sortingWhatIf(request: AdviceRequest, onProgress: (done: number, groups: number) => void): Advice['sorting'] {
+  const result = sortedGroupingLoss(request.distribution, request.groupSize, { units: request.unitsPerLaunch, onProgress });
+  return { expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, groups: result.groups, mixedGroups: result.mixedGroups };
+}
+
+/** Binning each launch's units into k work classes and grouping within a class, on the distribution (docs/model.md §2d). */
+function binningWhatIf(request: AdviceRequest, k: number): Advice['binning'][number] {
+  const result = binnedGroupingLoss(request.distribution, request.groupSize, k, { units: request.unitsPerLaunch });
+  return { k, expectedLoss: result.expectedLoss, workloadLoss: result.workloadLoss, bins: result.bins };
+}
+
+/** Parametric fits of the distribution, best (smallest AIC) first, each with its rounded spec text. */
+function parametricFits(distribution: CategoricalDistribution): Advice['fits'] {
+  // A pmf (a family spec) carries no sample size; AIC then needs one: a nominal 10 000 units.
+  return fitParametric(distribution, distribution.totalWeight > 1 ? {} : { sampleSize: NOMINAL_FIT_SAMPLE_SIZE }).map((fit) => ({
+    family: fit.family,
+    spec: roundedSpecText(fit.family, fit.parameters, formatDistributionSpec(fit.spec)),
+    parameters: fit.parameters,
+    logLikelihood: fit.logLikelihood,
+    aic: fit.aic,
+  }));
+}
+
+/** The figures advise reports for one what-if on the runs' units. */
+function runPolicyFigures(result: ReturnType<typeof runPolicyLoss>): RunPolicyFigures {
+  return {
+    exact: result.exact,
+    estimated: result.estimated.value,
+    low: result.estimated.low,
+    high: result.estimated.high,
+    workloadLoss: result.estimatedWorkloadLoss,
+  };
+}
+
+/**
+ * The what-ifs on the runs' units (docs/model.md §11b): sorting and binning per k within each
+ * launch, by exact counts and by a pre-pass estimate; null without a trace or at least 2 runs,
+ * or with fewer units than the group size.
+ */
+function whatIfsOnRuns(
+  request: AdviceRequest,
+  runs: readonly (readonly number[])[],
+  binCounts: readonly number[],
+  locality: Advice['locality'],
+): WhatIfsOnRuns | null {
+  const { trace, groupSize: n } = request;
+  const units = runs.reduce((sum, run) => sum + run.length, 0);
+  if (!((trace !== undefined || runs.length >= 2) && units >= n)) return null;
+  const launches = trace !== undefined ? [[trace]] : (request.runsByLaunch ?? [runs]);
+  const stride = request.prepassStride ?? DEFAULT_PREPASS_STRIDE;
+  return {
+    units,
+    runs: trace !== undefined ? 1 : runs.length,
+    stride,
+    layoutLoss: locality?.find((row) => row.n === n)?.expectedLoss ?? null,
+    sorting: runPolicyFigures(runPolicyLoss(launches, n, { kind: 'sorting' }, { stride })),
+    binning: binCounts.map((k) => ({ k, ...runPolicyFigures(runPolicyLoss(launches, n, { kind: 'binning', bins: k }, { stride })) })),
+  };
+}
+
+/** The loss the what-ifs start from: the layout's at n when it differs from the independent-lanes figure beyond its interval, else the latter. */
+function baselineOf(n: number, current: Advice['current'], locality: Advice['locality']): Baseline {
+  const layout = locality?.find((row) => row.n === n);
+  const layoutLeads = layout !== undefined && (layout.high < current.expectedLoss || layout.low > current.expectedLoss);
+  return {
+    n,
+    current,
+    leadingLayout: layoutLeads ? layout : undefined,
+    now: layoutLeads ? layout.expectedLoss : current.expectedLoss,
+    lossWord: layoutLeads ? 'loss of this layout' : 'predicted loss',
+  };
+}
+
+/** The figure the recommendation leads with ({@link Advice.headline}). */
+function headlineOf(baseline: Baseline): Advice['headline'] {
+  const { leadingLayout: layout, current } = baseline;
+  return layout !== undefined
+    ? { basis: 'layout', expectedLoss: layout.expectedLoss, low: layout.low, high: layout.high, ifRandom: current.expectedLoss }
+    : { basis: 'independent-lanes', expectedLoss: current.expectedLoss, low: null, high: null, ifRandom: current.expectedLoss };
+}
+
+/**
+ * The what-ifs as options, lowest predicted loss first: tiles when a smaller group helps, then
+ * sorting and the best binning, on the runs' units when there are runs, else on the distribution.
+ */
+function adviceOptions(
+  request: AdviceRequest,
+  baseline: Baseline,
+  whatIfs: Pick<Advice, 'granularity' | 'sorting' | 'binning' | 'locality' | 'onRuns'>,
+): AdviceOption[] {
+  const options: AdviceOption[] = [];
+  const tile = tileOption(baseline, whatIfs.granularity, whatIfs.locality);
+  if (tile !== undefined) options.push(tile);
+  if (whatIfs.onRuns !== null) options.push(...optionsOnRuns(request, baseline, whatIfs.onRuns));
+  else options.push(...optionsOnDistribution(request, baseline, whatIfs.sorting, whatIfs.binning));
+  options.sort((a, b) => a.expectedLoss - b.expectedLoss);
+  return options;
+}
+
+/**
+ * Smaller groups ({@link chooseTile}): from the layout's locality-aware loss per group size when
+ * it leads (no run-time figure then), else from the independent-lanes granularity sweep.
+ */
+function tileOption(baseline: Baseline, granularity: Advice['granularity'], locality: Advice['locality']): AdviceOption | undefined {
+  const { n, now, lossWord, current } = baseline;
+  const layoutLeads = baseline.leadingLayout !== undefined;
+  const tile = chooseTile(layoutLeads ? layoutTileRows(locality) : granularity, n, now);
+  if (tile === undefined) return undefined;
+  return {
+    kind: 'tiles',
+    parameter: tile.n,
+    expectedLoss: tile.expectedLoss,
+    workloadLoss: tile.workloadLoss,
+    sentence:
+      `tiles of ${tile.n} lanes cut the ${lossWord} from ${format(now)} to ${format(tile.expectedLoss)}` +
+      (layoutLeads ? ` (consecutive units of this layout, locality-aware)` : ` (run-time overhead ${format(current.workloadLoss)} → ${format(tile.workloadLoss)})`) +
+      `, if each unit can be spread over ${n / tile.n} lanes (${tile.n} units in lockstep instead of ${n})`,
+  };
+}
+
+/** The layout's locality-aware rows laid out like the granularity sweep (index n − 1; holes where the runs give no row; run-time loss NaN). */
+function layoutTileRows(locality: Advice['locality']): Advice['granularity'] {
+  return Array.from({ length: 32 }, (_, i) => {
+    const row = locality?.find((r) => r.n === i + 1);
+    return { n: i + 1, expectedLoss: row?.expectedLoss ?? Number.POSITIVE_INFINITY, workloadLoss: Number.NaN };
+  })
+    .filter((row) => Number.isFinite(row.expectedLoss))
+    .reduce<Advice['granularity'][number][]>((rows, row) => {
+      rows[row.n - 1] = row;
+      return rows;
+    }, []);
+}
+
+/** Sorting and the best binning (lowest estimated loss, then smallest k) on the runs' units, by the pre-pass estimate with the exact-work figure beside it. */
+function optionsOnRuns(request: AdviceRequest, baseline: Baseline, onRuns: WhatIfsOnRuns): AdviceOption[] {
+  const { now, lossWord } = baseline;
+  const where = request.trace !== undefined ? `the trace's ${onRuns.units} units` : `the ${onRuns.units} units of ${onRuns.runs} sampled runs`;
+  const prepass = `a coarse pre-pass estimate (one unit in ${onRuns.stride} computed, the rest interpolated)`;
+  const sorting = onRuns.sorting;
+  const options: AdviceOption[] = [
+    {
+      kind: 'sorting',
+      parameter: undefined,
+      expectedLoss: sorting.estimated,
+      workloadLoss: sorting.workloadLoss,
+      sentence:
+        `sorting each launch's units by ${prepass} cuts the ${lossWord} from ${format(now)} to ${format(sorting.estimated)} (95% interval ${format(sorting.low)}–${format(sorting.high)}); ` +
+        `with an exact estimate of each unit's work ${format(sorting.exact)} (both on ${where}, docs/model.md §11b)`,
+    },
+  ];
+  const best = [...onRuns.binning].sort((a, b) => a.estimated - b.estimated || a.k - b.k)[0];
+  if (best !== undefined) {
+    options.push({
+      kind: 'binning',
+      parameter: best.k,
+      expectedLoss: best.estimated,
+      workloadLoss: best.workloadLoss,
+      sentence:
+        `binning units into ${best.k} work classes (equal unit shares) by the same pre-pass estimate and grouping within a class cuts the ${lossWord} from ${format(now)} to ${format(best.estimated)} (95% interval ${format(best.low)}–${format(best.high)}); ` +
+        `by exact work ${format(best.exact)}`,
+    });
+  }
+  return options;
+}
+
+/** Sorting and the best binning (lowest predicted loss, then smallest k) on the distribution, for independent lanes. */
+function optionsOnDistribution(request: AdviceRequest, baseline: Baseline, sorting: Advice['sorting'], binning: Advice['binning']): AdviceOption[] {
+  const { now } = baseline;
+  const nowWorkload = baseline.current.workloadLoss;
+  const options: AdviceOption[] = [
+    {
+      kind: 'sorting',
+      parameter: undefined,
+      expectedLoss: sorting.expectedLoss,
+      workloadLoss: sorting.workloadLoss,
+      sentence:
+        `sorting each launch's ${request.unitsPerLaunch} units by their work before grouping cuts the predicted loss from ${format(now)} to ${format(sorting.expectedLoss)} ` +
+        `(run-time overhead ${format(nowWorkload)} → ${format(sorting.workloadLoss)}); it needs a cheap estimate of each unit's work`,
+    },
+  ];
+  const best = [...binning].sort((a, b) => a.expectedLoss - b.expectedLoss || a.k - b.k)[0];
+  if (best !== undefined) {
+    options.push({
+      kind: 'binning',
+      parameter: best.k,
+      expectedLoss: best.expectedLoss,
+      workloadLoss: best.workloadLoss,
+      sentence:
+        `binning units into ${best.bins.length} work classes (${best.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${best.bins.length < best.k ? `; ${best.k} asked, ${best.bins.length} formed` : ''}) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(best.expectedLoss)} ` +
+        `(run-time overhead ${format(nowWorkload)} → ${format(best.workloadLoss)})`,
+    });
+  }
+  return options;
+}
+
+/**
+ * The plain-language recommendation, most useful first: the layout's own loss when it leads,
+ * whether the work is balanced or else the best option and every other that removes at least a
+ * quarter of the idle lane-time, a note when the observed groups disagree with independent
+ * lanes, and the best fit.
+ */
+function recommendationLines(
+  request: AdviceRequest,
+  baseline: Baseline,
+  advice: { readonly options: readonly AdviceOption[]; readonly onRuns: WhatIfsOnRuns | null; readonly fits: Advice['fits']; readonly runs: readonly (readonly number[])[] },
+): string[] {
+  const { n, current, leadingLayout: layout } = baseline;
+  const { onRuns, fits } = advice;
+  const recommendation: string[] = [];
+  if (layout !== undefined) {
+    const from = request.trace !== undefined ? 'the trace' : `${advice.runs.length} sampled groups`;
+    recommendation.push(
+      `in this kernel's layout groups of ${n} lanes lose ${format(layout.expectedLoss)}× (locality-aware, from ${from}; ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
+        `if work were assigned to lanes at random: ${format(current.expectedLoss)}× (run time ${format(current.workloadLoss)}×).` +
+        (onRuns === null ? ' The what-ifs below assume random grouping.' : ' The what-ifs below start from the layout and are evaluated on its units.'),
+    );
+  }
+  recommendation.push(...lossLines(baseline, advice.options));
+  const note = groupingNote(current, onRuns);
+  if (note !== undefined) recommendation.push(note);
+  const fit = fits[0];
+  if (fit !== undefined) recommendation.push(`the counts look like ${fit.spec} (best of ${fits.length} families by AIC ${fit.aic.toFixed(1)}).`);
+  return recommendation;
+}
+
+/**
+ * The loss now and what to do about it: 'balanced' at or below {@link BALANCED_LOSS}; else the
+ * loss (unless the layout line already gave it), the best option when it cuts the loss, and every
+ * other option that removes at least a quarter of the idle lane-time.
+ */
+function lossLines(baseline: Baseline, options: readonly AdviceOption[]): string[] {
+  const { n, now, current } = baseline;
+  const layoutLeads = baseline.leadingLayout !== undefined;
+  if (now <= BALANCED_LOSS) {
+    return [
+      `the work is balanced: groups of ${n} lanes ${layoutLeads ? 'lose' : 'are predicted to lose'} only ${format(now)}× (${Math.round((now - 1) * 100)}% idle lane-time); no change is worth its cost.`,
+    ];
+  }
+  const lines: string[] = [];
+  if (!layoutLeads) {
+    lines.push(`groups of ${n} lanes are predicted to lose ${format(now)}× (mean H; run time ${format(current.workloadLoss)}× an ideal machine that never idles).`);
+  }
+  const [best, ...rest] = options;
+  if (best !== undefined && best.expectedLoss < now) {
+    lines.push(`best: ${best.sentence} — removes ${percentCut(now, best.expectedLoss)}.`);
+    // Every other option that removes at least a quarter of the idle lane-time is worth naming:
+    // they differ in what they cost (a work estimate, a remapping of units to lanes).
+    for (const other of rest) {
+      if (other.expectedLoss < now - 0.25 * (now - 1)) lines.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
+    }
+  }
+  return lines;
+}
+
+/**
+ * A note when the measured groups' loss by their counts differs from the independent-lanes
+ * prediction by more than 10 % (docs/model.md §2c), or, without runs, when sampled groups show an
+ * intra-group correlation of counts above 0.2; undefined otherwise.
+ */
+function groupingNote(current: Advice['current'], onRuns: WhatIfsOnRuns | null): string | undefined {
+  const observed = current.observedLossCounts;
+  const predicted = current.expectedLoss;
+  const whatIfs = onRuns === null ? 'the what-ifs above assume random grouping' : 'the what-ifs above are evaluated on the sampled units in their layout';
+  if (observed !== null && Math.abs(predicted - observed) > 0.1 * predicted) {
+    // docs/model.md §2c: loss_predicted vs loss_counts differs when lanes of a group are not independent.
+    return `note: the measured groups lost ${format(observed)}× by their counts, not the ${format(predicted)}× predicted for independent lanes: units in one group have ${observed < predicted ? 'similar' : 'dissimilar'} work${current.observedCountIcc === null ? '' : ` (intra-group correlation of counts in sampled groups: ${current.observedCountIcc.toFixed(2)})`}; ${whatIfs}.`;
+  }
+  if (current.observedCountIcc !== null && current.observedCountIcc > 0.2 && onRuns === null) {
+    return `note: sampled groups show an intra-group correlation of counts of ${current.observedCountIcc.toFixed(2)}: units in one group have similar work, so the what-ifs above (random grouping) may overstate what sorting or binning gains.`;
+  }
+  return undefined;
 }
