@@ -1,5 +1,4 @@
 import { Command, CommanderError } from 'commander';
-import { StreamIdentityError } from '../contracts/index.ts';
 import { UsageError } from './usage-error.ts';
 import type { registerCollectCommand } from './commands/collect.ts';
 
@@ -108,7 +107,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (error instanceof UsageError || error instanceof RangeError) {
       // A usage error with a code of its own (a stream-identity rule, a service's config) says it.
-      const code = error instanceof UsageError || error instanceof StreamIdentityError ? error.code : 'WW_ERR_USAGE';
+      // A RangeError carrying a WW_ERR_* code (contracts' StreamIdentityError) is matched by its code, so that
+      // starting the CLI does not load contracts/ (startup time, bench/cli-startup.bench.ts).
+      const own = (error as { code?: unknown }).code;
+      const code = error instanceof UsageError ? error.code : typeof own === 'string' && own.startsWith('WW_ERR_') ? own : 'WW_ERR_USAGE';
       process.stderr.write(`warpwatch: ${code === 'WW_ERR_USAGE' || error.message.includes(code) ? '' : `${code}: `}${error.message}\n`);
       return 2;
     }
