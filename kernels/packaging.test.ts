@@ -35,8 +35,9 @@ int main() {
   int failures = 0;
   if (warpwatch::probeBlocksFor(1000, 256, 8) != 32) ++failures;
   if (warpwatch::probeGroupCapacity(4, 256, 8) != 128) ++failures;
-  try { warpwatch::checkProbeLaunchShape(64, 1, 1, 16, 16, 1); ++failures; }
-  catch (const std::invalid_argument& e) { if (std::string(e.what()).rfind("WW_ERR_KERNELS_LAUNCH_SHAPE: block (16, 16, 1) is not 1-D", 0) != 0) ++failures; }
+  warpwatch::checkProbeLaunchShape(64, 8, 1, 16, 16, 1);  // 2-D grid of 16x16 blocks: whole warps, fine
+  try { warpwatch::checkProbeLaunchShape(64, 1, 1, 10, 3, 1); ++failures; }
+  catch (const std::invalid_argument& e) { if (std::string(e.what()).rfind("WW_ERR_KERNELS_LAUNCH_SHAPE: block (10, 3, 1) of 30 threads", 0) != 0) ++failures; }
   try { warpwatch::checkProbeLaunchShape(8, 1, 1, 100, 1, 1); ++failures; } catch (const std::invalid_argument&) {}
   warpwatch::checkProbeLaunchShape(8, 1, 1, 96, 1, 1);
   std::printf("consumer ok %d %s\\n", failures, warpwatch::cpu::cpuDeviceInfo().clockHz == 1000000000ull ? "cpu" : "?");
