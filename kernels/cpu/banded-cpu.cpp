@@ -89,15 +89,7 @@ double runBanded(const WorkloadOptions& options, LaunchRecorder& recorder, RunRe
 int main(int argc, char** argv) {
   using namespace warpwatch;
   using namespace warpwatch::cpu;
-  return runMain(argc, argv, [](const WorkloadOptions& options) {
-    LaunchRecorder recorder(openSink(options.sink), options.queueCapacity);
-    RunReport report;
-    double checksum = 0;
-    const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runBanded<decltype(n)::value>(options, recorder, report); });
-    recorder.close();
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) report.print(options.sorted ? "banded-sorted" : "banded", options, recorder.stats(), checksum);
-    return 0;
-  });
+  return runGroupSizeWorkload(
+      argc, argv, [](const WorkloadOptions& options) { return options.sorted ? "banded-sorted" : "banded"; },
+      [](auto n, const WorkloadOptions& options, LaunchRecorder& recorder, RunReport& report) { return runBanded<decltype(n)::value>(options, recorder, report); });
 }

@@ -211,4 +211,27 @@ int runMain(int argc, char** argv, Body&& body) {
   }
 }
 
+/// main() of a CPU workload program with one lockstep kernel per group size: runMain, then the
+/// sink, `run(n, options, recorder, report)` for the group size the options ask for (`n` is a
+/// std::integral_constant<unsigned, N>; it returns the checksum), the recorder closed, and the
+/// run report printed under `name` unless --quiet. Exit codes as runMain.
+///
+/// Example: return runGroupSizeWorkload(argc, argv, [](const WorkloadOptions&) { return "relax"; },
+///                                      [](auto n, const WorkloadOptions& o, LaunchRecorder& r, RunReport& rep) {
+///                                        return runRelax<decltype(n)::value>(o, r, rep); });
+template <typename Name, typename Run>
+int runGroupSizeWorkload(int argc, char** argv, Name&& name, Run&& run) {
+  return runMain(argc, argv, [&](const WorkloadOptions& options) {
+    LaunchRecorder recorder(openSink(options.sink), options.queueCapacity);
+    RunReport report;
+    double checksum = 0;
+    const auto started = std::chrono::steady_clock::now();
+    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = run(n, options, recorder, report); });
+    recorder.close();
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) report.print(name(options), options, recorder.stats(), checksum);
+    return 0;
+  });
+}
+
 }  // namespace warpwatch::cpu

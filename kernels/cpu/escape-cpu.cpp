@@ -98,15 +98,7 @@ double runEscape(const WorkloadOptions& options, LaunchRecorder& recorder, RunRe
 int main(int argc, char** argv) {
   using namespace warpwatch;
   using namespace warpwatch::cpu;
-  return runMain(argc, argv, [](const WorkloadOptions& options) {
-    LaunchRecorder recorder(openSink(options.sink), options.queueCapacity);
-    RunReport report;
-    double checksum = 0;
-    const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runEscape<decltype(n)::value>(options, recorder, report); });
-    recorder.close();
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) report.print(options.sorted ? "escape-sorted" : "escape", options, recorder.stats(), checksum);
-    return 0;
-  });
+  return runGroupSizeWorkload(
+      argc, argv, [](const WorkloadOptions& options) { return options.sorted ? "escape-sorted" : "escape"; },
+      [](auto n, const WorkloadOptions& options, LaunchRecorder& recorder, RunReport& report) { return runEscape<decltype(n)::value>(options, recorder, report); });
 }

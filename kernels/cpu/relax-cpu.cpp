@@ -95,15 +95,7 @@ double runRelax(const WorkloadOptions& options, LaunchRecorder& recorder, RunRep
 int main(int argc, char** argv) {
   using namespace warpwatch;
   using namespace warpwatch::cpu;
-  return runMain(argc, argv, [](const WorkloadOptions& options) {
-    LaunchRecorder recorder(openSink(options.sink), options.queueCapacity);
-    RunReport report;
-    double checksum = 0;
-    const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runRelax<decltype(n)::value>(options, recorder, report); });
-    recorder.close();
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) report.print("relax", options, recorder.stats(), checksum);
-    return 0;
-  });
+  return runGroupSizeWorkload(
+      argc, argv, [](const WorkloadOptions&) { return "relax"; },
+      [](auto n, const WorkloadOptions& options, LaunchRecorder& recorder, RunReport& report) { return runRelax<decltype(n)::value>(options, recorder, report); });
 }
