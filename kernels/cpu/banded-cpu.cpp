@@ -25,19 +25,7 @@ double runBanded(const WorkloadOptions& options, LaunchRecorder& recorder, RunRe
   const DeviceInfo device = cpuDeviceInfo();
   double checksum = 0;
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
-    LaunchInfo info;
-    info.job = options.job;
-    info.kernel = options.kernel.empty() ? (options.sorted ? "banded-sorted" : "banded") : options.kernel;
-    info.source = Source::Cpu;
-    info.groupSize = N;
-    info.sync = options.sync;
-    info.device = device;
-    info.launchId = makeLaunchId(launch);
-    info.groupCount = matrix.groups;
-    info.selection = options.selection;
-    info.groupsPerBlock = options.groupsPerBlock();
-    info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
-    info.startUnixNanos = unixNanosNow();
+    LaunchInfo info = cpuLaunchInfo(options, device, options.sorted ? "banded-sorted" : "banded", N, launch, matrix.groups);
     LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
     for (std::uint64_t g = 0; g < matrix.groups; ++g) {
       alignas(64) std::uint32_t first[N], length[N];

@@ -125,6 +125,17 @@ inline void recordFinishes(std::uint64_t* finish, const std::uint32_t* counts, s
   }
 }
 
+/// Sets finish[lane] = now for the lanes flagged in `finished` (1 = finished in this
+/// group-iteration, 0 = not), branch-free like recordFinishes: for loops whose trip count is
+/// found while running (escape, relax), not known in advance.
+template <unsigned N>
+inline void stampFinished(std::uint64_t* finish, const std::uint32_t* finished, std::uint64_t now) {
+  for (unsigned lane = 0; lane < N; ++lane) {
+    const std::uint64_t select = std::uint64_t{0} - static_cast<std::uint64_t>(finished[lane]);
+    finish[lane] = (finish[lane] & ~select) | (now & select);
+  }
+}
+
 /// Running sums for the one-line JSON report a workload prints on stderr at exit.
 struct RunReport {
   std::uint64_t launches = 0;
@@ -192,6 +203,30 @@ inline void finishLaunch(LaunchInfo& info, const LaunchAccumulator& accumulator,
 
 /// A launch id that is unique per run and launch: splitmix64 of the wall clock and the index.
 inline std::uint64_t makeLaunchId(std::uint64_t launchIndex) { return splitmix64(unixNanosNow() ^ (launchIndex * 0x9E3779B97F4A7C15ull)); }
+
+/// The LaunchInfo of one CPU launch of `groupCount` groups of `groupSize` lanes: job, kernel
+/// (`--kernel`, else `defaultKernel`), source cpu, sync, device, a fresh launch id, the sampling
+/// selection with its stride fitted to the sample buffer (unbiased when the buffer would
+/// overflow), and the start time now.
+///
+/// Example: LaunchInfo info = cpuLaunchInfo(options, device, "relax", N, launch, field.grid.groups);
+inline LaunchInfo cpuLaunchInfo(const WorkloadOptions& options, const DeviceInfo& device, const std::string& defaultKernel, unsigned groupSize, std::uint64_t launchIndex,
+                                std::uint64_t groupCount) {
+  LaunchInfo info;
+  info.job = options.job;
+  info.kernel = options.kernel.empty() ? defaultKernel : options.kernel;
+  info.source = Source::Cpu;
+  info.groupSize = groupSize;
+  info.sync = options.sync;
+  info.device = device;
+  info.launchId = makeLaunchId(launchIndex);
+  info.groupCount = groupCount;
+  info.selection = options.selection;
+  info.groupsPerBlock = options.groupsPerBlock();
+  info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);
+  info.startUnixNanos = unixNanosNow();
+  return info;
+}
 
 /// Common main() wrapper: parses flags, reports problems on stderr (exit 2) or runtime errors (exit 1).
 template <typename Body>

@@ -78,19 +78,8 @@ int main(int argc, char** argv) {
     std::uint64_t launchIndex = 0;
     for (bool nested : {false, true}) {
       for (unsigned k = 0; k < 32; ++k) {
-        LaunchInfo info;
-        info.job = options.job;
-        info.kernel = (options.kernel.empty() ? std::string("divergence") : options.kernel) + (nested ? "-nested" : "-single");
-        info.source = Source::Cpu;
-        info.groupSize = N;
-        info.sync = options.sync;
-        info.device = device;
-        info.launchId = makeLaunchId(launchIndex++);
-        info.groupCount = options.repetitions;
-        info.selection = options.selection;
-        info.groupsPerBlock = options.groupsPerBlock();
-        info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
-        info.startUnixNanos = unixNanosNow();
+        LaunchInfo info = cpuLaunchInfo(options, device, "divergence", N, launchIndex++, options.repetitions);
+        info.kernel += nested ? "-nested" : "-single";
         LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
         for (unsigned repetition = 0; repetition < options.repetitions; ++repetition) {
           const GroupMeasurement m = measureUndisturbed([&] { return runPattern(nested, k, repetition, x); }, options.remeasure, report);

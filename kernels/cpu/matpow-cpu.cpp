@@ -69,19 +69,7 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
   auto group = std::make_unique<MatpowGroup<N>>();
   double checksum = 0;
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
-    LaunchInfo info;
-    info.job = options.job;
-    info.kernel = options.kernel.empty() ? "matpow" : options.kernel;
-    info.source = Source::Cpu;
-    info.groupSize = N;
-    info.sync = options.sync;
-    info.device = device;
-    info.launchId = makeLaunchId(launch);
-    info.groupCount = groups;
-    info.selection = options.selection;
-    info.groupsPerBlock = options.groupsPerBlock();
-    info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
-    info.startUnixNanos = unixNanosNow();
+    LaunchInfo info = cpuLaunchInfo(options, device, "matpow", N, launch, groups);
     LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
     for (std::uint64_t g = 0; g < groups; ++g) {
       std::uint32_t counts[N];

@@ -21,19 +21,7 @@ double runRelax(const WorkloadOptions& options, LaunchRecorder& recorder, RunRep
   const DeviceInfo device = cpuDeviceInfo();
   double checksum = 0;
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
-    LaunchInfo info;
-    info.job = options.job;
-    info.kernel = options.kernel.empty() ? "relax" : options.kernel;
-    info.source = Source::Cpu;
-    info.groupSize = N;
-    info.sync = options.sync;
-    info.device = device;
-    info.launchId = makeLaunchId(launch);
-    info.groupCount = field.grid.groups;
-    info.selection = options.selection;
-    info.groupsPerBlock = options.groupsPerBlock();
-    info.samplingStride = fitSamplingStride(info.selection, options.samplingStride(), info.groupCount, options.sampleCapacity, info.groupsPerBlock);  // unbiased when the buffer would overflow
-    info.startUnixNanos = unixNanosNow();
+    LaunchInfo info = cpuLaunchInfo(options, device, "relax", N, launch, field.grid.groups);
     LaunchAccumulator accumulator(N, info.launchId, {info.selection, info.samplingStride, info.groupsPerBlock}, options.sampleCapacity);
     for (std::uint64_t g = 0; g < field.grid.groups; ++g) {
       alignas(64) std::uint32_t count[N];
@@ -72,10 +60,7 @@ double runRelax(const WorkloadOptions& options, LaunchRecorder& recorder, RunRep
             anyActive |= stillActive;
           }
           now = steadyNanos();
-          for (unsigned lane = 0; lane < N; ++lane) {
-            const std::uint64_t select = std::uint64_t{0} - static_cast<std::uint64_t>(finished[lane]);
-            run.laneFinishClocks[lane] = (run.laneFinishClocks[lane] & ~select) | (now & select);
-          }
+          stampFinished<N>(run.laneFinishClocks, finished, now);
         }
         run.endClock = now;  // the last group-iteration's clock (see matpow-cpu.cpp)
         for (unsigned lane = 0; lane < N; ++lane) run.laneCounts[lane] = count[lane];
