@@ -59,7 +59,7 @@ double runBanded(const WorkloadOptions& options, Recorder& recorder, RunReport& 
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     const std::string kernel = options.kernel.empty() ? (options.sorted ? "banded-sorted" : "banded") : options.kernel;
     LaunchInfo info = recorder.launchInfo(options.job, kernel, N, matrix.groups, options.sync, options.samplingStride(), options.selection);
-    info.groupsPerBlock = options.selection == Selection::Block ? static_cast<std::uint16_t>((kThreadsPerBlock / 32) * (32 / N)) : 0;  // the warps of one block
+    info.groupsPerBlock = blockRunGroups<N>(options.selection);
     LaunchTicket ticket = recorder.beginLaunch(stream, info);
     bandedKernel<N><<<static_cast<unsigned>(blocksFor<N>(matrix.groups)), kThreadsPerBlock, 0, stream>>>(
         deviceOrder, deviceRowStart, deviceColumns, deviceValues, deviceX, matrix.groups, ticket.buffers(), options.sync, deviceY);
@@ -83,15 +83,7 @@ double runBanded(const WorkloadOptions& options, Recorder& recorder, RunReport& 
 int main(int argc, char** argv) {
   using namespace warpwatch;
   using namespace warpwatch::cuda;
-  return runMain(argc, argv, [](const WorkloadOptions& options) {
-    Recorder recorder(recorderOptions(options));
-    RunReport report;
-    double checksum = 0;
-    const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runBanded<decltype(n)::value>(options, recorder, report); });
-    recorder.close();
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) report.print(options.sorted ? "banded-sorted" : "banded", options.groupSize, recorder.stats(), checksum);
-    return 0;
-  });
+  return runGroupSizeWorkload(
+      argc, argv, [](const WorkloadOptions& options) { return options.sorted ? "banded-sorted" : "banded"; },
+      [](auto n, const WorkloadOptions& options, Recorder& recorder, RunReport& report) { return runBanded<decltype(n)::value>(options, recorder, report); });
 }

@@ -28,6 +28,14 @@ unsigned long long blocksFor(std::uint64_t groups) {
   return (warps * 32 + kThreadsPerBlock - 1) / kThreadsPerBlock;
 }
 
+/// LaunchInfo.groupsPerBlock for the selection: with `--selection block`, the groups of one
+/// thread block (its warps × ⌊32/N⌋ groups per warp), so a sampled block is one contiguous run;
+/// 0 for the other selections.
+template <unsigned N>
+std::uint16_t blockRunGroups(Selection selection) {
+  return selection == Selection::Block ? static_cast<std::uint16_t>((kThreadsPerBlock / 32) * (32 / N)) : 0;
+}
+
 /// Running sums for the one-line JSON report a workload prints on stderr at exit (same shape as
 /// the CPU programs' report, without their remeasurement counters).
 struct RunReport {
@@ -97,6 +105,25 @@ inline RecorderOptions recorderOptions(const WorkloadOptions& options) {
   r.queueCapacityFrames = options.queueCapacity;
   r.sampleCapacity = options.sampleCapacity;
   return r;
+}
+
+/// main() of a CUDA workload program with one kernel per group size: runMain, the recorder,
+/// `run(n, options, recorder, report)` for the group size the options ask for (`n` is a
+/// std::integral_constant<unsigned, N>; it returns the checksum), the recorder closed, and the
+/// run report printed under `name(options)` unless --quiet.
+template <typename Name, typename Run>
+int runGroupSizeWorkload(int argc, char** argv, Name&& name, Run&& run) {
+  return runMain(argc, argv, [&](const WorkloadOptions& options) {
+    Recorder recorder(recorderOptions(options));
+    RunReport report;
+    double checksum = 0;
+    const auto started = std::chrono::steady_clock::now();
+    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = run(n, options, recorder, report); });
+    recorder.close();
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (!options.quiet) report.print(name(options), options.groupSize, recorder.stats(), checksum);
+    return 0;
+  });
 }
 
 }  // namespace warpwatch::cuda

@@ -54,7 +54,7 @@ double runEscape(const WorkloadOptions& options, Recorder& recorder, RunReport& 
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     const std::string kernel = options.kernel.empty() ? (options.sorted ? "escape-sorted" : "escape") : options.kernel;
     LaunchInfo info = recorder.launchInfo(options.job, kernel, N, image.groups, options.sync, options.samplingStride(), options.selection);
-    info.groupsPerBlock = options.selection == Selection::Block ? static_cast<std::uint16_t>((kThreadsPerBlock / 32) * (32 / N)) : 0;  // the warps of one block
+    info.groupsPerBlock = blockRunGroups<N>(options.selection);
     LaunchTicket ticket = recorder.beginLaunch(stream, info);
     escapeKernel<N><<<static_cast<unsigned>(blocksFor<N>(image.groups)), kThreadsPerBlock, 0, stream>>>(deviceOrder, image, ticket.buffers(), options.sync, deviceCounts);
     completeLaunch(recorder, stream, std::move(ticket), "escapeKernel", report);
@@ -73,15 +73,7 @@ double runEscape(const WorkloadOptions& options, Recorder& recorder, RunReport& 
 int main(int argc, char** argv) {
   using namespace warpwatch;
   using namespace warpwatch::cuda;
-  return runMain(argc, argv, [](const WorkloadOptions& options) {
-    Recorder recorder(recorderOptions(options));
-    RunReport report;
-    double checksum = 0;
-    const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runEscape<decltype(n)::value>(options, recorder, report); });
-    recorder.close();
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) report.print(options.sorted ? "escape-sorted" : "escape", options.groupSize, recorder.stats(), checksum);
-    return 0;
-  });
+  return runGroupSizeWorkload(
+      argc, argv, [](const WorkloadOptions& options) { return options.sorted ? "escape-sorted" : "escape"; },
+      [](auto n, const WorkloadOptions& options, Recorder& recorder, RunReport& report) { return runEscape<decltype(n)::value>(options, recorder, report); });
 }

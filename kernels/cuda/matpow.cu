@@ -82,7 +82,7 @@ double runMatpow(const WorkloadOptions& options, const CountDistribution& distri
     if (options.probe) {
       LaunchInfo info = recorder.launchInfo(options.job, options.kernel.empty() ? "matpow" : options.kernel, N, groups, options.sync,
                                                   options.samplingStride(), options.selection);
-      info.groupsPerBlock = options.selection == Selection::Block ? static_cast<std::uint16_t>((kThreadsPerBlock / 32) * (32 / N)) : 0;  // the warps of one block
+      info.groupsPerBlock = blockRunGroups<N>(options.selection);
       LaunchTicket ticket = recorder.beginLaunch(stream, info);
       checkCuda(cudaEventRecord(kernelStart, stream), "cudaEventRecord");
       matpowKernel<N, GroupProbe><<<blocks, kThreadsPerBlock, 0, stream>>>(deviceExponents, deviceBase, groups, ticket.buffers(), options.sync, deviceChecksum);

@@ -54,7 +54,7 @@ double runRelax(const WorkloadOptions& options, Recorder& recorder, RunReport& r
   for (std::uint64_t launch = 0; launch < options.launches; ++launch) {
     const std::string kernel = options.kernel.empty() ? "relax" : options.kernel;
     LaunchInfo info = recorder.launchInfo(options.job, kernel, N, field.grid.groups, options.sync, options.samplingStride(), options.selection);
-    info.groupsPerBlock = options.selection == Selection::Block ? static_cast<std::uint16_t>((kThreadsPerBlock / 32) * (32 / N)) : 0;  // the warps of one block
+    info.groupsPerBlock = blockRunGroups<N>(options.selection);
     LaunchTicket ticket = recorder.beginLaunch(stream, info);
     relaxKernel<N><<<static_cast<unsigned>(blocksFor<N>(field.grid.groups)), kThreadsPerBlock, 0, stream>>>(
         deviceRates, field.grid.groups, field.tolerance, field.maxIterations, ticket.buffers(), options.sync, deviceSolution);
@@ -74,15 +74,7 @@ double runRelax(const WorkloadOptions& options, Recorder& recorder, RunReport& r
 int main(int argc, char** argv) {
   using namespace warpwatch;
   using namespace warpwatch::cuda;
-  return runMain(argc, argv, [](const WorkloadOptions& options) {
-    Recorder recorder(recorderOptions(options));
-    RunReport report;
-    double checksum = 0;
-    const auto started = std::chrono::steady_clock::now();
-    dispatchGroupSize(options.groupSize, [&](auto n) { checksum = runRelax<decltype(n)::value>(options, recorder, report); });
-    recorder.close();
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (!options.quiet) report.print("relax", options.groupSize, recorder.stats(), checksum);
-    return 0;
-  });
+  return runGroupSizeWorkload(
+      argc, argv, [](const WorkloadOptions&) { return "relax"; },
+      [](auto n, const WorkloadOptions& options, Recorder& recorder, RunReport& report) { return runRelax<decltype(n)::value>(options, recorder, report); });
 }
