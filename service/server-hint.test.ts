@@ -1,18 +1,11 @@
 // What to try when a server does not answer (issue 18), and the once-per-outage log.
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS } from '../contracts/index.ts';
 import { createOutageLog } from './outage-log.ts';
 import { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
+import { closedPort } from './test-support.ts';
 
-/** A local port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('unreachableServerHint', () => {
   it('the local stack when the default address is used, else the variable (and flag) that set it', () => {

@@ -3,23 +3,15 @@
 // says once what to try (here the variable: the address is not the local stack's default), and
 // writes no output.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../testing/run-cli.ts';
+import { closedPort } from '../../service/test-support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-demo-servers-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-/** A local port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('warpwatch demo --influx without InfluxDB', () => {
   it('fails before running the workloads, naming the variable to check', async () => {

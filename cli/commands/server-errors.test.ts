@@ -5,11 +5,11 @@
 // service/server-hint.test.ts: the default ports may be served by a stack on this machine.)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../../service/test-support.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'ww-server-errors-'));
@@ -19,14 +19,6 @@ afterAll(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-/** A local port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Starts `warpwatch ...args` with only the given WARPWATCH_* variables; stderr is collected. */
 function start(args: readonly string[], env: Record<string, string>): { child: ChildProcess; stderr: () => string; exited: () => boolean } {
