@@ -653,8 +653,11 @@ function reportLag(state: PartitionState, telemetry: EstimatorTelemetry): void {
  * idleness until it answers again ({@link idleCloseAllowed}). One probe at a time.
  */
 function createLagProbe(parts: EstimatorParts): () => void {
-  const { config, state, engine, kafka, telemetry } = parts;
+  const { config, state, engine, kafka, telemetry, outages, log } = parts;
   const freshness = lagFreshnessMillis(probeEveryMillis(config));
+  // A broker that does not answer is the Kafka outage (said once); any other failure (a topic
+  // that went away, a missing permission) is said once here, and once when it ends.
+  const probeFailure = createOutageLog(log);
   let running = false;
   return () => {
     if (running || state.stopping || state.restored.size === 0) return;
@@ -673,10 +676,17 @@ function createLagProbe(parts: EstimatorParts): () => void {
           noteLag(state, partition, offset.high - (position > offset.low ? position : offset.low), now, freshness);
         }
         reportLag(state, telemetry);
+        probeFailure.recovered(`warpwatch estimate: the offsets of ${config.kafka.framesTopic} are read again; idle windows close again`);
       })
-      .catch(() => {
-        // Not answered: the lag is unknown (the outage itself is logged by the Kafka adapter's events).
+      .catch((error: unknown) => {
+        // Not answered: the lag is unknown, so nothing closes by idleness until it is known again.
         state.lagMeasuredAt.clear();
+        const reason = error instanceof Error ? error.message : String(error);
+        if (isUnreachableError(error)) outages.kafkaUnreachable(`lag probe: ${reason}`);
+        else
+          probeFailure.failed(
+            `warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: the offsets of ${config.kafka.framesTopic} cannot be read (${reason}); windows of silent streams stay open until they can (retried every ${probeEveryMillis(config)} ms, not logged again until then)`,
+          );
       })
       .finally(() => {
         running = false;
