@@ -267,6 +267,81 @@ describe('estimator-engine', () => {
     });
   });
 
+  describe('one frame dated ahead of its stream (record timestamps bound the watermark)', () => {
+    // A steady stream: 200 launches 50 ms apart (20/s), each read by the collector 10 ms after
+    // it ended (the Kafka record timestamp) and handled 20 ms after. Launch 100 is dated 240 s
+    // ahead (inside the 5 min future skew), read at the same moment as its neighbours.
+    const steady = generateLaunches({ streams: 1, launchesPerStream: 200, launchIntervalMillis: 50, startMillis: 1_700_000_000_000, groups: 8, groupSize: 8, seed: 31 }).map((l) => l.frame);
+    const OUTLIER = 100;
+    const AHEAD_NANOS = 240_000_000_000n;
+    const endMillisOf = (f: LaunchSummaryFrame): number => Number(f.endUnixNanos / 1_000_000n);
+    const sentOf = (i: number): number => endMillisOf(steady[i]!) + 10;
+    const frames = steady.map((f, i) => (i === OUTLIER ? { ...f, startUnixNanos: f.startUnixNanos + AHEAD_NANOS, endUnixNanos: f.endUnixNanos + AHEAD_NANOS } : f));
+    /** Launches per window start, counted from the frames' own event times (1 s windows). */
+    const expectedLaunches = (indices: readonly number[]): Map<number, number> => {
+      const table = new Map<number, number>();
+      for (const i of indices) {
+        const start = Math.floor(endMillisOf(frames[i]!) / 1000) * 1000;
+        table.set(start, (table.get(start) ?? 0) + 1);
+      }
+      return table;
+    };
+    const writtenLaunches = (points: readonly SeriesPoint[]): Map<number, number> => {
+      const table = new Map<number, number>();
+      for (const p of points) if (p.measurement === MEASUREMENTS.window) table.set(p.timestampMillis, Number(p.fields['launches']));
+      return table;
+    };
+
+    it('records every frame of the steady stream and places the outlier in its own window when the stream gets there', () => {
+      const outcomes: FrameOutcome[] = [];
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      frames.forEach((f, i) => engine.handleMessage(0, String(i), encodeFrame(f), sentOf(i) + 10, undefined, sentOf(i)));
+      expect(outcomes.filter((o) => o !== 'recorded')).toEqual([]);
+      expect(outcomes).toHaveLength(200);
+      // Every window the steady stream passed was written, exact; the outlier's is still open.
+      const steadyIndices = frames.map((_, i) => i).filter((i) => i !== OUTLIER);
+      const closedSoFar = writtenLaunches(out.points);
+      const lastStart = Math.floor(endMillisOf(frames[199]!) / 1000) * 1000;
+      expect(closedSoFar).toEqual(new Map([...expectedLaunches(steadyIndices)].filter(([start]) => start < lastStart)));
+      // The stream goes quiet: idle close writes its last window but holds the outlier's (it lies
+      // ahead of the stream and of the clock) ...
+      const quietFrom = sentOf(199) + 10;
+      engine.tick(quietFrom + 1_000, () => true);
+      expect(writtenLaunches(out.points)).toEqual(expectedLaunches(steadyIndices));
+      // ... until processing time passes its end: then it is written with its one launch.
+      const outlierStart = Math.floor(endMillisOf(frames[OUTLIER]!) / 1000) * 1000;
+      engine.tick(outlierStart + 999, () => true);
+      expect(writtenLaunches(out.points).has(outlierStart)).toBe(false);
+      engine.tick(outlierStart + 1_000, () => true);
+      expect(writtenLaunches(out.points)).toEqual(expectedLaunches(frames.map((_, i) => i)));
+    });
+
+    it('keeps the outlier out of the way when the stream pauses and resumes before reaching it', () => {
+      const outcomes: FrameOutcome[] = [];
+      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), collector().outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      // The first 101 frames (with the outlier), a pause of 5 s (idle close at 1 s), then the rest 5 s later.
+      const pause = 5_000;
+      frames.forEach((f, i) => {
+        const shift = i > OUTLIER ? pause : 0;
+        if (i === OUTLIER + 1) engine.tick(sentOf(OUTLIER) + 10 + 2_000, () => true);
+        const moved = shift === 0 ? f : { ...f, startUnixNanos: f.startUnixNanos + BigInt(shift) * 1_000_000n, endUnixNanos: f.endUnixNanos + BigInt(shift) * 1_000_000n };
+        engine.handleMessage(0, String(i), encodeFrame(moved), sentOf(i) + shift + 10, undefined, sentOf(i) + shift);
+      });
+      expect(outcomes.filter((o) => o !== 'recorded')).toEqual([]);
+    });
+
+    it('without record timestamps (handleObservation, replays of old tests) the watermark is the largest event time, as before', () => {
+      const outcomes: FrameOutcome[] = [];
+      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), collector().outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      frames.forEach((f, i) => engine.handleMessage(0, String(i), encodeFrame(f), sentOf(i) + 10));
+      // The outlier moved the watermark: of the 99 steady frames after it, only the first of each
+      // window is recorded (and its window closed at once); the others are late.
+      const windowsAfter = expectedLaunches(frames.map((_, i) => i).filter((i) => i > OUTLIER)).size;
+      expect(outcomes.filter((o) => o === 'late')).toHaveLength(99 - windowsAfter);
+    });
+  });
+
   describe('restorePartition with a corrupt checkpoint record', () => {
     it('starts that stream empty, counts it, and restores the other streams', () => {
       const first = createEstimatorEngine(testEngineOptions(), collector().outputs, quietTelemetry);

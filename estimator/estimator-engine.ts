@@ -116,9 +116,20 @@ export interface EstimatorEngine {
   /**
    * Handles one frames-topic message (raw frame bytes) of `partition` at `offset`; its Kafka
    * `headers` give the host and labels of the collector that forwarded it (ww-host,
-   * ww-label-*). Returns what happened to it; never throws for bad frames (counted as rejected).
+   * ww-label-*); its record timestamp `recordTimestampMillis` (ms since the epoch: when the
+   * collector read the frame) bounds how far the frame moves its stream's watermark, so a
+   * frame dated ahead of the rest of its stream does not make the stream's next frames late
+   * (stream-state.ts watermarkCandidate). Returns what happened to it; never throws for bad
+   * frames (counted as rejected).
    */
-  handleMessage(partition: number, offset: string, value: Uint8Array, wallMillis: number, headers?: Readonly<Record<string, string>>): FrameOutcome;
+  handleMessage(
+    partition: number,
+    offset: string,
+    value: Uint8Array,
+    wallMillis: number,
+    headers?: Readonly<Record<string, string>>,
+    recordTimestampMillis?: number,
+  ): FrameOutcome;
   /** Handles an already decoded observation, a launch summary's or GroupSamples' (tests, benchmarks, the in-process demo path). */
   handleObservation(partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome;
   /**
@@ -135,6 +146,14 @@ export interface EstimatorEngine {
   /** Forgets a partition (revoked): its state lives on in the checkpoint topic. */
   releasePartition(partition: number): void;
   hasPartition(partition: number): boolean;
+  /**
+   * The offset after the last message of `partition` handled (or restored from its checkpoint
+   * marker): where its consumer stands. The service compares it with the partition's high
+   * watermark to know the consumer lag. Undefined when the partition is not held.
+   *
+   * @example engine.nextOffset(0) // 1042n
+   */
+  nextOffset(partition: number): bigint | undefined;
   partitions(): number[];
   liveStreams(): number;
 }
@@ -231,7 +250,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     telemetry.streamEvicted?.(oldest.key);
   };
 
-  const handleObservation = (partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome => {
+  const handleObservation = (partition: number, offset: string, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
     const part = partitionState(partition);
     const offsetValue = BigInt(offset);
     if (offsetValue + 1n > part.nextOffset) part.nextOffset = offsetValue + 1n;
@@ -255,7 +274,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     entry.appliedOffset = offsetValue + 1n;
     entry.alerts.staleRaised = false;
     part.dirty.add(entry.state.key);
-    const outcome = recordObservation(entry.state, observation, options.window, wallMillis);
+    const outcome = recordObservation(entry.state, observation, options.window, wallMillis, sentMillis);
     emitClosed(entry, outcome.closed, wallMillis);
     return outcome.status;
   };
@@ -266,7 +285,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
       return outcome;
     },
-    handleMessage(partition, offset, value, wallMillis, headers) {
+    handleMessage(partition, offset, value, wallMillis, headers, recordTimestampMillis) {
       let outcome: FrameOutcome = 'rejected';
       let type: FrameKind | undefined;
       let observation: Observation | undefined;
@@ -281,7 +300,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       } catch (error) {
         if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
       }
-      if (observation !== undefined) outcome = handleObservation(partition, offset, observation, wallMillis);
+      if (observation !== undefined) outcome = handleObservation(partition, offset, observation, wallMillis, recordTimestampMillis);
       const part = partitionState(partition);
       const next = BigInt(offset) + 1n;
       if (next > part.nextOffset) part.nextOffset = next;
@@ -379,6 +398,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     },
     hasPartition(partition) {
       return partitions.has(partition);
+    },
+    nextOffset(partition) {
+      return partitions.get(partition)?.nextOffset;
     },
     partitions() {
       return [...partitions.keys()];

@@ -118,8 +118,59 @@ interface PartitionState {
   readonly assigned: Set<number>;
   /** Assigned partitions whose state was restored from the checkpoint topic. */
   readonly restored: Set<number>;
-  /** Messages behind the high watermark, per partition (as of its last batch). */
+  /** Messages behind the high watermark, per partition (as of its last measurement). */
   readonly lag: Map<number, bigint>;
+  /** When each partition's lag was last measured from a broker that answered (ms, Date.now()); none while it does not answer. */
+  readonly lagMeasuredAt: Map<number, number>;
+  /** Since when each partition's lag has been measured without a gap (ms, Date.now()). */
+  readonly reachableSince: Map<number, number>;
+}
+
+/**
+ * How old a lag measurement may be and still count (ms): the probe runs every
+ * `probeEveryMillis`, so a measurement older than this means the broker stopped answering.
+ *
+ * @example lagFreshnessMillis(250) // 2000
+ */
+export function lagFreshnessMillis(probeEveryMillis: number): number {
+  return Math.max(2_000, 3 * probeEveryMillis);
+}
+
+/**
+ * Records one lag measurement of `partition` taken at `nowMillis` from a broker that answered
+ * (a fetched batch, or the offsets probe). A measurement after a gap longer than
+ * `freshnessMillis` (the broker or the partition did not answer meanwhile) starts a new
+ * reachable period.
+ *
+ * @example noteLag(state, 0, 0n, Date.now(), 2_000);
+ */
+export function noteLag(state: Pick<PartitionState, 'lag' | 'lagMeasuredAt' | 'reachableSince'>, partition: number, lag: bigint, nowMillis: number, freshnessMillis: number): void {
+  const previous = state.lagMeasuredAt.get(partition);
+  if (previous === undefined || nowMillis - previous > freshnessMillis) state.reachableSince.set(partition, nowMillis);
+  state.lagMeasuredAt.set(partition, nowMillis);
+  state.lag.set(partition, lag > 0n ? lag : 0n);
+}
+
+/**
+ * Whether idle windows of `partition` may close (docs/estimator.md, late data): it is restored,
+ * its lag is known and zero — measured within `freshnessMillis` from a broker that answered —
+ * and it has been measured without a gap for at least `idleCloseMillis`, so that after an
+ * outage the collectors have that long to deliver what they spooled before a silent stream's
+ * windows close. While the broker or the partition does not answer, nothing closes by idleness.
+ *
+ * @example idleCloseAllowed(state, 0, Date.now(), { freshnessMillis: 2_000, idleCloseMillis: 10_000 }) // false right after an outage
+ */
+export function idleCloseAllowed(
+  state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt' | 'reachableSince'>,
+  partition: number,
+  nowMillis: number,
+  limits: { readonly freshnessMillis: number; readonly idleCloseMillis: number },
+): boolean {
+  if (!state.restored.has(partition) || state.lag.get(partition) !== 0n) return false;
+  const measuredAt = state.lagMeasuredAt.get(partition);
+  const since = state.reachableSince.get(partition);
+  if (measuredAt === undefined || since === undefined || nowMillis - measuredAt > limits.freshnessMillis) return false;
+  return nowMillis - since >= limits.idleCloseMillis;
 }
 
 /**
@@ -185,7 +236,7 @@ export async function startEstimator(
   log: (line: string) => void,
   options: { fitter?: ParametricFitter } = {},
 ): Promise<RunningEstimator> {
-  const state: PartitionState = { stopping: false, assigned: new Set(), restored: new Set(), lag: new Map() };
+  const state: PartitionState = { stopping: false, assigned: new Set(), restored: new Set(), lag: new Map(), lagMeasuredAt: new Map(), reachableSince: new Map() };
   // Created below; /healthz and the gauges may be read before (then they show none).
   const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue } = {};
   let influx: InfluxWriter | undefined;
@@ -485,6 +536,8 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
           state.restored.delete(partition);
           checkpointer.forget(partition);
           state.lag.delete(partition);
+          state.lagMeasuredAt.delete(partition);
+          state.reachableSince.delete(partition);
           engine.releasePartition(partition);
         }
       }
@@ -549,18 +602,16 @@ async function processBatch(
     }
     const parent = contextFromTraceparent(message.headers.traceparent);
     const span = telemetry.tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
-    const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers);
+    const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers, message.timestampMillis);
     if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
     span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
     span.end();
     last = message.offset;
   }
   if (last !== undefined) {
-    const remaining = BigInt(batch.highWatermark) - (BigInt(last) + 1n);
-    state.lag.set(batch.partition, remaining > 0n ? remaining : 0n);
-    let total = 0n;
-    for (const value of state.lag.values()) total += value;
-    telemetry.counters.consumerLag = Number(total);
+    // The fetch that brought this batch is a fresh measurement from a broker that answered.
+    noteLag(state, batch.partition, BigInt(batch.highWatermark) - (BigInt(last) + 1n), Date.now(), lagFreshnessMillis(probeEveryMillis(config)));
+    reportLag(state, telemetry);
   }
   await batch.heartbeat();
 }
@@ -583,17 +634,83 @@ function createFutureFrameReporter(config: EstimatorConfig, log: (line: string) 
   };
 }
 
+/** How often the engine ticks and the lag of idle partitions is measured (ms): a quarter of the idle-close time, within 50..1,000. */
+function probeEveryMillis(config: EstimatorConfig): number {
+  return Math.max(50, Math.min(1_000, Math.floor(config.window.idleCloseMillis / 4)));
+}
+
+/** The total consumer lag gauge from the per-partition lags. */
+function reportLag(state: PartitionState, telemetry: EstimatorTelemetry): void {
+  let total = 0n;
+  for (const value of state.lag.values()) total += value;
+  telemetry.counters.consumerLag = Number(total);
+}
+
 /**
- * The service's timers: engine ticks (idle windows of caught-up, restored partitions close),
- * the outgoing queue every 100 ms, checkpoints every `checkpointIntervalMillis`, and a
- * `warpwatch_pipeline` point every 10 s. Cleared by stop().
+ * Measures the lag of every restored partition from the frames topic's high watermarks (a
+ * partition without new frames gets no batches, so batches alone cannot say that it is caught
+ * up). When the broker does not answer, the measurements are dropped: nothing closes by
+ * idleness until it answers again ({@link idleCloseAllowed}). One probe at a time.
+ */
+function createLagProbe(parts: EstimatorParts): () => void {
+  const { config, state, engine, kafka, telemetry, outages, log } = parts;
+  const freshness = lagFreshnessMillis(probeEveryMillis(config));
+  // A broker that does not answer is the Kafka outage (said once); any other failure (a topic
+  // that went away, a missing permission) is said once here, and once when it ends.
+  const probeFailure = createOutageLog(log);
+  let running = false;
+  return () => {
+    if (running || state.stopping || state.restored.size === 0) return;
+    running = true;
+    kafka
+      .frameOffsets()
+      .then((offsets) => {
+        const now = Date.now();
+        for (const partition of state.restored) {
+          const offset = offsets.get(partition);
+          const position = engine.nextOffset(partition);
+          if (offset === undefined || position === undefined) {
+            state.lagMeasuredAt.delete(partition);
+            continue;
+          }
+          noteLag(state, partition, offset.high - (position > offset.low ? position : offset.low), now, freshness);
+        }
+        reportLag(state, telemetry);
+        probeFailure.recovered(`warpwatch estimate: the offsets of ${config.kafka.framesTopic} are read again; idle windows close again`);
+      })
+      .catch((error: unknown) => {
+        // Not answered: the lag is unknown, so nothing closes by idleness until it is known again.
+        state.lagMeasuredAt.clear();
+        const reason = error instanceof Error ? error.message : String(error);
+        if (isUnreachableError(error)) outages.kafkaUnreachable(`lag probe: ${reason}`);
+        else
+          probeFailure.failed(
+            `warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: the offsets of ${config.kafka.framesTopic} cannot be read (${reason}); windows of silent streams stay open until they can (retried every ${probeEveryMillis(config)} ms, not logged again until then)`,
+          );
+      })
+      .finally(() => {
+        running = false;
+      });
+  };
+}
+
+/**
+ * The service's timers: engine ticks (idle windows close in restored partitions whose lag is
+ * known to be zero, {@link idleCloseAllowed}) with a lag probe, the outgoing queue every 100 ms,
+ * checkpoints every `checkpointIntervalMillis`, and a `warpwatch_pipeline` point every 10 s.
+ * Cleared by stop().
  */
 function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.Timeout[] {
   const { config, state, engine, telemetry, influx, log } = parts;
-  const tickEveryMillis = Math.max(50, Math.min(1_000, Math.floor(config.window.idleCloseMillis / 4)));
+  const tickEveryMillis = probeEveryMillis(config);
+  const limits = { freshnessMillis: lagFreshnessMillis(tickEveryMillis), idleCloseMillis: config.window.idleCloseMillis };
+  const probeLag = createLagProbe(parts);
   return [
     setInterval(() => {
-      if (!state.stopping) engine.tick(Date.now(), (partition) => state.restored.has(partition) && (state.lag.get(partition) ?? 0n) === 0n);
+      if (state.stopping) return;
+      probeLag();
+      const now = Date.now();
+      engine.tick(now, (partition) => idleCloseAllowed(state, partition, now, limits));
     }, tickEveryMillis),
     setInterval(() => {
       parts.sendOutgoing().catch((error: unknown) => log(`warpwatch estimate: ${error instanceof Error ? error.message : String(error)}`));

@@ -94,6 +94,16 @@ export interface EstimatorKafka {
   /** Joins the group and runs the frames consumer until stop(). */
   runFramesConsumer(handlers: FramesHandlers): Promise<void>;
   commit(partition: number, nextOffset: string): Promise<void>;
+  /**
+   * The frames topic's offsets per partition as the broker answers now (`high`: the high
+   * watermark, `low`: the first offset still held), for the consumer lag. Asks with an admin
+   * client of its own that retries once only: an unreachable broker makes it fail within about
+   * the connection timeout rather than after kafkajs' retries.
+   *
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer.
+   * @example const offsets = await kafka.frameOffsets(); offsets.get(0) // { low: 0n, high: 1042n }
+   */
+  frameOffsets(): Promise<Map<number, { low: bigint; high: bigint }>>;
   produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
   stop(): Promise<void>;
 }
@@ -184,6 +194,8 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
     retry: { retries: 8, initialRetryTime: 200 },
   });
   let admin: Admin | undefined;
+  let probeAdmin: Admin | undefined;
+  let stopped = false;
   let producer: Producer | undefined;
   let consumer: Consumer | undefined;
   const mirrors: CheckpointMirror[] = [];
@@ -244,6 +256,28 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
       }
     },
 
+    async frameOffsets() {
+      try {
+        if (probeAdmin === undefined) {
+          const created = kafka.admin({ retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 1_000 } });
+          await created.connect();
+          if (stopped) {
+            await created.disconnect();
+            throw new Error('the estimator is stopping');
+          }
+          probeAdmin = created;
+        }
+        const offsets = await probeAdmin.fetchTopicOffsets(options.framesTopic);
+        return new Map(offsets.map((o) => [o.partition, { low: BigInt(o.low), high: BigInt(o.high) }]));
+      } catch (error) {
+        // Connect afresh next time: a connection to a broker that went away is not reused.
+        const stale = probeAdmin;
+        probeAdmin = undefined;
+        await stale?.disconnect().catch(() => {});
+        throw kafkaError(`reading the offsets of ${options.framesTopic}`, error);
+      }
+    },
+
     async produce(topic, records) {
       if (records.length === 0) return;
       try {
@@ -267,11 +301,12 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
     },
 
     async stop() {
+      stopped = true;
       const tasks: Promise<unknown>[] = [];
       if (consumer !== undefined) tasks.push(consumer.disconnect());
       for (const mirror of mirrors) tasks.push(mirror.stop());
       await Promise.allSettled(tasks);
-      await Promise.allSettled([producer?.disconnect(), admin?.disconnect()]);
+      await Promise.allSettled([producer?.disconnect(), admin?.disconnect(), probeAdmin?.disconnect()]);
     },
   };
 }

@@ -91,7 +91,12 @@ export interface StreamState {
   cumulativeLaunches: number;
   cumulativeGroups: number;
   readonly dedupe: DedupeMemory;
-  /** Largest event time seen (ms); −∞ before the first launch. */
+  /**
+   * The stream's event-time watermark (ms; −∞ before the first frame): the largest event time
+   * seen, each frame's counted at most up to the moment it was sent (its Kafka record
+   * timestamp, when known: see {@link watermarkCandidate}), so one frame dated ahead of the rest
+   * of its stream cannot make the stream's later frames late (docs/estimator.md, late data).
+   */
   watermarkMillis: number;
   /** Windows ending at or before this are closed: later frames for them are late. */
   closedThroughMillis: number;
@@ -275,6 +280,23 @@ function updateCurrent(current: CurrentDistribution, observation: LaunchObservat
 }
 
 /**
+ * What one frame may move its stream's watermark to: its event time, but no later than the
+ * moment it was sent when that is known (`sentMillis`, the Kafka record timestamp the collector
+ * sets when it reads the frame). A launch cannot have ended after its frame was read on the
+ * same host, so a frame dated beyond that is an outlier (a clock step, a bad timestamp): it is
+ * still placed in its own window, but it moves the watermark only as far as its send time, like
+ * any frame sent then. A missing, non-finite or non-positive `sentMillis` (no timestamp) leaves
+ * the event time alone.
+ *
+ * @example watermarkCandidate(1_700_000_240_000, 1_700_000_000_050) // 1_700_000_000_050
+ * @example watermarkCandidate(1_700_000_000_000, undefined) // 1_700_000_000_000
+ */
+export function watermarkCandidate(eventTimeMillis: number, sentMillis: number | undefined): number {
+  if (sentMillis === undefined || !Number.isFinite(sentMillis) || sentMillis <= 0) return eventTimeMillis;
+  return Math.min(eventTimeMillis, sentMillis);
+}
+
+/**
  * Records one frame's observation: drops it if this frame was already seen (same launchId and
  * frameSequence) or its window is already closed (late), else adds it to its window (a
  * launch summary also to the current and the cumulative distribution; GroupSamples only to
@@ -282,6 +304,8 @@ function updateCurrent(current: CurrentDistribution, observation: LaunchObservat
  * watermark closed. Mutates `state`.
  *
  * @param wallMillis processing time now (ms), remembered for idle flushing only.
+ * @param sentMillis when the frame was sent (Kafka record timestamp, ms), if known: bounds how
+ *   far this frame moves the watermark ({@link watermarkCandidate}).
  * @throws RangeError when the observation belongs to another stream or is malformed.
  * @example
  * const { status, closed } = recordObservation(state, observation, options, Date.now());
@@ -291,6 +315,7 @@ export function recordObservation(
   observation: Observation,
   options: WindowOptions,
   wallMillis: number,
+  sentMillis?: number,
 ): RecordOutcome {
   const key = streamKeyOf(streamIdentityOf(observation));
   if (key !== state.key) throw new RangeError(`observation of stream '${key}' recorded into state of '${state.key}'`);
@@ -318,7 +343,7 @@ export function recordObservation(
   }
   remember(state.dedupe, identity, options.dedupeCapacity);
   state.lastRecordWallMillis = wallMillis;
-  state.watermarkMillis = Math.max(state.watermarkMillis, observation.eventTimeMillis);
+  state.watermarkMillis = Math.max(state.watermarkMillis, watermarkCandidate(observation.eventTimeMillis, sentMillis));
   return { status: 'recorded', closed: closeWindowsThrough(state, state.watermarkMillis - options.allowedLatenessMillis) };
 }
 
@@ -337,10 +362,31 @@ export function closeWindowsThrough(state: StreamState, throughMillis: number): 
 }
 
 /**
- * Closes every open window of a stream that has recorded nothing for `idleMillis` of
- * processing time (end of input, a paused job). Returns them oldest first.
+ * Closes the open windows of a stream that has recorded nothing for `idleMillis` of processing
+ * time (end of input, a paused job). Returns them oldest first. A window that lies wholly ahead
+ * of the stream's watermark (it holds only frames dated ahead of when they were sent, see
+ * {@link watermarkCandidate}) is held open until the stream reaches it or processing time
+ * passes its end (`wallMillis` ≥ its end): closing it earlier would make every frame of the
+ * windows before it late when the stream resumes.
+ *
+ * @example closeIdleWindows(state, Date.now(), 10_000) // the windows closed, oldest first
  */
 export function closeIdleWindows(state: StreamState, wallMillis: number, idleMillis: number): WindowAccumulation[] {
   if (state.windows.size === 0 || wallMillis - state.lastRecordWallMillis < idleMillis) return [];
-  return closeWindowsThrough(state, Number.POSITIVE_INFINITY);
+  let heldAhead = false;
+  for (const window of state.windows.values()) {
+    if (window.startMillis > state.watermarkMillis && window.endMillis > wallMillis) heldAhead = true;
+  }
+  if (!heldAhead) return closeWindowsThrough(state, Number.POSITIVE_INFINITY);
+  // Close what the stream reached (and what processing time has passed), keep the windows ahead.
+  const closed: WindowAccumulation[] = [];
+  for (const window of state.windows.values()) {
+    if (window.startMillis <= state.watermarkMillis || window.endMillis <= wallMillis) closed.push(window);
+  }
+  closed.sort((a, b) => a.startMillis - b.startMillis);
+  for (const window of closed) {
+    state.windows.delete(window.startMillis);
+    state.closedThroughMillis = Math.max(state.closedThroughMillis, window.endMillis);
+  }
+  return closed;
 }

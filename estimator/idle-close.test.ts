@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { idleCloseAllowed, lagFreshnessMillis, noteLag } from './estimator-service.ts';
+
+/** The service's partition bookkeeping, as idleCloseAllowed reads it. */
+function partitions(restored: number[]) {
+  return { restored: new Set(restored), lag: new Map<number, bigint>(), lagMeasuredAt: new Map<number, number>(), reachableSince: new Map<number, number>() };
+}
+
+describe('idle close of a partition (docs/estimator.md, late data)', () => {
+  const limits = { freshnessMillis: 2_000, idleCloseMillis: 10_000 };
+
+  it('allows it once the lag has been measured zero without a gap for the idle-close time', () => {
+    const state = partitions([0]);
+    for (let t = 0; t <= 10_000; t += 250) noteLag(state, 0, 0n, t, limits.freshnessMillis);
+    expect(idleCloseAllowed(state, 0, 9_999, limits)).toBe(false);
+    expect(idleCloseAllowed(state, 0, 10_000, limits)).toBe(true);
+  });
+
+  it('refuses it while the broker does not answer: a zero lag measured before the outage does not count', () => {
+    const state = partitions([0]);
+    for (let t = 0; t <= 20_000; t += 250) noteLag(state, 0, 0n, t, limits.freshnessMillis);
+    expect(idleCloseAllowed(state, 0, 20_000, limits)).toBe(true);
+    // The broker stops answering at 20 s: no measurement since.
+    expect(idleCloseAllowed(state, 0, 22_000, limits)).toBe(true);
+    expect(idleCloseAllowed(state, 0, 22_001, limits)).toBe(false);
+    expect(idleCloseAllowed(state, 0, 48_000, limits)).toBe(false);
+    // It answers again at 48 s (zero lag): the collectors get the idle-close time to deliver what they spooled.
+    for (let t = 48_000; t < 58_000; t += 250) {
+      noteLag(state, 0, 0n, t, limits.freshnessMillis);
+      expect(idleCloseAllowed(state, 0, t, limits)).toBe(false);
+    }
+    noteLag(state, 0, 0n, 58_000, limits.freshnessMillis);
+    expect(idleCloseAllowed(state, 0, 58_000, limits)).toBe(true);
+  });
+
+  it('refuses it while the partition has lag, before it is restored, and for a partition never measured', () => {
+    const state = partitions([0, 1]);
+    for (let t = 0; t <= 20_000; t += 250) noteLag(state, 0, t === 20_000 ? 3n : 0n, t, limits.freshnessMillis);
+    expect(idleCloseAllowed(state, 0, 20_000, limits)).toBe(false);
+    noteLag(state, 0, -2n, 20_250, limits.freshnessMillis); // a high watermark behind the position counts as caught up
+    expect(idleCloseAllowed(state, 0, 20_250, limits)).toBe(true);
+    expect(idleCloseAllowed(state, 1, 20_250, limits)).toBe(false);
+    for (let t = 0; t <= 20_000; t += 250) noteLag(state, 2, 0n, t, limits.freshnessMillis);
+    expect(idleCloseAllowed(state, 2, 20_000, limits)).toBe(false);
+  });
+
+  it('counts a measurement as fresh for three probe periods, at least 2 s', () => {
+    expect(lagFreshnessMillis(250)).toBe(2_000);
+    expect(lagFreshnessMillis(1_000)).toBe(3_000);
+  });
+});
