@@ -52,7 +52,7 @@ const launchSummaryAtLimits: fc.Arbitrary<Omit<LaunchSummaryFrame, 'launchId' | 
     .record({
       id: identity(n),
       counted: fc.constantFrom('zero', 'one', 'max'),
-      extraGroups: fc.constantFrom(0, 1, 'max'),
+      extraGroups: fc.constantFrom<0 | 1 | 'max'>(0, 1, 'max'),
       bins: fc.uniqueArray(fc.constantFrom(0, 1, 1023, 1024, 2047, HISTOGRAM_BIN_COUNT - 1), { minLength: 1, maxLength: 4 }),
       sumSimtClocks: u64Limit,
       sumMimdClocks: u64Limit,

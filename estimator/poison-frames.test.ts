@@ -169,7 +169,7 @@ describe('the last line of defence: quarantine', () => {
     const { engine, quarantined, outcomes } = harness();
     const garbage = new TextEncoder().encode('not a frame at all, just bytes');
     const corrupted = encodeFrame(summary('s', 1, T0, 1.5));
-    corrupted[corrupted.length - 1] ^= 0xff;
+    corrupted[corrupted.length - 1] = (corrupted[corrupted.length - 1] ?? 0) ^ 0xff;
     expect(engine.handleMessage(1, '0', garbage, WALL, { 'ww-host': 'h1' })).toBe('rejected');
     expect(engine.handleMessage(1, '1', corrupted, WALL)).toBe('rejected');
     expect(outcomes).toEqual(['rejected', 'rejected']);
