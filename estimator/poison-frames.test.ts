@@ -116,6 +116,22 @@ describe('frames whose sums overflow (SPEC-valid)', () => {
     for (const record of checkpoint.records) expect(record.value ?? '').not.toMatch(/null|Infinity|NaN/i);
   });
 
+  it('an overflowed sum survives a checkpoint and restore: the restored window is still written without it', () => {
+    const first = harness();
+    first.engine.handleMessage(0, '0', encodeFrame(summary('p', 0, T0, Number.MAX_VALUE)), WALL);
+    first.engine.handleMessage(0, '1', encodeFrame(summary('p', 1, T0 + 1, Number.MAX_VALUE)), WALL);
+    const checkpoint = first.engine.checkpoint(0)!;
+    const records = new Map(checkpoint.records.filter((r) => r.streamKey !== undefined && r.value !== null).map((r) => [r.streamKey!, r.value!]));
+    const marker = checkpoint.records.find((r) => r.streamKey === undefined)?.value ?? undefined;
+    const second = harness();
+    second.engine.restorePartition(0, records, marker ?? undefined, WALL);
+    second.engine.handleMessage(0, '2', encodeFrame(summary('p', 2, T0 + 2, 1)), WALL);
+    second.engine.closeAll();
+    const [window] = windowsOf(second.points, 'p');
+    expect([window?.fields[FIELDS.window.launches], window?.fields[FIELDS.window.lossMeasured], window?.fields[FIELDS.window.overflowedSums]]).toEqual([3, undefined, 1]);
+    expect(second.overflowed).toEqual([['sumLossMeasured']]);
+  });
+
   it('a weighted frame (groupCount / groupsCounted = 2^53 − 1) whose loss sum times its weight overflows alone', () => {
     const { engine, points, overflowed } = harness();
     const frame = { ...summary('weighted', 1, T0, Number.MAX_VALUE / 2), groupCount: Number.MAX_SAFE_INTEGER };
