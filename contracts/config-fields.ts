@@ -300,6 +300,7 @@ export const ESTIMATOR_FIELDS = {
   distributionsTopic: { kind: 'text', env: 'WARPWATCH_DISTRIBUTIONS_TOPIC', ...TOPIC, default: TOPICS.distributions, doc: 'compacted topic of the latest distribution per stream' },
   alertsTopic: { kind: 'text', env: 'WARPWATCH_ALERTS_TOPIC', ...TOPIC, default: TOPICS.alerts, doc: 'topic of the alerts' },
   checkpointTopic: { kind: 'text', env: 'WARPWATCH_CHECKPOINT_TOPIC', ...TOPIC, default: TOPICS.estimatorCheckpoints, doc: 'topic of the state checkpoints' },
+  dlqTopic: { kind: 'text', env: 'WARPWATCH_DLQ_TOPIC', ...TOPIC, default: TOPICS.dlq, doc: 'topic of the frames the estimator rejects and of what it quarantines (docs/estimator.md)' },
   partitions: KAFKA_SHARED.partitions,
   replicationFactor: KAFKA_SHARED.replicationFactor,
   fromBeginning: { kind: 'boolean', env: 'WARPWATCH_ESTIMATOR_FROM_BEGINNING', flag: '--latest', default: true, doc: 'a group without committed offsets starts at the earliest frames (false, or `--latest`: the latest)' },

@@ -38,6 +38,7 @@ export {
 } from './stream-identity.ts';
 export { CONTRACTS_ERROR_CODES, StreamIdentityError } from './errors.ts';
 export { TOPICS } from './topics.ts';
+export { DLQ_HEADERS } from './dlq-headers.ts';
 export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREAM_TAGS, TAGS, type AlertKind, type MeasurementName } from './series.ts';
 export { LABEL_ATTRIBUTES, labelAttributeName, RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';
 export { SERVICE_NAMES } from './service-names.ts';

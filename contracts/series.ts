@@ -118,6 +118,8 @@ export const FIELDS = {
     units: 'units',
     launches: 'launches',
     binningErrorBound: 'binning_error_bound',
+    /** How many of the window's sums overflowed (docs/estimator.md, Overflow); written only when > 0, the fields derived from them are then absent. */
+    overflowedSums: 'overflowed_sums',
   },
   sweep: {
     lossPredicted: 'loss_predicted',

@@ -73,6 +73,23 @@ export function createAlertState(): AlertState {
   };
 }
 
+/**
+ * Largest magnitude a detector takes (docs/estimator.md, Overflow). The CUSUM's warm-up sums
+ * squared differences of its inputs, which stay finite for inputs up to this over any number of
+ * windows; a window value beyond it (finite, but only possible from absurd frames) is written
+ * but not fed to the detectors, so their state never becomes non-finite.
+ */
+export const MAX_DETECTOR_INPUT = 1e100;
+
+/**
+ * `value` when a detector can take it (finite, |value| ≤ MAX_DETECTOR_INPUT), else undefined.
+ *
+ * @example detectorInput(1.4) // 1.4; detectorInput(Number.MAX_VALUE) // undefined
+ */
+export function detectorInput(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isFinite(value) && Math.abs(value) <= MAX_DETECTOR_INPUT ? value : undefined;
+}
+
 function format(value: number): string {
   return value.toPrecision(4);
 }
@@ -89,7 +106,8 @@ export function evaluateAlerts(state: AlertState, result: WindowResult, options:
   const base = { identity: result.identity, timeMillis: result.endMillis };
   const stream = result.identity.stream;
 
-  const rising = (series: 'loss_measured' | 'loss_predicted', cusum: CusumState, value: number | undefined): void => {
+  const rising = (series: 'loss_measured' | 'loss_predicted', cusum: CusumState, windowValue: number | undefined): void => {
+    const value = detectorInput(windowValue);
     if (value === undefined) return;
     const { alarm } = updateCusum(cusum, value, options.rising);
     if (alarm === undefined || alarm.direction !== 'up') return;
@@ -117,9 +135,11 @@ export function evaluateAlerts(state: AlertState, result: WindowResult, options:
   // The prediction the measurement is held to: the locality-aware one where the window has
   // sampled groups (model.md §11), else the independent-lanes one. A kernel whose neighbouring
   // lanes do alike work sits far below the independent-lanes prediction for good; that is not drift.
-  const prediction = result.lossLocality ?? result.lossPredicted;
-  if (result.lossMeasured !== undefined && prediction !== undefined && result.lossMeasured > 0) {
-    const logRatio = Math.log(result.lossMeasured / prediction);
+  const prediction = detectorInput(result.lossLocality ?? result.lossPredicted);
+  const measured = detectorInput(result.lossMeasured);
+  if (measured !== undefined && prediction !== undefined && measured > 0 && prediction > 0) {
+    // A difference of logs: finite for any two inputs in range (their ratio may not be).
+    const logRatio = Math.log(measured) - Math.log(prediction);
     const { alarm } = updateCusum(state.drift, logRatio, options.drift);
     if (alarm !== undefined) {
       alerts.push({
@@ -142,18 +162,18 @@ export function evaluateAlerts(state: AlertState, result: WindowResult, options:
     }
   }
 
-  if (options.lossMeasuredThreshold !== undefined && result.lossMeasured !== undefined) {
+  if (options.lossMeasuredThreshold !== undefined && measured !== undefined) {
     const threshold = options.lossMeasuredThreshold;
-    if (state.lossThresholdArmed && result.lossMeasured > threshold) {
+    if (state.lossThresholdArmed && measured > threshold) {
       state.lossThresholdArmed = false;
-      alerts.push(thresholdAlert(base, ALERT_KINDS.risingImbalance, 'loss_measured', threshold, result.lossMeasured, windowMillis,
-        `${stream}: loss_measured ${format(result.lossMeasured)} exceeds the threshold ${format(threshold)}`));
-    } else if (result.lossMeasured < 0.98 * threshold) {
+      alerts.push(thresholdAlert(base, ALERT_KINDS.risingImbalance, 'loss_measured', threshold, measured, windowMillis,
+        `${stream}: loss_measured ${format(measured)} exceeds the threshold ${format(threshold)}`));
+    } else if (measured < 0.98 * threshold) {
       state.lossThresholdArmed = true;
     }
   }
   if (options.driftThreshold !== undefined) {
-    const eta = result.etaDrift ?? result.etaPredictedMeasured;
+    const eta = detectorInput(result.etaDrift ?? result.etaPredictedMeasured);
     const threshold = options.driftThreshold;
     if (eta !== undefined && state.driftThresholdArmed && eta > threshold) {
       state.driftThresholdArmed = false;

@@ -69,6 +69,9 @@ export const DEFAULT_CUSUM_OPTIONS: CusumOptions = Object.freeze({
   direction: 'up',
 });
 
+/** Largest |z| the CUSUM adds (in σ units): keeps S finite whatever σ and the input are. */
+const MAX_STANDARDISED_VALUE = 1e9;
+
 /**
  * A fresh detector in warm-up.
  *
@@ -121,7 +124,9 @@ export function updateCusum(state: CusumState, value: number, options: CusumOpti
     }
     return { alarm: undefined };
   }
-  const z = (value - state.baselineMean) / state.baselineSigma;
+  // Clamped: σ may be as small as Number.MIN_VALUE, and an unbounded z would make S infinite.
+  // Any |z| this large crosses every threshold h allowed (≤ 1000) at once, so the clamp changes no alarm.
+  const z = Math.max(-MAX_STANDARDISED_VALUE, Math.min(MAX_STANDARDISED_VALUE, (value - state.baselineMean) / state.baselineSigma));
   const k = options.referenceSigmas;
   const h = options.thresholdSigmas;
 

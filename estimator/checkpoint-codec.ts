@@ -27,8 +27,10 @@ interface HistogramJson {
   t: number;
 }
 
-interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis' | 'sampleFrames' | 'samples'> {
+interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis' | 'overflowed' | 'sampleFrames' | 'samples'> {
   histogram: HistogramJson;
+  /** The sums that overflowed (stream-state.ts); absent while none did, and in checkpoints written before overflow was tracked. */
+  overflowed?: WindowAccumulation['overflowed'];
   /** Absent in checkpoints written before GroupSamples were processed, and while the window has none. */
   sampleFrames?: number;
   samples?: SampledGroupsAccumulation;
@@ -166,6 +168,7 @@ export function decodeStreamCheckpoint(
       histogram: histogramFromJson(window.histogram),
       firstEventMillis: window.firstEventMillis ?? Number.POSITIVE_INFINITY,
       lastEventMillis: window.lastEventMillis ?? Number.NEGATIVE_INFINITY,
+      overflowed: window.overflowed === undefined ? undefined : [...window.overflowed],
       sampleFrames: window.sampleFrames ?? 0,
       samples: window.samples === undefined ? undefined : withClockSumNames(window.samples, 'sumSimtTicks', 'sumMimdTicks'),
     });

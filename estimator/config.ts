@@ -22,6 +22,8 @@ export interface EstimatorConfig {
     readonly distributionsTopic: string;
     readonly alertsTopic: string;
     readonly checkpointTopic: string;
+    /** Where rejected frames and quarantined frames and windows go (docs/estimator.md, Quarantine). */
+    readonly dlqTopic: string;
     /** Partitions used when the estimator creates a missing topic. */
     readonly partitions: number;
     /** Replication factor for created topics (-1 = broker default). */
@@ -221,6 +223,7 @@ function readKafka(reader: ConfigReader): EstimatorConfig['kafka'] {
     distributionsTopic: F.distributionsTopic,
     alertsTopic: F.alertsTopic,
     checkpointTopic: F.checkpointTopic,
+    dlqTopic: F.dlqTopic,
     partitions: F.partitions,
     replicationFactor: F.replicationFactor,
     fromBeginning: F.fromBeginning,

@@ -35,6 +35,35 @@ export interface EngineOutputs {
   recordWindow?: ((result: WindowResult) => void) | undefined;
   /** Every alert raised; optional. */
   recordAlert?: ((alert: AlertEvent) => void) | undefined;
+  /**
+   * A frame or window the engine could not use (docs/estimator.md, Quarantine): the service
+   * writes it to the DLQ topic. Optional: without it such frames and windows are only counted.
+   */
+  quarantine?: ((record: QuarantineRecord) => void) | undefined;
+}
+
+/**
+ * Something the engine hands to the DLQ instead of using it: a frame rejected at decode
+ * (`rejected`, with the protocol's or the identity rules' code), or a frame or window whose
+ * handling failed with an unexpected error (`quarantined`: WW_ERR_ESTIMATOR_FRAME_QUARANTINED,
+ * WW_ERR_ESTIMATOR_WINDOW_QUARANTINED). Processing goes on after either.
+ */
+export interface QuarantineRecord {
+  readonly kind: 'frame' | 'window';
+  readonly reason: 'rejected' | 'quarantined';
+  /** A WW_ERR_* code (docs/errors.md). */
+  readonly code: string;
+  /** One line: what went wrong. */
+  readonly message: string;
+  readonly partition: number;
+  /** The frame's offset; for a window, the offset of its stream's last applied frame (undefined when none is known). */
+  readonly offset: string | undefined;
+  /** The stream key when known (a frame that did not decode has none). */
+  readonly streamKey: string | undefined;
+  /** The frame's bytes, or the window's summary as JSON text. */
+  readonly value: Uint8Array | string;
+  /** The frame's Kafka headers (ww-host, ww-label-*, traceparent), when it came with some. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Observations of the engine's work (the service maps them to OpenTelemetry metrics). */
@@ -52,15 +81,20 @@ export interface EngineTelemetry {
   checkpointCorrupt?(key: string, error: unknown): void;
   /** A stream forgotten to stay within maxStreams (its open windows were closed and written first). Optional. */
   streamEvicted?(streamKey: string): void;
+  /** A frame or window quarantined or rejected (also handed to EngineOutputs.quarantine), with the error behind it. Optional. */
+  quarantined?(record: QuarantineRecord, error: unknown): void;
+  /** A window written without the quantities derived from the sums that overflowed (WindowAccumulation.overflowed). Optional. */
+  windowOverflowed?(streamKey: string, startMillis: number, sums: readonly string[]): void;
 }
 
 /**
- * What happened to one message: `rejected` (not a valid frame), `future` (a valid frame dated
- * more than maxFutureSkewMillis ahead of the wall clock: not recorded, the watermark untouched;
- * code WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE), `duplicate`, `late`, `replayed` (already applied
- * before a restart), or `recorded`.
+ * What happened to one message: `rejected` (not a valid frame: to the DLQ with its code),
+ * `future` (a valid frame dated more than maxFutureSkewMillis ahead of the wall clock: not
+ * recorded, the watermark untouched; code WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE), `quarantined`
+ * (handling it failed with an unexpected error: to the DLQ, WW_ERR_ESTIMATOR_FRAME_QUARANTINED),
+ * `duplicate`, `late`, `replayed` (already applied before a restart), or `recorded`.
  */
-export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'future' | 'replayed';
+export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'future' | 'quarantined' | 'replayed';
 
 /** Engine options (slices of the config). */
 export interface EngineOptions {
@@ -86,6 +120,8 @@ export interface EngineOptions {
 }
 
 interface StreamEntry {
+  /** The frames-topic partition the stream lives in. */
+  readonly partition: number;
   readonly state: StreamState;
   readonly alerts: AlertState;
   /** Offset after the last message of this stream applied (BigInt for comparison). */
@@ -119,8 +155,9 @@ export interface EstimatorEngine {
    * ww-label-*); its record timestamp `recordTimestampMillis` (ms since the epoch: when the
    * collector read the frame) bounds how far the frame moves its stream's watermark, so a
    * frame dated ahead of the rest of its stream does not make the stream's next frames late
-   * (stream-state.ts watermarkCandidate). Returns what happened to it; never throws for bad
-   * frames (counted as rejected).
+   * (stream-state.ts watermarkCandidate). Returns what happened to it; never throws: a bad
+   * frame is `rejected`, a frame whose handling fails unexpectedly `quarantined` (both handed
+   * to outputs.quarantine).
    */
   handleMessage(
     partition: number,
@@ -189,43 +226,83 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     }
   };
 
+  /**
+   * Hands a closed window whose handling threw to the DLQ (its summary; nothing of it was
+   * written, or only part): the stream's other windows and streams go on.
+   */
+  const quarantineWindow = (entry: StreamEntry, window: WindowAccumulation, error: unknown): void => {
+    const record: QuarantineRecord = {
+      kind: 'window',
+      reason: 'quarantined',
+      code: 'WW_ERR_ESTIMATOR_WINDOW_QUARANTINED',
+      message: `window [${window.startMillis}, ${window.endMillis}) of stream ${entry.state.key} could not be closed (${errorText(error)}); not written`,
+      partition: entry.partition,
+      offset: entry.appliedOffset > 0n ? String(entry.appliedOffset - 1n) : undefined,
+      streamKey: entry.state.key,
+      value: JSON.stringify({
+        schema: 'warpwatch.quarantined-window/v1',
+        stream: entry.state.key,
+        startMillis: window.startMillis,
+        endMillis: window.endMillis,
+        launches: window.launches,
+        groups: window.groups,
+        units: window.units,
+        sampleFrames: window.sampleFrames,
+        overflowed: window.overflowed ?? [],
+      }),
+    };
+    outputs.quarantine?.(record);
+    telemetry.quarantined?.(record, error);
+  };
+
   const emitClosed = (entry: StreamEntry, closed: readonly WindowAccumulation[], wallMillis: number): void => {
     for (const window of closed) {
-      const basis =
-        options.predictionBasis === 'window'
-          ? window.histogram
-          : options.predictionBasis === 'current'
-            ? entry.state.current.histogram
-            : entry.state.cumulative;
-      const started = options.monotonicMillis();
-      let result: WindowResult;
+      // The last line of defence: one window that cannot be closed costs only itself.
       try {
-        result = computeWindowResult(entry.state.identity, window, basis, options.compute);
+        emitWindow(entry, window, wallMillis);
       } catch (error) {
-        telemetry.modelError(error, entry.state.key);
-        try {
-          // The measurements of the window still count: without the failed prediction.
-          result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
-        } catch (fallbackError) {
-          // Nothing can be computed for this window (counted); the other closed windows go on.
-          telemetry.modelError(fallbackError, entry.state.key);
-          continue;
-        }
+        quarantineWindow(entry, window, error);
       }
-      telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
-      outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints, labelTags: options.labelTags }));
-      outputs.recordWindow?.(result);
-      publishAlerts(evaluateAlerts(entry.alerts, result, options.alerts));
-      outputs.publishDistribution(
-        entry.state.key,
-        JSON.stringify(
-          distributionRecord(entry.state, window.histogram, result, {
-            current: options.window.current,
-            basis: options.predictionBasis,
-          }),
-        ),
-      );
     }
+  };
+
+  /** Computes one closed window and hands its points, records and alerts to the outputs. */
+  const emitWindow = (entry: StreamEntry, window: WindowAccumulation, wallMillis: number): void => {
+    const basis =
+      options.predictionBasis === 'window'
+        ? window.histogram
+        : options.predictionBasis === 'current'
+          ? entry.state.current.histogram
+          : entry.state.cumulative;
+    const started = options.monotonicMillis();
+    let result: WindowResult;
+    try {
+      result = computeWindowResult(entry.state.identity, window, basis, options.compute);
+    } catch (error) {
+      telemetry.modelError(error, entry.state.key);
+      try {
+        // The measurements of the window still count: without the failed prediction.
+        result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
+      } catch (fallbackError) {
+        // Nothing can be computed for this window (counted); the other closed windows go on.
+        telemetry.modelError(fallbackError, entry.state.key);
+        return;
+      }
+    }
+    if (result.overflowedSums !== undefined && result.overflowedSums.length > 0) telemetry.windowOverflowed?.(entry.state.key, window.startMillis, result.overflowedSums);
+    telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
+    outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints, labelTags: options.labelTags }));
+    outputs.recordWindow?.(result);
+    publishAlerts(evaluateAlerts(entry.alerts, result, options.alerts));
+    outputs.publishDistribution(
+      entry.state.key,
+      JSON.stringify(
+        distributionRecord(entry.state, window.histogram, result, {
+          current: options.window.current,
+          basis: options.predictionBasis,
+        }),
+      ),
+    );
   };
 
   const liveStreams = (): number => {
@@ -264,7 +341,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxStreams !== undefined && liveStreams() >= options.maxStreams) evictLeastRecent(wallMillis);
-      entry = { state: createStreamState(identities.share(identity)), alerts: createAlertState(), appliedOffset: -1n };
+      entry = { partition, state: createStreamState(identities.share(identity)), alerts: createAlertState(), appliedOffset: -1n };
       // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
@@ -286,21 +363,37 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return outcome;
     },
     handleMessage(partition, offset, value, wallMillis, headers, recordTimestampMillis) {
-      let outcome: FrameOutcome = 'rejected';
+      let outcome: FrameOutcome;
       let type: FrameKind | undefined;
       let observation: Observation | undefined;
-      // Only decoding and converting the frame can make it a bad frame; a failure after that
-      // (closing windows, the outputs) is not the frame's fault and propagates.
       try {
         const frame = decodeFrame(value);
         type = frame.type;
         const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
         observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
+        outcome = handleObservation(partition, offset, observation, wallMillis, recordTimestampMillis);
       } catch (error) {
-        if (!(error instanceof FrameError) && !(error instanceof RangeError)) throw error;
+        // Decoding and converting the frame can make it a bad frame (`rejected`); any other
+        // failure is unexpected (`quarantined`): the last line of defence, so that one frame never
+        // stops the partition (docs/estimator.md, Quarantine). Both go to the DLQ.
+        const rejected = observation === undefined && (error instanceof FrameError || error instanceof RangeError || wwCodeOf(error) !== undefined);
+        outcome = rejected ? 'rejected' : 'quarantined';
+        const code = rejected ? (wwCodeOf(error) ?? 'WW_ERR_FRAME_INVALID') : 'WW_ERR_ESTIMATOR_FRAME_QUARANTINED';
+        const record: QuarantineRecord = {
+          kind: 'frame',
+          reason: outcome,
+          code,
+          message: rejected ? errorText(error) : `handling the frame failed (${errorText(error)}); quarantined, not recorded`,
+          partition,
+          offset,
+          streamKey: observation === undefined ? undefined : streamKeyOf(streamIdentityOf(observation)),
+          value,
+          headers,
+        };
+        outputs.quarantine?.(record);
+        telemetry.quarantined?.(record, error);
       }
-      if (observation !== undefined) outcome = handleObservation(partition, offset, observation, wallMillis, recordTimestampMillis);
       const part = partitionState(partition);
       const next = BigInt(offset) + 1n;
       if (next > part.nextOffset) part.nextOffset = next;
@@ -386,7 +479,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // record is overwritten at the next checkpoint.
         try {
           const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
-          part.streams.set(key, { state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
+          part.streams.set(key, { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
         } catch (error) {
           telemetry.checkpointCorrupt?.(key, error);
         }
@@ -410,4 +503,15 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     },
   };
   return engine;
+}
+
+/** The WW_ERR_* code an error carries (FrameError, StreamIdentityError, EstimatorError), if any. */
+function wwCodeOf(error: unknown): string | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('WW_ERR_') ? code : undefined;
+}
+
+/** An error as one line of text. */
+function errorText(error: unknown): string {
+  return (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).replace(/\s+/g, ' ');
 }

@@ -13,6 +13,7 @@ import { createEstimatorKafka, type CheckpointMirror, type EstimatorKafka, type 
 import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
 import { createOutgoingQueue, type OutgoingQueue } from './outgoing-queue.ts';
+import { createOncePerStreamLog, dlqRecordOf } from './quarantine.ts';
 import { pipelinePoint } from './series-points.ts';
 import type { ParametricFitter } from './window-result.ts';
 
@@ -389,6 +390,8 @@ function createServiceEngine(
   sinks: { fitter: ParametricFitter | undefined; influx: InfluxWriter | undefined; outgoing: OutgoingQueue; metricsExport: MetricsExport | undefined; telemetry: EstimatorTelemetry },
 ): EstimatorEngine {
   const { influx, outgoing, metricsExport, telemetry } = sinks;
+  const quarantineLog = createOncePerStreamLog(log);
+  const overflowLog = createOncePerStreamLog(log);
   return createEstimatorEngine(
     engineOptionsFromConfig(config, sinks.fitter),
     {
@@ -397,12 +400,26 @@ function createServiceEngine(
       publishAlert: (key, value) => outgoing.queue(config.kafka.alertsTopic, { key, value }),
       recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
       recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
+      // Queued with the result records: the checkpoint flushes them before it commits the offsets.
+      quarantine: (record) => outgoing.queue(config.kafka.dlqTopic, dlqRecordOf(record, config.kafka.framesTopic)),
     },
     {
       ...telemetry.engine,
       streamEvicted(streamKey) {
         telemetry.engine.streamEvicted?.(streamKey);
         log(`warpwatch estimate: stream ${streamKey} evicted (WARPWATCH_MAX_STREAMS = ${config.maxStreams} live streams); its open windows were written first`);
+      },
+      quarantined(record, error) {
+        telemetry.engine.quarantined?.(record, error);
+        quarantineLog(record.streamKey ?? `?${record.partition}`, () =>
+          `warpwatch estimate: ${record.code}: ${record.kind} of ${record.streamKey === undefined ? `an unknown stream (partition ${record.partition})` : `stream ${record.streamKey}`} at partition ${record.partition} offset ${record.offset ?? '-'} ${record.reason === 'rejected' ? 'rejected' : 'quarantined'} to ${config.kafka.dlqTopic}: ${record.message}; processing goes on (the stream's later ones are counted in /healthz counters, not logged)`,
+        );
+      },
+      windowOverflowed(streamKey, startMillis, sums) {
+        telemetry.engine.windowOverflowed?.(streamKey, startMillis, sums);
+        overflowLog(streamKey, () =>
+          `warpwatch estimate: WW_ERR_ESTIMATOR_WINDOW_OVERFLOW: stream ${streamKey}, window at ${startMillis}: the sum(s) ${sums.join(', ')} overflowed; the window is written without the fields derived from them (docs/estimator.md, Overflow); later ones of this stream are counted, not logged`,
+        );
       },
       checkpointCorrupt(key, error) {
         telemetry.engine.checkpointCorrupt?.(key, error);

@@ -12,9 +12,17 @@ import type { EngineTelemetry, FrameOutcome } from './estimator-engine.ts';
 export interface EstimatorCounters {
   framesIn: number;
   framesOut: number;
-  /** Not valid frames, and valid frames dated too far ahead (outcome `future`, also in framesFuture). */
+  /** Not valid frames, valid frames dated too far ahead (outcome `future`, also in framesFuture) and quarantined frames (also in framesQuarantined). */
   framesRejected: number;
   framesFuture: number;
+  /** Frames whose handling failed unexpectedly: to the DLQ, not recorded (WW_ERR_ESTIMATOR_FRAME_QUARANTINED). */
+  framesQuarantined: number;
+  /** Windows whose close failed unexpectedly: their summary to the DLQ, not written (WW_ERR_ESTIMATOR_WINDOW_QUARANTINED). */
+  windowsQuarantined: number;
+  /** Windows written without the fields derived from a sum that overflowed (WW_ERR_ESTIMATOR_WINDOW_OVERFLOW). */
+  windowsOverflowed: number;
+  /** Records handed to the DLQ topic: rejected and quarantined frames, quarantined windows. */
+  dlqRecords: number;
   framesDropped: number;
   /** Checkpoint records that could not be decoded (their streams started empty). */
   checkpointsCorrupt: number;
@@ -48,7 +56,9 @@ export interface EstimatorTelemetry {
  * warpwatch.estimator.sink.errors (counter, {error}, attribute sink),
  * warpwatch.estimator.alerts (counter, {alert}, attribute kind), warpwatch.estimator.checkpoints.corrupt
  * (counter, {record}), warpwatch.estimator.records.dropped (counter, {record}, attribute reason),
- * warpwatch.estimator.streams.evicted (counter, {stream}),
+ * warpwatch.estimator.streams.evicted (counter, {stream}), warpwatch.estimator.windows.quarantined
+ * (counter, {window}), warpwatch.estimator.windows.overflowed (counter, {window}),
+ * warpwatch.estimator.dlq.records (counter, {record}, attributes kind and reason),
  * warpwatch.estimator.consumer.lag
  * (gauge, {message}), warpwatch.estimator.streams (gauge, {stream}),
  * warpwatch.estimator.influx.buffered_lines (gauge, {line}), warpwatch.estimator.influx.dropped_lines
@@ -67,6 +77,10 @@ export function createEstimatorTelemetry(
     framesOut: 0,
     framesRejected: 0,
     framesFuture: 0,
+    framesQuarantined: 0,
+    windowsQuarantined: 0,
+    windowsOverflowed: 0,
+    dlqRecords: 0,
     framesDropped: 0,
     checkpointsCorrupt: 0,
     outgoingDropped: 0,
@@ -86,6 +100,9 @@ export function createEstimatorTelemetry(
   const alerts = meter.createCounter('warpwatch.estimator.alerts', { description: 'Alerts raised', unit: '{alert}' });
   const checkpointsCorrupt = meter.createCounter('warpwatch.estimator.checkpoints.corrupt', { description: 'Checkpoint records that could not be decoded (their streams started empty)', unit: '{record}' });
   const streamsEvicted = meter.createCounter('warpwatch.estimator.streams.evicted', { description: 'Streams evicted to stay within WARPWATCH_MAX_STREAMS (their open windows written first)', unit: '{stream}' });
+  const windowsQuarantined = meter.createCounter('warpwatch.estimator.windows.quarantined', { description: 'Windows whose close failed unexpectedly (summary to the DLQ, not written)', unit: '{window}' });
+  const windowsOverflowed = meter.createCounter('warpwatch.estimator.windows.overflowed', { description: 'Windows written without the fields derived from a sum that overflowed', unit: '{window}' });
+  const dlqRecords = meter.createCounter('warpwatch.estimator.dlq.records', { description: 'Records handed to the DLQ topic, by kind (frame, window) and reason (rejected, quarantined)', unit: '{record}' });
   const dropped = meter.createCounter('warpwatch.estimator.records.dropped', { description: 'Result records for Kafka dropped, by reason', unit: '{record}' });
   meter.createObservableGauge('warpwatch.estimator.consumer.lag', { description: 'Messages behind the frames topic end', unit: '{message}' }).addCallback((result) => {
     result.observe(counters.consumerLag);
@@ -108,6 +125,9 @@ export function createEstimatorTelemetry(
       else if (outcome === 'future') {
         counters.framesRejected += 1;
         counters.framesFuture += 1;
+      } else if (outcome === 'quarantined') {
+        counters.framesRejected += 1;
+        counters.framesQuarantined += 1;
       }
       else if (outcome === 'late' || outcome === 'duplicate') counters.framesDropped += 1;
       frames.add(1, type === undefined ? { outcome } : { outcome, type });
@@ -133,6 +153,18 @@ export function createEstimatorTelemetry(
     streamEvicted() {
       counters.streamsEvicted += 1;
       streamsEvicted.add(1);
+    },
+    quarantined(record) {
+      counters.dlqRecords += 1;
+      dlqRecords.add(1, { kind: record.kind, reason: record.reason });
+      if (record.kind === 'window') {
+        counters.windowsQuarantined += 1;
+        windowsQuarantined.add(1);
+      }
+    },
+    windowOverflowed() {
+      counters.windowsOverflowed += 1;
+      windowsOverflowed.add(1);
     },
   };
   return {

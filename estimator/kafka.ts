@@ -42,7 +42,8 @@ export interface FramesHandlers {
 /** A record to produce; value null = tombstone (compacted topics). */
 export interface OutgoingRecord {
   readonly key: string;
-  readonly value: string | null;
+  /** JSON text for the result topics; the frame's bytes (capped) for a DLQ record; null = tombstone. */
+  readonly value: string | Buffer | null;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -319,6 +320,7 @@ async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions
     { topic: options.framesTopic, numPartitions: options.partitions, configEntries: [] as { name: string; value: string }[] },
     { topic: options.distributionsTopic, numPartitions: options.partitions, configEntries: compact },
     { topic: options.alertsTopic, numPartitions: options.partitions, configEntries: [] },
+    { topic: options.dlqTopic, numPartitions: options.partitions, configEntries: [] },
     // One partition: the mirror reads it in order and "caught up" is one offset.
     { topic: options.checkpointTopic, numPartitions: 1, configEntries: compact },
   ].filter((t) => !existing.has(t.topic));

@@ -61,6 +61,7 @@ function definedFields(entries: Record<string, number | string | undefined>): Re
 export function windowPoints(result: WindowResult, options: { includeHistogram: boolean; labelTags?: readonly string[] | undefined }): SeriesPoint[] {
   const tags = streamTags(result.identity, options.labelTags);
   const time = result.startMillis;
+  const overflowed = result.overflowedSums ?? [];
   const f = FIELDS.window;
   const points: SeriesPoint[] = [
     {
@@ -91,10 +92,11 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
         [f.lossQ50]: result.lossQ50,
         [f.lossQ90]: result.lossQ90,
         [f.lossQ99]: result.lossQ99,
-        [f.groups]: result.groups,
-        [f.units]: result.units,
+        [f.groups]: overflowed.includes('groups') ? undefined : result.groups,
+        [f.units]: overflowed.includes('units') ? undefined : result.units,
         [f.launches]: result.launches,
         [f.binningErrorBound]: result.binningErrorBound,
+        [f.overflowedSums]: overflowed.length > 0 ? overflowed.length : undefined,
       }),
     },
   ];

@@ -61,10 +61,55 @@ export interface WindowAccumulation {
   /** Earliest and latest launch event time seen in the window. */
   firstEventMillis: number;
   lastEventMillis: number;
+  /**
+   * The sums above (groups, units, sumLossCounts, sumLossMeasured, sumSimtClocks, sumMimdClocks)
+   * whose next addition was not a finite number (docs/estimator.md, Overflow): such a sum keeps
+   * its last finite value and is never used; the quantities derived from it are left out of the
+   * window's results. Undefined while every sum is finite (the usual case).
+   */
+  overflowed: WindowSum[] | undefined;
   /** GroupSamples frames recorded in the window. */
   sampleFrames: number;
   /** What the window's GroupSamples frames contributed (model/sampled-groups.ts); undefined until the first one (most windows of a stream without sampling never need it). */
   samples: SampledGroupsAccumulation | undefined;
+}
+
+/** The additive numeric fields of a window whose overflow is tracked (see WindowAccumulation.overflowed). */
+export type WindowSum = 'groups' | 'units' | 'sumLossCounts' | 'sumLossMeasured' | 'sumSimtClocks' | 'sumMimdClocks';
+
+/** Every {@link WindowSum}, in the order the fields are declared. */
+export const WINDOW_SUMS: readonly WindowSum[] = Object.freeze(['groups', 'units', 'sumLossCounts', 'sumLossMeasured', 'sumSimtClocks', 'sumMimdClocks']);
+
+/**
+ * Adds `amount` to the window sum `field`, overflow-safe: when the result (or `amount` itself)
+ * is not a finite number, the sum keeps its value and is marked overflowed instead (once). Every
+ * frame field is finite and ≥ 0 (protocol/SPEC.md), but a weighted contribution (a double up to
+ * Number.MAX_VALUE times a weight up to 2^53 − 1) and a sum over many frames can exceed the
+ * largest double. Mutates `window`.
+ *
+ * @example addToWindowSum(window, 'sumLossMeasured', Number.MAX_VALUE); addToWindowSum(window, 'sumLossMeasured', Number.MAX_VALUE); // window.overflowed = ['sumLossMeasured']
+ */
+export function addToWindowSum(window: WindowAccumulation, field: WindowSum, amount: number): void {
+  const next = window[field] + amount;
+  if (Number.isFinite(next)) {
+    window[field] = next;
+    return;
+  }
+  markOverflowed(window, field);
+}
+
+function markOverflowed(window: WindowAccumulation, field: WindowSum): void {
+  if (window.overflowed === undefined) window.overflowed = [field];
+  else if (!window.overflowed.includes(field)) window.overflowed.push(field);
+}
+
+/**
+ * Whether a window sum overflowed (and must not be used).
+ *
+ * @example if (!hasOverflowed(window, 'sumLossMeasured')) lossMeasured = window.sumLossMeasured / window.groups;
+ */
+export function hasOverflowed(window: Pick<WindowAccumulation, 'overflowed'>, field: WindowSum): boolean {
+  return window.overflowed !== undefined && window.overflowed.includes(field);
 }
 
 /** The "current" distribution. In last-n mode `recent` holds one histogram per launch (oldest first). */
@@ -150,6 +195,7 @@ export function createWindowAccumulation(startMillis: number, windowMillis: numb
     sumMimdClocks: 0,
     firstEventMillis: Number.POSITIVE_INFINITY,
     lastEventMillis: Number.NEGATIVE_INFINITY,
+    overflowed: undefined,
     sampleFrames: 0,
     samples: undefined,
   };
@@ -172,14 +218,14 @@ export function recordLaunchInWindow(
 ): void {
   for (const bin of observation.bins) {
     addCount(window.histogram, bin.low, bin.high, bin.count, options);
-    window.units += bin.count;
+    addToWindowSum(window, 'units', bin.count);
   }
   window.launches += 1;
-  window.groups += observation.groups;
-  window.sumLossCounts += observation.sumLossCounts;
-  window.sumLossMeasured += observation.sumLossMeasured;
-  window.sumSimtClocks += observation.sumSimtClocks;
-  window.sumMimdClocks += observation.sumMimdClocks;
+  addToWindowSum(window, 'groups', observation.groups);
+  addToWindowSum(window, 'sumLossCounts', observation.sumLossCounts);
+  addToWindowSum(window, 'sumLossMeasured', observation.sumLossMeasured);
+  addToWindowSum(window, 'sumSimtClocks', observation.sumSimtClocks);
+  addToWindowSum(window, 'sumMimdClocks', observation.sumMimdClocks);
   window.firstEventMillis = Math.min(window.firstEventMillis, observation.eventTimeMillis);
   window.lastEventMillis = Math.max(window.lastEventMillis, observation.eventTimeMillis);
 }
@@ -213,27 +259,33 @@ export function mergeWindowAccumulations(
       `can only merge the same window, got [${a.startMillis}, ${a.endMillis}) and [${b.startMillis}, ${b.endMillis})`,
     );
   }
-  return {
+  const merged: WindowAccumulation = {
     startMillis: a.startMillis,
     endMillis: a.endMillis,
     histogram: mergeCountHistograms(a.histogram, b.histogram, options),
     launches: a.launches + b.launches,
-    groups: a.groups + b.groups,
-    units: a.units + b.units,
-    sumLossCounts: a.sumLossCounts + b.sumLossCounts,
-    sumLossMeasured: a.sumLossMeasured + b.sumLossMeasured,
-    sumSimtClocks: a.sumSimtClocks + b.sumSimtClocks,
-    sumMimdClocks: a.sumMimdClocks + b.sumMimdClocks,
+    groups: a.groups,
+    units: a.units,
+    sumLossCounts: a.sumLossCounts,
+    sumLossMeasured: a.sumLossMeasured,
+    sumSimtClocks: a.sumSimtClocks,
+    sumMimdClocks: a.sumMimdClocks,
     firstEventMillis: Math.min(a.firstEventMillis, b.firstEventMillis),
     lastEventMillis: Math.max(a.lastEventMillis, b.lastEventMillis),
+    overflowed: a.overflowed === undefined ? undefined : [...a.overflowed],
     sampleFrames: a.sampleFrames + b.sampleFrames,
     samples: a.samples === undefined ? (b.samples === undefined ? undefined : cloneSampledGroups(b.samples)) : b.samples === undefined ? cloneSampledGroups(a.samples) : mergeSampledGroups(a.samples, b.samples),
   };
+  for (const field of WINDOW_SUMS) {
+    if (hasOverflowed(b, field)) markOverflowed(merged, field);
+    else addToWindowSum(merged, field, b[field]);
+  }
+  return merged;
 }
 
 /** A deep, independent copy of a window (what is handed to the model and the sinks). */
 export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
-  return { ...window, histogram: cloneCountHistogram(window.histogram), samples: window.samples === undefined ? undefined : cloneSampledGroups(window.samples) };
+  return { ...window, histogram: cloneCountHistogram(window.histogram), overflowed: window.overflowed === undefined ? undefined : [...window.overflowed], samples: window.samples === undefined ? undefined : cloneSampledGroups(window.samples) };
 }
 
 /**

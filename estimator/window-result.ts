@@ -13,7 +13,7 @@ import {
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { hashString, poissonDeviate } from './random-deviates.ts';
-import type { WindowAccumulation } from './stream-state.ts';
+import { hasOverflowed, type WindowAccumulation, type WindowSum } from './stream-state.ts';
 
 /** A parametric fit as the model reports it (best first). */
 export interface ParametricFit {
@@ -114,14 +114,22 @@ export interface WindowResult {
   readonly fit: ParametricFit | undefined;
   /** What the window's GroupSamples frames show (lane idle share, count correlation, divergence-cost fit); undefined without samples. */
   readonly sampled?: SampledGroupsResult | undefined;
+  /**
+   * The window sums that overflowed (docs/estimator.md, Overflow): the quantities derived from
+   * them (loss_counts, loss_measured, workload_loss_measured and the η built on them) are left
+   * out (undefined), and the points leave out groups or units when those overflowed; empty for a
+   * normal window (absent in results built elsewhere: none).
+   */
+  readonly overflowedSums?: readonly WindowSum[] | undefined;
   /** The window's own histogram (for warpwatch_histogram): bin low, count, probability. */
   readonly histogram: readonly { readonly low: number; readonly high: number; readonly count: number; readonly probability: number }[];
 }
 
-/** η(a, b) = |(a − b)/a|, undefined when either is missing or a = 0. */
+/** η(a, b) = |(a − b)/a|, undefined when either is missing, a = 0, or the quotient is not finite (a tiny a, a huge b: docs/estimator.md, Overflow). */
 export function relativeError(a: number | undefined, b: number | undefined): number | undefined {
   if (a === undefined || b === undefined || a === 0) return undefined;
-  return Math.abs((a - b) / a);
+  const eta = Math.abs((a - b) / a);
+  return Number.isFinite(eta) ? eta : undefined;
 }
 
 function distributionOf(counts: ReadonlyMap<number, number>): CategoricalDistribution {
@@ -203,9 +211,13 @@ export function computeWindowResult(
   options: WindowComputeOptions,
 ): WindowResult {
   const n = identity.groupSize;
-  const lossCounts = window.groups > 0 ? window.sumLossCounts / window.groups : undefined;
-  const lossMeasured = window.groups > 0 ? window.sumLossMeasured / window.groups : undefined;
-  const workloadLossMeasured = window.sumMimdClocks > 0 ? window.sumSimtClocks / window.sumMimdClocks : undefined;
+  // A sum that overflowed is never used: what derives from it is left out, the rest is written.
+  const usable = (field: WindowSum): boolean => !hasOverflowed(window, field);
+  const groupsKnown = usable('groups') && window.groups > 0;
+  const lossCounts = groupsKnown && usable('sumLossCounts') ? window.sumLossCounts / window.groups : undefined;
+  const lossMeasured = groupsKnown && usable('sumLossMeasured') ? window.sumLossMeasured / window.groups : undefined;
+  const workloadLossMeasured =
+    usable('sumSimtClocks') && usable('sumMimdClocks') && window.sumMimdClocks > 0 ? window.sumSimtClocks / window.sumMimdClocks : undefined;
   const windowTotal = window.histogram.total;
   const histogram = histogramEntries(window.histogram).map((entry) => ({
     low: entry.low,
@@ -282,6 +294,7 @@ export function computeWindowResult(
     startMillis: window.startMillis,
     endMillis: window.endMillis,
     launches: window.launches,
+    // Finite always: an overflowed groups/units sum keeps its last finite value (listed in overflowedSums; the points leave it out).
     groups: window.groups,
     units: window.units,
     lossPredicted,
@@ -314,6 +327,7 @@ export function computeWindowResult(
     sweep,
     fit,
     sampled,
+    overflowedSums: window.overflowed === undefined ? [] : [...window.overflowed],
     histogram,
   };
 }
