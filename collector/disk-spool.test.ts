@@ -138,8 +138,8 @@ describe('openDiskSpool', () => {
       const records = spool.peek(12, 1 << 20);
       expect(records.map(seqOf)).toEqual(Array.from({ length: 12 }, (_, i) => i)); // cached: across segments
       spool.commit(8);
-      // Simulate a crash: no close(); release the lock as the dead process would leave it stale.
-      writeFileSync(join(directory, 'LOCK'), '999999999');
+      // Simulate a crash: no close(); the kernel releases the lock of a dead process.
+      spool.abandon();
       const reopened = open();
       expect(reopened.recordCount).toBe(17);
       expect(drain(reopened)).toEqual(Array.from({ length: 17 }, (_, i) => i + 8));
@@ -181,7 +181,7 @@ describe('openDiskSpool', () => {
       // Read the files as a crashed process would leave them (no close, no fsync needed for a process crash).
       const bytes = Buffer.concat(segmentFiles().sort().map((n) => readFileSync(join(directory, n))));
       expect(bytes.length).toBe(50 * RECORD_BYTES);
-      writeFileSync(join(directory, 'LOCK'), '999999999');
+      spool.abandon();
       const reopened = open({ segmentBytes: 1 << 20 });
       expect(reopened.recordCount).toBe(50);
       expect(drain(reopened)).toEqual(Array.from({ length: 50 }, (_, i) => i));
@@ -334,7 +334,7 @@ describe('openDiskSpool', () => {
       expect(drops).toEqual({ 'disk-error-at-stop': 3 });
     });
 
-    it('when the torn bytes cannot be cut off, seals the segment; recovery counts the torn stretch and keeps every record after it', () => {
+    it('when the torn bytes cannot be cut off, seals the segment; recovery reports the torn stretch, loses no record (it was written again) and keeps every record after it', () => {
       let clock = 0;
       const state: { failing?: string; partialBytes?: number; failTruncate?: boolean } = {};
       const spool = open({ segmentBytes: 1 << 20, fs: faultyFs(state), now: () => clock });
@@ -347,11 +347,12 @@ describe('openDiskSpool', () => {
       clock += 5000;
       for (let i = 6; i < 9; i++) spool.append(record(i));
       spool.flushWrites();
-      // Crash now (no close): the next run must find 5 + 4 records and 40 torn bytes.
-      writeFileSync(join(directory, 'LOCK'), '999999999');
+      // Crash now (no close): the next run must find 5 + 4 records and 40 torn bytes; record 5
+      // was written again after the failed write (same sequence number), so nothing is lost.
+      spool.abandon();
       const reports: [number, number][] = [];
       const reopened = open({ segmentBytes: 1 << 20 }, (_e, records, bytes) => reports.push([records, bytes]));
-      expect(reports).toEqual([[1, 40]]);
+      expect(reports).toEqual([[0, 40]]);
       expect(drain(reopened)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
       reopened.close();
       spool.close();
@@ -363,12 +364,14 @@ describe('openDiskSpool', () => {
       spool.close();
       const path = join(directory, segmentFiles()[0] as string);
       const good = readFileSync(path);
-      const tail = Buffer.concat([2, 3, 4].map((i) => encodeSpoolRecord(record(i + 1))));
-      // Record 1 torn (half written), then records 3..5 appended behind it, as after a disk that filled and freed.
+      // Records 3..5 with the sequence numbers they get when written after records 0..2 (numbers 1..3).
+      const tail = Buffer.concat([3, 4, 5].map((i) => encodeSpoolRecord(record(i), i + 1)));
+      // Record 1 torn (half written), record 2 gone, then records 3..5 behind it, as after a disk that filled and freed.
       writeFileSync(path, Buffer.concat([good.subarray(0, RECORD_BYTES), good.subarray(RECORD_BYTES, RECORD_BYTES + 50), tail]));
       const reports: [number, number][] = [];
       const reopened = open({ segmentBytes: 1 << 20 }, (_e, records, bytes) => reports.push([records, bytes]));
-      expect(reports).toEqual([[1, 50]]);
+      // Exactly the two records that are not delivered (1 and 2), with the 50 damaged bytes.
+      expect(reports).toEqual([[2, 50]]);
       expect(reopened.recordCount).toBe(4);
       expect(drain(reopened)).toEqual([0, 3, 4, 5]);
       reopened.close();

@@ -64,12 +64,12 @@ describe('spool records', () => {
       );
     });
 
-    it('writes validated frames as v2 and everything else (DLQ records, other bytes) as v1', () => {
+    it('writes validated frames as v4 and everything else (DLQ records, other bytes) as v3', () => {
       const frame = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
       const record = (headers: Record<string, string>, value: Uint8Array): ProduceRecord => ({ topic: 't', key: 'k', value, headers, timestampMillis: 1 });
-      expect(encodeSpoolRecord(record({}, frame))[SPOOL_RECORD_HEADER_BYTES]).toBe(2);
-      expect(encodeSpoolRecord(record({ 'ww-error-code': 'WW_ERR_FRAME_CRC_MISMATCH' }, frame))[SPOOL_RECORD_HEADER_BYTES]).toBe(1);
-      expect(encodeSpoolRecord(record({}, frame.subarray(0, 100)))[SPOOL_RECORD_HEADER_BYTES]).toBe(1);
+      expect(encodeSpoolRecord(record({}, frame))[SPOOL_RECORD_HEADER_BYTES]).toBe(4);
+      expect(encodeSpoolRecord(record({ 'ww-error-code': 'WW_ERR_FRAME_CRC_MISMATCH' }, frame))[SPOOL_RECORD_HEADER_BYTES]).toBe(3);
+      expect(encodeSpoolRecord(record({}, frame.subarray(0, 100)))[SPOOL_RECORD_HEADER_BYTES]).toBe(3);
       // A flipped bit deep in a v2 frame's payload is caught by the frame's own CRC, in both scanners.
       const bytes = encodeSpoolRecord(record({}, frame));
       bytes[bytes.length - 7] = (bytes[bytes.length - 7] as number) ^ 0x10;
