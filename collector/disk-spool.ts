@@ -751,7 +751,8 @@ class WriteAheadSpool implements DiskSpool {
           : `at least ${lost} record(s) lost at the end of the spool (torn bytes after the last whole record)`;
     } else if (sequence > 0 && expected !== undefined) {
       lost = Math.max(0, sequence - expected);
-      count = lost > 0 ? `${lost} record(s) lost: records ${expected}..${sequence - 1} are missing before record ${sequence} at ${where}` : '';
+      const missing = lost === 1 ? `record ${expected} is` : `records ${expected}..${sequence - 1} are`;
+      count = lost > 0 ? `${lost} record(s) lost: ${missing} missing before record ${sequence} at ${where}` : '';
     } else {
       lost = state.pending.length;
       count = `${lost} record(s) lost before ${where}, counted 1 per damaged stretch (records written before sequence numbers)`;
