@@ -148,14 +148,20 @@ function openSpool(config: CollectorConfig, metrics: CollectorMetrics, log: LogF
       log('warn', `${error.code}: ${error.message} (${lostRecords} record(s), ${lostBytes} bytes)`);
     },
     onDrop: (count, reason) => metrics.dropped(count, reason),
+    onLockTakeOver: (message) => log('warn', message),
     onDiskState: (error) =>
       error === undefined
         ? log('info', `spool directory ${config.spool.directory} takes writes again; records held in memory are written to it`)
         : log('warn', `WW_ERR_SPOOL_IO: spool write failed (${error.code}: ${error.message}); records are held in memory (up to WARPWATCH_QUEUE_MAX_BYTES) and dropped, counted, beyond it; retrying the disk every ${config.retryBackoffMillis} ms`),
   });
-  // Damaged records found at recovery were counted dropped already; they were recovered too.
-  metrics.recovered(spool.recordCount + (metrics.totals().droppedByReason['spool-corrupt'] ?? 0));
-  if (spool.recordCount > 0) log('info', `spool holds ${spool.recordCount} record(s) from a previous run; delivering them first`);
+  // Records lost to damage found at recovery were counted dropped already; they were recovered too.
+  const lost = metrics.totals().droppedByReason['spool-corrupt'] ?? 0;
+  metrics.recovered(spool.recordCount + lost);
+  if (lost > 0) {
+    log('warn', `spool holds ${spool.recordCount} record(s) from a previous run and ${lost} record(s) were lost to damage (counted dropped, reason spool-corrupt; the WW_ERR_SPOOL_CORRUPT lines say where); delivering the rest first`);
+  } else if (spool.recordCount > 0) {
+    log('info', `spool holds ${spool.recordCount} record(s) from a previous run; delivering them first`);
+  }
   return spool;
 }
 

@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDiskSpool, type DiskSpool, type DiskSpoolOptions, type SpoolDropReason, type SpoolFs } from './disk-spool.ts';
 import { SpoolError } from './errors.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { encodeSpoolRecord } from './spool-record.ts';
+import { legacySpoolRecord } from './spool-fixtures.ts';
+import { encodeSpoolRecord, scanSpoolSegment } from './spool-record.ts';
 
 const record = (i: number, valueBytes = 100): ProduceRecord => ({
   topic: 'warpwatch.frames',
@@ -138,8 +139,8 @@ describe('openDiskSpool', () => {
       const records = spool.peek(12, 1 << 20);
       expect(records.map(seqOf)).toEqual(Array.from({ length: 12 }, (_, i) => i)); // cached: across segments
       spool.commit(8);
-      // Simulate a crash: no close(); release the lock as the dead process would leave it stale.
-      writeFileSync(join(directory, 'LOCK'), '999999999');
+      // Simulate a crash: no close(); the kernel releases the lock of a dead process.
+      spool.abandon();
       const reopened = open();
       expect(reopened.recordCount).toBe(17);
       expect(drain(reopened)).toEqual(Array.from({ length: 17 }, (_, i) => i + 8));
@@ -164,6 +165,108 @@ describe('openDiskSpool', () => {
     });
   });
 
+  describe('damage accounting (record sequence numbers)', () => {
+    const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i);
+    const reopenCounting = (overrides: Partial<DiskSpoolOptions> = {}): { spool: DiskSpool; reports: [number, number][]; messages: string[] } => {
+      const reports: [number, number][] = [];
+      const messages: string[] = [];
+      const spool = open(overrides, (error, lostRecords, lostBytes) => {
+        expect(error.code).toBe('WW_ERR_SPOOL_CORRUPT');
+        reports.push([lostRecords, lostBytes]);
+        messages.push(error.message);
+      });
+      return { spool, reports, messages };
+    };
+
+    it('counts exactly the records a truncated middle segment, a record corrupted mid-record and a deleted segment cost', () => {
+      const spool = open(); // 10 records per segment
+      for (let i = 0; i < 100; i++) spool.append(record(i));
+      spool.close();
+      const files = segmentFiles().sort();
+      expect(files).toHaveLength(10);
+      // Segment 3 (records 20..29) truncated inside its third record: 20 and 21 survive.
+      truncateSync(join(directory, files[2] as string), Math.floor(2.6 * RECORD_BYTES));
+      // Segment 5 (records 40..49): bytes in the middle of its fifth record (44) overwritten.
+      const fifth = join(directory, files[4] as string);
+      const bytes = readFileSync(fifth);
+      bytes.fill(0x5a, 4 * RECORD_BYTES + 40, 4 * RECORD_BYTES + 60);
+      writeFileSync(fifth, bytes);
+      // Segment 7 (records 60..69) deleted.
+      rmSync(join(directory, files[6] as string));
+      const { spool: reopened, reports, messages } = reopenCounting();
+      const lost = [...range(22, 30), 44, ...range(60, 70)];
+      const delivered = drain(reopened);
+      expect(delivered).toEqual(range(0, 100).filter((i) => !lost.includes(i)));
+      expect(reports).toEqual([
+        [8, Math.floor(2.6 * RECORD_BYTES) - 2 * RECORD_BYTES],
+        [1, RECORD_BYTES],
+        [10, 0],
+      ]);
+      expect(messages[0]).toContain('8 record(s) lost: records 23..30 are missing before record 31');
+      expect(messages[2]).toContain(`segment file(s) ${files[6] as string} missing`);
+      reopened.close();
+    });
+
+    it('counts records lost at the end of the newest segment from the cursor (truncated at a record boundary, or torn)', () => {
+      const spool = open({ segmentBytes: 1 << 20 });
+      for (let i = 0; i < 30; i++) spool.append(record(i));
+      spool.close();
+      const path = join(directory, segmentFiles()[0] as string);
+      truncateSync(path, 27 * RECORD_BYTES);
+      const first = reopenCounting({ segmentBytes: 1 << 20 });
+      expect(first.reports).toEqual([[3, 0]]);
+      expect(drain(first.spool)).toEqual(range(0, 27));
+      first.spool.close();
+      // Numbering goes on after the lost ones: a later truncation is counted from them.
+      const second = open({ segmentBytes: 1 << 20 });
+      for (let i = 100; i < 110; i++) second.append(record(i));
+      second.close();
+      const newest = join(directory, segmentFiles().sort().at(-1) as string);
+      expect(scanSpoolSegment(readFileSync(newest)).sequences).toEqual(range(31, 41));
+      truncateSync(newest, Math.floor(7.5 * RECORD_BYTES));
+      const third = reopenCounting({ segmentBytes: 1 << 20 });
+      expect(third.reports).toEqual([[3, Math.floor(0.5 * RECORD_BYTES)]]);
+      expect(drain(third.spool)).toEqual(range(100, 107));
+      third.spool.close();
+    });
+
+    it('does not count delivered records again: damage found after a restart costs only undelivered records', () => {
+      const spool = open(); // 10 records per segment
+      for (let i = 0; i < 40; i++) spool.append(record(i));
+      spool.flushWrites();
+      const batch = spool.peek(15, 1 << 20);
+      spool.commit(batch.length);
+      spool.abandon(); // a crash after delivering 0..14
+      const files = segmentFiles().sort();
+      expect(files).toHaveLength(3); // the first segment was delivered and deleted
+      rmSync(join(directory, files[1] as string)); // records 20..29
+      const { spool: reopened, reports } = reopenCounting();
+      expect(reports).toEqual([[10, 0]]);
+      expect(drain(reopened)).toEqual([...range(15, 20), ...range(30, 40)]);
+      reopened.close();
+    });
+
+    it('recovers a spool written before sequence numbers (v1/v2 records, old cursor), then numbers new records', () => {
+      const old = range(0, 5).map((i) => legacySpoolRecord(record(i), false));
+      const garbage = Buffer.alloc(30, 0xee);
+      writeFileSync(join(directory, '0000000000000001.seg'), Buffer.concat([old[0], old[1], garbage, old[2], old[3], old[4]] as Buffer[]));
+      writeFileSync(join(directory, 'cursor.json'), JSON.stringify({ sequence: 1, offsetBytes: 0 }));
+      const { spool: reopened, reports } = reopenCounting();
+      // Old records have no numbers: one damaged stretch counts as 1 (the documented rule for them).
+      expect(reports).toEqual([[1, 30]]);
+      expect(reopened.recordCount).toBe(5);
+      expect(drain(reopened)).toEqual(range(0, 5));
+      for (let i = 5; i < 8; i++) reopened.append(record(i));
+      reopened.close();
+      const newest = join(directory, segmentFiles().sort().at(-1) as string);
+      expect(scanSpoolSegment(readFileSync(newest)).sequences).toEqual([1, 2, 3]);
+      const again = reopenCounting();
+      expect(again.reports).toEqual([]);
+      expect(drain(again.spool)).toEqual([5, 6, 7]);
+      again.spool.close();
+    });
+  });
+
   describe('lock', () => {
     it('refuses a directory held by a live process', () => {
       const spool = open();
@@ -181,7 +284,7 @@ describe('openDiskSpool', () => {
       // Read the files as a crashed process would leave them (no close, no fsync needed for a process crash).
       const bytes = Buffer.concat(segmentFiles().sort().map((n) => readFileSync(join(directory, n))));
       expect(bytes.length).toBe(50 * RECORD_BYTES);
-      writeFileSync(join(directory, 'LOCK'), '999999999');
+      spool.abandon();
       const reopened = open({ segmentBytes: 1 << 20 });
       expect(reopened.recordCount).toBe(50);
       expect(drain(reopened)).toEqual(Array.from({ length: 50 }, (_, i) => i));
@@ -334,7 +437,7 @@ describe('openDiskSpool', () => {
       expect(drops).toEqual({ 'disk-error-at-stop': 3 });
     });
 
-    it('when the torn bytes cannot be cut off, seals the segment; recovery counts the torn stretch and keeps every record after it', () => {
+    it('when the torn bytes cannot be cut off, seals the segment; recovery reports the torn stretch, loses no record (it was written again) and keeps every record after it', () => {
       let clock = 0;
       const state: { failing?: string; partialBytes?: number; failTruncate?: boolean } = {};
       const spool = open({ segmentBytes: 1 << 20, fs: faultyFs(state), now: () => clock });
@@ -347,11 +450,12 @@ describe('openDiskSpool', () => {
       clock += 5000;
       for (let i = 6; i < 9; i++) spool.append(record(i));
       spool.flushWrites();
-      // Crash now (no close): the next run must find 5 + 4 records and 40 torn bytes.
-      writeFileSync(join(directory, 'LOCK'), '999999999');
+      // Crash now (no close): the next run must find 5 + 4 records and 40 torn bytes; record 5
+      // was written again after the failed write (same sequence number), so nothing is lost.
+      spool.abandon();
       const reports: [number, number][] = [];
       const reopened = open({ segmentBytes: 1 << 20 }, (_e, records, bytes) => reports.push([records, bytes]));
-      expect(reports).toEqual([[1, 40]]);
+      expect(reports).toEqual([[0, 40]]);
       expect(drain(reopened)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
       reopened.close();
       spool.close();
@@ -363,12 +467,14 @@ describe('openDiskSpool', () => {
       spool.close();
       const path = join(directory, segmentFiles()[0] as string);
       const good = readFileSync(path);
-      const tail = Buffer.concat([2, 3, 4].map((i) => encodeSpoolRecord(record(i + 1))));
-      // Record 1 torn (half written), then records 3..5 appended behind it, as after a disk that filled and freed.
+      // Records 3..5 with the sequence numbers they get when written after records 0..2 (numbers 1..3).
+      const tail = Buffer.concat([3, 4, 5].map((i) => encodeSpoolRecord(record(i), i + 1)));
+      // Record 1 torn (half written), record 2 gone, then records 3..5 behind it, as after a disk that filled and freed.
       writeFileSync(path, Buffer.concat([good.subarray(0, RECORD_BYTES), good.subarray(RECORD_BYTES, RECORD_BYTES + 50), tail]));
       const reports: [number, number][] = [];
       const reopened = open({ segmentBytes: 1 << 20 }, (_e, records, bytes) => reports.push([records, bytes]));
-      expect(reports).toEqual([[1, 50]]);
+      // Exactly the two records that are not delivered (1 and 2), with the 50 damaged bytes.
+      expect(reports).toEqual([[2, 50]]);
       expect(reopened.recordCount).toBe(4);
       expect(drain(reopened)).toEqual([0, 3, 4, 5]);
       reopened.close();

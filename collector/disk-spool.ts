@@ -2,8 +2,9 @@ import * as nodeFs from 'node:fs';
 import { join } from 'node:path';
 import type { SpoolPolicy } from './config.ts';
 import { SpoolError } from './errors.ts';
+import { acquireSpoolLock, type SpoolLock } from './spool-lock.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecordParts, scanSpoolSegment, type SpoolRecordParts } from './spool-record.ts';
+import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecordParts, scanSpoolSegment, stampSpoolRecord, type SpoolDamage, type SpoolRecordParts } from './spool-record.ts';
 
 /**
  * The file-system calls the spool makes, all synchronous (ordering is decided at the call,
@@ -66,14 +67,23 @@ export interface DiskSpoolOptions {
   readonly diskRetryMillis?: number;
   /** The replay cursor is written at most this often (default 500); a crash re-sends at most this much. */
   readonly cursorIntervalMillis?: number;
-  /** Damaged bytes found (recovery or read): `lostRecords` is exact where known, else 1 per damaged stretch. */
+  /**
+   * Records lost to damage (recovery or read), with the bytes cut out. `lostRecords` is the
+   * exact gap in the records' sequence numbers (docs/collector.md, "What damage costs"); only
+   * for segments written before sequence numbers it is 1 per damaged stretch, and for the
+   * newest segment's tail it is a lower bound (at least 1 when torn bytes remain).
+   */
   readonly onCorrupt?: (error: SpoolError, lostRecords: number, lostBytes: number) => void;
   /** Records dropped on purpose, with the reason. */
   readonly onDrop?: (count: number, reason: SpoolDropReason) => void;
   /** The disk started failing (`error` set) or works again (`undefined`). */
   readonly onDiskState?: (error: SpoolDiskError | undefined) => void;
-  /** File-system calls (default node:fs). */
+  /** File-system calls of segments and cursor (default node:fs; the lock uses node:fs and node:net, spool-lock.ts). */
   readonly fs?: SpoolFs;
+  /** A LOCK from another network namespace or host counts as live while renewed within this time (default 10 000; spool-lock.ts). */
+  readonly lockLeaseMillis?: number;
+  /** A stale lock was taken over (what it said and why it is stale). */
+  readonly onLockTakeOver?: (message: string) => void;
   /** Monotonic clock in milliseconds (default performance.now). */
   readonly now?: () => number;
 }
@@ -127,6 +137,12 @@ export interface DiskSpool {
    * reported through `onDrop` as `disk-error-at-stop`).
    */
   close(): number;
+  /**
+   * Stops as a crash would: closes the files and releases the lock, without writing pending
+   * records, syncing or writing the cursor (what is on disk stays as it is). For crash tests
+   * within one process.
+   */
+  abandon(): void;
 }
 
 /** Heap cost per record held in memory beyond its encoded bytes (object, headers, typed array). */
@@ -138,6 +154,8 @@ interface Segment {
   /** Bytes of valid records (a torn tail after a failed truncate lies beyond it and is never read). */
   sizeBytes: number;
   recordCount: number;
+  /** Highest record sequence number in it (0 when none is known: empty, or written before sequence numbers). */
+  lastRecord: number;
 }
 
 /** A record held in memory: the cache of on-disk records (segment set) or refused by the disk (segment undefined). */
@@ -146,6 +164,8 @@ interface MemoryEntry {
   /** Encoded (on-disk) size. */
   readonly diskBytes: number;
   segment: Segment | undefined;
+  /** Record sequence number on disk (0 while memory only). */
+  sequence: number;
 }
 
 interface PendingWrite {
@@ -155,7 +175,6 @@ interface PendingWrite {
 
 const SEGMENT_PATTERN = /^\d{16}\.seg$/;
 const CURSOR_FILE = 'cursor.json';
-const LOCK_FILE = 'LOCK';
 /** errno codes that mean "no space" rather than a broken disk. */
 const NO_SPACE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
 
@@ -174,7 +193,7 @@ const NO_SPACE_CODES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
  * (the segment is rewritten), each counted through `onCorrupt`; delivery resumes at the
  * cursor. Records delivered after the last cursor write are delivered again (at least once).
  *
- * @throws SpoolError WW_ERR_SPOOL_LOCKED when a live process holds the directory,
+ * @throws SpoolError WW_ERR_SPOOL_LOCKED when a live collector holds the directory (spool-lock.ts),
  *   WW_ERR_SPOOL_IO when it cannot be created or read at start.
  * @example
  * const spool = openDiskSpool({ directory: '/var/lib/warpwatch/spool', maxBytes: 1 << 30, segmentBytes: 16 << 20,
@@ -190,7 +209,7 @@ class WriteAheadSpool implements DiskSpool {
   readonly #o: DiskSpoolOptions;
   readonly #fs: SpoolFs;
   readonly #now: () => number;
-  readonly #lockPath: string;
+  readonly #lock: SpoolLock;
   readonly #segments: Segment[] = [];
   #lastSequence = 0;
   /** Read position in the head segment (bytes and records already committed). */
@@ -212,7 +231,11 @@ class WriteAheadSpool implements DiskSpool {
   #pending: PendingWrite[] = [];
   #pendingBytes = 0;
   #flushScheduled = false;
-  #peek: { source: 'disk' | 'memory'; sizes: number[] } | undefined;
+  #peek: { source: 'disk' | 'memory'; sizes: number[]; sequences: number[] } | undefined;
+  /** Sequence number the next record written gets (spool-wide, across segments and runs). */
+  #nextRecord = 1;
+  /** Every record numbered up to this was delivered or counted as dropped (written to the cursor). */
+  #accountedThrough = 0;
   #diskError: SpoolDiskError | undefined;
   #nextDiskTry = 0;
   #dirty = false;
@@ -231,12 +254,11 @@ class WriteAheadSpool implements DiskSpool {
     this.#now = options.now ?? (() => performance.now());
     const { directory } = options;
     this.#io('mkdir', directory, () => this.#fs.mkdirSync(directory, { recursive: true, mode: 0o700 }));
-    this.#lockPath = join(directory, LOCK_FILE);
-    acquireLock(this.#fs, this.#lockPath);
+    this.#lock = acquireSpoolLock(directory, { leaseMillis: options.lockLeaseMillis, onTakeOver: options.onLockTakeOver });
     try {
       this.#recover();
     } catch (error) {
-      this.#releaseLock();
+      this.#lock.release();
       throw error;
     }
     if (options.fsyncIntervalMillis > 0) this.#every(options.fsyncIntervalMillis, () => this.#fsyncTick());
@@ -301,13 +323,13 @@ class WriteAheadSpool implements DiskSpool {
     const pending = this.#takePending();
     if (pending.length === 0) return;
     let uncached = this.#diskRecords - (this.#cached.length - this.#cachedHead);
-    const written = this.#writeRecords(pending.map((p) => p.encoded));
+    const { segments: written, firstRecord } = this.#writeRecords(pending.map((p) => p.encoded));
     for (let i = 0; i < written.length; i++) {
       // Cached only while every older on-disk record is cached too (then the cache is the head).
       const { record, encoded } = pending[i] as PendingWrite;
       const cost = encoded.length + MEMORY_OVERHEAD_BYTES;
       if (uncached === 0 && this.#memoryBytes + cost <= this.#o.memoryMaxBytes) {
-        this.#cached.push({ record, diskBytes: encoded.length, segment: written[i] });
+        this.#cached.push({ record, diskBytes: encoded.length, segment: written[i], sequence: firstRecord + i });
         this.#memoryBytes += cost;
       } else {
         uncached += 1;
@@ -323,6 +345,7 @@ class WriteAheadSpool implements DiskSpool {
     if (this.#cached.length - this.#cachedHead === 0 && uncachedOnDisk > 0) return this.#peekDisk(Math.min(maxRecords, uncachedOnDisk), maxBytes);
     const out: ProduceRecord[] = [];
     const sizes: number[] = [];
+    const sequences: number[] = [];
     let bytes = 0;
     const take = (entries: MemoryEntry[], from: number): boolean => {
       for (let i = from; i < entries.length; i++) {
@@ -330,13 +353,14 @@ class WriteAheadSpool implements DiskSpool {
         if (out.length >= maxRecords || (out.length > 0 && bytes + entry.diskBytes > maxBytes)) return false;
         out.push(entry.record);
         sizes.push(entry.diskBytes);
+        sequences.push(entry.sequence);
         bytes += entry.diskBytes;
       }
       return true;
     };
     // Cached records first; memory-only ones only once nothing on disk is left before them.
     if (take(this.#cached, this.#cachedHead) && uncachedOnDisk === 0) take(this.#memoryOnly, 0);
-    if (out.length > 0) this.#peek = { source: 'memory', sizes };
+    if (out.length > 0) this.#peek = { source: 'memory', sizes, sequences };
     return out;
   }
 
@@ -346,7 +370,7 @@ class WriteAheadSpool implements DiskSpool {
     if (peek === undefined) return;
     const n = Math.min(count, peek.sizes.length);
     if (peek.source === 'disk') {
-      for (let i = 0; i < n; i++) this.#advanceHead(peek.sizes[i] as number);
+      for (let i = 0; i < n; i++) this.#advanceHead(peek.sizes[i] as number, peek.sequences[i] as number);
       this.#maybeWriteCursor();
       return;
     }
@@ -359,7 +383,7 @@ class WriteAheadSpool implements DiskSpool {
         entry = this.#memoryOnly.shift() as MemoryEntry;
       }
       this.#memoryBytes -= entry.diskBytes + MEMORY_OVERHEAD_BYTES;
-      if (entry.segment !== undefined) this.#advanceHead(entry.diskBytes);
+      if (entry.segment !== undefined) this.#advanceHead(entry.diskBytes, entry.sequence);
     }
     if (this.#cachedHead > 1024 && this.#cachedHead * 2 > this.#cached.length) {
       this.#cached = this.#cached.slice(this.#cachedHead);
@@ -394,8 +418,19 @@ class WriteAheadSpool implements DiskSpool {
     const lost = this.#memoryOnly.length;
     if (lost > 0) this.#o.onDrop?.(lost, 'disk-error-at-stop');
     this.#memoryOnly = [];
-    this.#releaseLock();
+    this.#lock.release();
     return lost;
+  }
+
+  abandon(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#dirty = false;
+    this.#diskRecords = 0;
+    this.#closeActive();
+    this.#closeReader();
+    this.#lock.release();
   }
 
   // --- writing --------------------------------------------------------------------------
@@ -407,9 +442,16 @@ class WriteAheadSpool implements DiskSpool {
     return pending;
   }
 
-  /** Writes encoded records in order, rolling segments; returns the segment of each record written before a failure. */
-  #writeRecords(encoded: readonly SpoolRecordParts[]): Segment[] {
+  /**
+   * Writes encoded records in order, rolling segments, each stamped with the next record
+   * sequence number; returns the segment of each record written before a failure and the
+   * number of the first (the others follow consecutively). Numbers of a failed write are
+   * given again to the next records written, so the numbers on disk have a gap only where
+   * records were lost.
+   */
+  #writeRecords(encoded: readonly SpoolRecordParts[]): { segments: Segment[]; firstRecord: number } {
     const segments: Segment[] = [];
+    const firstRecord = this.#nextRecord;
     let done = 0;
     while (done < encoded.length) {
       try {
@@ -420,6 +462,7 @@ class WriteAheadSpool implements DiskSpool {
         const parts: Uint8Array[] = [];
         while (end < encoded.length && (end === done || segment.sizeBytes + bytes + (encoded[end] as SpoolRecordParts).length <= this.#o.segmentBytes)) {
           const record = encoded[end] as SpoolRecordParts;
+          stampSpoolRecord(record, firstRecord + end);
           parts.push(record.head, record.value);
           bytes += record.length;
           end += 1;
@@ -427,17 +470,20 @@ class WriteAheadSpool implements DiskSpool {
         this.#writeAll(segment, parts, bytes);
         segment.sizeBytes += bytes;
         segment.recordCount += end - done;
+        segment.lastRecord = firstRecord + end - 1;
+        this.#nextRecord = firstRecord + end;
         this.#diskBytes += bytes;
         this.#diskRecords += end - done;
         this.#writtenTotal += end - done;
+        this.#cursorDirty = true;
         for (; done < end; done++) segments.push(segment);
       } catch (error) {
         this.#diskFailed(error);
-        return segments;
+        return { segments, firstRecord };
       }
     }
     if (done > 0) this.#diskWorks();
-    return segments;
+    return { segments, firstRecord };
   }
 
   /** The segment to append a record of `nextBytes` to: the active one, or a new one when it would overflow. */
@@ -448,10 +494,10 @@ class WriteAheadSpool implements DiskSpool {
     }
     if (this.#active !== undefined) return this.#active;
     const sequence = this.#lastSequence + 1;
-    const path = join(this.#o.directory, `${String(sequence).padStart(16, '0')}.seg`);
+    const path = join(this.#o.directory, segmentName(sequence));
     this.#activeFd = this.#fs.openSync(path, 'wx', 0o600);
     this.#lastSequence = sequence;
-    const segment: Segment = { sequence, path, sizeBytes: 0, recordCount: 0 };
+    const segment: Segment = { sequence, path, sizeBytes: 0, recordCount: 0, lastRecord: 0 };
     this.#active = segment;
     this.#segments.push(segment);
     if (this.#segments.length === 1) this.#cursorDirty = true;
@@ -491,7 +537,7 @@ class WriteAheadSpool implements DiskSpool {
         dropped += 1;
         continue;
       }
-      this.#memoryOnly.push({ record, diskBytes: encoded.length, segment: undefined });
+      this.#memoryOnly.push({ record, diskBytes: encoded.length, segment: undefined, sequence: 0 });
       this.#memoryBytes += cost;
     }
     if (dropped > 0) this.#o.onDrop?.(dropped, NO_SPACE_CODES.has(this.#diskError?.code ?? '') ? 'disk-full' : 'disk-error');
@@ -502,10 +548,11 @@ class WriteAheadSpool implements DiskSpool {
     if (!force && this.#now() < this.#nextDiskTry) return false;
     const entries = this.#memoryOnly;
     const uncached = this.#diskRecords - (this.#cached.length - this.#cachedHead);
-    const written = this.#writeRecords(entries.map((entry) => encodeSpoolRecordParts(entry.record)));
+    const { segments: written, firstRecord } = this.#writeRecords(entries.map((entry) => encodeSpoolRecordParts(entry.record)));
     for (let i = 0; i < written.length; i++) {
       const entry = entries[i] as MemoryEntry;
       entry.segment = written[i];
+      entry.sequence = firstRecord + i;
       // Stay cached when nothing uncached lies before them on disk; else read back from disk later.
       if (uncached === 0) this.#cached.push(entry);
       else this.#memoryBytes -= entry.diskBytes + MEMORY_OVERHEAD_BYTES;
@@ -573,12 +620,14 @@ class WriteAheadSpool implements DiskSpool {
         );
         this.#diskRecords -= lostRecords;
         this.#diskBytes -= remaining;
+        this.#accountedThrough = Math.max(this.#accountedThrough, head.lastRecord);
+        this.#cursorDirty = true;
         head.recordCount = this.#headConsumed;
         head.sizeBytes = this.#headOffset;
         if (head === this.#active) this.#closeActive();
         continue;
       }
-      this.#peek = { source: 'disk', sizes: scan.recordBytes };
+      this.#peek = { source: 'disk', sizes: scan.recordBytes, sequences: scan.sequences };
       return scan.records;
     }
   }
@@ -602,9 +651,10 @@ class WriteAheadSpool implements DiskSpool {
     });
   }
 
-  /** One on-disk record of `bytes` at the head was delivered. */
-  #advanceHead(bytes: number): void {
+  /** One on-disk record of `bytes` (sequence number `sequence`, 0 when it has none) at the head was delivered. */
+  #advanceHead(bytes: number, sequence: number): void {
     this.#dropConsumedHead();
+    if (sequence > this.#accountedThrough) this.#accountedThrough = sequence;
     this.#headOffset += bytes;
     this.#headConsumed += 1;
     this.#diskRecords -= 1;
@@ -637,6 +687,8 @@ class WriteAheadSpool implements DiskSpool {
     }
     this.#diskBytes -= head.sizeBytes;
     this.#diskRecords -= remaining;
+    // Its records were delivered, or are counted as dropped by the caller.
+    this.#accountedThrough = Math.max(this.#accountedThrough, head.lastRecord);
     this.#headOffset = 0;
     this.#headConsumed = 0;
     this.#cursorDirty = true;
@@ -649,9 +701,11 @@ class WriteAheadSpool implements DiskSpool {
   #recover(): void {
     const { directory } = this.#o;
     const cursor = readCursor(this.#fs, join(directory, CURSOR_FILE));
+    const state: RecoveryState = { expected: cursor?.accountedThrough === undefined ? undefined : cursor.accountedThrough + 1, pending: [], missing: [], maxSeen: 0, firstKept: 0 };
     const names = this.#io('readdir', directory, () => this.#fs.readdirSync(directory))
       .filter((name) => SEGMENT_PATTERN.test(name))
       .sort();
+    let previous: number | undefined;
     for (const name of names) {
       const sequence = Number(name.slice(0, 16));
       const path = join(directory, name);
@@ -660,30 +714,85 @@ class WriteAheadSpool implements DiskSpool {
         this.#io('unlink', path, () => this.#fs.unlinkSync(path));
         continue;
       }
+      // Segment files are numbered consecutively and only the oldest are deleted: a hole is a lost file.
+      const expectedFile = previous === undefined ? cursor?.sequence : previous + 1;
+      if (expectedFile !== undefined && sequence > expectedFile) state.missing.push(sequence - expectedFile === 1 ? segmentName(expectedFile) : `${segmentName(expectedFile)}..${segmentName(sequence - 1)}`);
+      previous = sequence;
       const startAt = this.#segments.length === 0 && cursor !== undefined && cursor.sequence === sequence ? cursor.offsetBytes : 0;
-      this.#recoverSegment(sequence, path, startAt);
+      this.#recoverSegment(sequence, path, startAt, state);
     }
+    // The newest segment's tail: what the cursor says was written, and torn bytes after the last record.
+    const writtenThrough = cursor?.writtenThrough ?? 0;
+    this.#settle(state, 0, writtenThrough);
+    this.#nextRecord = Math.max(1, state.maxSeen + 1, writtenThrough + 1, (cursor?.accountedThrough ?? 0) + 1, state.expected ?? 1);
+    this.#accountedThrough = state.firstKept > 0 ? state.firstKept - 1 : this.#nextRecord - 1;
     this.#cursorDirty = true;
   }
 
-  /** Scans one segment, repairs it (truncate a torn tail, cut out damage), and adds its records. */
-  #recoverSegment(sequence: number, path: string, cursorOffset: number): void {
+  /**
+   * Counts the records lost before the record numbered `sequence`, found at `where` (0 = it
+   * has no number: a segment written before sequence numbers), and reports them with the
+   * damage seen since the previous record: exactly the gap in the numbers when both are known,
+   * else 1 per damaged stretch. At the end of the spool (`where` undefined) the gap up to
+   * `writtenThrough` (the cursor's high-water mark) is counted, and at least 1 when torn bytes
+   * follow the last record.
+   */
+  #settle(state: RecoveryState, sequence: number, writtenThrough: number, where?: string): void {
+    const expected = state.expected;
+    const damagedBytes = state.pending.reduce((sum, p) => sum + p.damage.length, 0);
+    let lost: number;
+    let count: string;
+    if (where === undefined) {
+      const gap = expected !== undefined && writtenThrough >= expected ? writtenThrough - expected + 1 : 0;
+      lost = state.pending.length > 0 ? Math.max(gap, 1) : gap;
+      count =
+        gap > 0
+          ? `${lost} record(s) lost at the end of the spool: records ${expected}..${writtenThrough} were written (cursor.json) and are not there`
+          : `at least ${lost} record(s) lost at the end of the spool (torn bytes after the last whole record)`;
+    } else if (sequence > 0 && expected !== undefined) {
+      lost = Math.max(0, sequence - expected);
+      const missing = lost === 1 ? `record ${expected} is` : `records ${expected}..${sequence - 1} are`;
+      count = lost > 0 ? `${lost} record(s) lost: ${missing} missing before record ${sequence} at ${where}` : '';
+    } else {
+      lost = state.pending.length;
+      count = `${lost} record(s) lost before ${where}, counted 1 per damaged stretch (records written before sequence numbers)`;
+    }
+    if (lost > 0 || state.pending.length > 0 || state.missing.length > 0) {
+      const what = [
+        ...state.pending.map((p) => `${p.damage.where === 'tail' ? 'torn tail' : 'damaged stretch'} of ${p.damage.length} bytes at byte ${p.damage.offset} of ${p.file} (CRC-32C or length check failed)`),
+        ...state.missing.map((m) => `segment file(s) ${m} missing`),
+      ];
+      if (what.length === 0) what.push('no damaged bytes (a segment ends early at a record boundary, or was removed)');
+      const verdict = lost === 0 ? 'no record lost: every record number is present (records written again after a failed write)' : count;
+      this.#o.onCorrupt?.(new SpoolError('WW_ERR_SPOOL_CORRUPT', `spool ${this.#o.directory}: ${what.join('; ')}; ${verdict}`, this.#o.directory), lost, damagedBytes);
+    }
+    state.pending = [];
+    state.missing = [];
+    if (sequence > 0) state.expected = Math.max(expected ?? 0, sequence + 1);
+  }
+
+  /** Scans one segment, counts what its damage cost, repairs it (truncate a torn tail, cut out damage), and adds its records. */
+  #recoverSegment(sequence: number, path: string, cursorOffset: number, state: RecoveryState): void {
     const bytes = this.#io('read', path, () => this.#fs.readFileSync(path));
     const scan = scanSpoolSegment(bytes);
-    for (const damage of scan.damage) {
-      this.#o.onCorrupt?.(
-        new SpoolError(
-          'WW_ERR_SPOOL_CORRUPT',
-          `spool segment ${path}: ${damage.where === 'tail' ? 'torn tail' : 'damaged stretch'} of ${damage.length} bytes at byte ${damage.offset} (CRC-32C or length check failed); counted as 1 lost record, the records after it are kept`,
-          path,
-        ),
-        1,
-        damage.length,
-      );
-    }
+    const file = segmentName(sequence);
     // Records at or after the cursor (the last boundary at or before it).
     let first = 0;
     while (first < scan.offsets.length && (scan.offsets[first] as number) + (scan.lengths[first] as number) <= cursorOffset) first += 1;
+    let nextDamage = 0;
+    let lastRecord = 0;
+    for (let i = 0; i < scan.offsets.length; i++) {
+      const offset = scan.offsets[i] as number;
+      while (nextDamage < scan.damage.length && (scan.damage[nextDamage] as SpoolDamage).offset < offset) state.pending.push({ file, damage: scan.damage[nextDamage++] as SpoolDamage });
+      const record = scan.sequences[i] as number;
+      if (record > 0 || state.pending.length > 0 || state.missing.length > 0) this.#settle(state, record, 0, `byte ${offset} of ${file}`);
+      state.maxSeen = Math.max(state.maxSeen, record);
+      if (i >= first) {
+        lastRecord = Math.max(lastRecord, record);
+        if (record > 0 && state.firstKept === 0) state.firstKept = record;
+      }
+    }
+    for (; nextDamage < scan.damage.length; nextDamage++) state.pending.push({ file, damage: scan.damage[nextDamage] as SpoolDamage });
     const keep = scan.offsets.length - first;
     if (keep === 0) {
       this.#io('unlink', path, () => this.#fs.unlinkSync(path));
@@ -718,7 +827,7 @@ class WriteAheadSpool implements DiskSpool {
       }
       headOffset = first > 0 ? (scan.offsets[first] as number) : 0;
     }
-    const segment: Segment = { sequence, path, sizeBytes: size, recordCount: scan.offsets.length - (middleDamage ? first : 0) };
+    const segment: Segment = { sequence, path, sizeBytes: size, recordCount: scan.offsets.length - (middleDamage ? first : 0), lastRecord };
     if (this.#segments.length === 0) {
       this.#headOffset = headOffset;
       this.#headConsumed = middleDamage ? 0 : first;
@@ -772,7 +881,12 @@ class WriteAheadSpool implements DiskSpool {
   #writeCursorQuietly(): void {
     const head = this.#segments[0];
     const path = join(this.#o.directory, CURSOR_FILE);
-    const text = JSON.stringify({ sequence: head?.sequence ?? this.#lastSequence + 1, offsetBytes: head === undefined ? 0 : this.#headOffset });
+    const text = JSON.stringify({
+      sequence: head?.sequence ?? this.#lastSequence + 1,
+      offsetBytes: head === undefined ? 0 : this.#headOffset,
+      accountedThrough: this.#accountedThrough,
+      writtenThrough: this.#nextRecord - 1,
+    });
     try {
       this.#fs.writeFileSync(`${path}.tmp`, text);
       this.#fs.renameSync(`${path}.tmp`, path);
@@ -814,63 +928,45 @@ class WriteAheadSpool implements DiskSpool {
     this.#readFd = undefined;
     this.#readSegment = undefined;
   }
-
-  #releaseLock(): void {
-    try {
-      this.#fs.unlinkSync(this.#lockPath);
-    } catch {
-      // Already gone: nothing to release.
-    }
-  }
 }
 
-function readCursor(fs: SpoolFs, path: string): { sequence: number; offsetBytes: number } | undefined {
+/** What recovery carries from one segment to the next (see #recover). */
+interface RecoveryState {
+  /** The record number the next record should have; undefined until one is known (a cursor without numbers, old segments). */
+  expected: number | undefined;
+  /** Damaged stretches seen since the last whole record (their cost is known at the next numbered record). */
+  pending: { file: string; damage: SpoolDamage }[];
+  /** Segment files missing from the numbering since the last whole record. */
+  missing: string[];
+  /** Highest record number seen. */
+  maxSeen: number;
+  /** Number of the first record kept for delivery (0 = none yet). */
+  firstKept: number;
+}
+
+/** The replay position: the head segment file and offset; with sequence numbers, what was accounted and written. */
+interface Cursor {
+  readonly sequence: number;
+  readonly offsetBytes: number;
+  /** Every record numbered up to this was delivered or counted dropped (absent in cursors written before sequence numbers). */
+  readonly accountedThrough: number | undefined;
+  /** Highest record number written when the cursor was written (absent in old cursors). */
+  readonly writtenThrough: number | undefined;
+}
+
+function segmentName(sequence: number): string {
+  return `${String(sequence).padStart(16, '0')}.seg`;
+}
+
+function readCursor(fs: SpoolFs, path: string): Cursor | undefined {
   try {
-    const parsed = JSON.parse(fs.readFileSync(path, 'utf8') as string) as { sequence?: unknown; offsetBytes?: unknown };
+    const parsed = JSON.parse(fs.readFileSync(path, 'utf8') as string) as { sequence?: unknown; offsetBytes?: unknown; accountedThrough?: unknown; writtenThrough?: unknown };
     if (Number.isSafeInteger(parsed.sequence) && Number.isSafeInteger(parsed.offsetBytes)) {
-      return { sequence: parsed.sequence as number, offsetBytes: parsed.offsetBytes as number };
+      const count = (value: unknown): number | undefined => (Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : undefined);
+      return { sequence: parsed.sequence as number, offsetBytes: parsed.offsetBytes as number, accountedThrough: count(parsed.accountedThrough), writtenThrough: count(parsed.writtenThrough) };
     }
   } catch {
     // No cursor (fresh spool) or unreadable: replay from the first segment (duplicates, never loss).
   }
   return undefined;
-}
-
-function acquireLock(fs: SpoolFs, lockPath: string): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = fs.openSync(lockPath, 'wx', 0o600);
-      fs.writeSync(fd, String(process.pid));
-      fs.closeSync(fd);
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new SpoolError('WW_ERR_SPOOL_IO', `spool lock ${lockPath} cannot be created: ${(error as Error).message}`, lockPath, { cause: error });
-      }
-      let holder = Number.NaN;
-      try {
-        holder = Number((fs.readFileSync(lockPath, 'utf8') as string).trim());
-      } catch {
-        // Unreadable lock: treat as stale.
-      }
-      if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-        throw new SpoolError('WW_ERR_SPOOL_LOCKED', `spool directory is in use by process ${holder} (lock ${lockPath}); give each collector its own --spool-dir`, lockPath);
-      }
-      try {
-        fs.unlinkSync(lockPath);
-      } catch {
-        // Removed concurrently: try again.
-      }
-    }
-  }
-  throw new SpoolError('WW_ERR_SPOOL_LOCKED', `spool lock ${lockPath} could not be acquired`, lockPath);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
