@@ -116,7 +116,7 @@ describe('stream identity rules', () => {
       for (const fine of ['~', ...(part === 'host' ? [] : ['\u00a0']), '\u00ff', 'é', '€', '𝄞']) expect(problem(`a${fine}b`), `${part} ${JSON.stringify(fine)}`).toBeUndefined();
     }
     expect(labelProblem('pod=p\u0085')).toBe('must be name=value: its value must not contain control characters (U+0085 at character 2)');
-    expect(() => parseKernel('--kernel', 'k\nzz')).toThrow("--kernel must not contain control characters (U+000A at character 2), got 'k\nzz'");
+    expect(() => parseKernel('--kernel', 'k\nzz')).toThrow("--kernel must not contain control characters (U+000A at character 2), got 'k\\u000azz'");
     expect(() => parseJob('--job', 'bs\u007f')).toThrow(StreamIdentityError);
     expect(() => parseDeviceSelector('--device', 'H100\r')).toThrow('--device must be a device UUID or model name: it must not contain control characters (U+000D at character 5)');
   });

@@ -72,16 +72,26 @@ export function streamKeyOf(parts: StreamKeyParts): string {
 
 /**
  * The collector's attribution of a frames-topic record, read from its Kafka headers: the host
- * and the labels (`ww-label-<name>` → `<name>`).
+ * and the labels (`ww-label-<name>` → `<name>`). Each must follow the identity rules below
+ * ({@link hostProblem}, {@link labelNameProblem}, {@link labelValueProblem}; a missing host is
+ * '': a frame that did not pass a collector), as a collector checks its own: a record written
+ * by anything else is refused rather than written into InfluxDB (a newline in a tag would split
+ * its line).
  *
+ * @throws StreamIdentityError (WW_ERR_STREAM_IDENTITY) naming the header, the rule and the value
  * @example attributionFromHeaders({ 'ww-host': 'node7', 'ww-label-pod': 'trainer-0' }) // { host: 'node7', labels: { pod: 'trainer-0' } }
  */
 export function attributionFromHeaders(headers: Readonly<Record<string, string>> | undefined): Pick<StreamIdentity, 'host' | 'labels'> {
   const labels: Record<string, string> = {};
   let host = '';
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (name === KAFKA_HEADERS.host) host = value;
-    else if (name.startsWith(KAFKA_HEADERS.labelPrefix)) labels[name.slice(KAFKA_HEADERS.labelPrefix.length)] = value;
+    if (name === KAFKA_HEADERS.host) {
+      host = value === '' ? value : check(`Kafka header ${name}`, value, hostProblem(value), value);
+    } else if (name.startsWith(KAFKA_HEADERS.labelPrefix)) {
+      const label = name.slice(KAFKA_HEADERS.labelPrefix.length);
+      check(`Kafka header ${name}: label name`, label, labelNameProblem(label), label);
+      labels[label] = check(`Kafka header ${name}`, value, labelValueProblem(value), value);
+    }
   }
   return { host, labels };
 }
@@ -137,6 +147,9 @@ export const CONTROL_CHARACTER_PATTERN = /[\u0000-\u001f\u007f-\u009f]/;
  * the backslash doubled; docs/estimator.md "Tags").
  */
 export const INFLUX_UNSAFE_BACKSLASH_PATTERN = /\\(?=[,= ]|$)/;
+
+// eslint-disable-next-line no-control-regex -- finds the control characters to show them escaped
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** `U+000A`: a code point as the rules' messages name it. */
 function codePointName(char: string): string {
@@ -295,9 +308,9 @@ export function labelValueProblem(value: string): string | undefined {
   return textProblem(value, true);
 }
 
-/** Throws the one-line error of an argument whose text breaks a rule. */
+/** Throws the one-line error of an argument whose text breaks a rule (control characters in the text shown as `\\uXXXX`, so it stays one line). */
 function check<T>(what: string, text: string, problem: string | undefined, value: T): T {
-  if (problem !== undefined) throw new StreamIdentityError(`${what} ${problem}, got '${text}'`);
+  if (problem !== undefined) throw new StreamIdentityError(`${what} ${problem}, got '${text.replace(CONTROL_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`);
   return value;
 }
 
