@@ -86,14 +86,30 @@ export function attributionFromHeaders(headers: Readonly<Record<string, string>>
   let host = '';
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (name === KAFKA_HEADERS.host) {
-      host = value === '' ? value : check(`Kafka header ${name}`, value, hostProblem(value), value);
+      if (value !== '' && lastValidHeaders.get(name) !== value) checkHeader(name, value, hostProblem(value));
+      host = value;
     } else if (name.startsWith(KAFKA_HEADERS.labelPrefix)) {
       const label = name.slice(KAFKA_HEADERS.labelPrefix.length);
-      check(`Kafka header ${name}: label name`, label, labelNameProblem(label), label);
-      labels[label] = check(`Kafka header ${name}`, value, labelValueProblem(value), value);
+      if (lastValidHeaders.get(name) !== value) {
+        check(`Kafka header ${name}: label name`, label, labelNameProblem(label), label);
+        checkHeader(name, value, labelValueProblem(value));
+      }
+      labels[label] = value;
     }
   }
   return { host, labels };
+}
+
+/**
+ * The last value of each attribution header that passed the rules: a collector sends the same
+ * host and labels on every record, so each is checked once, not once per frame.
+ */
+const lastValidHeaders = new Map<string, string>();
+
+function checkHeader(name: string, value: string, problem: string | undefined): void {
+  check(`Kafka header ${name}`, value, problem, value);
+  if (lastValidHeaders.size >= 1024) lastValidHeaders.clear();
+  lastValidHeaders.set(name, value);
 }
 
 /**
