@@ -6,8 +6,11 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityCharactersProblem } from '../../contracts/index.ts';
 import { estimatorStatus } from '../../estimator/estimator-service.ts';
+import { loadEstimatorConfig, MEASUREMENTS, startEstimator } from '../../estimator/index.ts';
+import { generateLaunches } from '../../estimator/test-support.ts';
+import { encodeFrame } from '../../protocol/index.ts';
 import { createInfluxWriter, INFLUX_DROP_REASONS, type InfluxPoint, type InfluxWriter, type InfluxWriterStats } from '../../service/index.ts';
-import { createDatabase, dropDatabase, influxQuery, influxUrl, uniqueId } from './estimator-support.ts';
+import { brokers, connectedProducer, createDatabase, createTopic, dropDatabase, influxQuery, influxUrl, uniqueId, waitUntil } from './estimator-support.ts';
 
 const database = uniqueId('wwline');
 beforeAll(() => createDatabase(database));
@@ -108,4 +111,71 @@ describe('InfluxDB line protocol (real InfluxDB 1.8)', () => {
     expect(estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: writer.stats() })).toEqual({ status: 'degraded', reasons: ['influx-rejected'] });
     await writer.close(5_000);
   });
+
+  it('a running estimator whose window points InfluxDB refuses says degraded influx-rejected in /healthz, with the refused points counted', async () => {
+    const id = uniqueId('wwrej');
+    const db = `${id}db`;
+    await createDatabase(db);
+    try {
+      await createTopic(`${id}.frames`, 1);
+      const env = {
+        WARPWATCH_FRAMES_TOPIC: `${id}.frames`,
+        WARPWATCH_DISTRIBUTIONS_TOPIC: `${id}.distributions`,
+        WARPWATCH_ALERTS_TOPIC: `${id}.alerts`,
+        WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`,
+        WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS: '6000',
+        WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS: '500',
+        WARPWATCH_WINDOW_MILLIS: '1000',
+        WARPWATCH_IDLE_CLOSE_MILLIS: '1000',
+        WARPWATCH_BOOTSTRAP_REPLICATES: '8',
+        WARPWATCH_QUANTILE_SAMPLES: '2000',
+      };
+      const config = loadEstimatorConfig({ env, flags: { brokers: brokers(), groupId: `${id}-g`, influxUrl: influxUrl(), influxDatabase: db, metricsPort: '0' } });
+      const logs: string[] = [];
+      const estimator = await startEstimator(config, (line) => logs.push(line));
+      try {
+        const start = Math.floor((Date.now() - 30_000) / 1000) * 1000;
+        // `loss_measured` already holds strings in this shard (the seed point's time is the
+        // windows'): every window point the estimator writes (a float there) is refused by
+        // InfluxDB, while its other measurements are stored.
+        const seed = await fetch(`${influxUrl()}/write?db=${db}&precision=ms`, { method: 'POST', body: `${MEASUREMENTS.window},stream=seed/k loss_measured="text" ${start}` });
+        expect(seed.status).toBe(204);
+        const frames = generateLaunches({ streams: 1, launchesPerStream: 30, launchIntervalMillis: 100, startMillis: start, groups: 32, groupSize: 32, seed: 5 }).map((l) => l.frame);
+        const producer = await connectedProducer();
+        await producer.send({ topic: `${id}.frames`, messages: frames.map((frame) => ({ key: `${frame.job}/${frame.kernel}`, value: Buffer.from(encodeFrame(frame)) })) });
+        await producer.disconnect();
+        type Health = {
+          status: string;
+          reasons: string[];
+          influx: { pointsIn: number; pointsWritten: number; pointsDropped: number; buffered: number; dropped: Record<string, number> };
+          counters: { windowsClosed: number };
+        };
+        let health: Health | undefined;
+        await waitUntil(
+          async () => {
+            health = (await fetch(`http://127.0.0.1:${estimator.metricsPort}/healthz`).then((r) => r.json())) as Health;
+            return health.reasons.includes('influx-rejected') && health.counters.windowsClosed === 3 && health.influx.buffered === 0;
+          },
+          60_000,
+          '/healthz to say influx-rejected',
+        ).catch((error: unknown) => {
+          throw new Error(`${String(error)}; last /healthz ${JSON.stringify(health)}; log:\n${logs.join('\n')}`);
+        });
+        expect(health?.status).toBe('degraded');
+        const influx = health!.influx;
+        // 30 launches 100 ms apart: three 1 s windows, one warpwatch_window point each, all refused.
+        expect(influx.dropped['rejected']).toBe(3);
+        expect(influx.pointsWritten).toBeGreaterThan(0); // the other measurements of the same requests
+        expect(influx.pointsIn).toBe(influx.pointsWritten + influx.pointsDropped + influx.buffered);
+        const windows = await influxQuery(db, `SELECT count("loss_measured") FROM "${MEASUREMENTS.window}" WHERE "stream" = 'job0/k'`);
+        expect(windows).toEqual([]);
+        const sweeps = await influxQuery(db, `SELECT count(*) FROM "${MEASUREMENTS.sweep}"`);
+        expect(sweeps.length).toBe(1);
+      } finally {
+        await estimator.stop();
+      }
+    } finally {
+      await dropDatabase(db).catch(() => undefined);
+    }
+  }, 120_000);
 });
