@@ -27,6 +27,11 @@ describe('identity arguments', () => {
     ['advise --n above a warp', ['advise', '--stream', 'a/b', '--n', '64'], "--n must be an integer 1..32, got '64'"],
     ['advise --host', ['advise', '--stream', 'a/b', '--host', 'node 7'], "--host must not contain whitespace, control characters or |, got 'node 7'"],
     ['advise --device', ['advise', '--stream', 'a/b', '--device', ''], "--device must be a device UUID or model name: it must not be empty, got ''"],
+    // No control character and no backslash InfluxDB cannot store, in any part (contracts/stream-identity.ts identityCharactersProblem).
+    ['run --kernel newline', ['run', 'matpow', '--kernel', 'k\nzz', '--out', join(directory, 'x.wwf')], "--kernel must not contain control characters (U+000A at character 2), got 'k\\u000azz'"],
+    ['run --kernel C1', ['run', 'matpow', '--kernel', 'k\u0085', '--out', join(directory, 'x.wwf')], "--kernel must not contain control characters (U+0085 at character 2), got 'k\\u0085'"],
+    ['run --job backslash', ['run', 'matpow', '--job', 'bs\\', '--out', join(directory, 'x.wwf')], "--job must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character 3, got 'bs\\'"],
+    ['advise --host backslash', ['advise', '--stream', 'a/b', '--host', 'hostB\\'], "--host must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character 6, got 'hostB\\'"],
     ['demo --sizes', ['demo', '--sizes', '8,48'], "--sizes must be an integer 1..32, got '48'"],
     ['demo --sizes spaced', ['demo', '--sizes', '8, 16'], "--sizes must be an integer 1..32, got ' 16'"],
   ])('%s', async (_name, args, message) => {
@@ -37,7 +42,10 @@ describe('identity arguments', () => {
 
   it.each([
     ['--host', ['--host', 'a|b'], '--host must not contain whitespace, control characters or |, got "a|b"'],
-    ['--label', ['--label', 'pod=a\tb'], '--label label must be name=value: its value must not contain control characters, got "pod=a\tb"'],
+    ['--label', ['--label', 'pod=a\tb'], '--label label must be name=value: its value must not contain control characters (U+0009 at character 2), got "pod=a\\u0009b"'],
+    ['--label newline', ['--label', 'pod=p\nzz'], '--label label must be name=value: its value must not contain control characters (U+000A at character 2), got "pod=p\\u000azz"'],
+    ['--label backslash', ['--label', 'pod=p\\'], `--label label must be name=value: its value must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character 2, got "pod=p\\"`],
+    ['--host backslash', ['--host', 'hostB\\'], `--host must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character 6, got "hostB\\"`],
     ['--label name', ['--label', '1pod=x'], '--label label must be name=value: its name must match [A-Za-z_][A-Za-z0-9_.-]{0,63}, got "1pod=x"'],
   ])('collect %s: the same rules, reported with the collector settings (WW_ERR_COLLECTOR_CONFIG)', async (_name, args, message) => {
     const result = await runCli('collect', '--replay', frames, '--metrics-port', 'off', '--spool-dir', join(directory, 'spool'), ...args);

@@ -190,12 +190,13 @@ describe('startCollector', () => {
         pointsIn: written,
         pointsWritten: written,
         pointsDropped: 0,
-        dropped: { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 },
+        dropped: { overflow: 0, rejected: 0, unwritable: 0, 'no-fields': 0, closed: 0 },
         buffered: 0,
         batchesWritten: written,
         batchesInFlight: 0,
         writeErrors: 0,
         failingWrites: 0,
+        rejectedAtMillis: 0,
       });
       const writer: MetricsPointWriter = {
         write: (written) => points.push(...(written as MetricsPoint[])),

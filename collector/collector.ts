@@ -277,7 +277,7 @@ async function stopCollector(parts: CollectorParts): Promise<{ flushed: boolean 
   return result;
 }
 
-/** The /healthz body: status and reasons ({@link degradedReasons}, plus `influx-write` from the metrics writer), delivery state, sizes, totals and accounting. */
+/** The /healthz body: status and reasons ({@link degradedReasons}, plus `influx-write` and `influx-rejected` from the metrics writer: service/influx-writer.ts influxHealthReasons), delivery state, sizes, totals and accounting. */
 function collectorHealth(parts: CollectorParts): HealthReport {
   const { config, pipeline, spool, metrics } = parts;
   const state = pipeline.state;

@@ -122,7 +122,7 @@ describe('loadCollectorConfig', () => {
         { name: 'WARPWATCH_HOST', value: 'gpu 7', why: 'must not contain whitespace, control characters or |' },
         { name: 'WARPWATCH_KAFKA_PARTITIONS', value: '0', why: 'must be an integer 1..10000' },
         { name: 'WARPWATCH_LABELS', value: '9x=b', why: 'label must be name=value: its name must match [A-Za-z_][A-Za-z0-9_.-]{0,63}' },
-        { name: 'WARPWATCH_LABEL_POD', value: 'pod=p\u0001q', why: 'label must be name=value: its value must not contain control characters' },
+        { name: 'WARPWATCH_LABEL_POD', value: 'pod=p\u0001q', why: 'label must be name=value: its value must not contain control characters (U+0001 at character 2)' },
         { name: '--label', value: 'zone', why: 'label must be name=value' },
       ]);
       // A host of 255 UTF-8 bytes is allowed, 256 are not (é is 2 bytes).

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeFrame } from '../protocol/index.ts';
@@ -100,6 +102,30 @@ describe.each([
       expect(Buffer.from(dlq[1]?.value ?? []).equals(Buffer.from(corrupt))).toBe(true);
       expect(dlq.every((r) => r.headers['ww-source'] === 'stdin' && r.headers['ww-host'] === 'gpu-host-7' && r.key === null)).toBe(true);
       expect(metrics.totals()).toMatchObject({ framesIn: 3, framesRejected: 3 });
+    });
+
+    it('sends a frame whose identity breaks the rules (a newline in the kernel, a trailing backslash) to the DLQ as WW_ERR_FRAME_INVALID', async () => {
+      // contracts/stream-identity.ts: a newline would split the stream's InfluxDB line and start a
+      // new point; a trailing backslash cannot be stored as a tag. The vectors are the TS golden
+      // LaunchSummary with the kernel edited (protocol/sample-frames.ts).
+      const vector = (name: string): Uint8Array => new Uint8Array(readFileSync(fileURLToPath(new URL(`../protocol/vectors/${name}`, import.meta.url))));
+      const newline = vector('invalid-WW_ERR_FRAME_INVALID-kernel-newline.bin');
+      const backslash = vector('invalid-WW_ERR_FRAME_INVALID-kernel-trailing-backslash.bin');
+      const { submitted, intake, metrics } = setup();
+      const stream = intake.openStream('socket', 16);
+      stream.push(concat([fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 }), newline, backslash, fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 1 })]));
+      await stream.end();
+      const frames = submitted.filter((r) => r.topic === 'warpwatch.frames');
+      const dlq = submitted.filter((r) => r.topic === 'warpwatch.dlq');
+      expect(frames.map((r) => decodeFrame(r.value).frameSequence)).toEqual([0, 1]);
+      expect(dlq.map((r) => [r.headers['ww-error-code'], r.headers['ww-discarded-bytes']])).toEqual([
+        ['WW_ERR_FRAME_INVALID', String(newline.length)],
+        ['WW_ERR_FRAME_INVALID', String(backslash.length)],
+      ]);
+      expect(Buffer.from(dlq[0]?.value ?? []).equals(Buffer.from(newline))).toBe(true);
+      expect(dlq[0]?.headers['ww-error-message']).toContain('kernel must not contain control characters (U+000A at byte 2)');
+      expect(dlq[1]?.headers['ww-error-message']).toContain("kernel must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at byte 14");
+      expect(metrics.totals()).toMatchObject({ framesIn: 2, framesRejected: 2 });
     });
 
     it('sends garbage and damaged frames that touch each other to the DLQ as one record', async () => {

@@ -234,7 +234,7 @@ export const COLLECTOR_FIELDS = {
     env: 'WARPWATCH_HOST',
     flag: '--host',
     check: hostProblem,
-    checkText: '1..255 UTF-8 bytes without whitespace, control characters or `|`',
+    checkText: '1..255 UTF-8 bytes without whitespace, control characters, `|` or a `\\` before `,` `=` or the end',
     defaultText: '`os.hostname()`',
     doc: 'host name in the `ww-host` header',
   },

@@ -5,10 +5,14 @@
  */
 export {
   attributionFromHeaders,
+  CONTROL_CHARACTER_PATTERN,
   DEVICE_UUID_PATTERN,
+  deviceNameProblem,
   deviceUuidProblem,
   groupSizeProblem,
   hostProblem,
+  identityCharactersProblem,
+  INFLUX_UNSAFE_BACKSLASH_PATTERN,
   jobProblem,
   KAFKA_HEADERS,
   kernelProblem,

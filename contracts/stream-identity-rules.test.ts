@@ -2,14 +2,19 @@
 // the parse functions the CLI uses raise WW_ERR_STREAM_IDENTITY with the flag, rule and value.
 import { describe, expect, it } from 'vitest';
 import {
+  deviceNameProblem,
   deviceUuidProblem,
   groupSizeProblem,
   hostProblem,
   jobProblem,
   kernelProblem,
   labelProblem,
+  labelValueProblem,
   parseDeviceSelector,
   parseGroupSize,
+  parseHost,
+  parseJob,
+  parseKernel,
   parseLabel,
   parseSource,
   parseStreamName,
@@ -65,7 +70,7 @@ describe('stream identity rules', () => {
     expect(parseLabel('--label', 'empty=')).toEqual(['empty', '']);
     expect(labelProblem('pod')).toBe('must be name=value');
     expect(labelProblem('9pod=x')).toBe('must be name=value: its name must match [A-Za-z_][A-Za-z0-9_.-]{0,63}');
-    expect(labelProblem('pod=a\nb')).toBe('must be name=value: its value must not contain control characters');
+    expect(labelProblem('pod=a\nb')).toBe('must be name=value: its value must not contain control characters (U+000A at character 2)');
     expect(labelProblem(`pod=${'v'.repeat(256)}`)).toBe('must be name=value: its value must be at most 255 UTF-8 bytes (it has 256)');
   });
 
@@ -81,5 +86,53 @@ describe('stream identity rules', () => {
     expect(caught).toBeInstanceOf(RangeError);
     expect((caught as StreamIdentityError).code).toBe('WW_ERR_STREAM_IDENTITY');
     expect((caught as Error).message).toBe("--source must be cuda or cpu, got 'gpu'");
+  });
+
+  // Every part of an identity ends up as an InfluxDB tag value and a Kafka header or key: a
+  // control character there splits a line of line protocol (a newline starts a new point), and a
+  // backslash before `,`, `=`, a space or the end cannot be stored by InfluxDB 1.8 (measured on
+  // 1.8.10: a trailing backslash is refused as "invalid tag format"; docs/estimator.md "Tags").
+  const CONTROLS = [
+    ...Array.from({ length: 0x20 }, (_, c) => c),
+    0x7f,
+    ...Array.from({ length: 0x20 }, (_, c) => 0x80 + c),
+  ].map((c) => String.fromCharCode(c));
+  const PARTS: readonly [string, (text: string) => string | undefined][] = [
+    ['job', jobProblem],
+    ['kernel', kernelProblem],
+    ['device name', deviceNameProblem],
+    ['host', hostProblem],
+    ['label value', labelValueProblem],
+  ];
+
+  it('no part may contain a control character: C0 U+0000–U+001F, DEL U+007F, C1 U+0080–U+009F', () => {
+    expect(CONTROLS).toHaveLength(65);
+    for (const [part, problem] of PARTS) {
+      for (const control of CONTROLS) {
+        const code = `U+${control.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
+        expect(problem(`ab${control}c`), `${part} ${code}`).toBe(`must not contain control characters (${code} at character 3)`);
+      }
+      // The neighbours of the ranges are allowed: '~' (U+007E), U+00A0 (no-break space; a host has no whitespace), U+00FF.
+      for (const fine of ['~', ...(part === 'host' ? [] : ['\u00a0']), '\u00ff', 'é', '€', '𝄞']) expect(problem(`a${fine}b`), `${part} ${JSON.stringify(fine)}`).toBeUndefined();
+    }
+    expect(labelProblem('pod=p\u0085')).toBe('must be name=value: its value must not contain control characters (U+0085 at character 2)');
+    expect(() => parseKernel('--kernel', 'k\nzz')).toThrow("--kernel must not contain control characters (U+000A at character 2), got 'k\\u000azz'");
+    expect(() => parseJob('--job', 'bs\u007f')).toThrow(StreamIdentityError);
+    expect(() => parseDeviceSelector('--device', 'H100\r')).toThrow('--device must be a device UUID or model name: it must not contain control characters (U+000D at character 5)');
+  });
+
+  it("no part may have a backslash before ',', '=', a space or at its end; elsewhere it is allowed", () => {
+    const backslashRule = (at: number): string => `must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character ${at}`;
+    for (const [part, problem] of PARTS) {
+      expect(problem('bs\\'), part).toBe(backslashRule(3));
+      expect(problem('a\\\\'), part).toBe(backslashRule(3));
+      expect(problem('a\\,b'), part).toBe(backslashRule(2));
+      expect(problem('a\\=b'), part).toBe(backslashRule(2));
+      for (const fine of ['a\\b', 'C:\\x\\y', 'a\\\\b', '\\é', 'a,b', 'a=b', '"q"']) expect(problem(fine), `${part} ${fine}`).toBeUndefined();
+    }
+    expect(kernelProblem('a\\ b')).toBe(backslashRule(2));
+    expect(() => parseHost('--host', 'hostB\\')).toThrow(`--host ${backslashRule(6)}, got 'hostB\\'`);
+    expect(labelProblem('pod=p\\')).toBe(`must be name=value: its value ${backslashRule(2)}`);
+    expect(() => parseJob('--job', 'bs\\')).toThrow(`--job ${backslashRule(3)}, got 'bs\\'`);
   });
 });

@@ -72,18 +72,44 @@ export function streamKeyOf(parts: StreamKeyParts): string {
 
 /**
  * The collector's attribution of a frames-topic record, read from its Kafka headers: the host
- * and the labels (`ww-label-<name>` → `<name>`).
+ * and the labels (`ww-label-<name>` → `<name>`). Each must follow the identity rules below
+ * ({@link hostProblem}, {@link labelNameProblem}, {@link labelValueProblem}; a missing host is
+ * '': a frame that did not pass a collector), as a collector checks its own: a record written
+ * by anything else is refused rather than written into InfluxDB (a newline in a tag would split
+ * its line).
  *
+ * @throws StreamIdentityError (WW_ERR_STREAM_IDENTITY) naming the header, the rule and the value
  * @example attributionFromHeaders({ 'ww-host': 'node7', 'ww-label-pod': 'trainer-0' }) // { host: 'node7', labels: { pod: 'trainer-0' } }
  */
 export function attributionFromHeaders(headers: Readonly<Record<string, string>> | undefined): Pick<StreamIdentity, 'host' | 'labels'> {
   const labels: Record<string, string> = {};
   let host = '';
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (name === KAFKA_HEADERS.host) host = value;
-    else if (name.startsWith(KAFKA_HEADERS.labelPrefix)) labels[name.slice(KAFKA_HEADERS.labelPrefix.length)] = value;
+    if (name === KAFKA_HEADERS.host) {
+      if (value !== '' && lastValidHeaders.get(name) !== value) checkHeader(name, value, hostProblem(value));
+      host = value;
+    } else if (name.startsWith(KAFKA_HEADERS.labelPrefix)) {
+      const label = name.slice(KAFKA_HEADERS.labelPrefix.length);
+      if (lastValidHeaders.get(name) !== value) {
+        check(`Kafka header ${name}: label name`, label, labelNameProblem(label), label);
+        checkHeader(name, value, labelValueProblem(value));
+      }
+      labels[label] = value;
+    }
   }
   return { host, labels };
+}
+
+/**
+ * The last value of each attribution header that passed the rules: a collector sends the same
+ * host and labels on every record, so each is checked once, not once per frame.
+ */
+const lastValidHeaders = new Map<string, string>();
+
+function checkHeader(name: string, value: string, problem: string | undefined): void {
+  check(`Kafka header ${name}`, value, problem, value);
+  if (lastValidHeaders.size >= 1024) lastValidHeaders.clear();
+  lastValidHeaders.set(name, value);
 }
 
 /**
@@ -120,8 +146,31 @@ export const DEVICE_UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 export const LABEL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The control characters no part of an identity may contain: C0 (U+0000–U+001F, newline and tab
+ * among them), DEL (U+007F) and C1 (U+0080–U+009F). A newline in a tag value would split a line
+ * of InfluxDB line protocol and start a new point (docs/estimator.md "Tags").
+ */
 // eslint-disable-next-line no-control-regex -- the rule is exactly "no control characters"
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const CONTROL_CHARACTER_PATTERN = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A backslash InfluxDB 1.8 cannot store in a tag value: one right before `,`, `=` or a space, or
+ * at the end. Line protocol escapes those three characters with a backslash and has no escape
+ * for the backslash itself, so such a value cannot be written unchanged (measured on InfluxDB
+ * 1.8.10: a tag value ending in `\` is refused as "invalid tag format", and `\,` is stored with
+ * the backslash doubled; docs/estimator.md "Tags").
+ */
+export const INFLUX_UNSAFE_BACKSLASH_PATTERN = /\\(?=[,= ]|$)/;
+
+// eslint-disable-next-line no-control-regex -- finds the control characters to show them escaped
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/** `U+000A`: a code point as the rules' messages name it. */
+function codePointName(char: string): string {
+  return `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+}
 
 /** UTF-8 length of a well-formed string, without allocating. */
 function utf8Length(text: string): number {
@@ -138,18 +187,40 @@ function utf8Length(text: string): number {
   return bytes;
 }
 
-/** The rule every identity text follows: well-formed Unicode of 1..255 UTF-8 bytes (0.. when `mayBeEmpty`). */
+/**
+ * The rule every identity text follows: well-formed Unicode of 1..255 UTF-8 bytes (0.. when
+ * `mayBeEmpty`), without control characters ({@link CONTROL_CHARACTER_PATTERN}) and without a
+ * backslash InfluxDB cannot store ({@link INFLUX_UNSAFE_BACKSLASH_PATTERN}).
+ */
 function textProblem(text: string, mayBeEmpty = false): string | undefined {
   if (!mayBeEmpty && text === '') return 'must not be empty';
   if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it has a lone surrogate)';
   const bytes = utf8Length(text);
   if (bytes > MAX_IDENTITY_TEXT_BYTES) return `must be at most ${MAX_IDENTITY_TEXT_BYTES} UTF-8 bytes (it has ${bytes})`;
+  return identityCharactersProblem(text);
+}
+
+/**
+ * What is wrong with the characters of an identity text, or undefined: no control character
+ * ({@link CONTROL_CHARACTER_PATTERN}) and no backslash right before `,`, `=`, a space or the end
+ * ({@link INFLUX_UNSAFE_BACKSLASH_PATTERN}). Part of every text rule below; the frame codecs
+ * (protocol/, kernels/include/warpwatch/frame.hpp) check the same on the bytes of a frame.
+ *
+ * @example identityCharactersProblem('k\nzz') // 'must not contain control characters (U+000A at character 2)'
+ * @example identityCharactersProblem('hostB\\') // "must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character 6"
+ */
+export function identityCharactersProblem(text: string): string | undefined {
+  const control = CONTROL_CHARACTER_PATTERN.exec(text);
+  if (control !== null) return `must not contain control characters (${codePointName(control[0])} at character ${control.index + 1})`;
+  const backslash = INFLUX_UNSAFE_BACKSLASH_PATTERN.exec(text);
+  if (backslash !== null) return `must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character ${backslash.index + 1}`;
   return undefined;
 }
 
 /**
  * What is wrong with a job name, or undefined when it is valid: 1..255 UTF-8 bytes of
- * well-formed Unicode without `/` (the stream name splits at its first `/`).
+ * well-formed Unicode without `/` (the stream name splits at its first `/`), control characters
+ * or a backslash InfluxDB cannot store ({@link identityCharactersProblem}).
  *
  * @example jobProblem('train/7') // "must not contain '/'"
  */
@@ -159,12 +230,25 @@ export function jobProblem(job: string): string | undefined {
 
 /**
  * What is wrong with a kernel name, or undefined: 1..255 UTF-8 bytes of well-formed Unicode
- * (`/` allowed: `ns::k/v2`).
+ * (`/` allowed: `ns::k/v2`) without control characters or a backslash InfluxDB cannot store
+ * ({@link identityCharactersProblem}).
  *
  * @example kernelProblem('') // 'must not be empty'
+ * @example kernelProblem('k\nzz') // 'must not contain control characters (U+000A at character 2)'
  */
 export function kernelProblem(kernel: string): string | undefined {
   return textProblem(kernel);
+}
+
+/**
+ * What is wrong with a device model name as a frame carries it, or undefined: 0..255 UTF-8
+ * bytes of well-formed Unicode without control characters or a backslash InfluxDB cannot store
+ * ({@link identityCharactersProblem}); empty when the recorder does not know it.
+ *
+ * @example deviceNameProblem('NVIDIA H100 80GB HBM3') // undefined
+ */
+export function deviceNameProblem(name: string): string | undefined {
+  return textProblem(name, true);
 }
 
 /**
@@ -211,12 +295,13 @@ export function deviceUuidProblem(uuid: string): string | undefined {
 
 /**
  * What is wrong with a host name, or undefined: 1..255 UTF-8 bytes, no whitespace, no control
- * characters and no `|` (the separator of {@link streamKeyOf}).
+ * characters, no `|` (the separator of {@link streamKeyOf}) and no backslash InfluxDB cannot
+ * store ({@link identityCharactersProblem}).
  *
  * @example hostProblem('node 7') // 'must not contain whitespace, control characters or |'
  */
 export function hostProblem(host: string): string | undefined {
-  return textProblem(host) ?? (/[\s|]/.test(host) || CONTROL.test(host) ? 'must not contain whitespace, control characters or |' : undefined);
+  return textProblem(host) ?? (/[\s|]/.test(host) ? 'must not contain whitespace, control characters or |' : undefined);
 }
 
 /**
@@ -230,17 +315,18 @@ export function labelNameProblem(name: string): string | undefined {
 
 /**
  * What is wrong with a label value, or undefined: 0..255 UTF-8 bytes of well-formed Unicode
- * without control characters (it travels as a Kafka header and an InfluxDB tag value).
+ * without control characters or a backslash InfluxDB cannot store (it travels as a Kafka
+ * header and an InfluxDB tag value; {@link identityCharactersProblem}).
  *
- * @example labelValueProblem('a\nb') // 'must not contain control characters'
+ * @example labelValueProblem('a\nb') // 'must not contain control characters (U+000A at character 2)'
  */
 export function labelValueProblem(value: string): string | undefined {
-  return textProblem(value, true) ?? (CONTROL.test(value) ? 'must not contain control characters' : undefined);
+  return textProblem(value, true);
 }
 
-/** Throws the one-line error of an argument whose text breaks a rule. */
+/** Throws the one-line error of an argument whose text breaks a rule (control characters in the text shown as `\\uXXXX`, so it stays one line). */
 function check<T>(what: string, text: string, problem: string | undefined, value: T): T {
-  if (problem !== undefined) throw new StreamIdentityError(`${what} ${problem}, got '${text}'`);
+  if (problem !== undefined) throw new StreamIdentityError(`${what} ${problem}, got '${text.replace(CONTROL_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}'`);
   return value;
 }
 
@@ -307,7 +393,7 @@ export function parseSource(what: string, text: string): StreamIdentity['source'
 export function parseDeviceSelector(what: string, text: string): string {
   const uuid = /^(?:GPU-)?([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$/.exec(text);
   if (uuid !== null) return (uuid[1] as string).toLowerCase();
-  const problem = textProblem(text) ?? (CONTROL.test(text) ? 'must not contain control characters' : undefined);
+  const problem = textProblem(text);
   return check(what, text, problem === undefined ? undefined : `must be a device UUID or model name: it ${problem}`, text);
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution, ModelError, expectedLoss, workloadLoss } from '../model/index.ts';
-import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
-import { streamKeyOf } from '../contracts/index.ts';
+import { crc32c, decodeFrame, encodeFrame, FrameError, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import { attributionFromHeaders, StreamIdentityError, streamKeyOf } from '../contracts/index.ts';
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import { MEASUREMENTS } from './series.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
@@ -183,6 +183,39 @@ describe('estimator-engine', () => {
       engine.handleMessage(0, '1', frame, WALL);
       engine.handleMessage(0, '2', new Uint8Array([1, 2, 3]), WALL);
       expect(outcomes).toEqual(['recorded', 'duplicate', 'rejected']);
+    });
+  });
+
+  describe('identity rules (contracts/stream-identity.ts)', () => {
+    /** The bytes of `frame` with the kernel's `X` replaced by `byte` and the CRC fixed: what a producer other than ours could write. */
+    function withKernelByte(frame: LaunchSummaryFrame, byte: number): Uint8Array {
+      const bytes = encodeFrame({ ...frame, kernel: 'kXzz' });
+      const at = bytes.indexOf(0x58, 16 + 58);
+      bytes[at] = byte;
+      new DataView(bytes.buffer, bytes.byteOffset).setUint32(12, crc32c(bytes.subarray(16)), true);
+      return bytes;
+    }
+
+    it('rejects a frame whose kernel has a newline or a C1 control, and a record whose host or label header breaks the rules; writes nothing for them', () => {
+      const outcomes: FrameOutcome[] = [];
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions(), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const base = launches[0]!.frame;
+      expect(() => decodeFrame(withKernelByte(base, 0x0a))).toThrow(new FrameError('WW_ERR_FRAME_INVALID', 'kernel must not contain control characters (U+000A at byte 2)'));
+      engine.handleMessage(0, '0', withKernelByte(base, 0x0a), WALL);
+      engine.handleMessage(0, '1', withKernelByte(base, 0x7f), WALL);
+      const good = encodeFrame(base);
+      expect(() => attributionFromHeaders({ 'ww-host': 'hostB\\' })).toThrow(StreamIdentityError);
+      expect(() => attributionFromHeaders({ 'ww-label-pod': 'p\nzz' })).toThrow("Kafka header ww-label-pod must not contain control characters (U+000A at character 2), got 'p\\u000azz'");
+      expect(() => attributionFromHeaders({ 'ww-label-9x': 'v' })).toThrow(StreamIdentityError);
+      engine.handleMessage(0, '2', good, WALL, { 'ww-host': 'hostB\\' });
+      engine.handleMessage(0, '3', good, WALL, { 'ww-host': 'node7', 'ww-label-pod': 'p\nzz' });
+      engine.handleMessage(0, '4', good, WALL, { 'ww-host': 'node7', 'ww-label-pod': 'p\\q' });
+      expect(outcomes).toEqual(['rejected', 'rejected', 'rejected', 'rejected', 'recorded']);
+      engine.closeAll();
+      const lines = out.points.map(toLineProtocol);
+      expect(lines.length).toBeGreaterThan(0);
+      expect(lines.every((line) => line.includes(',host=node7,') && !line.includes('zz') && !line.includes('hostB'))).toBe(true);
     });
   });
 

@@ -95,7 +95,9 @@ const YIELD_AFTER_MILLIS = 10;
 /**
  * The /healthz status of an estimator: `stopping`, `starting` (no partition yet, or one not
  * restored), `degraded` with `reasons` (`influx-write`: its last write requests to InfluxDB
- * failed, so windows are not reaching it; the points wait in a bounded buffer), else `ok`.
+ * failed, so windows are not reaching it; the points wait in a bounded buffer; `influx-rejected`:
+ * InfluxDB refused points in the last 5 minutes, which are lost; service/influx-writer.ts
+ * influxHealthReasons), else `ok`.
  *
  * @example estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: { failingWrites: 3 } })
  * // { status: 'degraded', reasons: ['influx-write'] }
@@ -104,7 +106,7 @@ export function estimatorStatus(input: {
   stopping: boolean;
   assigned: ReadonlySet<number>;
   restored: ReadonlySet<number>;
-  influx: Pick<InfluxWriterStats, 'failingWrites'> | undefined;
+  influx: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis'>>) | undefined;
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
   if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };

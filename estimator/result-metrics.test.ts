@@ -136,6 +136,21 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
     expect((await scrape(plain)).join('\n')).not.toContain('pod-a');
   });
 
+  it('escapes label values as the Prometheus text format requires: \\ as \\\\, " as \\", a newline as \\n', async () => {
+    // The identity rules keep control characters out of streams (contracts/stream-identity.ts);
+    // the exposition must stay well-formed whatever a value holds.
+    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000, labelAttributes: ['team'] });
+    const odd = 'k\\"q\nz\\';
+    results.recordWindow({ ...windowResult('p', { lossPredicted: 1.5 }), identity: { ...identity('p'), kernel: odd, stream: `p/${odd}`, labels: { team: 'a "b" \\c' } } });
+    const lines = (await scrape(results)).filter((l) => l.startsWith(`${P.lossPredicted}{`));
+    expect(lines).toHaveLength(1);
+    const line = lines[0] ?? '';
+    expect(line).toContain('="k\\\\\\"q\\nz\\\\"');
+    expect(line).toContain('="p/k\\\\\\"q\\nz\\\\"');
+    expect(line).toContain('warpwatch_label_team="a \\"b\\" \\\\c"');
+    expect(line.endsWith(' 1.5')).toBe(true);
+  });
+
   it('caps the exported streams: the least recently updated one goes, counted with reason cap; idle streams go after the TTL', async () => {
     let now = 0;
     const results = createResultMetrics({ maxStreams: 2, streamTtlMillis: 10_000, nowMillis: () => now });

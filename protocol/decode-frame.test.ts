@@ -167,6 +167,8 @@ describe('decodeFrame field checks agree with validateFrame', () => {
   const gs = bodyAt(G);
   const entry = (i: number): number => ls + 76 + 12 * i;
   const firstGroup = gs + 20;
+  /** Offset of the kernel's length byte in a LaunchSummary frame. */
+  const kernelAt = FRAME_HEADER_BYTES + 58 + 1 + utf8Length(S.job);
 
   /** Re-encodes the payload with the job and kernel replaced (to make them empty). */
   function withStrings(job: string, kernel: string): Uint8Array {
@@ -194,6 +196,21 @@ describe('decodeFrame field checks agree with validateFrame', () => {
     { rule: 'job not empty', object: { ...S, job: '' }, bytes: withStrings('', S.kernel) },
     { rule: "job without '/'", object: { ...S, job: `/${S.job.slice(1)}` }, bytes: edited(summary, (_v, b) => (b[FRAME_HEADER_BYTES + 59] = 0x2f)) },
     { rule: 'kernel not empty', object: { ...S, kernel: '' }, bytes: withStrings(S.job, '') },
+    // Identity characters (contracts/stream-identity.ts identityCharactersProblem): S.job is
+    // 'ts-vector-job', S.kernel 'divergence<32>', S.device.name 'NVIDIA H100 80GB HBM3'.
+    { rule: 'kernel without a newline', object: { ...S, kernel: 'd\nvergence<32>' }, bytes: edited(summary, (_v, b) => (b[kernelAt + 2] = 0x0a)) },
+    {
+      rule: 'job without a C1 control (U+0085)',
+      object: { ...S, job: 'ts\u0085ector-job' },
+      bytes: edited(summary, (_v, b) => b.set([0xc2, 0x85], FRAME_HEADER_BYTES + 59 + 2)),
+    },
+    { rule: 'job without a backslash before =', object: { ...S, job: 'ts\\=ector-job' }, bytes: edited(summary, (_v, b) => b.set([0x5c, 0x3d], FRAME_HEADER_BYTES + 59 + 2)) },
+    { rule: 'kernel without a trailing backslash', object: { ...S, kernel: 'divergence<32\\' }, bytes: edited(summary, (_v, b) => (b[kernelAt + 14] = 0x5c)) },
+    {
+      rule: 'device name without DEL',
+      object: { ...S, device: { ...S.device, name: 'NVIDIA\u007fH100 80GB HBM3' } },
+      bytes: edited(summary, (_v, b) => (b[kernelAt + 1 + 14 + 1 + 6] = 0x7f)),
+    },
     { rule: 'groupSize >= 1', object: { ...S, groupSize: 0 }, bytes: edited(summary, (v) => v.setUint8(FRAME_HEADER_BYTES + 13, 0)) },
     { rule: 'groupSize <= 32', object: { ...S, groupSize: 255 }, bytes: edited(summary, (v) => v.setUint8(FRAME_HEADER_BYTES + 13, 255)) },
     { rule: 'clockHz >= 1', object: { ...S, device: { ...S.device, clockHz: 0 } }, bytes: edited(summary, (v) => v.setBigUint64(FRAME_HEADER_BYTES + 32, 0n, true)) },

@@ -12,7 +12,7 @@ import { FrameError } from './errors.ts';
 import { decodeFrameHeader } from './frame-header.ts';
 import { FRAME_HEADER_BYTES, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
 import type { DeviceInfo, Frame, GroupSample, GroupSamplesFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
-import { checkUint, validateFrameBody } from './validate-frame.ts';
+import { checkUint, identityBytesProblem, validateFrameBody } from './validate-frame.ts';
 
 /** Options of {@link decodeFrame}. */
 export interface DecodeFrameOptions {
@@ -165,10 +165,18 @@ function readIdentity(payload: Uint8Array, view: DataView): DecodedIdentity {
   if (payload.subarray(IDENTITY_FIXED_BYTES + 1, IDENTITY_FIXED_BYTES + 1 + jobBytes).includes(0x2f)) {
     throw invalid(`job must not contain '/', got '${job}'`);
   }
+  const jobStart = IDENTITY_FIXED_BYTES + 1;
+  const jobCharacters = identityBytesProblem(payload, 'job', jobStart, jobStart + jobBytes);
+  if (jobCharacters !== undefined) throw invalid(jobCharacters);
   if (kernelBytes === 0) throw invalid('kernel must not be empty');
+  const kernelStart = jobStart + jobBytes + 1;
+  const kernelCharacters = identityBytesProblem(payload, 'kernel', kernelStart, kernelStart + kernelBytes);
+  if (kernelCharacters !== undefined) throw invalid(kernelCharacters);
   const groupSize = payload[13]!;
   if (groupSize < 1) throw invalid(`groupSize must be 1..${MAX_GROUP_SIZE}, got ${groupSize}`);
   if (groupSize > MAX_GROUP_SIZE) throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `groupSize must be 1..${MAX_GROUP_SIZE}, got ${groupSize}`);
+  const nameCharacters = identityBytesProblem(payload, 'device name', kernelStart + kernelBytes + 1, at);
+  if (nameCharacters !== undefined) throw invalid(nameCharacters);
   const clockHz = countAt(view, 32);
   if (clockHz === 0) throw invalid('clockHz must be >= 1, got 0');
   if (clockHz > MAX_COUNT) throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `clockHz must be at most ${MAX_COUNT}, got ${clockHz}`);

@@ -3,6 +3,7 @@
  * (import directly: not part of index.ts, since fast-check is a dev dependency).
  */
 import fc from 'fast-check';
+import { identityCharactersProblem } from '../contracts/index.ts';
 import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SIZE, MAX_STRING_BYTES } from './limits.ts';
 import type { DeviceInfo, FrameIdentity, GroupSamplesFrame, LaunchSummaryFrame, Frame, GroupSample } from './types.ts';
 
@@ -14,7 +15,8 @@ function frameString(minBytes: number, forbidSlash: boolean): fc.Arbitrary<strin
     .oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 255 }), fc.string({ unit: 'grapheme-ascii', maxLength: 20 }))
     .filter((s) => {
       const n = encoder.encode(s).length;
-      return n >= minBytes && n <= MAX_STRING_BYTES && !(forbidSlash && s.includes('/'));
+      // The identity rule of contracts/stream-identity.ts: no control characters, no backslash before `,` `=` space or the end.
+      return n >= minBytes && n <= MAX_STRING_BYTES && !(forbidSlash && s.includes('/')) && identityCharactersProblem(s) === undefined;
     });
 }
 

@@ -143,6 +143,11 @@ export function sampleVectorFiles(): Map<string, Uint8Array> {
     ['invalid-WW_ERR_FRAME_INVALID-histogram-total.bin', edit((_, v) => v.setBigUint64(histogramCountAt, v.getBigUint64(histogramCountAt, true) + 1n, true), true)],
     ['invalid-WW_ERR_FRAME_INVALID-job-utf8.bin', edit((b) => (b[jobAt + 1] = 0xc0), true)],
     ['invalid-WW_ERR_FRAME_INVALID-job-slash.bin', edit((b) => (b[jobAt + 1] = 0x2f), true)],
+    // Identity characters (contracts/stream-identity.ts): the kernel 'divergence<32>' with a
+    // newline for its 'i', or a backslash for its last byte; the device name with U+0085 (C1).
+    ['invalid-WW_ERR_FRAME_INVALID-kernel-newline.bin', edit((b) => (b[jobAt + 1 + SAMPLE_LAUNCH_SUMMARY.job.length + 2] = 0x0a), true)],
+    ['invalid-WW_ERR_FRAME_INVALID-kernel-trailing-backslash.bin', edit((b) => (b[jobAt + 1 + SAMPLE_LAUNCH_SUMMARY.job.length + 14] = 0x5c), true)],
+    ['invalid-WW_ERR_FRAME_INVALID-device-name-c1.bin', edit((b) => b.set([0xc2, 0x85], jobAt + 3 + SAMPLE_LAUNCH_SUMMARY.job.length + SAMPLE_LAUNCH_SUMMARY.kernel.length + 6), true)],
     ['invalid-WW_ERR_FRAME_INVALID-source-2.bin', edit((b) => (b[FRAME_HEADER_BYTES + 12] = 2), true)],
     ['invalid-WW_ERR_FRAME_INVALID-trailing-byte.bin', (() => {
       const b = new Uint8Array(summary.length + 1);

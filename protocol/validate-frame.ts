@@ -43,6 +43,38 @@ function wellFormedUtf8Of(value: string, field: string): Uint8Array {
   return encoder.encode(value);
 }
 
+/**
+ * What is wrong with the characters of a frame string (job, kernel, device name), given as its
+ * UTF-8 bytes `bytes[start..end)`, or undefined: the identity rule of contracts/stream-identity.ts
+ * (`identityCharactersProblem`) on bytes, so the encoder and the decoder give the same message.
+ * No control character — C0 (bytes 0x00–0x1F), DEL (0x7F), C1 (U+0080–U+009F: 0xC2 0x80–0x9F) —
+ * and no backslash (0x5C) right before `,`, `=`, a space or the end. The offset counts bytes
+ * from 1. Shared with decode-frame.ts.
+ *
+ * @example identityBytesProblem(new TextEncoder().encode('k\nzz'), 'kernel') // 'kernel must not contain control characters (U+000A at byte 2)'
+ */
+export function identityBytesProblem(bytes: Uint8Array, field: string, start = 0, end = bytes.length): string | undefined {
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i]!;
+    let control = -1;
+    if (byte < 0x20 || byte === 0x7f) control = byte;
+    else if (byte === 0xc2 && i + 1 < end && bytes[i + 1]! <= 0x9f) control = bytes[i + 1]!; // a continuation byte is >= 0x80
+    else if (byte === 0x5c) {
+      const next = i + 1 < end ? bytes[i + 1]! : -1;
+      if (next === -1 || next === 0x2c || next === 0x3d || next === 0x20) {
+        return `${field} must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at byte ${i - start + 1}`;
+      }
+    }
+    if (control >= 0) return `${field} must not contain control characters (U+${control.toString(16).toUpperCase().padStart(4, '0')} at byte ${i - start + 1})`;
+  }
+  return undefined;
+}
+
+function checkIdentityBytes(bytes: Uint8Array, field: string): void {
+  const problem = identityBytesProblem(bytes, field);
+  if (problem !== undefined) throw invalid(problem);
+}
+
 /** UTF-8 bytes of a frame string after checking it; shared with the encoder. */
 export function utf8BytesOf(value: unknown, field: string, minBytes: number): Uint8Array {
   if (typeof value !== 'string') throw invalid(`${field} must be a string, got ${typeof value}`);
@@ -91,7 +123,9 @@ export interface FrameStringBytes {
 function checkFrameIdentity(frame: FrameIdentity): FrameStringBytes {
   const job = utf8BytesOf(frame.job, 'job', 1);
   if (job.includes(0x2f)) throw invalid(`job ${jobProblem(frame.job) ?? ''}, got '${frame.job}'`);
+  checkIdentityBytes(job, 'job');
   const kernel = utf8BytesOf(frame.kernel, 'kernel', 1);
+  checkIdentityBytes(kernel, 'kernel');
   checkU64(frame.launchId, 'launchId');
   checkUint(frame.frameSequence, 'frameSequence', 0xffffffff);
   if (!(STREAM_SOURCES as readonly unknown[]).includes(frame.source)) throw invalid(`source must be 'cuda' or 'cpu', got '${String(frame.source)}'`);
@@ -104,6 +138,7 @@ function checkFrameIdentity(frame: FrameIdentity): FrameStringBytes {
   const device = frame.device;
   if (typeof device !== 'object' || device === null) throw invalid('device must be an object');
   const deviceName = utf8BytesOf(device.name, 'device name', 0);
+  checkIdentityBytes(deviceName, 'device name');
   if (typeof device.uuid !== 'string' || !UUID_PATTERN.test(device.uuid)) {
     throw invalid(`device uuid must be lowercase xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, got '${String(device.uuid)}'`);
   }

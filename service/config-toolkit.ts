@@ -57,14 +57,19 @@ const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
 const FALSE_WORDS = ['0', 'false', 'no', 'off'];
 const SHOWN_VALUE_CHARS = 200;
 
+// eslint-disable-next-line no-control-regex -- control characters are shown escaped, so the problem stays one line
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
+
 /**
- * One line for a problem: `<name> <why>, got "<value>"` (long values cut, their length told).
+ * One line for a problem: `<name> <why>, got "<value>"` (long values cut, their length told;
+ * control characters shown as `\uXXXX`, so a newline in a value cannot split the line).
  *
  * @example formatConfigProblem({ name: '--partitions', value: '0', why: 'must be an integer 1..10000' }) // '--partitions must be an integer 1..10000, got "0"'
  */
 export function formatConfigProblem(problem: ConfigProblem): string {
   if (problem.value === undefined) return `${problem.name} ${problem.why}`;
-  const shown = problem.value.length > SHOWN_VALUE_CHARS ? `${problem.value.slice(0, SHOWN_VALUE_CHARS)}…" (${problem.value.length} characters)` : `${problem.value}"`;
+  const value = problem.value.replace(CONTROL_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const shown = value.length > SHOWN_VALUE_CHARS ? `${value.slice(0, SHOWN_VALUE_CHARS)}…" (${problem.value.length} characters)` : `${value}"`;
   return `${problem.name} ${problem.why}, got "${shown}`;
 }
 

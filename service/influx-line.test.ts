@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeLineProtocol } from './influx-line.ts';
+import { encodeLineProtocol, InfluxLineError, lineProtocolTextProblem } from './influx-line.ts';
 
 describe('encodeLineProtocol', () => {
   it('sorts tags, leaves out empty ones, writes integers as floats, quotes strings and escapes per the line-protocol reference', () => {
@@ -10,5 +10,35 @@ describe('encodeLineProtocol', () => {
       timestampMillis: 1_700_000_000_000.4,
     });
     expect(line).toBe('my\\ measure\\,x,app=k\\=v\\,w,zone=a\\ b count=5.0,ratio=-0.25,note="say \\"hi\\" \\\\o/" 1700000000000');
+  });
+
+  it('writes a backslash in a tag as it is (InfluxDB 1.8 keeps one that escapes nothing) and a string field value with \\\\ and \\"', () => {
+    // Expected lines written by hand from the line-protocol reference and checked on InfluxDB 1.8.10
+    // (test/integration/influx-line.int.test.ts round-trips them).
+    const line = encodeLineProtocol({
+      measurement: 'm',
+      tags: { host: 'C:\\x\\y', kernel: 'a\\\\b, c=d', label: 'é\\ü' },
+      fields: { message: 'ends in \\ and "q"\nnext line' },
+      timestampMillis: 1,
+    });
+    expect(line).toBe('m,host=C:\\x\\y,kernel=a\\\\b\\,\\ c\\=d,label=é\\ü message="ends in \\\\ and \\"q\\"\nnext line" 1');
+  });
+
+  it('refuses a point whose tag InfluxDB cannot store unchanged: a trailing backslash, one before , = or space, a control character', () => {
+    const point = (value: string): Parameters<typeof encodeLineProtocol>[0] => ({ measurement: 'm', tags: { host: value }, fields: { f: 1 }, timestampMillis: 1 });
+    for (const [value, why] of [
+      ['hostB\\', "a '\\' before ',', '=', a space or at the end"],
+      ['p\\,q', "a '\\' before ',', '=', a space or at the end"],
+      ['p\\ q', "a '\\' before ',', '=', a space or at the end"],
+      ['p\\=q', "a '\\' before ',', '=', a space or at the end"],
+      ['k\nzz', 'a control character (U+000A)'],
+      ['k\u0085', 'a control character (U+0085)'],
+      ['k\u007f', 'a control character (U+007F)'],
+    ] as const) {
+      expect(lineProtocolTextProblem(value)).toBe(why);
+      expect(() => encodeLineProtocol(point(value)), JSON.stringify(value)).toThrow(new InfluxLineError(`tag host ${JSON.stringify(value)} cannot be written to InfluxDB: it has ${why}`));
+    }
+    expect(() => encodeLineProtocol({ measurement: 'm', tags: {}, fields: { 'f\\': 1 }, timestampMillis: 1 })).toThrow(InfluxLineError);
+    expect(lineProtocolTextProblem('a\\b')).toBeUndefined();
   });
 });

@@ -2,7 +2,17 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeInflux, type FakeInflux } from './fake-influx.ts';
 import type { InfluxPoint } from './influx-line.ts';
-import { createInfluxWriter, INFLUX_DROP_REASONS, InfluxWriteFailure, type InfluxDropReason, type InfluxWriterOptions, type InfluxWriterStats } from './influx-writer.ts';
+import {
+  createInfluxWriter,
+  INFLUX_DROP_REASONS,
+  INFLUX_REJECTED_HEALTH_MILLIS,
+  influxHealthReasons,
+  InfluxWriteFailure,
+  partialWriteRejections,
+  type InfluxDropReason,
+  type InfluxWriterOptions,
+  type InfluxWriterStats,
+} from './influx-writer.ts';
 
 // The writer's logic against a real local HTTP server standing in for InfluxDB (fake-influx.ts):
 // batching, concurrency, retries, drops by reason, close. Every test checks the books:
@@ -43,7 +53,7 @@ function expectBalanced(stats: InfluxWriterStats): void {
   expect(stats.pointsIn).toBe(stats.pointsWritten + stats.pointsDropped + stats.buffered);
 }
 
-const noDrops = { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 };
+const noDrops = { overflow: 0, rejected: 0, unwritable: 0, 'no-fields': 0, closed: 0 };
 
 async function closedPortUrl(): Promise<string> {
   const server = createServer();
@@ -70,7 +80,7 @@ describe('createInfluxWriter', () => {
     expect(fake.maxConcurrent).toBe(3);
     expect(fake.bodies.every((body) => body.length <= 50)).toBe(true);
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 500));
-    expect(writer.stats()).toEqual({ pointsIn: 500, pointsWritten: 500, pointsDropped: 0, dropped: noDrops, buffered: 0, batchesWritten: 10, batchesInFlight: 0, writeErrors: 0, failingWrites: 0 });
+    expect(writer.stats()).toEqual({ pointsIn: 500, pointsWritten: 500, pointsDropped: 0, dropped: noDrops, buffered: 0, batchesWritten: 10, batchesInFlight: 0, writeErrors: 0, failingWrites: 0, rejectedAtMillis: 0 });
     const final = await writer.close(1_000);
     expect(final.dropped.closed).toBe(0);
     expectBalanced(final);
@@ -200,7 +210,9 @@ describe('createInfluxWriter', () => {
       batchesInFlight: 0,
       writeErrors: 3,
       failingWrites: 0,
+      rejectedAtMillis: expect.any(Number) as number,
     });
+    expect(Date.now() - stats.rejectedAtMillis).toBeLessThan(60_000);
     expectBalanced(stats);
     await writer.close(1_000);
   });
@@ -253,6 +265,43 @@ describe('createInfluxWriter', () => {
     await served.until(() => served.bodies.length === 1); // the late answer arrives
     await new Promise((resolve) => setImmediate(resolve));
     expect(writer.stats()).toEqual(final);
+  });
+
+  it('never sends a point whose tag InfluxDB cannot store unchanged: dropped as unwritable, reported once per write, the others written', async () => {
+    fake = await startFakeInflux();
+    const failures: InfluxWriteFailure[] = [];
+    const writer = createInfluxWriter(options(fake.url), { onError: (failure) => failures.push(failure) });
+    const bad = (host: string): InfluxPoint => ({ ...point(0), tags: { stream: 'j/k', host } });
+    writer.write([point(1), bad('hostB\\'), point(2), bad('k\nzz')]);
+    await writer.flush();
+    expect(valuesOf(fake.bodies)).toEqual([1, 2]);
+    expect(fake.bodies.flat().every((line) => !line.includes('hostB') && !line.includes('zz'))).toBe(true);
+    const stats = writer.stats();
+    expect(stats).toMatchObject({ pointsIn: 4, pointsWritten: 2, dropped: { ...noDrops, unwritable: 2 } });
+    expectBalanced(stats);
+    expect(failures.map((failure) => failure.message)).toEqual([
+      `a point for InfluxDB ${fake.url} (bucket db/autogen) was not written: tag host "hostB\\\\" cannot be written to InfluxDB: it has a '\\' before ',', '=', a space or at the end; dropped (counted as 'unwritable')`,
+    ]);
+    expect(influxHealthReasons(stats)).toEqual(['influx-rejected']);
+    await writer.close(1_000);
+  });
+
+  it('reads the partial-write answer of InfluxDB 1.8: one rejection per unparsable line plus dropped=<n>', () => {
+    // Answers as InfluxDB 1.8.10 gives them (test/integration/influx-line.int.test.ts checks the real one).
+    expect(partialWriteRejections("partial write: unable to parse 'p1,t=bad\\ f=1 1000': invalid tag format\nunable to parse 'p1,t=bad2\\ f=1 1000': invalid tag format dropped=0", 4)).toBe(2);
+    expect(partialWriteRejections("partial write: unable to parse 'p3,k=a': missing fields dropped=0", 2)).toBe(1);
+    expect(partialWriteRejections('partial write: field type conflict: input field "f" on measurement "m" is type string, already exists as type float dropped=3', 10)).toBe(3);
+    expect(partialWriteRejections('partial write: points beyond retention policy dropped=12', 5)).toBe(5);
+    expect(partialWriteRejections("unable to parse 'q5,t=a=b f=1 1000': invalid tag format", 1)).toBeUndefined();
+    expect(partialWriteRejections('database not found: "nope"', 7)).toBeUndefined();
+  });
+
+  it('health: influx-write while requests fail, influx-rejected for INFLUX_REJECTED_HEALTH_MILLIS after points were refused', () => {
+    expect(influxHealthReasons(undefined)).toEqual([]);
+    expect(influxHealthReasons({ failingWrites: 0, rejectedAtMillis: 0 }, 1e12)).toEqual([]);
+    expect(influxHealthReasons({ failingWrites: 2 }, 1e12)).toEqual(['influx-write']);
+    expect(influxHealthReasons({ failingWrites: 1, rejectedAtMillis: 1e12 }, 1e12 + INFLUX_REJECTED_HEALTH_MILLIS - 1)).toEqual(['influx-write', 'influx-rejected']);
+    expect(influxHealthReasons({ failingWrites: 0, rejectedAtMillis: 1e12 }, 1e12 + INFLUX_REJECTED_HEALTH_MILLIS)).toEqual([]);
   });
 
   it('rejects maxInFlightBatches outside 1..64 and a batch size or bound below 1', () => {

@@ -1,6 +1,6 @@
 import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
 import { createInfluxWriteApi } from './influx-client.ts';
-import { encodeLineProtocol, type InfluxPoint } from './influx-line.ts';
+import { encodeLineProtocol, InfluxLineError, type InfluxPoint } from './influx-line.ts';
 import { backoffDelayMillis, type BackoffPolicy } from './retry.ts';
 import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
 
@@ -17,7 +17,11 @@ import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
  * A failed request (network error, timeout, HTTP 408, 429, 5xx) goes back into the buffer in
  * its original order and is retried after {@link backoffDelayMillis} of `retry`
  * (service/retry.ts) while new points keep queueing; when the buffer is full the oldest queued
- * points are dropped. Any other 4xx (a malformed line, a missing database) drops the batch.
+ * points are dropped. Any other 4xx (a malformed line, a missing database) drops the batch; a
+ * partial write (InfluxDB 1.8 answers HTTP 400 `partial write: unable to parse '<line>': … dropped=<n>`
+ * after storing the other lines) counts the lines it names as rejected and the rest as written.
+ * A point that cannot be written unchanged (service/influx-line.ts `lineProtocolTextProblem`) is
+ * never sent: it is dropped as 'unwritable'.
  * Nothing is dropped silently: every point written in is, at any moment, exactly one of
  * written, dropped (by {@link InfluxDropReason}) or buffered, so
  * `pointsIn = pointsWritten + Σ dropped + buffered` ({@link InfluxWriterStats}).
@@ -29,15 +33,17 @@ import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
 export type InfluxDropReason =
   /** The buffer was full: the oldest queued points made room. */
   | 'overflow'
-  /** InfluxDB refused the batch for good (HTTP 4xx other than 408/429). */
+  /** InfluxDB refused the points for good (HTTP 4xx other than 408/429; of a partial write, the lines it names). */
   | 'rejected'
+  /** The point cannot be written unchanged (a control character or a trailing backslash in a tag; service/influx-line.ts). */
+  | 'unwritable'
   /** No finite numeric or string field was left (NaN and ±Infinity fields are left out). */
   | 'no-fields'
   /** Still buffered when `close` gave up, or written after `close`. */
   | 'closed';
 
 /** Every {@link InfluxDropReason}, in the order stats list them. */
-export const INFLUX_DROP_REASONS: readonly InfluxDropReason[] = ['overflow', 'rejected', 'no-fields', 'closed'];
+export const INFLUX_DROP_REASONS: readonly InfluxDropReason[] = ['overflow', 'rejected', 'unwritable', 'no-fields', 'closed'];
 
 /** Settings of {@link createInfluxWriter}. */
 export interface InfluxWriterOptions {
@@ -94,6 +100,8 @@ export interface InfluxWriterStats {
   readonly writeErrors: number;
   /** Write requests that failed since the last one that succeeded (0 = the last write worked; > 0 = degraded). */
   readonly failingWrites: number;
+  /** When points were last dropped as 'rejected' or 'unwritable' (ms since the Unix epoch; 0 = never). */
+  readonly rejectedAtMillis: number;
 }
 
 /** A failed write request (or a flush refused while backing off), as `flush` rejects with it and `onError` receives it. */
@@ -155,13 +163,61 @@ export interface InfluxWriter {
 }
 
 /**
- * The `/healthz` reasons an InfluxDB writer contributes: `['influx-write']` while its last
- * write requests failed (points wait in the buffer), else none.
- *
- * @example influxHealthReasons({ failingWrites: 2 }) // ['influx-write']
+ * How long `/healthz` says `influx-rejected` after InfluxDB last refused points (ms): long
+ * enough for a probe every few seconds to a minute to see it while a stream's every window is
+ * refused.
  */
-export function influxHealthReasons(stats: Pick<InfluxWriterStats, 'failingWrites'> | undefined): string[] {
-  return (stats?.failingWrites ?? 0) > 0 ? ['influx-write'] : [];
+export const INFLUX_REJECTED_HEALTH_MILLIS = 5 * 60_000;
+
+/**
+ * The `/healthz` reasons an InfluxDB writer contributes: `influx-write` while its last write
+ * requests failed (points wait in the buffer), `influx-rejected` while InfluxDB refuses points
+ * (dropped as 'rejected' or 'unwritable' within the last {@link INFLUX_REJECTED_HEALTH_MILLIS}:
+ * those points are lost), else none.
+ *
+ * @param nowMillis - the time to judge at (ms since the Unix epoch; default now)
+ * @example influxHealthReasons({ failingWrites: 2 }) // ['influx-write']
+ * @example influxHealthReasons({ failingWrites: 0, rejectedAtMillis: Date.now() }) // ['influx-rejected']
+ */
+export function influxHealthReasons(
+  stats: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis'>>) | undefined,
+  nowMillis: number = Date.now(),
+): string[] {
+  const reasons: string[] = [];
+  if ((stats?.failingWrites ?? 0) > 0) reasons.push('influx-write');
+  const rejectedAt = stats?.rejectedAtMillis ?? 0;
+  if (rejectedAt > 0 && nowMillis - rejectedAt < INFLUX_REJECTED_HEALTH_MILLIS) reasons.push('influx-rejected');
+  return reasons;
+}
+
+/**
+ * How many points of a batch of `points` an InfluxDB error refused, when it was a partial write
+ * (InfluxDB 1.8: HTTP 400 `partial write: unable to parse '<line>': <why>\nunable to parse …
+ * dropped=<n>`, one `unable to parse` per refused line, `dropped` for points refused after
+ * parsing, e.g. outside the retention policy or of a conflicting field type); undefined for any
+ * other error (the whole batch was refused).
+ *
+ * @example partialWriteRejections("partial write: unable to parse 'm,t=a\\ f=1 1': invalid tag format dropped=0", 100) // 1
+ */
+export function partialWriteRejections(errorText: string, points: number): number | undefined {
+  if (!errorText.startsWith('partial write:')) return undefined;
+  const unparsed = errorText.match(/(?:^partial write: |\n)unable to parse '/g)?.length ?? 0;
+  const dropped = Number(/ dropped=(\d+)\s*$/.exec(errorText)?.[1] ?? 0);
+  return Math.min(points, unparsed + dropped);
+}
+
+/** The `error` text of an InfluxDB error answer (`{"error": "…"}` on 1.x, `{"message": "…"}` on 2.x), or ''. */
+function influxErrorText(error: HttpError): string {
+  const json: unknown = error.json ?? (() => {
+    try {
+      return JSON.parse(error.body ?? '') as unknown;
+    } catch {
+      return undefined;
+    }
+  })();
+  if (typeof json !== 'object' || json === null) return '';
+  const text = (json as { error?: unknown; message?: unknown }).error ?? (json as { message?: unknown }).message;
+  return typeof text === 'string' ? text : '';
 }
 
 interface Batch {
@@ -226,7 +282,8 @@ class BufferedInfluxWriter implements InfluxWriter {
 
   #pointsIn = 0;
   #pointsWritten = 0;
-  readonly #dropped: Record<InfluxDropReason, number> = { overflow: 0, rejected: 0, 'no-fields': 0, closed: 0 };
+  readonly #dropped: Record<InfluxDropReason, number> = { overflow: 0, rejected: 0, unwritable: 0, 'no-fields': 0, closed: 0 };
+  #rejectedAtMillis = 0;
   #batchesWritten = 0;
   #writeErrors = 0;
   #failingWrites = 0;
@@ -260,10 +317,24 @@ class BufferedInfluxWriter implements InfluxWriter {
       return;
     }
     const lines: string[] = [];
+    let unwritable: InfluxLineError | undefined;
     for (const point of points) {
-      const line = lineOf(point);
+      let line: string | undefined;
+      try {
+        line = lineOf(point);
+      } catch (error) {
+        if (!(error instanceof InfluxLineError)) throw error;
+        unwritable ??= error;
+        this.#drop('unwritable', 1);
+        continue;
+      }
       if (line === undefined) this.#drop('no-fields', 1);
       else lines.push(line);
+    }
+    if (unwritable !== undefined) {
+      // Reported once per call (the first such point), like a refused batch.
+      const message = `a point for ${this.#where} was not written: ${unwritable.message}; dropped (counted as 'unwritable')`;
+      this.#hooks.onError?.(new InfluxWriteFailure(message, { points: 1, status: undefined, retriable: false, failingWrites: this.#failingWrites, cause: unwritable }));
     }
     if (lines.length === 0) return;
     if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
@@ -299,6 +370,7 @@ class BufferedInfluxWriter implements InfluxWriter {
       batchesInFlight: this.#inFlight.size,
       writeErrors: this.#writeErrors,
       failingWrites: this.#failingWrites,
+      rejectedAtMillis: this.#rejectedAtMillis,
     };
   }
 
@@ -314,6 +386,7 @@ class BufferedInfluxWriter implements InfluxWriter {
   #drop(reason: InfluxDropReason, count: number): void {
     if (count <= 0) return;
     this.#dropped[reason] += count;
+    if (reason === 'rejected' || reason === 'unwritable') this.#rejectedAtMillis = Date.now();
     this.#hooks.onDrop?.(reason, count);
   }
 
@@ -439,6 +512,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#failingWrites += 1;
     const status = error instanceof HttpError ? error.statusCode : undefined;
     const retriable = status === undefined || status === 408 || status === 429 || status >= 500;
+    const rejected = error instanceof HttpError && status === 400 ? partialWriteRejections(influxErrorText(error), batch.lines.length) : undefined;
     if (retriable) {
       // Back into the buffer, in sequence order, for the next attempt.
       if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
@@ -446,13 +520,19 @@ class BufferedInfluxWriter implements InfluxWriter {
       this.#queue.splice(at, 0, ...batch.lines);
       this.#queueSequences.splice(at, 0, ...batch.sequences);
       this.#nextAttemptMillis = Date.now() + backoffDelayMillis(this.#failingWrites, this.#o.retry);
+    } else if (rejected !== undefined) {
+      // A partial write: InfluxDB stored the lines it did not name.
+      this.#pointsWritten += batch.lines.length - rejected;
+      this.#drop('rejected', rejected);
     } else {
       this.#drop('rejected', batch.lines.length);
     }
     const retry = this.#o.retry;
     const outcome = retriable
       ? `; retrying in up to ${Math.round(retry.maxMillis * (1 + (retry.jitter ?? 0) / 2))} ms, ${this.#buffered() - batch.lines.length} points buffered`
-      : '; batch dropped (InfluxDB refused it)';
+      : rejected !== undefined
+        ? `; ${rejected} of ${batch.lines.length} points dropped (InfluxDB refused them), the others written`
+        : '; batch dropped (InfluxDB refused it)';
     const hint = status === undefined && isUnreachableError(error) ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag) : undefined;
     return new InfluxWriteFailure(
       `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}${hint === undefined ? '' : `; ${hint}`}`,

@@ -216,6 +216,44 @@ TEST(Encode, RejectsFramesTheFormatCannotCarryAndLeavesTheOutputUntouched) {
   EXPECT_EQ(out, (std::vector<std::uint8_t>{1, 2, 3}));
 }
 
+// The identity rule of contracts/stream-identity.ts (no control character, no backslash before
+// ',', '=', a space or the end), with the messages of protocol/validate-frame.ts.
+std::string encodeMessageOf(const LaunchSummary& f) {
+  try {
+    (void)encodeFrame(f);
+  } catch (const FrameError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "encodeFrame accepted the frame";
+  return "";
+}
+
+TEST(Encode, RejectsControlCharactersAndUnstorableBackslashesInEveryIdentityString) {
+  LaunchSummary f = golden::launchSummary();
+  f.identity.kernel = "k\nzz";
+  EXPECT_EQ(encodeMessageOf(f), "WW_ERR_FRAME_INVALID: kernel must not contain control characters (U+000A at byte 2)");
+  f = golden::launchSummary();
+  f.identity.job = "bs\\";
+  EXPECT_EQ(encodeMessageOf(f), "WW_ERR_FRAME_INVALID: job must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at byte 3");
+  f = golden::launchSummary();
+  f.identity.device.name = "H100\xC2\x85";
+  EXPECT_EQ(encodeMessageOf(f), "WW_ERR_FRAME_INVALID: device name must not contain control characters (U+0085 at byte 5)");
+  f = golden::launchSummary();
+  f.identity.kernel = "a\\=b";
+  EXPECT_EQ(encodeCodeOf(f), FrameErrorCode::Invalid);
+  for (int c : {0x00, 0x09, 0x1F, 0x7F}) {
+    f = golden::launchSummary();
+    f.identity.job = std::string("j") + static_cast<char>(c);
+    EXPECT_EQ(encodeCodeOf(f), FrameErrorCode::Invalid) << c;
+  }
+  // Allowed: a backslash elsewhere, U+00A0 (the first code point after C1), other text.
+  for (const char* fine : {"C:\\x\\y", "a\\\\b", "nbsp\xC2\xA0x", "escape-time \xE2\x9C\x93"}) {
+    f = golden::launchSummary();
+    f.identity.kernel = fine;
+    EXPECT_NO_THROW((void)encodeFrame(f)) << fine;
+  }
+}
+
 TEST(Decode, FailsOnlyWithFrameErrorOnRandomMutations) {
   std::mt19937_64 rng(20240611);
   const auto files = golden::vectorFiles();

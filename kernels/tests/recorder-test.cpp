@@ -496,6 +496,29 @@ TEST(Recorder, ALaunchWhoseFramesCannotBeBuiltIsCountedNotThrown) {
   EXPECT_EQ(err.find("WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED"), err.rfind("WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED")) << "once: " << err;
 }
 
+TEST(Recorder, AnIdentityWithAControlCharacterOrAnUnstorableBackslashIsRefusedReportedAndTheJobGoesOn) {
+  // contracts/stream-identity.ts: no control character and no backslash before ',', '=', a space
+  // or the end in any part; the encoder refuses such a launch (WW_ERR_FRAME_INVALID), the
+  // recorder counts and reports it once, and the next valid launch is recorded.
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  ww::BasicRecorder recorder(ww::RecorderOptions{}, runtime, fakeDevice());
+  testing::internal::CaptureStderr();
+  const std::pair<const char*, const char*> identities[] = {{"job", "k\nzz"}, {"bs\\", "k"}, {"job", "k\x7f"}, {"job", "k"}};
+  for (const auto& [job, kernel] : identities) {
+    ww::LaunchTicket ticket = recorder.beginLaunch(nullptr, recorder.launchInfo(job, kernel, kGroupSize, 10, true));
+    const ww::ProbeBuffers buffers = ticket.buffers();
+    runtime->enqueue(nullptr, [buffers] { fakeKernel(buffers, 10); });
+    recorder.endLaunch(std::move(ticket));
+    runtime->synchronize(nullptr);
+  }
+  EXPECT_TRUE(recorder.close(10s).complete);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(recorder.stats().launchesFailed, 3u);
+  EXPECT_EQ(recorder.stats().launchesRecorded, 1u);
+  EXPECT_NE(err.find("WW_ERR_KERNELS_RECORDER_LAUNCH_NOT_RECORDED"), std::string::npos) << err;
+  EXPECT_NE(err.find("WW_ERR_FRAME_INVALID: kernel must not contain control characters (U+000A at byte 2)"), std::string::npos) << err;
+}
+
 TEST(Recorder, AggregationWritesTheLaunchesOfAKernelOnAStreamAsOneFrame) {
   auto runtime = std::make_shared<ww::FakeRuntime>();
   const std::string path = tempPath("aggregated.bin");

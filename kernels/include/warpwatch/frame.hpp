@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -282,6 +283,32 @@ inline bool isValidUtf8(const std::uint8_t* s, std::size_t n) {
   return true;
 }
 
+/// The identity rule of contracts/stream-identity.ts on a frame string's UTF-8 bytes, with the
+/// messages of protocol/validate-frame.ts identityBytesProblem: no control character — C0
+/// (0x00–0x1F), DEL (0x7F), C1 (U+0080–U+009F: 0xC2 0x80–0x9F) — and no backslash right before
+/// ',', '=', a space or the end (InfluxDB 1.8 cannot store it in a tag; docs/estimator.md
+/// "Tags"). Throws FrameError (Invalid); the byte offset counts from 1.
+inline void checkIdentityCharacters(const std::string& s, const char* field) {
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto byte = static_cast<std::uint8_t>(s[i]);
+    int control = -1;
+    if (byte < 0x20 || byte == 0x7F) {
+      control = byte;
+    } else if (byte == 0xC2 && i + 1 < n && static_cast<std::uint8_t>(s[i + 1]) <= 0x9F) {
+      control = static_cast<std::uint8_t>(s[i + 1]);  // a continuation byte is >= 0x80
+    } else if (byte == '\\' && (i + 1 == n || s[i + 1] == ',' || s[i + 1] == '=' || s[i + 1] == ' ')) {
+      throw FrameError(FrameErrorCode::Invalid, std::string(field) + " must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at byte " +
+                                                    std::to_string(i + 1));
+    }
+    if (control >= 0) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(control));
+      throw FrameError(FrameErrorCode::Invalid, std::string(field) + " must not contain control characters (" + code + " at byte " + std::to_string(i + 1) + ")");
+    }
+  }
+}
+
 inline void checkString(const std::string& s, const char* field, std::size_t minBytes, bool forbidSlash) {
   if (s.size() > kMaxStringBytes)
     throw FrameError(FrameErrorCode::OverLimit, std::string(field) + " must be at most 255 UTF-8 bytes, got " + std::to_string(s.size()));
@@ -291,6 +318,7 @@ inline void checkString(const std::string& s, const char* field, std::size_t min
     throw FrameError(FrameErrorCode::Invalid, std::string(field) + " is not valid UTF-8");
   if (forbidSlash && s.find('/') != std::string::npos)
     throw FrameError(FrameErrorCode::Invalid, std::string(field) + " must not contain '/', got '" + s + "'");
+  checkIdentityCharacters(s, field);
 }
 
 inline void checkCount(std::uint64_t v, const char* field) {
