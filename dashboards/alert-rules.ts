@@ -148,9 +148,8 @@ function grafanaTitle(definition: AlertDefinition): string {
 
 /** A RuleBuilder with the title, uid, for, labels and annotations of `definition`. */
 function definedRule(definition: AlertDefinition): RuleBuilder {
-  if (definition.grafana === undefined) throw new Error(`${definition.alertname} has no Grafana rule`);
   return new RuleBuilder(grafanaTitle(definition))
-    .uid(definition.grafana.uid)
+    .uid(definition.grafana?.uid ?? '')
     .execErrState('Error')
     .forDuration(promDuration(definition.forSeconds))
     .labels({ severity: definition.severity, component: definition.component });
@@ -187,30 +186,24 @@ function rules(catalog: QueryCatalog): RuleBuilder[] {
     );
 
   const driftDefinition = ALERT_DEFINITIONS.drift;
+  const driftContext = { catalog, ruleTitle: grafanaTitle(driftDefinition) };
+  const { relativeError, windowSeconds: driftWindow, minGroups: driftMinGroups } = driftDefinition.params;
   const drift = definedRule(driftDefinition)
-    .withQuery(
-      influxQuery(
-        { catalog, ruleTitle: grafanaTitle(driftDefinition) },
-        'A',
-        selectFrom('window')
-          // η against the locality-aware prediction where the stream has sampled groups (eta_drift),
-          // so a kernel whose neighbouring lanes do alike work does not alert forever.
-          .field(FIELDS.window.etaDrift, { aggregation: 'mean', alias: 'eta' })
-          .field(FIELDS.window.groups, { aggregation: 'sum', alias: 'groups' })
-          .timeFiltered()
-          .groupBy(...STREAM_GROUP_TAGS)
-          .build(),
-        driftDefinition.params.windowSeconds,
-      ),
-    )
-    .withQuery(reduce('B', 'A', 'last'))
-    .withQuery(threshold('C', 'B', 'gt', driftDefinition.params.relativeError))
-    .condition('C')
+    // A: mean η against the locality-aware prediction where the stream has sampled groups
+    // (eta_drift), so a kernel whose neighbouring lanes do alike work does not alert forever;
+    // B: groups in the window (the minimum volume).
+    .withQuery(influxQuery(driftContext, 'A', selectFrom('window').field(FIELDS.window.etaDrift, { aggregation: 'mean' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build(), driftWindow))
+    .withQuery(influxQuery(driftContext, 'B', selectFrom('window').field(FIELDS.window.groups, { aggregation: 'sum' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build(), driftWindow))
+    .withQuery(reduce('C', 'A', 'last'))
+    .withQuery(reduce('D', 'B', 'last'))
+    .withQuery(math('E', `$C > ${relativeError} && $D >= ${driftMinGroups}`))
+    .withQuery(threshold('F', 'E', 'gt', 0))
+    .condition('F')
     .noDataState('OK')
     .annotations(
       annotations(
         driftDefinition,
-        `${driftDefinition.description(driftDefinition.params)} Now {{ $values.B }}. The iteration-count model no longer explains the job: check the Relative errors panel (counts vs measured points at effects outside iteration counts).`,
+        `${driftDefinition.description(driftDefinition.params)} Now {{ $values.C }}. The iteration-count model no longer explains the job: check the Relative errors panel (counts vs measured points at effects outside iteration counts).`,
         panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.relativeErrors),
       ),
     );
