@@ -12,7 +12,7 @@ import { PROMETHEUS_JOBS, buildPrometheusRules } from '../../dashboards/index.ts
 import { ensureOtlpPrometheus, findSystemPrometheus, promQuery, resolveLocalStackConfig, startPrometheus, type PromSample, type RunningPrometheus } from '../../deploy/local/index.ts';
 import { loadEstimatorConfig, startEstimator, type RunningEstimator } from '../../estimator/index.ts';
 import { encodeFrame, histogramOfCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { brokers, connectedProducer, uniqueId, waitUntil } from './estimator-support.ts';
+import { brokers, connectedProducer, uniqueId } from './estimator-support.ts';
 
 const RUN = uniqueId('wwalert');
 const RISING = `${RUN}rise`;
