@@ -4,15 +4,20 @@
 // and evaluates the rules of dashboards/prometheus-rules.ts, generated with windows of seconds.
 // The rising-imbalance alert of the rising stream goes pending, then firing, with the stream's
 // labels; a steady stream beside it never alerts. The metric names the rules read from the
-// estimator are checked against its real /metrics.
+// estimator and from the collector are checked against their real /metrics.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
 import { stringify } from 'yaml';
 import { RESULT_METRIC_PROMETHEUS_NAMES, SERVICE_METRICS } from '../../contracts/index.ts';
 import { PROMETHEUS_JOBS, buildPrometheusRules } from '../../dashboards/index.ts';
-import { ensureOtlpPrometheus, findSystemPrometheus, promQuery, resolveLocalStackConfig, startPrometheus, type PromSample, type RunningPrometheus } from '../../deploy/local/index.ts';
+import { ensureOtlpPrometheus, findSystemPrometheus, freePort, promQuery, resolveLocalStackConfig, startPrometheus, type PromSample, type RunningPrometheus } from '../../deploy/local/index.ts';
 import { loadEstimatorConfig, startEstimator, type RunningEstimator } from '../../estimator/index.ts';
 import { encodeFrame, histogramOfCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { brokers, connectedProducer, uniqueId } from './estimator-support.ts';
+import { brokers, connectedProducer, uniqueId, waitUntil } from './estimator-support.ts';
 
 const RUN = uniqueId('wwalert');
 const RISING = `${RUN}rise`;
@@ -194,4 +199,50 @@ describe('Prometheus alerting rules on a real estimator scraped by a real Promet
     expect(up?.value).toBe(1);
     expect(await promQuery(prometheus?.url ?? '', 'ALERTS{alertname="WarpwatchEstimatorDown"}')).toEqual([]);
   });
+});
+
+describe('the collector metric names the rules read, on a real collector\'s /metrics', () => {
+  it('frames in, out and rejected (a frame with a bad CRC) are exported under the names of SERVICE_METRICS', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'ww-alerts-collector-'));
+    const port = await freePort();
+    const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--stdin', '--brokers', brokers(), '--partitions', '1', '--spool-dir', join(directory, 'spool'), '--metrics-port', String(port)], {
+      // No pipeline points into the shared database.
+      env: { ...process.env, WARPWATCH_FRAMES_TOPIC: `${RUN}.collector.frames`, WARPWATCH_DLQ_TOPIC: `${RUN}.collector.dlq`, WARPWATCH_INFLUX_URL: 'off' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await waitUntil(async () => /started: /.test(stderr) || child.exitCode !== null, 60_000, 'collector start').catch((error: unknown) => {
+        throw new Error(`${String(error)}; exit ${child.exitCode}; output:\n${stderr}`);
+      });
+      expect(child.exitCode, stderr).toBeNull();
+      const frames = [0, 1, 2].map((sequence) => Buffer.from(fixtureFrameBytes({ job: `${RUN}c`, kernel: 'k', sequence })));
+      const broken = Buffer.from(frames[0] ?? Buffer.alloc(0));
+      broken[broken.length - 1] = (broken[broken.length - 1] ?? 0) ^ 0xff; // CRC mismatch: rejected to the DLQ
+      // The broken frame between valid ones (a stream still open does not end it).
+      child.stdin.write(Buffer.concat([frames[0] ?? Buffer.alloc(0), broken, ...frames.slice(1)]));
+      const wanted = [SERVICE_METRICS.collectorFramesIn, SERVICE_METRICS.collectorFramesOut, SERVICE_METRICS.collectorFramesRejected].map((m) => m.prometheus);
+      let text = '';
+      await waitUntil(
+        async () => {
+          text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+          return wanted.every((name) => new RegExp(`^${name}\\{[^}]*\\} [1-9]`, 'm').test(text));
+        },
+        60_000,
+        `${wanted.join(', ')} counted on the collector's /metrics`,
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}; /metrics:\n${text}\nstderr:\n${stderr}`);
+      });
+      expect(text).toMatch(new RegExp(`^${SERVICE_METRICS.collectorFramesIn.prometheus}\\{[^}]*\\} 3$`, 'm'));
+      expect(text).toMatch(new RegExp(`^${SERVICE_METRICS.collectorFramesRejected.prometheus}\\{[^}]*code="[A-Z_]+"[^}]*\\} 1$`, 'm'));
+    } finally {
+      child.stdin.end();
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(directory, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
