@@ -5,22 +5,27 @@
  * to the provisioning file shape. Data queries are InfluxQL on the provisioned datasource;
  * the expressions run on Grafana's server-side expression engine (`__expr__`).
  *
- * Rules:
- * - rising imbalance: the estimator's change detector raised a `rising_imbalance` event;
- * - drift: mean relative error between predicted and measured loss above a threshold;
- * - stale stream: a stream that wrote windows in the last hour wrote none in the last 5 min;
- * - pipeline stalled: a service received frames but emitted none for 5 min, or no service
- *   reported its own metrics at all (no data → alerting).
+ * Each rule's title, uid, thresholds, windows, `for`, labels, summary and runbook come from
+ * alert-definitions.ts, which the Prometheus rules (prometheus-rules.ts) are generated from too:
+ * - rising imbalance: mean measured loss in the window above a factor times its baseline, with
+ *   a minimum number of groups;
+ * - drift: mean relative error between the prediction (locality-aware where it exists) and the
+ *   measured loss above a threshold;
+ * - stale stream: a stream that wrote windows in the lookback wrote none lately;
+ * - pipeline stalled: a service received frames but emitted none, or no service reported its
+ *   own metrics at all (no data → alerting).
  */
 import { QueryBuilder, RuleBuilder, type Query, type Rule } from '@grafana/grafana-foundation-sdk/alerting';
 import { TypeMathBuilder, TypeReduceBuilder, TypeThresholdBuilder } from '@grafana/grafana-foundation-sdk/expr';
 import type * as cog from '@grafana/grafana-foundation-sdk/cog';
-import { ALERT_KINDS, FIELDS, TAGS } from '../contracts/index.ts';
+import { FIELDS, LABEL_TAGS, TAGS } from '../contracts/index.ts';
+import { ALERT_DEFINITIONS, runbookUrl, type AlertDefinition, type SummaryLabels } from './alert-definitions.ts';
 import { EXPRESSION_DATASOURCE_UID, INFLUXQL_DATASOURCE_UID, influxQlDatasourceRef } from './datasource.ts';
 import { IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS } from './imbalance-overview.ts';
 import type { InfluxQlTarget, QueryCatalog } from './influx-target.ts';
 import { selectFrom, type InfluxQlStatement } from './influxql-query.ts';
 import { PIPELINE_HEALTH_UID, PIPELINE_PANEL_IDS } from './pipeline-health.ts';
+import { promDuration } from './prometheus-rules.ts';
 
 /** Name of the rule group (and the key under which its queries are cataloged). */
 export const ALERT_RULE_GROUP = 'warpwatch';
@@ -31,11 +36,11 @@ export const ALERT_RULE_FOLDER = 'warpwatch';
 /** How often Grafana evaluates the group. */
 export const ALERT_EVALUATION_INTERVAL = '1m';
 
-/** Drift rule fires when the mean |predicted − measured| / predicted over 30 min exceeds this. */
-export const DRIFT_RELATIVE_ERROR_THRESHOLD = 0.25;
+/** Drift rule fires when the mean |predicted − measured| / predicted over its window exceeds this (alert-definitions.ts). */
+export const DRIFT_RELATIVE_ERROR_THRESHOLD = ALERT_DEFINITIONS.drift.params.relativeError;
 
-/** A stream is stale when it wrote no window for this many seconds after writing some in the last hour. */
-export const STALE_AFTER_SECONDS = 300;
+/** A stream is stale when it wrote no window for this many seconds after writing some in the lookback (alert-definitions.ts). */
+export const STALE_AFTER_SECONDS = ALERT_DEFINITIONS.streamStale.params.staleSeconds;
 
 /** One data query of a provisioned rule. */
 export interface ProvisionedRuleQuery {
@@ -126,116 +131,123 @@ function panelLink(dashboardUid: string, panelId: number): Record<string, string
   return { __dashboardUid__: dashboardUid, __panelId__: String(panelId) };
 }
 
+/** Label placeholders of the Grafana rules: the InfluxDB tags the queries group by. */
+export const GRAFANA_SUMMARY_LABELS: SummaryLabels = Object.freeze({
+  stream: `{{ $labels.${TAGS.stream} }}`,
+  service: `{{ $labels.${TAGS.service} }}`,
+  instance: `{{ $labels.${TAGS.instance} }}`,
+});
+
+/** Tags a per-stream rule groups by: the stream identity (alert-definitions.ts lists the Prometheus side). */
+const STREAM_GROUP_TAGS = [TAGS.stream, TAGS.job, TAGS.kernel, TAGS.n, TAGS.host, LABEL_TAGS.pod, LABEL_TAGS.namespace, TAGS.device, TAGS.deviceUuid, TAGS.source] as const;
+
+function grafanaTitle(definition: AlertDefinition): string {
+  if (definition.grafana === undefined) throw new Error(`${definition.alertname} has no Grafana rule`);
+  return definition.grafana.title;
+}
+
+/** A RuleBuilder with the title, uid, for, labels and annotations of `definition`. */
+function definedRule(definition: AlertDefinition): RuleBuilder {
+  return new RuleBuilder(grafanaTitle(definition))
+    .uid(definition.grafana?.uid ?? '')
+    .execErrState('Error')
+    .forDuration(promDuration(definition.forSeconds))
+    .labels({ severity: definition.severity, component: definition.component });
+}
+
+function annotations(definition: AlertDefinition, description: string, panel: Record<string, string>): Record<string, string> {
+  return { summary: definition.summary(GRAFANA_SUMMARY_LABELS), description, runbook_url: runbookUrl(definition), ...panel };
+}
+
 function rules(catalog: QueryCatalog): RuleBuilder[] {
-  const risingTitle = 'Rising imbalance';
-  const rising = new RuleBuilder(risingTitle)
-    .uid('warpwatch-rising-imbalance')
-    .withQuery(
-      influxQuery(
-        { catalog, ruleTitle: risingTitle },
-        'A',
-        selectFrom('alert')
-          .field(FIELDS.alert.newLevel, { aggregation: 'count', alias: 'events' })
-          .whereEquals(TAGS.kind, ALERT_KINDS.risingImbalance)
-          .timeFiltered()
-          .groupBy(TAGS.stream)
-          .build(),
-        900,
-      ),
-    )
-    .withQuery(reduce('B', 'A', 'sum'))
-    .withQuery(threshold('C', 'B', 'gt', 0))
-    .condition('C')
+  const risingDefinition = ALERT_DEFINITIONS.risingImbalance;
+  const risingContext = { catalog, ruleTitle: grafanaTitle(risingDefinition) };
+  const { factor, windowSeconds, baselineSeconds, minGroups } = risingDefinition.params;
+  const meanMeasured = selectFrom('window').field(FIELDS.window.lossMeasured, { aggregation: 'mean' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build();
+  const rising = definedRule(risingDefinition)
+    // A: mean measured loss in the window; B: its mean over the baseline before the window;
+    // C: groups in the window (the minimum volume, so idle streams do not flap).
+    .withQuery(influxQuery(risingContext, 'A', meanMeasured, windowSeconds))
+    .withQuery(influxQuery(risingContext, 'B', meanMeasured, windowSeconds + baselineSeconds, windowSeconds))
+    .withQuery(influxQuery(risingContext, 'C', selectFrom('window').field(FIELDS.window.groups, { aggregation: 'sum' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build(), windowSeconds))
+    .withQuery(reduce('D', 'A', 'last'))
+    .withQuery(reduce('E', 'B', 'last'))
+    .withQuery(reduce('F', 'C', 'last'))
+    .withQuery(math('G', `$D > ${factor} * $E && $F >= ${minGroups}`))
+    .withQuery(threshold('H', 'G', 'gt', 0))
+    .condition('H')
     .noDataState('OK')
-    .execErrState('Error')
-    .forDuration('0s')
-    .labels({ severity: 'warning', component: 'imbalance' })
-    .annotations({
-      summary: 'Lockstep loss of {{ $labels.stream }} rose (change detected by the estimator)',
-      description:
-        'The estimator\'s sequential change detector raised {{ $values.B }} rising-imbalance event(s) for {{ $labels.stream }} in the last 15 min. Open the Imbalance overview, compare the iteration-count distribution before and after the change.',
-      ...panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.loss),
-    });
-
-  const driftTitle = 'Prediction/measurement drift';
-  const drift = new RuleBuilder(driftTitle)
-    .uid('warpwatch-drift')
-    .withQuery(
-      influxQuery(
-        { catalog, ruleTitle: driftTitle },
-        'A',
-        selectFrom('window')
-          // η against the locality-aware prediction where the stream has sampled groups (eta_drift),
-          // so a kernel whose neighbouring lanes do alike work does not alert forever.
-          .field(FIELDS.window.etaDrift, { aggregation: 'mean' })
-          .timeFiltered()
-          .groupBy(TAGS.stream)
-          .build(),
-        1800,
+    .annotations(
+      annotations(
+        risingDefinition,
+        `${risingDefinition.description(risingDefinition.params)} Now {{ $values.D }}, baseline {{ $values.E }}. Open the Imbalance overview, compare the iteration-count distribution before and after the change.`,
+        panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.loss),
       ),
-    )
-    .withQuery(reduce('B', 'A', 'last'))
-    .withQuery(threshold('C', 'B', 'gt', DRIFT_RELATIVE_ERROR_THRESHOLD))
-    .condition('C')
-    .noDataState('OK')
-    .execErrState('Error')
-    .forDuration('10m')
-    .labels({ severity: 'warning', component: 'model' })
-    .annotations({
-      summary: 'Predicted and measured loss of {{ $labels.stream }} drifted apart',
-      description: `Mean relative error between predicted and measured loss over 30 min is {{ $values.B }} (threshold ${DRIFT_RELATIVE_ERROR_THRESHOLD}; the prediction is the locality-aware one where the stream has sampled groups, docs/model.md §11). The iteration-count model no longer explains the job: check the Relative errors panel (counts vs measured points at effects outside iteration counts).`,
-      ...panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.relativeErrors),
-    });
+    );
 
-  const staleTitle = 'No data from a live stream';
-  const staleContext = { catalog, ruleTitle: staleTitle };
-  const windowCount = selectFrom('window').field(FIELDS.window.lossPredicted, { aggregation: 'count', alias: 'windows' }).timeFiltered().groupBy(TAGS.stream).build();
-  const stale = new RuleBuilder(staleTitle)
-    .uid('warpwatch-stream-stale')
-    // A: windows in the last hour; B: windows in the last hour up to 5 min ago. A stream
-    // present in B with A − B = 0 wrote nothing in the last 5 min. A stream that started
-    // less than 5 min ago is absent from B and drops out of the math (no false alarm).
-    .withQuery(influxQuery(staleContext, 'A', windowCount, 3600))
-    .withQuery(influxQuery(staleContext, 'B', windowCount, 3600, STALE_AFTER_SECONDS))
+  const driftDefinition = ALERT_DEFINITIONS.drift;
+  const driftContext = { catalog, ruleTitle: grafanaTitle(driftDefinition) };
+  const { relativeError, windowSeconds: driftWindow, minGroups: driftMinGroups } = driftDefinition.params;
+  const drift = definedRule(driftDefinition)
+    // A: mean η against the locality-aware prediction where the stream has sampled groups
+    // (eta_drift), so a kernel whose neighbouring lanes do alike work does not alert forever;
+    // B: groups in the window (the minimum volume).
+    .withQuery(influxQuery(driftContext, 'A', selectFrom('window').field(FIELDS.window.etaDrift, { aggregation: 'mean' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build(), driftWindow))
+    .withQuery(influxQuery(driftContext, 'B', selectFrom('window').field(FIELDS.window.groups, { aggregation: 'sum' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build(), driftWindow))
+    .withQuery(reduce('C', 'A', 'last'))
+    .withQuery(reduce('D', 'B', 'last'))
+    .withQuery(math('E', `$C > ${relativeError} && $D >= ${driftMinGroups}`))
+    .withQuery(threshold('F', 'E', 'gt', 0))
+    .condition('F')
+    .noDataState('OK')
+    .annotations(
+      annotations(
+        driftDefinition,
+        `${driftDefinition.description(driftDefinition.params)} Now {{ $values.C }}. The iteration-count model no longer explains the job: check the Relative errors panel (counts vs measured points at effects outside iteration counts).`,
+        panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.relativeErrors),
+      ),
+    );
+
+  const staleDefinition = ALERT_DEFINITIONS.streamStale;
+  const staleContext = { catalog, ruleTitle: grafanaTitle(staleDefinition) };
+  const { staleSeconds, lookbackSeconds } = staleDefinition.params;
+  const windowCount = selectFrom('window').field(FIELDS.window.lossPredicted, { aggregation: 'count', alias: 'windows' }).timeFiltered().groupBy(...STREAM_GROUP_TAGS).build();
+  const stale = definedRule(staleDefinition)
+    // A: windows in the lookback; B: windows in the lookback up to staleSeconds ago. A stream
+    // present in B with A − B = 0 wrote nothing in the last staleSeconds. A stream that started
+    // less than staleSeconds ago is absent from B and drops out of the math (no false alarm).
+    .withQuery(influxQuery(staleContext, 'A', windowCount, lookbackSeconds))
+    .withQuery(influxQuery(staleContext, 'B', windowCount, lookbackSeconds, staleSeconds))
     .withQuery(reduce('C', 'A', 'last'))
     .withQuery(reduce('D', 'B', 'last'))
     .withQuery(math('E', '$C - $D'))
     .withQuery(threshold('F', 'E', 'lt', 1))
     .condition('F')
     .noDataState('OK')
-    .execErrState('Error')
-    .forDuration('0s')
-    .labels({ severity: 'warning', component: 'pipeline' })
-    .annotations({
-      summary: 'Stream {{ $labels.stream }} stopped reporting',
-      description: `{{ $labels.stream }} wrote windows in the last hour but none in the last ${STALE_AFTER_SECONDS / 60} min. Either the job ended, or frames stopped flowing (check the Pipeline health dashboard).`,
-      ...panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.sampleSize),
-    });
+    .annotations(annotations(staleDefinition, `${staleDefinition.description(staleDefinition.params)} Check the Pipeline health dashboard.`, panelLink(IMBALANCE_OVERVIEW_UID, IMBALANCE_PANEL_IDS.sampleSize)));
 
-  const stalledTitle = 'Pipeline stalled';
-  const stalledContext = { catalog, ruleTitle: stalledTitle };
+  const stalledDefinition = ALERT_DEFINITIONS.pipelineStalled;
+  const stalledContext = { catalog, ruleTitle: grafanaTitle(stalledDefinition) };
+  const stalledWindow = stalledDefinition.params.windowSeconds;
   const spread = (field: typeof FIELDS.pipeline.framesIn | typeof FIELDS.pipeline.framesOut) =>
     selectFrom('pipeline').field(field, { aggregation: 'spread' }).timeFiltered().groupBy(TAGS.service, TAGS.instance).build();
-  const stalled = new RuleBuilder(stalledTitle)
-    .uid('warpwatch-pipeline-stalled')
-    .withQuery(influxQuery(stalledContext, 'A', spread(FIELDS.pipeline.framesIn), 300))
-    .withQuery(influxQuery(stalledContext, 'B', spread(FIELDS.pipeline.framesOut), 300))
+  const stalled = definedRule(stalledDefinition)
+    .withQuery(influxQuery(stalledContext, 'A', spread(FIELDS.pipeline.framesIn), stalledWindow))
+    .withQuery(influxQuery(stalledContext, 'B', spread(FIELDS.pipeline.framesOut), stalledWindow))
     .withQuery(reduce('C', 'A', 'last'))
     .withQuery(reduce('D', 'B', 'last'))
     .withQuery(math('E', '$C > 0 && $D == 0'))
     .withQuery(threshold('F', 'E', 'gt', 0))
     .condition('F')
-    // No self-metrics from any service for 5 min means the services are down.
+    // No self-metrics from any service for the window means the services are down.
     .noDataState('Alerting')
-    .execErrState('Error')
-    .forDuration('5m')
-    .labels({ severity: 'critical', component: 'pipeline' })
-    .annotations({
-      summary: '{{ $labels.service }} {{ $labels.instance }} takes frames in but emits none',
-      description:
-        'For 5 min the instance counted incoming frames but no outgoing ones (or no service reported metrics at all). Check Kafka, the consumer lag and the InfluxDB write errors on the Pipeline health dashboard.',
-      ...panelLink(PIPELINE_HEALTH_UID, PIPELINE_PANEL_IDS.frameRates),
-    });
+    .annotations(
+      annotations(
+        stalledDefinition,
+        `${stalledDefinition.description(stalledDefinition.params)} (Or no service reported metrics at all.) Check Kafka, the consumer lag and the InfluxDB write errors on the Pipeline health dashboard.`,
+        panelLink(PIPELINE_HEALTH_UID, PIPELINE_PANEL_IDS.frameRates),
+      ),
+    );
 
   return [rising, drift, stale, stalled];
 }

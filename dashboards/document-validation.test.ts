@@ -50,7 +50,7 @@ describe('document-validation', () => {
     it.each<[string, (d: Json) => void, RegExp]>([
       ['wrong apiVersion', (d) => (d.apiVersion = 2), /apiVersion must be 1/],
       ['condition naming no query', (d) => (d.groups[0].rules[0].condition = 'Z'), /condition must name one of its refIds/],
-      ['expression reading a later query', (d) => (d.groups[0].rules[0].data[1].model.expression = 'C'), /input "C" is not an earlier refId/],
+      ['expression reading a later query', (d) => (d.groups[0].rules[2].data[2].model.expression = 'C'), /input "C" is not an earlier refId/],
       ['math reading an unknown query', (d) => (d.groups[0].rules[2].data[4].model.expression = '$C - $X'), /input "X"/],
       ['missing time range', (d) => delete d.groups[0].rules[0].data[0].relativeTimeRange, /relativeTimeRange/],
       ['unknown datasource', (d) => (d.groups[0].rules[0].data[0].datasourceUid = 'prom'), /datasourceUid must be/],

@@ -1,7 +1,8 @@
 /**
- * Everything `npm run dashboards` writes, computed in memory: the two dashboard JSON files,
+ * Everything `npm run dashboards` writes, computed in memory: the dashboard JSON files,
  * the alert-rule provisioning YAML (in dashboards/generated and, byte-identical, in
- * deploy/grafana/alerting where compose and k8s mount it), and the dashboard provider YAML.
+ * deploy/grafana/alerting where compose and k8s mount it), the dashboard provider YAML, and the
+ * Prometheus rules (a rules file for a plain Prometheus and a PrometheusRule for the Operator).
  * Pure: no file system access, so the drift test regenerates and compares without writing.
  */
 import { stringify } from 'yaml';
@@ -14,6 +15,7 @@ import { DashboardSchemaError, DashboardsError } from './errors.ts';
 import { buildImbalanceOverview } from './imbalance-overview.ts';
 import { createQueryCatalog, type QueryCatalog } from './influx-target.ts';
 import { buildPipelineHealth } from './pipeline-health.ts';
+import { buildPrometheusRules, prometheusRuleManifest, type PrometheusRuleFile } from './prometheus-rules.ts';
 import { findUnknownSeriesNames } from './series-references.ts';
 
 /** Repository-relative paths of the generated files. */
@@ -26,6 +28,8 @@ export const GENERATED_PATHS = {
   dashboardProvider: 'deploy/grafana/dashboards/warpwatch-dashboards.yaml',
   prometheusDatasource: 'deploy/grafana/datasources/warpwatch-prometheus.yaml',
   k8sGrafanaProvisioning: 'deploy/k8s/grafana-provisioning.yaml',
+  prometheusRules: 'deploy/prometheus/rules/warpwatch.rules.yaml',
+  k8sPrometheusRule: 'deploy/k8s/prometheus-operator/prometheus-rule.yaml',
 } as const;
 
 /** uid of the provisioned Prometheus datasource (compose and k8s). */
@@ -47,6 +51,8 @@ export interface GeneratedSet {
   readonly artifacts: readonly GeneratedArtifact[];
   readonly dashboards: readonly Dashboard[];
   readonly alertRules: AlertRuleProvisioning;
+  /** The Prometheus rules (rules file and PrometheusRule spec). */
+  readonly prometheusRules: PrometheusRuleFile;
   /** Every InfluxQL query in the documents, with where it lives. */
   readonly catalog: QueryCatalog;
 }
@@ -184,6 +190,7 @@ export function generateArtifacts(): GeneratedSet {
 
   const prometheusJson = toJson(withInputs(buildImbalanceOverviewPrometheus(), [PROMETHEUS_INPUT]));
   const providerYaml = toYaml(dashboardProvider());
+  const prometheusRules = buildPrometheusRules();
   return {
     artifacts: [
       { path: GENERATED_PATHS.imbalanceOverview, content: imbalanceJson },
@@ -201,9 +208,12 @@ export function generateArtifacts(): GeneratedSet {
           provider: providerYaml,
         }),
       },
+      { path: GENERATED_PATHS.prometheusRules, content: toYaml(prometheusRules) },
+      { path: GENERATED_PATHS.k8sPrometheusRule, content: toYaml(prometheusRuleManifest(prometheusRules)) },
     ],
     dashboards: [imbalance, pipeline],
     alertRules,
+    prometheusRules,
     catalog,
   };
 }

@@ -75,6 +75,7 @@ export {
   ALERT_RULE_FOLDER,
   ALERT_RULE_GROUP,
   DRIFT_RELATIVE_ERROR_THRESHOLD,
+  GRAFANA_SUMMARY_LABELS,
   STALE_AFTER_SECONDS,
   buildAlertRules,
 } from './alert-rules.ts';
@@ -82,6 +83,10 @@ export type { AlertRuleProvisioning, ProvisionedRule, ProvisionedRuleQuery } fro
 export { validateAlertRuleDocument, validateDashboardDocument } from './document-validation.ts';
 export { findUnknownSeriesNames } from './series-references.ts';
 export { GENERATED_PATHS, GRAFANA_DASHBOARDS_MOUNT, generateArtifacts } from './generated-artifacts.ts';
+export { ALERT_DEFINITIONS, PROMETHEUS_STREAM_LABELS, runbookUrl, tunedDefinition } from './alert-definitions.ts';
+export type { AlertDefinition, AlertId, AlertOverrides, AlertScope, AlertTuning, SummaryLabels } from './alert-definitions.ts';
+export { PROMETHEUS_ALERT_GROUPS, PROMETHEUS_JOBS, PROMETHEUS_SUMMARY_LABELS, RECORDING_RULES, buildPrometheusRules, prometheusRuleManifest, promDuration } from './prometheus-rules.ts';
+export type { PrometheusRule, PrometheusRuleFile, PrometheusRuleOptions } from './prometheus-rules.ts';
 export type { GeneratedArtifact, GeneratedSet } from './generated-artifacts.ts';
 export {
   IMBALANCE_OVERVIEW_PROMETHEUS_UID,

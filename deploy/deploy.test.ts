@@ -120,8 +120,8 @@ describe('deploy contracts', () => {
   });
 
   describe('compose.yaml', () => {
-    it('runs Kafka 3.9, InfluxDB 2.x, Grafana, Prometheus, collector and estimator, each with a health check', () => {
-      expect(Object.keys(composeServices).sort()).toEqual(['collector', 'estimator', 'grafana', 'influxdb', 'kafka', 'prometheus']);
+    it('runs Kafka 3.9, InfluxDB 2.x, Grafana, Prometheus, Alertmanager, collector and estimator, each with a health check', () => {
+      expect(Object.keys(composeServices).sort()).toEqual(['alertmanager', 'collector', 'estimator', 'grafana', 'influxdb', 'kafka', 'prometheus']);
       expect(composeService('kafka')['image']).toMatch(/^apache\/kafka:3\.9\.\d+$/);
       expect(composeService('influxdb')['image']).toMatch(/^influxdb:2\.\d+/);
       for (const name of Object.keys(composeServices)) expect(asRecord(composeService(name)['healthcheck'])['test'], name).toBeDefined();

@@ -18,6 +18,12 @@ describe('private Prometheus helpers', () => {
     expect(config.scrape_configs[0]?.job_name).toBe('warpwatch-estimator');
     expect(config.scrape_configs[0]?.static_configs[0]?.targets).toEqual(['127.0.0.1:9465', '127.0.0.1:9466']);
     expect((parse(renderPrometheusConfig([], 1_000)) as { scrape_configs: unknown[] }).scrape_configs).toEqual([]);
+    expect((parse(renderPrometheusConfig([], 1_000)) as { rule_files?: unknown }).rule_files).toBeUndefined();
+  });
+
+  it('lists the rules files to load', () => {
+    const config = parse(renderPrometheusConfig(['127.0.0.1:9465'], 1_000, ['/tmp/a rules.yaml', '/tmp/b.yaml'])) as { rule_files: string[] };
+    expect(config.rule_files).toEqual(['/tmp/a rules.yaml', '/tmp/b.yaml']);
   });
 
   it('finds WARPWATCH_PROMETHEUS first, else prometheus on PATH, else nothing', () => {

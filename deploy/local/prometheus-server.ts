@@ -81,6 +81,8 @@ export interface PrometheusOptions {
   readonly scrapeIntervalMillis: number;
   /** Enable the OTLP receiver (Prometheus ≥ 3: --web.enable-otlp-receiver). */
   readonly otlpReceiver: boolean;
+  /** Rules files to load (YAML text, e.g. the alerting rules of dashboards/prometheus-rules.ts); none by default. */
+  readonly ruleFiles?: readonly string[];
   /** How long to wait for /-/ready (ms). */
   readonly readyTimeoutMillis?: number;
 }
@@ -111,13 +113,15 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * prometheus.yml of a private Prometheus: one scrape job `warpwatch-estimator` over `targets`.
+ * prometheus.yml of a private Prometheus: one scrape job `warpwatch-estimator` over `targets`,
+ * and the rules files `ruleFiles` (paths) when given.
  *
  * @example renderPrometheusConfig(['127.0.0.1:9465'], 1000).includes("'127.0.0.1:9465'"); // true
  */
-export function renderPrometheusConfig(targets: readonly string[], intervalMillis: number): string {
+export function renderPrometheusConfig(targets: readonly string[], intervalMillis: number, ruleFiles: readonly string[] = []): string {
   const seconds = `${Math.max(1, Math.round(intervalMillis / 1000))}s`;
   const lines = ['# Written by deploy/local/prometheus-server.ts', 'global:', `  scrape_interval: ${seconds}`, `  evaluation_interval: ${seconds}`];
+  if (ruleFiles.length > 0) lines.push('rule_files:', ...ruleFiles.map((file) => `  - '${file}'`));
   if (targets.length === 0) lines.push('scrape_configs: []');
   else {
     lines.push('scrape_configs:', '  - job_name: warpwatch-estimator', `    scrape_timeout: ${seconds}`, '    static_configs:', `      - targets: [${targets.map((t) => `'${t}'`).join(', ')}]`);
@@ -139,7 +143,12 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
   const url = `http://127.0.0.1:${port}`;
   const configFile = join(directory, 'prometheus.yml');
   const logFile = join(directory, 'prometheus.log');
-  writeFileSync(configFile, renderPrometheusConfig(options.scrapeTargets, options.scrapeIntervalMillis));
+  const ruleFiles = (options.ruleFiles ?? []).map((text, index) => {
+    const file = join(directory, `rules-${index}.yaml`);
+    writeFileSync(file, text);
+    return file;
+  });
+  writeFileSync(configFile, renderPrometheusConfig(options.scrapeTargets, options.scrapeIntervalMillis, ruleFiles));
   const args = [`--config.file=${configFile}`, `--storage.tsdb.path=${join(directory, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1d'];
   if (options.otlpReceiver) args.push('--web.enable-otlp-receiver');
   const logFd = openSync(logFile, 'a');

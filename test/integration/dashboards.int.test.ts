@@ -25,6 +25,7 @@ import {
 } from '../../estimator/index.ts';
 import {
   ALL_VALUE_MARKER,
+  ALERT_DEFINITIONS,
   DRIFT_RELATIVE_ERROR_THRESHOLD,
   generateArtifacts,
   interpolateInfluxQl,
@@ -367,25 +368,47 @@ describe('dashboards against the real InfluxDB', () => {
       });
       const result = await influxQuery(text);
       expect(result.error, text).toBeUndefined();
-      // One value per label set: the rule's reduce step would see exactly these.
+      // One value per label set: the rule's reduce step would see exactly these. Per-stream
+      // rules group by the whole stream identity; their label sets are keyed by the stream here.
       const values = new Map<string, number | null>();
       for (const series of result.series ?? []) {
         expect(series.values).toHaveLength(1);
-        values.set(labelKey(series.tags ?? {}), (series.values[0] as unknown[])[1] as number | null);
+        const tags = series.tags ?? {};
+        const stream = tags[TAGS.stream];
+        if (stream !== undefined) identityTags.set(stream, tags);
+        values.set(stream === undefined ? labelKey(tags) : labelKey({ [TAGS.stream]: stream }), (series.values[0] as unknown[])[1] as number | null);
       }
       return values;
     }
+    /** The identity tags each per-stream rule query returned, by stream. */
+    const identityTags = new Map<string, Record<string, string>>();
 
-    it('rising imbalance counts the estimator event of the stream', async () => {
-      const counts = await runRuleQuery('warpwatch-rising-imbalance', 'A');
-      expect(counts.get(streamKey('matpow'))).toBe(1);
-      expect(counts.has(streamKey('escape.time'))).toBe(false);
+    it('rising imbalance: window mean against its baseline stays under the factor for the steady streams, with enough groups', async () => {
+      const { factor, minGroups } = ALERT_DEFINITIONS.risingImbalance.params;
+      const now = await runRuleQuery('warpwatch-rising-imbalance', 'A');
+      const baseline = await runRuleQuery('warpwatch-rising-imbalance', 'B');
+      const groups = await runRuleQuery('warpwatch-rising-imbalance', 'C');
+      // escape.time is flat at 2.0 × 1.5; matpow creeps up by 0.1 % a window (ratio about 1.02).
+      expect(now.get(streamKey('escape.time'))).toBeCloseTo(3, 12);
+      expect(baseline.get(streamKey('escape.time'))).toBeCloseTo(3, 12);
+      const matpowRatio = (now.get(streamKey('matpow')) ?? NaN) / (baseline.get(streamKey('matpow')) ?? NaN);
+      expect(matpowRatio).toBeGreaterThan(1.01);
+      expect(matpowRatio).toBeLessThan(factor);
+      // 5 min of 10 s windows of 128 groups (±1 window at the edges); the silent stream has none.
+      for (const kernel of kernels) expect(groups.get(streamKey(kernel))).toBeGreaterThanOrEqual(29 * 128);
+      expect(groups.get(streamKey('matpow'))).toBeGreaterThan(minGroups);
+      expect(now.has(streamKey(staleKernel))).toBe(false);
+      expect(baseline.has(streamKey(staleKernel))).toBe(true);
+      // The alert carries the stream identity (job, kernel, n, host, pod, device UUID).
+      expect(identityTags.get(`${job}/matpow`)).toMatchObject({ job, kernel: 'matpow', n: groupSize, host: 'int-host', pod: 'pod-matpow', device_uuid: '00000000-0000-0000-0000-000000000000' });
     });
 
-    it('drift sees the drifting stream above the threshold and the healthy one below', async () => {
+    it('drift sees the drifting stream above the threshold and the healthy one below, both with enough groups', async () => {
       const eta = await runRuleQuery('warpwatch-drift', 'A');
       expect(eta.get(streamKey('escape.time'))).toBeGreaterThan(DRIFT_RELATIVE_ERROR_THRESHOLD);
       expect(eta.get(streamKey('matpow'))).toBeLessThan(DRIFT_RELATIVE_ERROR_THRESHOLD);
+      const groups = await runRuleQuery('warpwatch-drift', 'B');
+      for (const kernel of kernels) expect(groups.get(streamKey(kernel))).toBeGreaterThan(ALERT_DEFINITIONS.drift.params.minGroups);
     });
 
     it('stale stream: A − B is 0 only for the stream that went silent', async () => {
@@ -407,7 +430,7 @@ describe('dashboards against the real InfluxDB', () => {
     });
 
     it('every rule data query is covered above', () => {
-      const covered = new Set(['warpwatch-rising-imbalance/A', 'warpwatch-drift/A', 'warpwatch-stream-stale/A', 'warpwatch-stream-stale/B', 'warpwatch-pipeline-stalled/A', 'warpwatch-pipeline-stalled/B']);
+      const covered = new Set(['warpwatch-rising-imbalance/A', 'warpwatch-rising-imbalance/B', 'warpwatch-rising-imbalance/C', 'warpwatch-drift/A', 'warpwatch-drift/B', 'warpwatch-stream-stale/A', 'warpwatch-stream-stale/B', 'warpwatch-pipeline-stalled/A', 'warpwatch-pipeline-stalled/B']);
       const all = rules.flatMap((r) => r.data.filter((d) => d.datasourceUid !== '__expr__').map((d) => `${r.uid}/${d.refId}`));
       expect(new Set(all)).toEqual(covered);
     });
