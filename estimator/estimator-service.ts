@@ -94,7 +94,9 @@ const YIELD_AFTER_MILLIS = 10;
 /**
  * The /healthz status of an estimator: `stopping`, `starting` (no partition yet, or one not
  * restored), `degraded` with `reasons` (`influx-write`: its last write requests to InfluxDB
- * failed, so windows are not reaching it; the points wait in a bounded buffer), else `ok`.
+ * failed, so windows are not reaching it; the points wait in a bounded buffer;
+ * `topic-config: …`: a Kafka topic cannot take what the estimator reads or writes, one reason
+ * per problem, also given while `starting`), else `ok`.
  *
  * @example estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: { failingWrites: 3 } })
  * // { status: 'degraded', reasons: ['influx-write'] }
@@ -104,10 +106,12 @@ export function estimatorStatus(input: {
   assigned: ReadonlySet<number>;
   restored: ReadonlySet<number>;
   influx: Pick<InfluxWriterStats, 'failingWrites'> | undefined;
+  topicProblems?: readonly string[];
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
-  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };
-  const reasons = influxHealthReasons(input.influx);
+  const topics = (input.topicProblems ?? []).map((problem) => `topic-config: ${problem}`);
+  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: topics };
+  const reasons = [...influxHealthReasons(input.influx), ...topics];
   return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
 }
 
@@ -190,7 +194,7 @@ export async function startEstimator(
   const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue } = {};
   let influx: InfluxWriter | undefined;
   const health = (): EstimatorHealth => ({
-    ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats() }),
+    ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats(), topicProblems: kafkaTopicProblems() }),
     instance: config.instanceId,
     partitions: [...state.assigned].sort((a, b) => a - b),
     streams: created.engine?.liveStreams() ?? 0,
@@ -199,6 +203,7 @@ export async function startEstimator(
     counters: telemetry.counters,
   });
 
+  let kafkaTopicProblems = (): readonly string[] => [];
   const outages = createOutages(config, log);
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
   const telemetry = createEstimatorTelemetry(metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator'), trace.getTracer('warpwatch-estimator'), () => ({
@@ -228,6 +233,9 @@ export async function startEstimator(
 
   await kafka.ensureTopics();
   outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers`);
+  // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
+  kafkaTopicProblems = () => kafka.topicProblems();
+  for (const problem of kafka.topicProblems()) log(`warpwatch estimate: WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
   const mirror = await kafka.startCheckpointMirror();
   const restorer = createPartitionRestorer(parts, mirror);
   const checkpointer = createCheckpointer(parts);

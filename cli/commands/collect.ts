@@ -160,7 +160,12 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
     log,
     stdin: config.sources.stdin ? process.stdin : undefined,
     metricsWriter,
+    topicProblems: () => kafka.topicProblems(),
   });
+  // Create or check the topics at once, so a topic that cannot take the frames is said at start
+  // (WW_ERR_KAFKA_TOPIC_CONFIG). A broker that does not answer yet is said by the delivery
+  // pipeline; the first send checks again.
+  void kafka.ensureTopics().catch(() => {});
 
   let healthServer: HealthServer | undefined;
   try {
