@@ -1,4 +1,4 @@
-// The readers of frame files (analyze, compare, advise --frames) on the two kinds of damage of
+// The readers of frame files (analyze, compare, advise --frames, bound --frame) on the two kinds of damage of
 // cli/testing/damaged-frame-files.ts: each resynchronises on the next valid frame, says each
 // damaged stretch with its exact length on stderr and in --json, exits 1
 // (WW_ERR_FRAME_FILE_DAMAGED) unless --accept-damage is given; a cut-off last frame stays a
@@ -89,6 +89,17 @@ describe.each(cases)('$name', (c) => {
     expect((await runCli('compare', intact, c.file, '--accept-damage')).status).toBe(0);
   });
 
+  it('bound --frame takes rep_cnt from every intact frame; exit 1 unless --accept-damage', async () => {
+    const result = await runCli('bound', '--threads', '64', '--frame', c.file, '--json');
+    expect(result.status, result.stderr).toBe(1);
+    expectStderr(result.stderr, c, `--frame file '${c.file}'`);
+    const parsed = JSON.parse(result.stdout) as { input: InputJson; bounds: { stream: string; maxObservedCount: number }[] };
+    expectInput(parsed.input, c);
+    // Lane counts ((lane·7 + group·13 + launch) mod 97) + 1 reach 97 in every launch's summary.
+    expect(parsed.bounds).toMatchObject([{ stream: 'job/k', maxObservedCount: 97 }]);
+    expect((await runCli('bound', '--threads', '64', '--frame', c.file, '--accept-damage')).status).toBe(0);
+  });
+
   it('advise --frames reads every intact frame (4 launches); exit 1 unless --accept-damage', async () => {
     const result = await runCli('advise', '--frames', c.file, '--json');
     expect(result.status, result.stderr).toBe(1);
@@ -122,5 +133,8 @@ describe('--accept-damage', () => {
     const result = await runCli('advise', '--dist', 'pois(5)', '--accept-damage');
     expect(result.status).toBe(2);
     expect(result.stderr).toBe('warpwatch: --accept-damage applies to --frames only\n');
+    const bound = await runCli('bound', '--threads', '64', '--rep-cnt', '3', '--accept-damage');
+    expect(bound.status).toBe(2);
+    expect(bound.stderr).toBe('warpwatch: --accept-damage applies to --frame only\n');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Reading a recorded frame file in the CLI's readers (`analyze`, `advise --frames`, `compare`,
- * `collect --replay`): one tolerant reader for all (protocol/decode-frames.ts scanFrameFile,
+ * `bound --frame`, `collect --replay`): one tolerant reader for all (protocol/decode-frames.ts scanFrameFile,
  * the collector's resynchronisation), one way to report damage (a line per damaged stretch on
  * stderr, an object for --json) and one flag to accept it (`--accept-damage`).
  */
