@@ -32,6 +32,11 @@ export interface CollectorDependencies {
    * `config.influx` is set); none = no such points. Closed by `stop()`.
    */
   readonly metricsWriter?: MetricsPointWriter;
+  /**
+   * Problems of the Kafka topics as the last check found them (kafka-producer.ts
+   * `topicProblems`): each is a `topic-config: …` reason on /healthz. None = not reported.
+   */
+  readonly topicProblems?: () => readonly string[];
 }
 
 /** A running collector; see {@link startCollector}. */
@@ -277,12 +282,13 @@ async function stopCollector(parts: CollectorParts): Promise<{ flushed: boolean 
   return result;
 }
 
-/** The /healthz body: status and reasons ({@link degradedReasons}, plus `influx-write` and `influx-rejected` from the metrics writer: service/influx-writer.ts influxHealthReasons), delivery state, sizes, totals and accounting. */
+/** The /healthz body: status and reasons ({@link degradedReasons}, plus `influx-write` and `influx-rejected` from the metrics writer: service/influx-writer.ts influxHealthReasons, and `topic-config: …` per topic problem), delivery state, sizes, totals and accounting. */
 function collectorHealth(parts: CollectorParts): HealthReport {
   const { config, pipeline, spool, metrics } = parts;
   const state = pipeline.state;
   const influx = parts.deps.metricsWriter?.stats();
-  const reasons = [...degradedReasons(state, spool, config.spool.maxBytes), ...influxHealthReasons(influx)];
+  const topics = (parts.deps.topicProblems?.() ?? []).map((problem) => `topic-config: ${problem}`);
+  const reasons = [...degradedReasons(state, spool, config.spool.maxBytes), ...influxHealthReasons(influx), ...topics];
   return {
     status: parts.stopping() || state === 'closed' ? 'stopping' : reasons.length > 0 ? 'degraded' : 'ok',
     reasons,

@@ -1,5 +1,6 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer } from 'kafkajs';
-import { isUnreachableError, kafkaClientSecurity } from '../service/index.ts';
+import { MAX_FRAME_RECORD_BYTES } from '../contracts/index.ts';
+import { ensureServiceTopics, isUnreachableError, kafkaClientSecurity } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -9,8 +10,15 @@ import type { ProduceFunction, ProduceRecord } from './produce-record.ts';
 export interface KafkaProducerAdapter {
   /** Sends a batch (acks from all in-sync replicas); rejects with KafkaProduceError when it could not. */
   readonly send: ProduceFunction;
-  /** Creates the frames and DLQ topics if missing (done lazily by the first send too). */
+  /**
+   * Creates the frames and DLQ topics if missing, as contracts/topics.ts TOPIC_SPECS defines
+   * them, and checks existing ones against it (done lazily by the first send too; call it at
+   * start so a misfit topic is said at once). Each problem is logged once as a warning
+   * (WW_ERR_KAFKA_TOPIC_CONFIG) and kept in {@link KafkaProducerAdapter.topicProblems}.
+   */
   ensureTopics(): Promise<void>;
+  /** The problems the last topic check found (empty = the topics fit, or not checked yet): /healthz reasons. */
+  topicProblems(): readonly string[];
   /** Disconnects, waiting at most `timeoutMillis`. */
   close(timeoutMillis?: number): Promise<void>;
 }
@@ -21,8 +29,8 @@ const KAFKA_LOG_REPEAT_MILLIS = 30_000;
  * The kafkajs adapter of the collector: an idempotent producer (acks -1, the broker
  * de-duplicates retried batches, per-partition order kept with up to 5 in-flight
  * requests), the murmur2 default partitioner so key = stream id maps a stream to one
- * partition, optional gzip, SASL/SCRAM and TLS. Topics are created if missing with the
- * configured partitions. After a failed send the producer is discarded and a new one
+ * partition, optional gzip, SASL/SCRAM and TLS. Topics are created if missing as
+ * contracts/topics.ts defines them (the configured partitions), and checked if they exist. After a failed send the producer is discarded and a new one
  * (new producer id) is created on the next send, so a broker restart never leaves a
  * producer with stale sequence numbers. Credentials are passed to kafkajs only, never logged;
  * kafkajs' own warnings and errors are forwarded to `log`, each distinct text at most every 30 s.
@@ -63,6 +71,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
   let producer: Producer | undefined;
   let connecting: Promise<Producer> | undefined;
   let topicsReady = false;
+  let problems: readonly string[] = [];
 
   const connect = (): Promise<Producer> => {
     if (producer !== undefined) return Promise.resolve(producer);
@@ -101,29 +110,34 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       { retriable: true, cause: error },
     );
 
-  const ensureTopics = async (): Promise<void> => {
-    if (topicsReady) return;
+  // One check at a time: the start and the first send may both ask.
+  let checking: Promise<void> | undefined;
+  const ensureTopics = (): Promise<void> => {
+    if (topicsReady) return Promise.resolve();
+    checking ??= checkTopics().finally(() => {
+      checking = undefined;
+    });
+    return checking;
+  };
+  const checkTopics = async (): Promise<void> => {
     const admin = kafka.admin();
     try {
       await admin.connect();
-      const existing = new Set(await admin.listTopics());
-      // The topics take every record the agent sends (max.message.bytes = WARPWATCH_KAFKA_MAX_MESSAGE_BYTES).
-      const configEntries = [{ name: 'max.message.bytes', value: String(config.maxMessageBytes) }];
-      const missing = [
-        { topic: config.framesTopic, numPartitions: config.partitions, replicationFactor: config.replicationFactor, configEntries },
-        { topic: config.dlqTopic, numPartitions: 1, replicationFactor: config.replicationFactor, configEntries },
-      ].filter((t) => !existing.has(t.topic));
-      if (missing.length > 0) {
-        await admin.createTopics({ topics: missing, waitForLeaders: true });
-        log('info', `created Kafka topic(s) ${missing.map((t) => `${t.topic} (${t.numPartitions} partition(s))`).join(', ')} with max.message.bytes=${config.maxMessageBytes}`);
-      }
+      // Records are at most the largest frame with its key and headers, or the configured limit when smaller.
+      const neededMessageBytes = Math.min(config.maxMessageBytes, MAX_FRAME_RECORD_BYTES);
+      const report = await ensureServiceTopics(
+        admin,
+        [
+          { role: 'frames', name: config.framesTopic, neededMessageBytes },
+          { role: 'dlq', name: config.dlqTopic, neededMessageBytes },
+        ],
+        { partitions: config.partitions, replicationFactor: config.replicationFactor },
+      );
+      if (report.created.length > 0) log('info', `created Kafka topic(s) ${report.created.join(', ')} as contracts/topics.ts defines them (max.message.bytes=${[...report.maxMessageBytes.values()].join('/')})`);
+      for (const problem of report.problems) log('warn', `WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
+      problems = report.problems;
       topicsReady = true;
     } catch (error) {
-      // Created concurrently by another collector: fine.
-      if ((error as { type?: string }).type === 'TOPIC_ALREADY_EXISTS') {
-        topicsReady = true;
-        return;
-      }
       if (isKafkaAuthenticationError(error)) throw authError(error);
       throw new CollectorError('WW_ERR_KAFKA_TOPIC', `could not check/create topics ${config.framesTopic}, ${config.dlqTopic} on ${config.brokers.join(',')}: ${(error as Error).message}`, {
         retriable: true,
@@ -151,6 +165,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
   return {
     send,
     ensureTopics,
+    topicProblems: () => problems,
     async close(timeoutMillis = 5_000) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([

@@ -256,7 +256,7 @@ export const COLLECTOR_FIELDS = {
     max: 1024 ** 3,
     default: 8 * 1024 * 1024,
     unit: 'bytes',
-    doc: 'largest record the broker takes (topics created get it as `max.message.bytes`); larger ones go to the DLQ',
+    doc: 'largest record the collector sends; larger ones go to the DLQ (topics are created with `max.message.bytes` 8 MiB, contracts/topics.ts; an existing topic taking less than this, or than the largest frame record, is reported)',
   },
   maxBatchBytes: { kind: 'bytes', env: 'WARPWATCH_BATCH_MAX_BYTES', min: 1024, max: 64 * 1024 * 1024, default: 1024 * 1024, unit: 'bytes', doc: 'a batch is sent at this size ... (at most WARPWATCH_QUEUE_MAX_BYTES)' },
   maxBatchRecords: { kind: 'integer', env: 'WARPWATCH_BATCH_MAX_RECORDS', min: 1, max: 1_000_000, default: 10_000, unit: 'records', doc: '... or this many records ...' },

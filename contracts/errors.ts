@@ -1,11 +1,13 @@
 /**
  * Errors of contracts/: an argument that names part of a stream identity (job, kernel, stream,
- * host, device, label, group size, source) breaks the rules of stream-identity.ts. Listed in
+ * host, device, label, group size, source) breaks the rules of stream-identity.ts; an existing
+ * Kafka topic cannot take what a service sends or reads (topics.ts topicConfigProblems, said by
+ * the collector and the estimator with WW_ERR_KAFKA_TOPIC_CONFIG). Listed in
  * docs/errors.md (cli/errors-doc.test.ts checks they match).
  */
 
 /** Every error code contracts/ raises. */
-export const CONTRACTS_ERROR_CODES = ['WW_ERR_STREAM_IDENTITY'] as const;
+export const CONTRACTS_ERROR_CODES = ['WW_ERR_STREAM_IDENTITY', 'WW_ERR_KAFKA_TOPIC_CONFIG'] as const;
 
 /**
  * A stream-identity argument (a CLI flag, a WARPWATCH_* variable) that breaks the identity

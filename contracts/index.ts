@@ -41,7 +41,8 @@ export {
   type StreamKeyParts,
 } from './stream-identity.ts';
 export { CONTRACTS_ERROR_CODES, StreamIdentityError } from './errors.ts';
-export { TOPICS } from './topics.ts';
+export { MAX_FRAME_RECORD_BYTES, TOPIC_MAX_MESSAGE_BYTES, TOPIC_SPECS, TOPICS, topicConfigProblems, topicToCreate } from './topics.ts';
+export type { ExistingTopic, TopicRole, TopicSpec, TopicToCreate } from './topics.ts';
 export { DLQ_HEADERS } from './dlq-headers.ts';
 export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREAM_TAGS, TAGS, type AlertKind, type MeasurementName } from './series.ts';
 export { LABEL_ATTRIBUTES, labelAttributeName, RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';

@@ -97,7 +97,8 @@ const YIELD_AFTER_MILLIS = 10;
  * restored), `degraded` with `reasons` (`influx-write`: its last write requests to InfluxDB
  * failed, so windows are not reaching it; the points wait in a bounded buffer; `influx-rejected`:
  * InfluxDB refused points in the last 5 minutes, which are lost; service/influx-writer.ts
- * influxHealthReasons), else `ok`.
+ * influxHealthReasons; `topic-config: …`: a Kafka topic cannot take what the estimator reads or
+ * writes, one reason per problem, also given while `starting`), else `ok`.
  *
  * @example estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: { failingWrites: 3 } })
  * // { status: 'degraded', reasons: ['influx-write'] }
@@ -107,10 +108,12 @@ export function estimatorStatus(input: {
   assigned: ReadonlySet<number>;
   restored: ReadonlySet<number>;
   influx: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis'>>) | undefined;
+  topicProblems?: readonly string[];
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
-  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };
-  const reasons = influxHealthReasons(input.influx);
+  const topics = (input.topicProblems ?? []).map((problem) => `topic-config: ${problem}`);
+  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: topics };
+  const reasons = [...influxHealthReasons(input.influx), ...topics];
   return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
 }
 
@@ -244,7 +247,7 @@ export async function startEstimator(
   const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue } = {};
   let influx: InfluxWriter | undefined;
   const health = (): EstimatorHealth => ({
-    ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats() }),
+    ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats(), topicProblems: kafkaTopicProblems() }),
     instance: config.instanceId,
     partitions: [...state.assigned].sort((a, b) => a - b),
     streams: created.engine?.liveStreams() ?? 0,
@@ -253,6 +256,7 @@ export async function startEstimator(
     counters: telemetry.counters,
   });
 
+  let kafkaTopicProblems = (): readonly string[] => [];
   const outages = createOutages(config, log);
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
   const telemetry = createEstimatorTelemetry(metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator'), trace.getTracer('warpwatch-estimator'), () => ({
@@ -282,6 +286,9 @@ export async function startEstimator(
 
   await kafka.ensureTopics();
   outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers`);
+  // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
+  kafkaTopicProblems = () => kafka.topicProblems();
+  for (const problem of kafka.topicProblems()) log(`warpwatch estimate: WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
   const mirror = await kafka.startCheckpointMirror();
   const restorer = createPartitionRestorer(parts, mirror);
   const checkpointer = createCheckpointer(parts);

@@ -15,4 +15,11 @@ describe('estimatorStatus (/healthz)', () => {
     expect(estimatorStatus({ ...running, assigned: new Set(), influx: undefined }).status).toBe('starting');
     expect(estimatorStatus({ ...running, stopping: true, influx: { failingWrites: 4 } }).status).toBe('stopping');
   });
+
+  it('is degraded with a topic-config reason per topic problem, also said while starting', () => {
+    const problem = 'topic warpwatch.frames has max.message.bytes=1048588, it must take records of 4259856 bytes';
+    expect(estimatorStatus({ ...running, influx: undefined, topicProblems: [problem] })).toEqual({ status: 'degraded', reasons: [`topic-config: ${problem}`] });
+    expect(estimatorStatus({ ...running, assigned: new Set(), influx: undefined, topicProblems: [problem] })).toEqual({ status: 'starting', reasons: [`topic-config: ${problem}`] });
+    expect(estimatorStatus({ ...running, influx: undefined, topicProblems: [] })).toEqual({ status: 'ok', reasons: [] });
+  });
 });

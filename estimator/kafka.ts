@@ -1,6 +1,7 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type LogEntry, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from './errors.ts';
-import { isUnreachableError, retry } from '../service/index.ts';
+import { TOPIC_SPECS } from '../contracts/index.ts';
+import { ensureServiceTopics, isUnreachableError, retry, type ServiceTopicsReport } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 
 /**
@@ -89,8 +90,14 @@ export interface CheckpointMirror {
 
 /** The adapter. */
 export interface EstimatorKafka {
-  /** Creates missing topics (distributions and checkpoints compacted). */
+  /**
+   * Creates the missing topics as contracts/topics.ts TOPIC_SPECS defines them (the same
+   * settings the collector uses, whichever service starts first) and checks the existing ones
+   * against it; the problems found are then in {@link EstimatorKafka.topicProblems}.
+   */
   ensureTopics(): Promise<void>;
+  /** What the last {@link EstimatorKafka.ensureTopics} found wrong with the topics (empty = they fit): one sentence each. */
+  topicProblems(): readonly string[];
   startCheckpointMirror(): Promise<CheckpointMirror>;
   /** Joins the group and runs the frames consumer until stop(). */
   runFramesConsumer(handlers: FramesHandlers): Promise<void>;
@@ -200,6 +207,10 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
   let producer: Producer | undefined;
   let consumer: Consumer | undefined;
   const mirrors: CheckpointMirror[] = [];
+  let problems: readonly string[] = [];
+  // The largest record the frames topic allows (its max.message.bytes once checked): the
+  // consumer fetches at least this much per partition, so no allowed frame is too large to read.
+  let framesMaxMessageBytes = TOPIC_SPECS.frames.maxMessageBytes;
 
   const getAdmin = async (): Promise<Admin> => {
     if (admin === undefined) {
@@ -220,13 +231,15 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
   return {
     async ensureTopics() {
       try {
-        await createMissingTopics(await getAdmin(), options);
+        const report = await createMissingTopics(await getAdmin(), options);
+        problems = report.problems;
+        framesMaxMessageBytes = Math.max(TOPIC_SPECS.frames.maxMessageBytes, report.maxMessageBytes.get(options.framesTopic) ?? 0);
       } catch (error) {
-        // Another instance may have created the topics concurrently.
-        if (error instanceof Error && /already exists/i.test(error.message)) return;
-        throw kafkaError(`creating topics on ${options.brokers.join(',')}`, error);
+        throw kafkaError(`creating or checking topics on ${options.brokers.join(',')}`, error);
       }
     },
+
+    topicProblems: () => problems,
 
     async startCheckpointMirror() {
       const mirror = await startCheckpointMirror(kafka, getAdmin, options);
@@ -243,6 +256,9 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
         // heartbeat, which waits for the fetch in progress: an idle fetch long-polls this long.
         // The default (5 s) on top of the session timeout made failover take ~11 s.
         maxWaitTimeInMs: Math.min(1_000, options.heartbeatIntervalMillis),
+        // Fetch sizes that take the largest record the frames topic allows (kafkajs' defaults: 1 MiB per partition, 10 MiB per fetch).
+        maxBytesPerPartition: framesMaxMessageBytes,
+        maxBytes: Math.max(10 * 1024 * 1024, 2 * framesMaxMessageBytes),
         allowAutoTopicCreation: false,
       });
       await runFramesConsumer(consumer, options, handlers);
@@ -312,25 +328,25 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
   };
 }
 
-/** Creates the topics of {@link EstimatorKafka.ensureTopics} that do not exist yet and waits until their partitions serve requests. */
-async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions): Promise<void> {
-  const existing = new Set(await client.listTopics());
-  const compact = [{ name: 'cleanup.policy', value: 'compact' }];
-  const wanted = [
-    { topic: options.framesTopic, numPartitions: options.partitions, configEntries: [] as { name: string; value: string }[] },
-    { topic: options.distributionsTopic, numPartitions: options.partitions, configEntries: compact },
-    { topic: options.alertsTopic, numPartitions: options.partitions, configEntries: [] },
-    { topic: options.dlqTopic, numPartitions: options.partitions, configEntries: [] },
-    // One partition: the mirror reads it in order and "caught up" is one offset.
-    { topic: options.checkpointTopic, numPartitions: 1, configEntries: compact },
-  ].filter((t) => !existing.has(t.topic));
-  if (wanted.length === 0) return;
-  await client.createTopics({
-    waitForLeaders: true,
-    topics: wanted.map((t) => ({ ...t, replicationFactor: options.replicationFactor })),
-  });
+/**
+ * Creates the topics of {@link EstimatorKafka.ensureTopics} that do not exist yet (contracts/topics.ts
+ * TOPIC_SPECS), checks them all, and waits until every new partition serves requests.
+ */
+async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions): Promise<ServiceTopicsReport> {
+  const report = await ensureServiceTopics(
+    client,
+    [
+      { role: 'frames', name: options.framesTopic },
+      { role: 'distributions', name: options.distributionsTopic },
+      { role: 'alerts', name: options.alertsTopic },
+      { role: 'dlq', name: options.dlqTopic },
+      { role: 'estimatorCheckpoints', name: options.checkpointTopic },
+    ],
+    { partitions: options.partitions, replicationFactor: options.replicationFactor },
+  );
   // Leaders are in the metadata now; wait until every new partition also serves requests.
-  for (const t of wanted) await retryTransientKafka(() => client.fetchTopicOffsets(t.topic));
+  for (const topic of report.created) await retryTransientKafka(() => client.fetchTopicOffsets(topic));
+  return report;
 }
 
 /**

@@ -35,7 +35,7 @@ export { validateFrame } from './validate-frame.ts';
 export { encodeFrame } from './encode-frame.ts';
 export { decodeFrame, summarizeFrame, type FrameSummary } from './decode-frame.ts';
 export type { DecodeFrameOptions } from './decode-frame.ts';
-export { decodeFrames, decodeFramesWithTruncatedTail, readFrameFile, type FramesWithTail } from './decode-frames.ts';
+export { decodeFrames, readFrameFile, scanFrameFile, type DamagedStretch, type FrameFileScan } from './decode-frames.ts';
 export { DEFAULT_MAX_SAMPLE_BYTES, createFrameSplitter } from './frame-splitter.ts';
 export type { FrameSplitItem, FrameSplitter, FrameSplitterOptions } from './frame-splitter.ts';
 export { parseStreamId, streamIdOf } from './stream-id.ts';

@@ -33,3 +33,5 @@ export {
   urlWithoutCredentials,
 } from './influx-writer.ts';
 export type { InfluxDropReason, InfluxWriter, InfluxWriterHooks, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';
+export { ensureServiceTopics } from './kafka-topics.ts';
+export type { ServiceTopic, ServiceTopicsReport } from './kafka-topics.ts';

@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
 import { unreachableServerHint } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
-import { decodeFrame, decodeFrames, FrameError, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { decodeFrame, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { samplesObservationFromFrame } from '../../estimator/index.ts';
 import { readTraceFile, readWeightsFile, type WeightKind } from '../counts-file.ts';
+import { readFrameFile, type FrameFileRead } from '../frame-file.ts';
 import { scanDistributions } from '../demo/distributions-reader.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
 import { UsageError } from '../usage-error.ts';
@@ -34,6 +34,8 @@ export interface AdviseInput {
   readonly trace?: readonly number[] | undefined;
   /** Block runs (GroupSamples with selection `block`): complete sampled blocks' unit counts in unit order (docs/model.md §11a). */
   readonly blocks?: readonly (readonly number[])[] | undefined;
+  /** With `--frames`: what was read of the file, damaged stretches skipped included (cli/frame-file.ts). */
+  readonly frameFile?: FrameFileRead | undefined;
 }
 
 /** Adds LaunchSummary histograms into one count map (bins beyond 1023 at their representative). */
@@ -103,26 +105,17 @@ export function adviseInputFromSpec(text: string): AdviseInput {
 /**
  * Reads a recorded frame file (what `--out FILE` of a workload or the recorder writes) and
  * merges the histograms of its LaunchSummary frames. With several streams in the file,
- * `streamId` must pick one.
+ * `streamId` must pick one. Damaged stretches are skipped up to the next valid frame and said
+ * on stderr (cli/frame-file.ts); `frameFile` of the result counts them.
  *
- * @throws UsageError when the file cannot be read, holds an invalid frame, no LaunchSummary,
+ * @throws UsageError when the file cannot be read, holds no valid frame, no LaunchSummary,
  *   or several streams and no (or an unknown) `streamId`.
  * @example adviseInputFromFrames('frames.bin', 'local/matpow')
  */
 export function adviseInputFromFrames(file: string, streamId: string | undefined): AdviseInput {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(file);
-  } catch (error) {
-    throw new UsageError(`cannot read --frames file '${file}': ${(error as Error).message}`);
-  }
-  let frames;
-  try {
-    frames = decodeFrames(bytes);
-  } catch (error) {
-    if (error instanceof FrameError) throw new UsageError(`--frames file '${file}': ${error.code}: ${error.message}`, { cause: error });
-    throw error;
-  }
+  // Damaged stretches are skipped and said on stderr (the caller decides the exit code).
+  const frameFile = readFrameFile(file, `--frames file '${file}'`);
+  const frames = frameFile.frames;
   const summaries = frames.filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
   const streams = [...new Set(summaries.map(streamIdOf))].sort();
   if (streams.length === 0) throw new UsageError(`--frames file '${file}' holds no LaunchSummary frame (${frames.length} frames in all)`);
@@ -147,6 +140,7 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     runs: samples.flatMap((frame) => frame.groups.map((group) => group.laneCounts)),
     runsByLaunch: runsByLaunchOf(samples),
     blocks: samples.filter((frame) => frame.groupSize === commonGroupSize(selected)).flatMap((frame) => samplesObservationFromFrame(frame).blocks ?? []),
+    frameFile,
   };
 }
 

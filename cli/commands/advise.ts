@@ -18,6 +18,7 @@ import { kafkaSecurityFromEnv } from '../kafka-security.ts';
 import { writeCountsFile } from '../counts-file.ts';
 import { parseDeviceSelector, parseGroupSize, parseHost, parseStreamName } from '../../contracts/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
+import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, frameFileJson } from '../frame-file.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseIntegerListOption, parseNumberOption } from './numeric-options.ts';
 import { createAdviseProgress } from './advise-progress.ts';
@@ -43,6 +44,7 @@ interface AdviseFlags {
   basis: DistributionBasis;
   json?: boolean;
   html?: string;
+  acceptDamage?: boolean;
 }
 
 /** What decides whether an `advise` flag applies: the kind of input. */
@@ -52,6 +54,8 @@ interface AdviseContext {
   readonly kafka: boolean;
   /** --frames or --trace: units in their launch order (runs). */
   readonly runs: boolean;
+  /** --frames: a recorded frame file. */
+  readonly frames: boolean;
 }
 
 /** The flags of `warpwatch advise` that apply to some inputs only (issue 18: an error elsewhere). */
@@ -63,6 +67,7 @@ export const ADVISE_FLAG_RULES: readonly FlagRule<AdviseContext>[] = [
   { flag: '--device', applies: (c) => c.kafka, only: '--stream read from Kafka' },
   { flag: '--host', applies: (c) => c.kafka, only: '--stream read from Kafka' },
   { flag: '--prepass-stride', applies: (c) => c.runs, only: '--frames or --trace' },
+  { flag: ACCEPT_DAMAGE_FLAG, applies: (c) => c.frames, only: '--frames' },
 ];
 
 /** The identity arguments of advise, read with the rules of contracts/stream-identity.ts (WW_ERR_STREAM_IDENTITY). */
@@ -142,7 +147,7 @@ async function readInput(flags: AdviseFlags, identity: AdviseIdentity): Promise<
 async function runAdvise(flags: AdviseFlags, command: Command): Promise<void> {
   const binCounts = parseIntegerListOption('--bins', flags.bins);
   if (binCounts.some((k) => k < 1 || k > 1024)) throw new UsageError(`--bins must list bin counts 1..1024, got '${flags.bins}'`);
-  rejectFlagsThatDoNotApply(command, { workload: flags.workload, kafka: flags.stream !== undefined && flags.frames === undefined, runs: flags.frames !== undefined || flags.trace !== undefined }, ADVISE_FLAG_RULES);
+  rejectFlagsThatDoNotApply(command, { workload: flags.workload, kafka: flags.stream !== undefined && flags.frames === undefined, runs: flags.frames !== undefined || flags.trace !== undefined, frames: flags.frames !== undefined }, ADVISE_FLAG_RULES);
   const identity = identityOf(flags);
   if (flags.exportCounts !== undefined && (flags.pmf !== undefined || (flags.dist !== undefined && flags.workload === undefined))) {
     throw new UsageError('--export-counts writes observed counts; --dist and --pmf inputs have none');
@@ -187,12 +192,13 @@ async function runAdvise(flags: AdviseFlags, command: Command): Promise<void> {
     }
   }
   if (flags.json === true) {
-    process.stdout.write(`${JSON.stringify({ ...advice, html: flags.html ?? null }, null, 2)}\n`);
-    return;
+    process.stdout.write(`${JSON.stringify({ ...advice, html: flags.html ?? null, ...(input.frameFile === undefined ? {} : { input: frameFileJson(input.frameFile) }) }, null, 2)}\n`);
+  } else {
+    const lines = formatAdviceText(advice);
+    if (flags.html !== undefined) lines.push('', `page: ${flags.html}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
   }
-  const lines = formatAdviceText(advice);
-  if (flags.html !== undefined) lines.push('', `page: ${flags.html}`);
-  process.stdout.write(`${lines.join('\n')}\n`);
+  if (input.frameFile !== undefined) failOnFrameFileDamage([input.frameFile], flags.acceptDamage === true);
 }
 
 /**
@@ -226,5 +232,6 @@ export function registerAdviseCommand(program: Command): void {
     .option('--json', 'print one JSON object instead of the table')
     .option('--html <file>', 'also write a self-contained HTML page')
     .option('--export-counts <file>', 'also write the observed distribution as a --counts CSV (value,count)')
+    .option(ACCEPT_DAMAGE_FLAG, `with --frames: ${ACCEPT_DAMAGE_HELP}`)
     .action((flags: AdviseFlags, command: Command) => runAdvise(flags, command));
 }

@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { CategoricalDistribution, createSampledGroups, expectedLoss, recordSampledGroup, summarizeSampledGroups, workloadLoss } from '../../model/index.ts';
-import { FrameError, decodeFramesWithTruncatedTail, histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { histogramToCounts, streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { sampledGroupInputOf } from '../../estimator/index.ts';
 import { parseStreamName } from '../../contracts/index.ts';
 import { writeCountsFile } from '../counts-file.ts';
+import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, frameFileJson, readFrameFile, type FrameFileRead } from '../frame-file.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { analyzeDivergence, DIVERGENCE_OFF_NOTE, divergenceSettingsOf, type DivergenceAnalysis, type DivergenceSettings } from './analyze-divergence.ts';
@@ -241,33 +241,9 @@ function formatDivergence(a: StreamAnalysis): string[] {
   return [...lines, ...note];
 }
 
-/**
- * Reads and decodes a frame file. A cut-off last frame (a writer killed mid-frame) is left out
- * with a one-line warning on stderr naming its length; the whole frames before it are kept.
- *
- * @throws UsageError (WW_ERR_USAGE) when the file cannot be read or is not a frame file.
- * @example const frames = readFrameFile('matpow.wwf');
- */
-export function readFrameFile(file: string): Frame[] {
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(readFileSync(file));
-  } catch (error) {
-    throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
-  }
-  try {
-    const decoded = decodeFramesWithTruncatedTail(bytes);
-    // A job killed in the middle of a write leaves its last frame cut off: keep the rest.
-    if (decoded.truncatedTailBytes > 0) {
-      process.stderr.write(
-        `warpwatch: ${file}: the last ${decoded.truncatedTailBytes} byte(s) are a frame cut off (a writer stopped mid-frame); analysing the ${decoded.frames.length} whole frame(s) before them\n`,
-      );
-    }
-    return decoded.frames;
-  } catch (error) {
-    if (error instanceof FrameError) throw new UsageError(`'${file}' is not a valid frame file: ${error.message}`, { cause: error });
-    throw error;
-  }
+/** ` (N damaged stretch(es), B byte(s) skipped)` after the frame count of a damaged file; empty otherwise. */
+function damageNote(read: FrameFileRead): string {
+  return read.damaged.length === 0 ? '' : ` (${read.damaged.length} damaged stretch(es), ${read.damagedBytes} byte(s) skipped)`;
 }
 
 /** The flags of `warpwatch analyze` that apply in some combinations only (issue 18: an error elsewhere). */
@@ -293,7 +269,14 @@ export function registerAnalyzeCommand(program: Command): void {
     .option('--spill <ticks>', 'fixed spill+reload cost, clock ticks per chunk (overrides the preset)')
     .option('--stream <id>', 'analyse only this stream (job/kernel, split at the first /)')
     .option('--export-counts <file>', 'also write the observed count distribution of the (one) analysed stream as a --counts CSV (value,count)')
-    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string }, command: Command) => {
+    .option(ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP)
+    .addHelpText(
+      'after',
+      '\nA damaged frame file is read like the collector reads a stream: each damaged stretch is skipped up to the next valid frame\n' +
+        'and said on stderr with its offset and exact length (and under "input" in --json); the exit code is then 1\n' +
+        '(WW_ERR_FRAME_FILE_DAMAGED) unless --accept-damage is given. A cut-off last frame is a warning only.',
+    )
+    .action((file: string, flags: { json?: boolean; divergence?: string; divergenceArch?: string; delta?: string; spill?: string; stream?: string; exportCounts?: string; acceptDamage?: boolean }, command: Command) => {
       rejectFlagsThatDoNotApply(command, { delta: flags.delta !== undefined, spill: flags.spill !== undefined }, ANALYZE_FLAG_RULES);
       if (flags.stream !== undefined) parseStreamName('--stream', flags.stream); // the identity rule of contracts/ (WW_ERR_STREAM_IDENTITY)
       let settings: DivergenceSettings;
@@ -311,7 +294,8 @@ export function registerAnalyzeCommand(program: Command): void {
         if (error instanceof RangeError) throw new UsageError(error.message, { cause: error });
         throw error;
       }
-      const frames = readFrameFile(file);
+      const read = readFrameFile(file);
+      const frames = read.frames;
       const streams = analyzeFrames(frames, { divergence: settings }).filter((s) => flags.stream === undefined || s.stream === flags.stream);
       if (flags.stream !== undefined && streams.length === 0) throw new UsageError(`--stream ${flags.stream}: no launch summaries of that stream in '${file}'`);
       if (flags.exportCounts !== undefined) {
@@ -323,13 +307,12 @@ export function registerAnalyzeCommand(program: Command): void {
         writeCountsFile(flags.exportCounts, observedDistributionOf(frames, only));
       }
       if (flags.json === true) {
-        process.stdout.write(`${JSON.stringify({ file, frames: frames.length, streams }, null, 2)}\n`);
-        return;
+        process.stdout.write(`${JSON.stringify({ file, frames: frames.length, input: frameFileJson(read), streams }, null, 2)}\n`);
+      } else if (streams.length === 0) {
+        process.stdout.write(`${file}: ${frames.length} frame(s)${damageNote(read)}, no launch summaries\n`);
+      } else {
+        process.stdout.write(`${file}: ${frames.length} frame(s)${damageNote(read)}, ${streams.length} stream(s)\n${streams.map(formatAnalysis).join('\n')}\n`);
       }
-      if (streams.length === 0) {
-        process.stdout.write(`${file}: ${frames.length} frame(s), no launch summaries\n`);
-        return;
-      }
-      process.stdout.write(`${file}: ${frames.length} frame(s), ${streams.length} stream(s)\n${streams.map(formatAnalysis).join('\n')}\n`);
+      failOnFrameFileDamage([read], flags.acceptDamage === true);
     });
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import {
   PUBLISHED_FINISHING_TIME_MACHINE,
@@ -7,7 +6,9 @@ import {
   simulateFinishingTime,
   type FinishingTimeProblem,
 } from '../../model/index.ts';
-import { decodeFrames, histogramBinRange, streamIdOf } from '../../protocol/index.ts';
+import { histogramBinRange, streamIdOf } from '../../protocol/index.ts';
+import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, frameFileJson, readFrameFile, type FrameFileRead } from '../frame-file.ts';
+import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseNumberOption } from './numeric-options.ts';
 
@@ -24,18 +25,17 @@ interface BoundFlags {
   stores?: string;
   simulate?: boolean;
   json?: boolean;
+  acceptDamage?: boolean;
 }
 
-/** Largest iteration count per stream seen in a frame file (histogram bins give their upper end). */
-function maxCountsOfFrameFile(file: string): Map<string, { maxCount: number; fromHistogram: boolean }> {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(file);
-  } catch (error) {
-    throw new UsageError(`cannot read frame file '${file}': ${(error as Error).message}`);
-  }
+/**
+ * Largest iteration count per stream seen in a frame file (histogram bins give their upper end).
+ * Damaged stretches are skipped and said on stderr (cli/frame-file.ts); `read` counts them.
+ */
+function maxCountsOfFrameFile(file: string): { read: FrameFileRead; counts: Map<string, { maxCount: number; fromHistogram: boolean }> } {
+  const read = readFrameFile(file, `--frame file '${file}'`);
   const result = new Map<string, { maxCount: number; fromHistogram: boolean }>();
-  for (const frame of decodeFrames(bytes)) {
+  for (const frame of read.frames) {
     const id = streamIdOf(frame);
     const entry = result.get(id) ?? { maxCount: 0, fromHistogram: false };
     if (frame.type === 'group-samples') {
@@ -52,7 +52,7 @@ function maxCountsOfFrameFile(file: string): Map<string, { maxCount: number; fro
     result.set(id, entry);
   }
   if (result.size === 0) throw new UsageError(`frame file '${file}' holds no frames`);
-  return result;
+  return { read, counts: result };
 }
 
 function describe(problem: Required<Pick<FinishingTimeProblem, 'threads' | 'repCount'>> & FinishingTimeProblem, simulate: boolean) {
@@ -63,7 +63,11 @@ function describe(problem: Required<Pick<FinishingTimeProblem, 'threads' | 'repC
   return { threads: problem.threads, repCount: problem.repCount, ...bound, simulatedWorstCycles: simulated };
 }
 
-function runBound(flags: BoundFlags): void {
+/** The flags of `warpwatch bound` that apply to some inputs only. */
+export const BOUND_FLAG_RULES: readonly FlagRule<{ readonly frame: boolean }>[] = [{ flag: ACCEPT_DAMAGE_FLAG, applies: (c) => c.frame, only: '--frame' }];
+
+function runBound(flags: BoundFlags, command: Command): void {
+  rejectFlagsThatDoNotApply(command, { frame: flags.frame !== undefined }, BOUND_FLAG_RULES);
   const threads = parseNumberOption('--threads', flags.threads, { min: 1, max: 1 << 20, integer: true });
   const machine = {
     groupWidthThreads: flags.groupWidth === undefined ? PUBLISHED_FINISHING_TIME_MACHINE.groupWidthThreads : parseNumberOption('--group-width', flags.groupWidth, { min: 1, max: 1024, integer: true }),
@@ -78,18 +82,23 @@ function runBound(flags: BoundFlags): void {
     storeInstructions: count('--stores', flags.stores, PUBLISHED_SUB_BLOCK_SHAPE.storeInstructions),
   };
   if ((flags.repCnt === undefined) === (flags.frame === undefined)) throw new UsageError('bound needs exactly one of --rep-cnt N or --frame FILE');
+  let frameFile: FrameFileRead | undefined;
   const rows: { stream?: string; maxObservedCount?: number; fromHistogram?: boolean; result: ReturnType<typeof describe> }[] = [];
   if (flags.repCnt !== undefined) {
     const repCount = parseNumberOption('--rep-cnt', flags.repCnt, { min: 1, max: 1 << 20, integer: true });
     rows.push({ result: describe({ threads, repCount, machine, shape }, flags.simulate === true) });
   } else {
-    for (const [stream, { maxCount, fromHistogram }] of maxCountsOfFrameFile(flags.frame as string)) {
+    const { read, counts } = maxCountsOfFrameFile(flags.frame as string);
+    frameFile = read;
+    for (const [stream, { maxCount, fromHistogram }] of counts) {
       // rep_cnt = the maximum observed iteration count (at least one sub-block).
       rows.push({ stream, maxObservedCount: maxCount, fromHistogram, result: describe({ threads, repCount: Math.max(1, maxCount), machine, shape }, flags.simulate === true) });
     }
   }
   if (flags.json === true) {
-    process.stdout.write(`${JSON.stringify({ machine, shape, bounds: rows.map((r) => ({ ...(r.stream === undefined ? {} : { stream: r.stream, maxObservedCount: r.maxObservedCount, maxFromHistogramBin: r.fromHistogram }), ...r.result })) }, null, 2)}\n`);
+    const input = frameFile === undefined ? {} : { input: frameFileJson(frameFile) };
+    process.stdout.write(`${JSON.stringify({ machine, shape, ...input, bounds: rows.map((r) => ({ ...(r.stream === undefined ? {} : { stream: r.stream, maxObservedCount: r.maxObservedCount, maxFromHistogramBin: r.fromHistogram }), ...r.result })) }, null, 2)}\n`);
+    if (frameFile !== undefined) failOnFrameFileDamage([frameFile], flags.acceptDamage === true);
     return;
   }
   const lines = [
@@ -106,6 +115,8 @@ function runBound(flags: BoundFlags): void {
     if (r.simulatedWorstCycles !== undefined) lines.push(`    simulated (worst of least-progress, round-robin, greedy): ${r.simulatedWorstCycles} cycles`);
   }
   process.stdout.write(lines.join('\n') + '\n');
+  // A bound from a damaged file may miss the largest count: exit 1 unless accepted.
+  if (frameFile !== undefined) failOnFrameFileDamage([frameFile], flags.acceptDamage === true);
 }
 
 /**
@@ -129,5 +140,6 @@ export function registerBoundCommand(program: Command): void {
     .option('--stores <n>', 'STORE instructions after the sub-blocks (default 1)')
     .option('--simulate', 'also run the cycle-level scheduler simulation')
     .option('--json', 'print JSON')
-    .action((flags: BoundFlags) => runBound(flags));
+    .option(ACCEPT_DAMAGE_FLAG, `with --frame: ${ACCEPT_DAMAGE_HELP}`)
+    .action((flags: BoundFlags, command: Command) => runBound(flags, command));
 }

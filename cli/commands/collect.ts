@@ -17,6 +17,7 @@ import {
   type LogFunction,
 } from '../../collector/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
+import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, readFrameFile } from '../frame-file.ts';
 import { COLLECTOR_FIELDS as F, SERVICE_NAMES } from '../../contracts/index.ts';
 import { serviceResource } from '../../service/index.ts';
 import { settingHint } from '../config-help.ts';
@@ -27,6 +28,7 @@ interface CollectOptions {
   socketMode?: string;
   stdin?: boolean;
   replay?: string[];
+  acceptDamage?: boolean;
   brokers?: string;
   partitions?: string;
   compression?: string;
@@ -62,7 +64,8 @@ export function registerCollectCommand(program: Command): void {
     .option('--socket <path>', `serve this unix socket; its directory must belong to the collector alone ${settingHint(F.socket)}`)
     .option('--socket-mode <octal>', `permission bits of the socket file ${settingHint(F.socketMode)}`)
     .option('--stdin', 'read frames from standard input (e.g. `job | warpwatch collect --stdin`)')
-    .option('--replay <file...>', 'replay recorded frame files, in order')
+    .option('--replay <file...>', 'replay recorded frame files, in order (damaged stretches go to the DLQ, one record each, and make the exit code 1)')
+    .option(ACCEPT_DAMAGE_FLAG, `with --replay: ${ACCEPT_DAMAGE_HELP}`)
     .option('--brokers <list>', `Kafka bootstrap brokers host:port,... ${settingHint(F.brokers)}`)
     .option('--partitions <n>', `partitions of warpwatch.frames when the collector creates it ${settingHint(F.partitions)}`)
     .option('--compression <name>', `Kafka compression none|gzip ${settingHint(F.compression)}`)
@@ -90,6 +93,9 @@ export function registerCollectCommand(program: Command): void {
         'and --instance without an InfluxDB. --host and --label follow the stream-identity rules (docs/errors.md).\n' +
         'Kafka or InfluxDB not answering is said once per outage with what to try (npm run stack -- up for the local stack\'s\n' +
         'addresses, else WARPWATCH_KAFKA_BROKERS / WARPWATCH_INFLUX_URL); the collector keeps spooling, /healthz says degraded.\n' +
+        '\nA damaged --replay file is read like any stream: each damaged stretch is skipped up to the next valid frame and goes to\n' +
+        'the DLQ as one record; each is also said on stderr before the run, with its offset and exact length, and the exit code\n' +
+        'is then 1 (WW_ERR_FRAME_FILE_DAMAGED) unless --accept-damage is given. A cut-off last frame is a warning only.\n' +
         '\nExit: 0 after a clean stop (SIGTERM flushes within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS, default 10 s; the rest stays spooled),\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
@@ -102,6 +108,7 @@ export function registerCollectCommand(program: Command): void {
 interface CollectContext {
   readonly servesSocket: boolean;
   readonly influx: boolean;
+  readonly replay: boolean;
 }
 
 /** The flags of `warpwatch collect` that apply to some configurations only (issue 18: an error elsewhere). */
@@ -110,6 +117,7 @@ export const COLLECT_FLAG_RULES: readonly FlagRule<CollectContext>[] = [
   { flag: '--influx-database', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },
   { flag: '--pipeline-interval-millis', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },
   { flag: '--instance', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },
+  { flag: ACCEPT_DAMAGE_FLAG, applies: (c) => c.replay, only: '--replay' },
 ];
 
 async function runCollect(options: CollectOptions, command: Command): Promise<void> {
@@ -120,10 +128,20 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
     if (error instanceof CollectorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
-  rejectFlagsThatDoNotApply(command, { servesSocket: config.sources.socketPath !== undefined, influx: config.influx !== undefined }, COLLECT_FLAG_RULES);
+  rejectFlagsThatDoNotApply(
+    command,
+    { servesSocket: config.sources.socketPath !== undefined, influx: config.influx !== undefined, replay: config.sources.replayFiles.length > 0 },
+    COLLECT_FLAG_RULES,
+  );
   for (const file of config.sources.replayFiles) {
     if (!existsSync(file) || !statSync(file).isFile()) throw new UsageError(`--replay needs readable frame files, "${file}" is not a file`);
   }
+  // The damage of each replay file, said before the run with the same reader as `analyze`
+  // (cli/frame-file.ts): the collector's splitter skips exactly these stretches to the DLQ.
+  const replayDamage = config.sources.replayFiles.map((file) => {
+    const read = readFrameFile(file, `--replay file '${file}'`);
+    return { file, damaged: read.damaged, damagedBytes: read.damagedBytes };
+  });
 
   const log: LogFunction = (level, message) => {
     process.stderr.write(`${new Date().toISOString()} warpwatch collect ${level}: ${message}\n`);
@@ -142,7 +160,12 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
     log,
     stdin: config.sources.stdin ? process.stdin : undefined,
     metricsWriter,
+    topicProblems: () => kafka.topicProblems(),
   });
+  // Create or check the topics at once, so a topic that cannot take the frames is said at start
+  // (WW_ERR_KAFKA_TOPIC_CONFIG). A broker that does not answer yet is said by the delivery
+  // pipeline; the first send checks again.
+  void kafka.ensureTopics().catch(() => {});
 
   let healthServer: HealthServer | undefined;
   try {
@@ -208,4 +231,5 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
       { retriable: true },
     );
   }
+  failOnFrameFileDamage(replayDamage, options.acceptDamage === true);
 }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { compareRuns, type ComparedValue, type RunComparison, type StreamComparison } from '../compare/compare-runs.ts';
-import { readFrameFile } from './analyze.ts';
+import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, frameFileJson, readFrameFile } from '../frame-file.ts';
 
 const LABELS: Record<ComparedValue['quantity'], string> = {
   lossMeasured: 'loss measured',
@@ -59,15 +59,25 @@ export function registerCompareCommand(program: Command): void {
     .description('Compare two frame files per stream: loss measured, from counts, predicted, mean iterations, groups; the change and whether it is beyond noise')
     .argument('<a>', 'frame file of run A (the baseline)')
     .argument('<b>', 'frame file of run B')
-    .option('--json', 'print { "a", "b", "noiseZ", "streams": [ ... ], "onlyInA", "onlyInB" } as JSON')
-    .action((fileA: string, fileB: string, flags: { json?: boolean }) => {
-      const comparison = compareRuns(readFrameFile(fileA), readFrameFile(fileB));
+    .option('--json', 'print { "a", "b", "inputs", "noiseZ", "streams": [ ... ], "onlyInA", "onlyInB" } as JSON ("inputs": what was read of each file, damage included)')
+    .option(ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP)
+    .addHelpText(
+      'after',
+      '\nA damaged frame file is read like the collector reads a stream: each damaged stretch is skipped up to the next valid frame\n' +
+        'and said on stderr with its offset and exact length (and under "inputs" in --json); the exit code is then 1\n' +
+        '(WW_ERR_FRAME_FILE_DAMAGED) unless --accept-damage is given. A cut-off last frame is a warning only.',
+    )
+    .action((fileA: string, fileB: string, flags: { json?: boolean; acceptDamage?: boolean }) => {
+      const readA = readFrameFile(fileA);
+      const readB = readFrameFile(fileB);
+      const comparison = compareRuns(readA.frames, readB.frames);
       if (flags.json === true) {
         // Infinity (a change against zero noise) is not JSON: z is written as a string then.
         const replacer = (_key: string, value: unknown): unknown => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value);
-        process.stdout.write(`${JSON.stringify({ a: fileA, b: fileB, ...comparison }, replacer, 2)}\n`);
-        return;
+        process.stdout.write(`${JSON.stringify({ a: fileA, b: fileB, inputs: { a: frameFileJson(readA), b: frameFileJson(readB) }, ...comparison }, replacer, 2)}\n`);
+      } else {
+        process.stdout.write(formatComparison(fileA, fileB, comparison));
       }
-      process.stdout.write(formatComparison(fileA, fileB, comparison));
+      failOnFrameFileDamage([readA, readB], flags.acceptDamage === true);
     });
 }

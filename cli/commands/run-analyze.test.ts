@@ -117,7 +117,7 @@ describe('warpwatch analyze', () => {
     writeFileSync(file, Buffer.concat([...whole, cut]));
     const result = await runCli('analyze', file, '--json');
     expect(result.status, result.stderr).toBe(0);
-    expect(result.stderr).toBe(`warpwatch: ${file}: the last 37 byte(s) are a frame cut off (a writer stopped mid-frame); analysing the 2 whole frame(s) before them\n`);
+    expect(result.stderr).toBe(`warpwatch: ${file}: the last 37 byte(s) are a frame cut off (a writer stopped mid-frame); using the 2 whole frame(s) before them\n`);
     const parsed = JSON.parse(result.stdout) as { frames: number };
     expect(parsed.frames).toBe(2);
   });

@@ -158,7 +158,7 @@ function compareValue(quantity: ComparedQuantity, a: number, b: number, seA: num
  * and, for the first three, a z test of the difference against the runs' standard errors.
  *
  * @throws RangeError (from model/) when a histogram cannot form a distribution.
- * @example compareRuns(readFrameFile('a.wwf'), readFrameFile('b.wwf')).streams[0].values[0].verdict
+ * @example compareRuns(readFrameFile('a.wwf').frames, readFrameFile('b.wwf').frames).streams[0].values[0].verdict
  */
 export function compareRuns(framesA: readonly Frame[], framesB: readonly Frame[]): RunComparison {
   const a = streamsOf(framesA);

@@ -1,0 +1,70 @@
+import type { Admin, ConfigResourceTypes } from 'kafkajs';
+import { topicConfigProblems, topicToCreate, TOPIC_SPECS, type TopicRole } from '../contracts/index.ts';
+
+// kafkajs' ConfigResourceTypes.TOPIC: the enum is not a named export Node's ESM loader sees in kafkajs (CommonJS).
+const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
+
+/** A topic a service uses: its role (contracts/topics.ts TOPIC_SPECS) and its configured name. */
+export interface ServiceTopic {
+  readonly role: TopicRole;
+  readonly name: string;
+  /** Overrides the spec's need for this service (bytes of the largest record it sends or reads). */
+  readonly neededMessageBytes?: number;
+}
+
+/** What {@link ensureServiceTopics} did and found. */
+export interface ServiceTopicsReport {
+  /** Topics it created (with TOPIC_SPECS). */
+  readonly created: readonly string[];
+  /** One sentence per setting of an existing topic that cannot serve its role (contracts/topics.ts topicConfigProblems). */
+  readonly problems: readonly string[];
+  /** The effective max.message.bytes of each topic, bytes (the spec's for one just created). */
+  readonly maxMessageBytes: ReadonlyMap<string, number>;
+}
+
+/**
+ * Creates the service's missing topics exactly as contracts/topics.ts TOPIC_SPECS defines them
+ * (so the first service to start decides nothing), then checks every one against its spec with
+ * describeConfigs and the metadata: a `max.message.bytes` too small for the records the service
+ * sends or reads, a wrong `cleanup.policy`, a wrong fixed partition count. A topic created
+ * concurrently by another service is fine.
+ *
+ * @param admin - a connected kafkajs admin client
+ * @param topics - the service's topics
+ * @param options.partitions - partitions of topics whose spec says `configured`; replicationFactor -1 = broker default
+ * @returns what was created and the problems found (the caller logs them with WW_ERR_KAFKA_TOPIC_CONFIG and reports them on /healthz)
+ * @throws the admin client's errors (unreachable broker, authorization)
+ * @example const report = await ensureServiceTopics(admin, [{ role: 'frames', name: 'warpwatch.frames' }], { partitions: 6, replicationFactor: -1 });
+ */
+export async function ensureServiceTopics(admin: Admin, topics: readonly ServiceTopic[], options: { readonly partitions: number; readonly replicationFactor: number }): Promise<ServiceTopicsReport> {
+  const existing = new Set(await admin.listTopics());
+  const missing = topics.filter((t) => !existing.has(t.name));
+  let created: string[] = [];
+  if (missing.length > 0) {
+    try {
+      await admin.createTopics({ waitForLeaders: true, topics: missing.map((t) => topicToCreate(t.role, t.name, options)) });
+      created = missing.map((t) => t.name);
+    } catch (error) {
+      // Created concurrently by another service: checked below like any existing topic.
+      if (!((error as { type?: string }).type === 'TOPIC_ALREADY_EXISTS' || /already exists/i.test((error as Error).message))) throw error;
+    }
+  }
+  const names = topics.map((t) => t.name);
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: names.map((name) => ({ type: TOPIC_RESOURCE, name, configNames: ['max.message.bytes', 'cleanup.policy'] })),
+  });
+  const metadata = await admin.fetchTopicMetadata({ topics: names });
+  const problems: string[] = [];
+  const maxMessageBytes = new Map<string, number>();
+  for (const topic of topics) {
+    const resource = described.resources.find((r) => r.resourceName === topic.name);
+    const configs: Record<string, string | undefined> = {};
+    for (const entry of resource?.configEntries ?? []) configs[entry.configName] = entry.configValue;
+    const partitions = metadata.topics.find((t) => t.name === topic.name)?.partitions.length ?? 0;
+    const size = Number(configs['max.message.bytes']);
+    maxMessageBytes.set(topic.name, Number.isFinite(size) && size > 0 ? size : TOPIC_SPECS[topic.role].maxMessageBytes);
+    problems.push(...topicConfigProblems(topic.role, topic.name, { partitions, configs }, { neededMessageBytes: topic.neededMessageBytes }));
+  }
+  return { created, problems, maxMessageBytes };
+}
