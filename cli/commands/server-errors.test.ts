@@ -79,6 +79,6 @@ describe('servers down', () => {
     const others = stderr.trimEnd().split('\n').filter((line) => !kafkaHint.test(line) && !influxHint.test(line));
     expect(linesMatching(stderr, kafkaHint), stderr).toHaveLength(1);
     expect(linesMatching(stderr, influxHint), stderr).toHaveLength(1);
-    expect(others, stderr).toEqual(run.exited() ? [`warpwatch: WW_ERR_ESTIMATOR_KAFKA: creating topics on 127.0.0.1:${kafkaPort}: Connection error: connect ECONNREFUSED 127.0.0.1:${kafkaPort}`] : []);
+    expect(others, stderr).toEqual(run.exited() ? [`warpwatch: WW_ERR_ESTIMATOR_KAFKA: creating or checking topics on 127.0.0.1:${kafkaPort}: Connection error: connect ECONNREFUSED 127.0.0.1:${kafkaPort}`] : []);
   }, 60_000);
 });
