@@ -134,6 +134,8 @@ interface EstimatorOutages {
   readonly brokers: string;
   /** A connection to Kafka failed because nothing answers (kafkajs' message as `reason`). */
   kafkaUnreachable(reason: string): void;
+  /** A TLS handshake with a broker failed (what to change as `reason`, docs/security.md). */
+  kafkaTls(reason: string): void;
 }
 
 /** The outage logs of an estimator. */
@@ -148,6 +150,7 @@ function createOutages(config: EstimatorConfig, log: (line: string) => void): Es
     brokers,
     kafkaUnreachable: (reason) =>
       kafka.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
+    kafkaTls: (reason) => kafka.failed(`warpwatch estimate: WW_ERR_KAFKA_TLS: TLS handshake with Kafka at ${brokers} failed: ${reason}`),
   };
 }
 
@@ -216,7 +219,7 @@ export async function startEstimator(
 
   // A broker that does not answer is said once per outage, at the first failed connection, with
   // what to try (kafkajs retries meanwhile; the start gives up after its retries, exit 1).
-  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: outages.kafkaUnreachable });
+  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: outages.kafkaUnreachable, onTlsFailure: outages.kafkaTls });
   const outgoing = (created.outgoing = createResultsQueue(kafka, telemetry, log));
   const sendOutgoing = (): Promise<void> =>
     outgoing.send().catch((error: unknown) => {

@@ -20,7 +20,7 @@ export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem } f
 export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
 export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
 export type { ConfigTableSpec } from './config-docs.ts';
-export { kafkaClientSecurity, readKafkaSecurity } from './kafka-security.ts';
+export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka-security.ts';
 export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
 export { Secret } from './secret.ts';
 export {
