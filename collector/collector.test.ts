@@ -196,6 +196,7 @@ describe('startCollector', () => {
         batchesInFlight: 0,
         writeErrors: 0,
         failingWrites: 0,
+        authFailing: false,
       });
       const writer: MetricsPointWriter = {
         write: (written) => points.push(...(written as MetricsPoint[])),

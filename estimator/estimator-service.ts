@@ -94,7 +94,8 @@ const YIELD_AFTER_MILLIS = 10;
 /**
  * The /healthz status of an estimator: `stopping`, `starting` (no partition yet, or one not
  * restored), `degraded` with `reasons` (`influx-write`: its last write requests to InfluxDB
- * failed, so windows are not reaching it; the points wait in a bounded buffer), else `ok`.
+ * failed, so windows are not reaching it; `influx-auth`: InfluxDB refused its credentials; the
+ * points wait in a bounded buffer either way), else `ok`.
  *
  * @example estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: { failingWrites: 3 } })
  * // { status: 'degraded', reasons: ['influx-write'] }
@@ -103,7 +104,7 @@ export function estimatorStatus(input: {
   stopping: boolean;
   assigned: ReadonlySet<number>;
   restored: ReadonlySet<number>;
-  influx: Pick<InfluxWriterStats, 'failingWrites'> | undefined;
+  influx: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'authFailing'>>) | undefined;
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
   if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: [] };
@@ -306,6 +307,11 @@ async function openInfluxSink(config: EstimatorConfig, log: (line: string) => vo
   const influxUrl = config.influx.url;
   const check = await ensureInfluxDatabase(config.influx);
   if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${influxUrl}`);
+  if (check === 'unauthorized') {
+    outage.failed(
+      `warpwatch estimate: WW_ERR_ESTIMATOR_INFLUX_WRITE: InfluxDB at ${influxUrl} refused the credentials (HTTP 401); points wait in the buffer and are retried${config.influx.tokenFile === undefined ? '' : `, the token file read again before each retry`} (not logged again until a write succeeds); check WARPWATCH_INFLUX_TOKEN(_FILE)`,
+    );
+  }
   if (check === 'unreachable') {
     const hint = unreachableServerHint('influx', influxUrl, '--influx-url');
     outage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${hint}`);

@@ -70,7 +70,7 @@ describe('createInfluxWriter', () => {
     expect(fake.maxConcurrent).toBe(3);
     expect(fake.bodies.every((body) => body.length <= 50)).toBe(true);
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 500));
-    expect(writer.stats()).toEqual({ pointsIn: 500, pointsWritten: 500, pointsDropped: 0, dropped: noDrops, buffered: 0, batchesWritten: 10, batchesInFlight: 0, writeErrors: 0, failingWrites: 0 });
+    expect(writer.stats()).toEqual({ pointsIn: 500, pointsWritten: 500, pointsDropped: 0, dropped: noDrops, buffered: 0, batchesWritten: 10, batchesInFlight: 0, writeErrors: 0, failingWrites: 0, authFailing: false });
     const final = await writer.close(1_000);
     expect(final.dropped.closed).toBe(0);
     expectBalanced(final);
@@ -200,6 +200,7 @@ describe('createInfluxWriter', () => {
       batchesInFlight: 0,
       writeErrors: 3,
       failingWrites: 0,
+      authFailing: false,
     });
     expectBalanced(stats);
     await writer.close(1_000);

@@ -17,7 +17,9 @@ import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
  * A failed request (network error, timeout, HTTP 408, 429, 5xx) goes back into the buffer in
  * its original order and is retried after {@link backoffDelayMillis} of `retry`
  * (service/retry.ts) while new points keep queueing; when the buffer is full the oldest queued
- * points are dropped. Any other 4xx (a malformed line, a missing database) drops the batch.
+ * points are dropped. Refused credentials (HTTP 401, 403) are retried the same way, after
+ * `refreshToken` (the file read again), and say `influx-auth` in /healthz
+ * ({@link influxHealthReasons}). Any other 4xx (a malformed line, a missing database) drops the batch.
  * Nothing is dropped silently: every point written in is, at any moment, exactly one of
  * written, dropped (by {@link InfluxDropReason}) or buffered, so
  * `pointsIn = pointsWritten + Σ dropped + buffered` ({@link InfluxWriterStats}).
@@ -29,7 +31,7 @@ import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
 export type InfluxDropReason =
   /** The buffer was full: the oldest queued points made room. */
   | 'overflow'
-  /** InfluxDB refused the batch for good (HTTP 4xx other than 408/429). */
+  /** InfluxDB refused the batch for good (HTTP 4xx other than 401/403/408/429). */
   | 'rejected'
   /** No finite numeric or string field was left (NaN and ±Infinity fields are left out). */
   | 'no-fields'
@@ -44,6 +46,12 @@ export interface InfluxWriterOptions {
   readonly url: string;
   /** '' (none), an API token, or 'user:password' for InfluxDB 1.8 (plain text). */
   readonly token: string;
+  /**
+   * Reads the credentials again (e.g. WARPWATCH_INFLUX_TOKEN_FILE), called before the next
+   * attempt after InfluxDB refused them (HTTP 401/403), so fixing the file heals a running
+   * service without losing its buffer (docs/security.md). Absent: the token never changes.
+   */
+  readonly refreshToken?: (() => string) | undefined;
   /** '-' on InfluxDB 1.8. */
   readonly org: string;
   /** '<database>/<retention policy>' on InfluxDB 1.8. */
@@ -94,6 +102,8 @@ export interface InfluxWriterStats {
   readonly writeErrors: number;
   /** Write requests that failed since the last one that succeeded (0 = the last write worked; > 0 = degraded). */
   readonly failingWrites: number;
+  /** True while the last failed request was refused for its credentials (HTTP 401/403). */
+  readonly authFailing: boolean;
 }
 
 /** A failed write request (or a flush refused while backing off), as `flush` rejects with it and `onError` receives it. */
@@ -160,8 +170,9 @@ export interface InfluxWriter {
  *
  * @example influxHealthReasons({ failingWrites: 2 }) // ['influx-write']
  */
-export function influxHealthReasons(stats: Pick<InfluxWriterStats, 'failingWrites'> | undefined): string[] {
-  return (stats?.failingWrites ?? 0) > 0 ? ['influx-write'] : [];
+export function influxHealthReasons(stats: Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'authFailing'>> | undefined): string[] {
+  if ((stats?.failingWrites ?? 0) === 0) return [];
+  return stats?.authFailing === true ? ['influx-auth'] : ['influx-write'];
 }
 
 interface Batch {
@@ -211,7 +222,13 @@ class BufferedInfluxWriter implements InfluxWriter {
   readonly #where: string;
   /** One WriteApi per concurrent request: each has its own buffer, flushed by us only (the client neither retries, buffers nor logs). */
   readonly #idleApis: WriteApi[];
-  readonly #allApis: readonly WriteApi[];
+  /** Every API created, with the credentials generation it was made with. */
+  readonly #allApis = new Map<WriteApi, number>();
+  #token: string;
+  #tokenGeneration = 0;
+  /** InfluxDB refused the credentials: read them again before the next request. */
+  #tokenStale = false;
+  #authFailing = false;
   readonly #busyLingerMillis: number;
 
   /** Queued lines in ascending sequence order (a retried batch is merged back in place). */
@@ -246,10 +263,8 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#o = options;
     this.#hooks = hooks;
     this.#where = `InfluxDB ${urlWithoutCredentials(options.url)} (bucket ${options.bucket})`;
-    this.#idleApis = Array.from({ length: maxInFlight }, () =>
-      createInfluxWriteApi({ url: options.url, token: options.token, org: options.org, bucket: options.bucket, requestTimeoutMillis: options.requestTimeoutMillis, maxBatchLines: options.batchSize }),
-    );
-    this.#allApis = [...this.#idleApis];
+    this.#token = options.token;
+    this.#idleApis = Array.from({ length: maxInFlight }, () => this.#createApi());
     this.#busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
   }
 
@@ -299,12 +314,41 @@ class BufferedInfluxWriter implements InfluxWriter {
       batchesInFlight: this.#inFlight.size,
       writeErrors: this.#writeErrors,
       failingWrites: this.#failingWrites,
+      authFailing: this.#failingWrites > 0 && this.#authFailing,
     };
   }
 
   close(timeoutMillis: number): Promise<InfluxWriterStats> {
     this.#finalStats ??= this.#closeOnce(timeoutMillis);
     return this.#finalStats;
+  }
+
+  #createApi(): WriteApi {
+    const o = this.#o;
+    const api = createInfluxWriteApi({ url: o.url, token: this.#token, org: o.org, bucket: o.bucket, requestTimeoutMillis: o.requestTimeoutMillis, maxBatchLines: o.batchSize });
+    this.#allApis.set(api, this.#tokenGeneration);
+    return api;
+  }
+
+  /** An idle API with the current credentials (read again after a refusal; a stale API is replaced). */
+  #takeApi(): WriteApi {
+    if (this.#tokenStale && this.#o.refreshToken !== undefined) {
+      this.#tokenStale = false;
+      try {
+        const token = this.#o.refreshToken();
+        if (token !== this.#token) {
+          this.#token = token;
+          this.#tokenGeneration += 1;
+        }
+      } catch {
+        // Unreadable right now (being replaced): keep the credentials, read again after the next refusal.
+      }
+    }
+    const api = this.#idleApis.pop()!;
+    if (this.#allApis.get(api) === this.#tokenGeneration) return api;
+    this.#allApis.delete(api);
+    api.dispose();
+    return this.#createApi();
   }
 
   #buffered(): number {
@@ -389,7 +433,7 @@ class BufferedInfluxWriter implements InfluxWriter {
       if (!force && this.#delayUntilSend(Date.now()) > 0) break;
       const count = Math.min(this.#o.batchSize, this.#queue.length);
       const batch: Batch = { lines: this.#queue.splice(0, count), sequences: this.#queueSequences.splice(0, count) };
-      const api = this.#idleApis.pop()!;
+      const api = this.#takeApi();
       this.#inFlight.add(batch);
       this.#inFlightLines += count;
       void this.#send(api, batch);
@@ -429,6 +473,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#batchesWritten += 1;
     const failedBefore = this.#failingWrites;
     this.#failingWrites = 0;
+    this.#authFailing = false;
     this.#nextAttemptMillis = 0;
     if (failedBefore > 0) this.#hooks.onRecovered?.(failedBefore);
   }
@@ -438,7 +483,10 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#writeErrors += 1;
     this.#failingWrites += 1;
     const status = error instanceof HttpError ? error.statusCode : undefined;
-    const retriable = status === undefined || status === 408 || status === 429 || status >= 500;
+    const refusedCredentials = status === 401 || status === 403;
+    this.#authFailing = refusedCredentials;
+    if (refusedCredentials) this.#tokenStale = true;
+    const retriable = refusedCredentials || status === undefined || status === 408 || status === 429 || status >= 500;
     if (retriable) {
       // Back into the buffer, in sequence order, for the next attempt.
       if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
@@ -453,7 +501,11 @@ class BufferedInfluxWriter implements InfluxWriter {
     const outcome = retriable
       ? `; retrying in up to ${Math.round(retry.maxMillis * (1 + (retry.jitter ?? 0) / 2))} ms, ${this.#buffered() - batch.lines.length} points buffered`
       : '; batch dropped (InfluxDB refused it)';
-    const hint = status === undefined && isUnreachableError(error) ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag) : undefined;
+    const hint = refusedCredentials
+      ? `InfluxDB refused the credentials: check WARPWATCH_INFLUX_TOKEN or the file WARPWATCH_INFLUX_TOKEN_FILE names ('user:password' on InfluxDB 1.8)${this.#o.refreshToken === undefined ? '' : '; the file is read again before each retry'}`
+      : status === undefined && isUnreachableError(error)
+        ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag)
+        : undefined;
     return new InfluxWriteFailure(
       `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}${hint === undefined ? '' : `; ${hint}`}`,
       { points: batch.lines.length, status, retriable, failingWrites: this.#failingWrites, hint, cause: error },
@@ -499,7 +551,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#queueSequences.length = 0;
     this.#inFlight.clear();
     this.#inFlightLines = 0;
-    for (const api of this.#allApis) api.dispose();
+    for (const api of this.#allApis.keys()) api.dispose();
     return this.stats();
   }
 }

@@ -8,7 +8,8 @@ export { createKafkaServer, createKafkaClusterId, localKafkaSaslCredentials, loc
 export type { LocalKafkaSaslCredentials, LocalKafkaTls } from './kafka-server.ts';
 export { ensureLocalTlsMaterial } from './tls-material.ts';
 export type { LocalTlsMaterial } from './tls-material.ts';
-export { createInfluxServer, renderInfluxConfig, influxQuery, INFLUXD_MODULE, INFLUXD_TOOLCHAINS } from './influx-server.ts';
+export { createInfluxServer, renderInfluxConfig, influxQuery, localInfluxCredentials, INFLUXD_MODULE, INFLUXD_TOOLCHAINS } from './influx-server.ts';
+export type { LocalInfluxCredentials } from './influx-server.ts';
 export { probeKafka, probeInflux, waitUntilReady, warmUpKafkaGroupCoordinator } from './readiness.ts';
 export type { ProbeResult, ProbeSasl, ReadinessWait } from './readiness.ts';
 export { createStepReporter, silentReporter, formatDuration } from './progress.ts';
