@@ -11,44 +11,27 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
 import { decodeFrame, encodeFrame } from '../../protocol/index.ts';
-import {
-  createInfluxServer,
-  freePort,
-  influxQuery,
-  localInfluxCredentials,
-  resolveLocalStackConfig,
-  silentReporter,
-  stopProcess,
-  waitUntilReady,
-  type LocalInfluxCredentials,
-  type ManagedServer,
-} from '../../deploy/local/index.ts';
+import { freePort, influxQuery, type LocalInfluxCredentials } from '../../deploy/local/index.ts';
 import { estimatorEnv, spawnEstimator, stopChild, waitUntil } from './estimator-support.ts';
+import { startPrivateInflux, type PrivateInflux } from './private-influx.ts';
 import { requiredEnv } from './stack-env.ts';
 
 const PORT = 28386;
 const URL_ = `http://127.0.0.1:${PORT}`;
 const DATABASE = 'wwauth';
 
-let server: ManagedServer;
-let pid: number | undefined;
+let influx: PrivateInflux;
 let credentials: LocalInfluxCredentials;
 let directory: string;
 
 beforeAll(async () => {
-  const config = resolveLocalStackConfig({ ...process.env, WARPWATCH_INFLUX_URL: URL_, WARPWATCH_INFLUX_RPC_PORT: String(PORT + 2), WARPWATCH_INFLUX_DATABASE: DATABASE, WARPWATCH_STACK_INFLUX_AUTH: 'true' });
-  server = createInfluxServer(config);
-  if (!server.isInstalled()) await server.install(silentReporter);
-  pid = await server.spawn(silentReporter);
-  await waitUntilReady({ name: 'private influxdb', probe: () => server.probe(), pid, commandLineMarker: server.commandLineMarker, logFile: server.logFile, timeoutMillis: 60_000 });
-  await server.afterReady();
-  credentials = localInfluxCredentials(config);
+  influx = await startPrivateInflux(PORT, DATABASE);
+  credentials = influx.credentials;
   directory = mkdtempSync(join(tmpdir(), 'ww-influx-auth-'));
 }, 120_000);
 
 afterAll(async () => {
-  if (pid !== undefined) await stopProcess(pid, { timeoutMillis: 30_000, commandLineMarker: server.commandLineMarker });
-  if (server !== undefined) rmSync(server.instanceDirectory, { recursive: true, force: true });
+  await influx?.destroy();
   if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
 }, 60_000);
 

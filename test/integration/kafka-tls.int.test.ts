@@ -5,7 +5,7 @@
 // and the estimator deliver over each good one; every failure gives one coded line, sends
 // nothing (never plaintext), and the collector keeps the frames in its spool and delivers them,
 // exactly, once the configuration is fixed and it is restarted.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
-import { localKafkaSaslCredentials, localKafkaTls, type LocalKafkaTls } from '../../deploy/local/index.ts';
+import { freePort, localKafkaSaslCredentials, localKafkaTls, type LocalKafkaTls } from '../../deploy/local/index.ts';
 import { consumeTopic, createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
 import { estimatorEnv, spawnEstimator, stopChild } from './estimator-support.ts';
+import { startPrivateInflux, type PrivateInflux } from './private-influx.ts';
 
 const FAST = {
   WARPWATCH_RETRY_BACKOFF_MILLIS: '200',
@@ -204,4 +205,119 @@ describe('estimator over TLS (real broker)', () => {
       expect(settings['WARPWATCH_KAFKA_SASL_PASSWORD'] === undefined || !estimator.log.join('\n').includes(settings['WARPWATCH_KAFKA_SASL_PASSWORD'])).toBe(true);
     });
   }
+});
+
+// Secrets never leak (docs/security.md): each service runs with every secret set (the SASL
+// password, the TLS client key, the InfluxDB token), first wrong (each failure path speaks),
+// then right; everything it emits is searched for each secret's value: stderr/stdout, /healthz,
+// /metrics, the DLQ records (value and headers). Zero hits.
+describe('secrets never leak', () => {
+  let influx: PrivateInflux;
+  beforeAll(async () => {
+    influx = await startPrivateInflux(28486, 'wwleak');
+  }, 120_000);
+  afterAll(async () => {
+    await influx?.destroy();
+  }, 60_000);
+
+  /** Distinctive parts of each secret: the whole value, and each line of the key's body. */
+  function needles(secrets: readonly string[]): string[] {
+    const key = readFileSync(tls.clientKeyFile, 'utf8');
+    const keyLines = key.split('\n').filter((line) => line.length >= 40 && !line.startsWith('-----'));
+    return [...secrets, key, ...keyLines];
+  }
+
+  const leaks = (emitted: string, secrets: readonly string[]): string[] => needles(secrets).filter((needle) => emitted.includes(needle));
+
+  /** The service's whole environment of secrets: the SASL_SSL listener, the key as a value (not a file), the InfluxDB token. */
+  const secretEnv = (password: string, influxToken: string): Record<string, string> => {
+    const { WARPWATCH_KAFKA_SASL_PASSWORD_FILE: _file, ...rest } = saslSsl();
+    return {
+      ...rest,
+      WARPWATCH_KAFKA_SASL_PASSWORD: password,
+      WARPWATCH_KAFKA_TLS_CERT_FILE: tls.clientCertFile,
+      WARPWATCH_KAFKA_TLS_KEY: readFileSync(tls.clientKeyFile, 'utf8'),
+      WARPWATCH_INFLUX_URL: influx.url,
+      WARPWATCH_INFLUX_DATABASE: influx.database,
+      WARPWATCH_INFLUX_TOKEN: influxToken,
+    };
+  };
+
+  async function runCollector(env: Record<string, string>, topic: string, input: Buffer): Promise<string> {
+    const port = await freePort();
+    const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--stdin', '--metrics-port', String(port), '--spool-dir', join(directory, `spool-${topic}`)], {
+      env: { ...process.env, ...FAST, WARPWATCH_FRAMES_TOPIC: topic, WARPWATCH_DLQ_TOPIC: `${topic}.dlq`, WARPWATCH_PIPELINE_INTERVAL_MILLIS: '200', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let emitted = '';
+    child.stdout.on('data', (chunk: Buffer) => (emitted += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (emitted += chunk.toString()));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stdin.write(input);
+    const deadline = Date.now() + 20_000;
+    let health = '';
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      try {
+        health = await (await fetch(`http://127.0.0.1:${port}/healthz`)).text();
+        if (/"framesIn":\s*[1-9]/.test(health) && Date.now() > deadline - 14_000) break;
+      } catch {
+        // not listening yet
+      }
+    }
+    emitted += health;
+    emitted += await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    child.stdin.end();
+    await exited;
+    return emitted;
+  }
+
+  const inputFrames = (job: string): Buffer => {
+    const good = Array.from({ length: 6 }, (_, sequence) => Buffer.from(fixtureFrameBytes({ job, kernel: 'k', sequence })));
+    // A frame with a valid header and a corrupted body: rejected to the DLQ with its bytes.
+    const bad = Buffer.from(fixtureFrameBytes({ job, kernel: 'k', sequence: 99 }));
+    bad[bad.length - 3] = (bad[bad.length - 3] ?? 0) ^ 0xff;
+    return Buffer.concat([...good, bad]);
+  };
+
+  it('collector: wrong secrets (every failure speaks), then right ones (DLQ records too): no secret in anything it emits', async () => {
+    const canaryPassword = `ww-canary-sasl-${randomUUID()}`;
+    const canaryToken = `${influx.credentials.writer.username}:ww-canary-influx-${randomUUID()}`;
+    const topic = `ww-leak-${randomUUID().slice(0, 8)}`;
+    const wrong = await runCollector(secretEnv(canaryPassword, canaryToken), `${topic}-wrong`, inputFrames(topic));
+    expect(wrong).toMatch(/WW_ERR_KAFKA_AUTH/);
+    expect(wrong).toMatch(/influx-auth/);
+    expect(leaks(wrong, [canaryPassword, canaryToken, canaryToken.split(':')[1] ?? ''])).toEqual([]);
+
+    const token = `${influx.credentials.writer.username}:${influx.credentials.writer.password}`;
+    const right = await runCollector(secretEnv(sasl.password, token), topic, inputFrames(topic));
+    const dlq = await consumeTopic(kafka.brokers, `${topic}.dlq`, 1, 30_000);
+    expect(dlq.length, right).toBeGreaterThanOrEqual(1);
+    const dlqText = dlq.map((m) => `${m.value.toString('latin1')} ${JSON.stringify(m.headers)} ${m.key ?? ''}`).join('\n');
+    expect(leaks(`${right}\n${dlqText}`, [sasl.password, token, influx.credentials.writer.password])).toEqual([]);
+  });
+
+  it('estimator: wrong secrets, then right ones: no secret in its log, /healthz or /metrics', async () => {
+    const canaryPassword = `ww-canary-sasl-${randomUUID()}`;
+    const canaryToken = `${influx.credentials.writer.username}:ww-canary-influx-${randomUUID()}`;
+    const token = `${influx.credentials.writer.username}:${influx.credentials.writer.password}`;
+    for (const [password, influxToken, secrets] of [
+      [canaryPassword, canaryToken, [canaryPassword, canaryToken, canaryToken.split(':')[1] ?? '']],
+      [sasl.password, token, [sasl.password, token, influx.credentials.writer.password]],
+    ] as const) {
+      const id = `wwleakest${randomUUID().slice(0, 8)}`;
+      const port = await freePort();
+      const estimator = spawnEstimator(estimatorEnv(id, influx.database, `${id}-group`, { ...secretEnv(password, influxToken), WARPWATCH_METRICS_PORT: String(port) }), 'leak');
+      let served = '';
+      try {
+        await estimator.waitForLog(password === canaryPassword ? /WW_ERR_/ : /group .* on /, 60_000);
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        for (const path of ['/healthz', '/metrics']) served += await fetch(`http://127.0.0.1:${port}${path}`).then((r) => r.text(), (error: unknown) => String(error));
+      } finally {
+        await stopChild(estimator);
+      }
+      const emitted = `${estimator.log.join('\n')}\n${served}`;
+      expect(leaks(emitted, [...secrets]), emitted).toEqual([]);
+    }
+  });
 });
