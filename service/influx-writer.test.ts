@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeInflux, type FakeInflux } from './fake-influx.ts';
 import type { InfluxPoint } from './influx-line.ts';
-import { createInfluxWriter, INFLUX_DROP_REASONS, InfluxWriteFailure, type InfluxDropReason, type InfluxWriterOptions, type InfluxWriterStats } from './influx-writer.ts';
+import { createInfluxWriter, influxHealthReasons, INFLUX_DROP_REASONS, InfluxWriteFailure, type InfluxDropReason, type InfluxWriterOptions, type InfluxWriterStats } from './influx-writer.ts';
 
 // The writer's logic against a real local HTTP server standing in for InfluxDB (fake-influx.ts):
 // batching, concurrency, retries, drops by reason, close. Every test checks the books:
@@ -113,6 +113,33 @@ describe('createInfluxWriter', () => {
     // (or request 1 finished), and at most one more on a slow machine.
     expect(fake.bodies.length).toBeLessThanOrEqual(3);
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 21));
+    await writer.close(1_000);
+  });
+
+  it('keeps a batch refused for its credentials (401), says influx-auth, reads the token again and writes it once accepted', async () => {
+    fake = await startFakeInflux();
+    let accepted = false;
+    fake.answerFor = () => (accepted ? 204 : 401);
+    const tokens: string[] = [];
+    const failures: InfluxWriteFailure[] = [];
+    const writer = createInfluxWriter(options(fake.url, { token: 'u:wrong', refreshToken: () => (tokens.push(accepted ? 'u:right' : 'u:wrong'), tokens.at(-1) ?? '') }), {
+      onError: (failure) => failures.push(failure),
+    });
+    writer.write(points(0, 40));
+    const served = fake;
+    await served.until(() => served.received >= 2);
+    expect(writer.stats()).toMatchObject({ authFailing: true, pointsDropped: 0, pointsWritten: 0 });
+    expect(influxHealthReasons(writer.stats())).toEqual(['influx-auth']);
+    expectBalanced(writer.stats());
+    expect(failures[0]?.message).toMatch(/HTTP 401.*refused the credentials.*read again before each retry/s);
+    expect(failures[0]?.message).not.toContain('u:wrong');
+    accepted = true;
+    await served.until(() => served.bodies.flat().length >= 40);
+    await writer.flush();
+    expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 40));
+    expect(writer.stats()).toMatchObject({ authFailing: false, pointsWritten: 40, pointsDropped: 0, buffered: 0 });
+    expect(influxHealthReasons(writer.stats())).toEqual([]);
+    expect(tokens.length).toBeGreaterThanOrEqual(1);
     await writer.close(1_000);
   });
 

@@ -166,14 +166,51 @@ describe('estimator over TLS (real broker)', () => {
       const estimator = spawnEstimator(estimatorEnv(id, id, `${id}-group`, { ...settings(), WARPWATCH_INFLUX_URL: 'off' }), name.slice(0, 8));
       try {
         await estimator.waitForLog(/group .* on /, 60_000);
-        const windows = await consumeTopic(kafka.brokers, `${id}.distributions`, 1, 60_000);
-        expect(windows.length, estimator.log.join('\n')).toBeGreaterThanOrEqual(1);
+        const windows = await consumeTopic(kafka.brokers, `${id}.distributions`, 3, 60_000);
+        expect(windows.length, estimator.log.join('\n')).toBeGreaterThanOrEqual(3);
       } finally {
         await stopChild(estimator);
       }
       expect(frames).toHaveLength(30);
+      // advise --stream reads the windows back over the same listener and settings.
+      const advise = spawnSync(process.execPath, ['bin/warpwatch.mjs', 'advise', '--stream', `${id}/k0`, '--json'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, ...estimatorEnv(id, id, `${id}-group`, { ...settings(), WARPWATCH_INFLUX_URL: 'off' }) },
+      });
+      expect(advise.status, advise.stderr).toBe(0);
+      expect((JSON.parse(advise.stdout) as { groupSize: number }).groupSize).toBe(32);
     });
   }
+
+  it('advise --stream over TLS to a broker with an unknown CA: one WW_ERR_ADVISE_KAFKA line naming the TLS cause', () => {
+    const advise = spawnSync(process.execPath, ['bin/warpwatch.mjs', 'advise', '--stream', 'nojob/k0', '--json'], {
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: { ...process.env, ...FAST, ...serverVerified(), WARPWATCH_KAFKA_TLS_CA_FILE: tls.otherCaFile, WARPWATCH_INFLUX_URL: 'off' },
+    });
+    expect(advise.status, advise.stderr).not.toBe(0);
+    const lines = codedLines(advise.stderr, 'WW_ERR_');
+    expect(lines, advise.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/WW_ERR_ADVISE_KAFKA: .*TLS handshake failed: the broker's certificate is not signed by a CA this client trusts/);
+  });
+
+  it('demo --kafka runs through the mutual-TLS listener', async () => {
+    const out = join(directory, 'demo');
+    // Asynchronous: a minute-long synchronous child would block this worker's event loop.
+    const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'demo', '--quick', '--sizes', '8', '--kafka', '--no-progress', '--out', out], {
+      env: { ...process.env, ...mutual(), WARPWATCH_INFLUX_URL: 'off' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const run = { status: await new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code))), stderr };
+    expect(run.status, run.stderr).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as { transport: string; runs: unknown[] };
+    expect(results.transport).toBe('kafka');
+    expect(results.runs).toHaveLength(7);
+    expect(await recordCount('warpwatch.frames')).toBeGreaterThan(0);
+  }, 320_000);
 
   const failures: [string, () => Record<string, string>, string, RegExp][] = [
     ['unknown CA', () => ({ ...serverVerified(), WARPWATCH_KAFKA_TLS_CA_FILE: tls.otherCaFile }), 'WW_ERR_KAFKA_TLS', /not signed by a CA this client trusts/],
