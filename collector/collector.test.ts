@@ -197,6 +197,7 @@ describe('startCollector', () => {
         writeErrors: 0,
         failingWrites: 0,
         rejectedAtMillis: 0,
+        authFailing: false,
       });
       const writer: MetricsPointWriter = {
         write: (written) => points.push(...(written as MetricsPoint[])),

@@ -100,6 +100,8 @@ export interface CollectorConfig {
         readonly org: string;
         /** v2 API token ('' for an open 1.8 server, 'user:password', or a 2.x token). */
         readonly token: Secret;
+        /** The file the token was read from (WARPWATCH_INFLUX_TOKEN_FILE), read again after InfluxDB refuses it; undefined when not from a file. */
+        readonly tokenFile: string | undefined;
         /** Points kept while InfluxDB is away; the oldest are dropped (and counted) beyond it. */
         readonly maxBufferPoints: number;
         /** Longest wait for one write request. */
@@ -344,6 +346,7 @@ function readInflux(reader: ConfigReader): CollectorConfig['influx'] {
     retentionPolicy: v.influxRetentionPolicy,
     org: v.influxOrg,
     token: v.influxToken,
+    tokenFile: reader.secretFile(F.influxToken),
     maxBufferPoints: v.influxMaxBufferPoints,
     requestTimeoutMillis: INFLUX_REQUEST_TIMEOUT_MILLIS,
   });

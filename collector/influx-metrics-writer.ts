@@ -1,5 +1,6 @@
 import { COLLECTOR_FIELDS } from '../contracts/index.ts';
-import { createInfluxWriter, type InfluxWriter } from '../service/index.ts';
+import { readFileSync } from 'node:fs';
+import { createInfluxWriter, secretFileText, type InfluxWriter } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import type { Secret } from './secret.ts';
@@ -27,6 +28,8 @@ export interface InfluxMetricsWriterOptions {
   readonly retentionPolicy: string;
   readonly org: string;
   readonly token: Secret;
+  /** Read again after InfluxDB refuses the token (WARPWATCH_INFLUX_TOKEN_FILE); undefined: the token never changes. */
+  readonly tokenFile?: string | undefined;
   /** Bound of the buffer in points. */
   readonly maxBufferPoints: number;
   /** Longest wait for one write request, in milliseconds. */
@@ -52,6 +55,7 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
     {
       url: options.url,
       token: options.token.reveal(),
+      refreshToken: options.tokenFile === undefined ? undefined : () => secretFileText(readFileSync(options.tokenFile as string, 'utf8')),
       org: options.org,
       bucket: `${options.database}/${options.retentionPolicy}`,
       batchSize: MAX_BATCH_POINTS,

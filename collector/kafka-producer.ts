@@ -1,6 +1,6 @@
 import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer } from 'kafkajs';
 import { MAX_FRAME_RECORD_BYTES } from '../contracts/index.ts';
-import { ensureServiceTopics, isUnreachableError, kafkaClientSecurity } from '../service/index.ts';
+import { ensureServiceTopics, isUnreachableError, kafkaClientSecurity, kafkaTlsFailure } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -59,6 +59,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       // A broker that cannot be reached is said once per outage by the delivery pipeline, with
       // what to try; kafkajs' own line per connection attempt would repeat it (issue 18).
       if (isUnreachableError(`${message} ${String(entry.log.error ?? '')}`)) return;
+      // A failed TLS handshake is said by the delivery pipeline as WW_ERR_KAFKA_TLS, with what to change.
+      if (kafkaTlsFailure(`${message} ${String(entry.log.error ?? '')}`) !== undefined) return;
       const now = Date.now();
       const previous = lastLogged.get(message);
       if (previous !== undefined && now - previous < KAFKA_LOG_REPEAT_MILLIS) return;
@@ -110,6 +112,19 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       { retriable: true, cause: error },
     );
 
+  /** A TLS handshake that failed: the broker answered, its certificate (or ours) is the problem; never retried in plaintext. */
+  const tlsError = (error: unknown, reason: string): CollectorError =>
+    new CollectorError('WW_ERR_KAFKA_TLS', `TLS handshake with Kafka at ${config.brokers.join(',')} failed: ${reason} (records stay in the spool and are sent once it succeeds)`, {
+      retriable: true,
+      cause: error,
+    });
+  const classified = (error: unknown): CollectorError | undefined => {
+    if (error instanceof CollectorError && (error.code === 'WW_ERR_KAFKA_AUTH' || error.code === 'WW_ERR_KAFKA_TLS')) return error;
+    if (isKafkaAuthenticationError(error)) return authError(error);
+    const tls = kafkaTlsFailure(error);
+    return tls === undefined ? undefined : tlsError(error, tls);
+  };
+
   // One check at a time: the start and the first send may both ask.
   let checking: Promise<void> | undefined;
   const ensureTopics = (): Promise<void> => {
@@ -138,7 +153,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       problems = report.problems;
       topicsReady = true;
     } catch (error) {
-      if (isKafkaAuthenticationError(error)) throw authError(error);
+      const known = classified(error);
+      if (known !== undefined) throw known;
       throw new CollectorError('WW_ERR_KAFKA_TOPIC', `could not check/create topics ${config.framesTopic}, ${config.dlqTopic} on ${config.brokers.join(',')}: ${(error as Error).message}`, {
         retriable: true,
         cause: error,
@@ -156,8 +172,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       await active.sendBatch({ acks: -1, compression, timeout: config.requestTimeoutMillis, topicMessages: groupByTopic(records) });
     } catch (error) {
       await discardProducer();
-      if (error instanceof CollectorError && error.code === 'WW_ERR_KAFKA_AUTH') throw error;
-      if (isKafkaAuthenticationError(error)) throw authError(error);
+      const known = classified(error);
+      if (known !== undefined) throw known;
       throw new KafkaProduceError(`could not deliver ${records.length} record(s) to ${config.brokers.join(',')}: ${(error as Error).message}`, records.length, error);
     }
   };

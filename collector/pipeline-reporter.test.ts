@@ -6,7 +6,7 @@ import { collectorPipelinePoint, startPipelineReporter, type MetricsPoint, type 
 /** Writer stats with `written` points written and `writeErrors` failed requests, nothing dropped or buffered. */
 function statsOf(written: number, writeErrors: number): InfluxWriterStats {
   const dropped = { overflow: 0, rejected: 0, unwritable: 0, 'no-fields': 0, closed: 0 };
-  return { pointsIn: written, pointsWritten: written, pointsDropped: 0, dropped, buffered: 0, batchesWritten: written, batchesInFlight: 0, writeErrors, failingWrites: 0, rejectedAtMillis: 0 };
+  return { pointsIn: written, pointsWritten: written, pointsDropped: 0, dropped, buffered: 0, batchesWritten: written, batchesInFlight: 0, writeErrors, failingWrites: 0, rejectedAtMillis: 0, authFailing: false };
 }
 
 /** In-memory writer double: keeps every point, counts closes, can report write errors. */

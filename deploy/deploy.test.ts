@@ -348,17 +348,58 @@ describe('deploy contracts', () => {
       }
     });
 
-    it('takes credentials from Secrets by reference, never as literal values', () => {
+    it('takes credentials from Secrets by reference, never as literal values; passwords and tokens as mounted files, not environment variables', () => {
       for (const service of SERVICES) {
-        const env = k8sEnv(k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name));
+        const workload = k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name);
+        const env = k8sEnv(workload);
+        // The folder the Secret warpwatch-secrets is mounted at.
+        const secretVolume = asArray(podSpec(workload)['volumes']).map(asRecord).find((v) => asRecord(v['secret'])['secretName'] === 'warpwatch-secrets');
+        const mount = asArray(firstContainer(workload)['volumeMounts']).map(asRecord).find((m) => m['name'] === secretVolume?.['name']);
+        expect(mount?.['readOnly'], service).toBe(true);
         for (const [name, entry] of env) {
-          if (/TOKEN|PASSWORD|SASL_USERNAME/.test(name) && !name.endsWith('_FILE')) {
-            expect(asRecord(asRecord(entry['valueFrom'])['secretKeyRef'])['name'], `${service}: ${name}`).toBe('warpwatch-secrets');
+          if (/TOKEN|PASSWORD|TLS_KEY/.test(name)) {
+            expect(name, `${service}: a secret in an environment variable`).toMatch(/_FILE$/);
+            expect(String(entry['value']).startsWith(`${String(mount?.['mountPath'])}/`), `${service}: ${name}`).toBe(true);
           }
+          if (/SASL_USERNAME/.test(name)) expect(asRecord(asRecord(entry['valueFrom'])['secretKeyRef'])['name'], `${service}: ${name}`).toBe('warpwatch-secrets');
         }
+        expect([...env.keys()], service).toEqual(expect.arrayContaining(['WARPWATCH_INFLUX_TOKEN_FILE', 'WARPWATCH_KAFKA_SASL_PASSWORD_FILE']));
       }
       expect(k8sObjects.filter((o) => o['kind'] === 'Secret')).toEqual([]);
       expect(dirname(k8sDirectory)).toBe(deployDirectory);
     });
+  });
+});
+
+describe('deploy/k8s/examples/metrics-network-policy.yaml', () => {
+  const policy = asRecord(parse(readFileSync(join(k8sDirectory, 'examples', 'metrics-network-policy.yaml'), 'utf8')));
+  const spec = asRecord(policy['spec']);
+
+  it('selects the collector and estimator pods and admits only Prometheus, on their metrics ports only', () => {
+    expect(policy['kind']).toBe('NetworkPolicy');
+    const selected = asArray(asRecord(asArray(asRecord(spec['podSelector'])['matchExpressions'])[0])['values']);
+    for (const service of SERVICES) {
+      const labels = asRecord(asRecord(asRecord(asRecord(k8sObject(K8S_WORKLOADS[service].kind, K8S_WORKLOADS[service].name)['spec'])['template'])['metadata'])['labels']);
+      expect(selected).toContain(labels['app.kubernetes.io/name']);
+    }
+    expect(spec['policyTypes']).toEqual(['Ingress']);
+    const rules = asArray(spec['ingress']).map(asRecord);
+    expect(rules).toHaveLength(1);
+    const from = asArray(rules[0]?.['from']).map(asRecord);
+    expect(from).toHaveLength(1);
+    expect(asRecord(asRecord(from[0]?.['podSelector'])['matchLabels'])['app.kubernetes.io/name']).toBe('prometheus');
+    const ports = asArray(rules[0]?.['ports']).map((p) => asRecord(p)['port']);
+    expect(ports.sort()).toEqual([CONTAINER_PORTS.collectorMetrics, CONTAINER_PORTS.estimatorMetrics].sort());
+  });
+});
+
+describe('Grafana datasource credentials', () => {
+  it('carries the InfluxDB token only in secureJsonData (encrypted by Grafana), never in jsonData', () => {
+    const datasources = asArray(asRecord(parse(readFileSync(join(deployDirectory, 'grafana', 'datasources', 'warpwatch-influxql.yaml'), 'utf8')))['datasources']).map(asRecord);
+    for (const datasource of datasources) {
+      expect(JSON.stringify(datasource['jsonData'] ?? {})).not.toMatch(/TOKEN|PASSWORD/);
+      expect(JSON.stringify(datasource).replace(JSON.stringify(datasource['secureJsonData'] ?? {}), '')).not.toMatch(/TOKEN|PASSWORD/);
+    }
+    expect(JSON.stringify(datasources.map((d) => d['secureJsonData']))).toContain('${WARPWATCH_INFLUX_TOKEN}');
   });
 });

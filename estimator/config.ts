@@ -52,6 +52,8 @@ export interface EstimatorConfig {
         readonly retentionDuration: string;
         /** v2 API token ('' for an open 1.8 server, or 'user:password'). */
         readonly token: string;
+        /** The file the token was read from (WARPWATCH_INFLUX_TOKEN_FILE), read again after InfluxDB refuses it; undefined when not from a file. */
+        readonly tokenFile?: string | undefined;
         readonly org: string;
         readonly batchSize: number;
         /** Longest time a point waits before its write request starts (0 = as soon as the event loop is free). */
@@ -262,6 +264,7 @@ function readInflux(reader: ConfigReader): EstimatorConfig['influx'] {
     retentionPolicy: v.influxRetentionPolicy,
     retentionDuration: v.influxRetention,
     token: v.influxToken.reveal(),
+    tokenFile: reader.secretFile(F.influxToken),
     org: v.influxOrg,
     batchSize: v.influxBatchSize,
     flushIntervalMillis: v.influxFlushIntervalMillis,

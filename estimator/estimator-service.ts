@@ -95,10 +95,11 @@ const YIELD_AFTER_MILLIS = 10;
 /**
  * The /healthz status of an estimator: `stopping`, `starting` (no partition yet, or one not
  * restored), `degraded` with `reasons` (`influx-write`: its last write requests to InfluxDB
- * failed, so windows are not reaching it; the points wait in a bounded buffer; `influx-rejected`:
- * InfluxDB refused points in the last 5 minutes, which are lost; service/influx-writer.ts
- * influxHealthReasons; `topic-config: …`: a Kafka topic cannot take what the estimator reads or
- * writes, one reason per problem, also given while `starting`), else `ok`.
+ * failed, so windows are not reaching it; the points wait in a bounded buffer; `influx-auth`:
+ * InfluxDB refused its credentials, the points wait likewise; `influx-rejected`: InfluxDB refused
+ * points in the last 5 minutes, which are lost; service/influx-writer.ts influxHealthReasons;
+ * `topic-config: …`: a Kafka topic cannot take what the estimator reads or writes, one reason
+ * per problem, also given while `starting`), else `ok`.
  *
  * @example estimatorStatus({ stopping: false, assigned: new Set([0]), restored: new Set([0]), influx: { failingWrites: 3 } })
  * // { status: 'degraded', reasons: ['influx-write'] }
@@ -107,7 +108,7 @@ export function estimatorStatus(input: {
   stopping: boolean;
   assigned: ReadonlySet<number>;
   restored: ReadonlySet<number>;
-  influx: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis'>>) | undefined;
+  influx: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis' | 'authFailing'>>) | undefined;
   topicProblems?: readonly string[];
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
@@ -191,6 +192,8 @@ interface EstimatorOutages {
   readonly brokers: string;
   /** A connection to Kafka failed because nothing answers (kafkajs' message as `reason`). */
   kafkaUnreachable(reason: string): void;
+  /** A TLS handshake with a broker failed (what to change as `reason`, docs/security.md). */
+  kafkaTls(reason: string): void;
 }
 
 /** The outage logs of an estimator. */
@@ -205,6 +208,7 @@ function createOutages(config: EstimatorConfig, log: (line: string) => void): Es
     brokers,
     kafkaUnreachable: (reason) =>
       kafka.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
+    kafkaTls: (reason) => kafka.failed(`warpwatch estimate: WW_ERR_KAFKA_TLS: TLS handshake with Kafka at ${brokers} failed: ${reason}`),
   };
 }
 
@@ -274,7 +278,7 @@ export async function startEstimator(
 
   // A broker that does not answer is said once per outage, at the first failed connection, with
   // what to try (kafkajs retries meanwhile; the start gives up after its retries, exit 1).
-  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: outages.kafkaUnreachable });
+  const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId }, { onUnreachable: outages.kafkaUnreachable, onTlsFailure: outages.kafkaTls });
   const outgoing = (created.outgoing = createResultsQueue(kafka, telemetry, log));
   const sendOutgoing = (): Promise<void> =>
     outgoing.send().catch((error: unknown) => {
@@ -364,6 +368,11 @@ async function openInfluxSink(config: EstimatorConfig, log: (line: string) => vo
   const influxUrl = config.influx.url;
   const check = await ensureInfluxDatabase(config.influx);
   if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${influxUrl}`);
+  if (check === 'unauthorized') {
+    outage.failed(
+      `warpwatch estimate: WW_ERR_ESTIMATOR_INFLUX_WRITE: InfluxDB at ${influxUrl} refused the credentials (HTTP 401); points wait in the buffer and are retried${config.influx.tokenFile === undefined ? '' : `, the token file read again before each retry`} (not logged again until a write succeeds); check WARPWATCH_INFLUX_TOKEN(_FILE)`,
+    );
+  }
   if (check === 'unreachable') {
     const hint = unreachableServerHint('influx', influxUrl, '--influx-url');
     outage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${hint}`);

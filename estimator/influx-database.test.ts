@@ -48,9 +48,11 @@ describe('ensureInfluxDatabase', () => {
     await ensureInfluxDatabase({ ...options, token: 'abc123' }, fakeInflux(['warpwatch'], { status: 500, body: '' }, seen));
     expect(seen).toEqual([`GET SHOW DATABASES Basic ${Buffer.from('admin:secret').toString('base64')}`, 'GET SHOW DATABASES Token abc123']);
   });
-  it('refuses when the check itself is refused (401), and starts anyway when InfluxDB does not answer', async () => {
+  it('reports wrong credentials (401) without refusing to start, refuses a forbidden check (403), and starts anyway when InfluxDB does not answer', async () => {
     const unauthorized = (async () => new Response('{"error":"authorization failed"}', { status: 401 })) as unknown as typeof fetch;
-    await expect(ensureInfluxDatabase(options, unauthorized)).rejects.toMatchObject({ code: 'WW_ERR_ESTIMATOR_INFLUX_DATABASE' });
+    expect(await ensureInfluxDatabase(options, unauthorized)).toBe('unauthorized');
+    const forbidden = (async () => new Response('{"error":"forbidden"}', { status: 403 })) as unknown as typeof fetch;
+    await expect(ensureInfluxDatabase(options, forbidden)).rejects.toMatchObject({ code: 'WW_ERR_ESTIMATOR_INFLUX_DATABASE' });
     const down = (async () => {
       throw new TypeError('fetch failed');
     }) as unknown as typeof fetch;

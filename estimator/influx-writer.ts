@@ -1,5 +1,6 @@
 import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
-import { createInfluxWriter, InfluxWriteFailure, type InfluxWriter } from '../service/index.ts';
+import { readFileSync } from 'node:fs';
+import { createInfluxWriter, InfluxWriteFailure, secretFileText, type InfluxWriter } from '../service/index.ts';
 import { EstimatorError } from './errors.ts';
 
 /**
@@ -17,6 +18,8 @@ export interface EstimatorInfluxOptions {
   readonly database: string;
   readonly retentionPolicy: string;
   readonly token: string;
+  /** Read again after InfluxDB refuses the token (WARPWATCH_INFLUX_TOKEN_FILE); undefined: the token never changes. */
+  readonly tokenFile?: string | undefined;
   readonly org: string;
   /** Points (lines) per write request, at most. */
   readonly batchSize: number;
@@ -61,6 +64,7 @@ export function createEstimatorInfluxWriter(options: EstimatorInfluxOptions, onE
     {
       url: options.url,
       token: options.token,
+      refreshToken: options.tokenFile === undefined ? undefined : () => secretFileText(readFileSync(options.tokenFile as string, 'utf8')),
       org: options.org,
       bucket: `${options.database}/${options.retentionPolicy}`,
       batchSize: options.batchSize,
@@ -85,7 +89,7 @@ export function createEstimatorInfluxWriter(options: EstimatorInfluxOptions, onE
 }
 
 /** What {@link ensureInfluxDatabase} found. */
-export type InfluxDatabaseCheck = 'exists' | 'created' | 'unreachable';
+export type InfluxDatabaseCheck = 'exists' | 'created' | 'unreachable' | 'unauthorized';
 
 /**
  * Makes sure the database the writer writes into exists, before the estimator starts: asks
@@ -98,7 +102,7 @@ export type InfluxDatabaseCheck = 'exists' | 'created' | 'unreachable';
  * (returns 'unreachable').
  *
  * @param fetchImpl - the HTTP client (default the global fetch; tests inject failures)
- * @returns 'exists', 'created', or 'unreachable'
+ * @returns 'exists', 'created', 'unreachable', or 'unauthorized' (HTTP 401: wrong credentials; the writer buffers and retries)
  * @throws EstimatorError WW_ERR_ESTIMATOR_INFLUX_DATABASE when the database is missing and
  *   cannot be created (not permitted, or InfluxDB 2.x without a mapping), or InfluxDB refuses
  *   the check itself (authentication)
@@ -132,7 +136,9 @@ export async function ensureInfluxDatabase(
   } catch {
     return 'unreachable';
   }
-  if (shown.status === 401 || shown.status === 403) throw refuse(`cannot be checked: HTTP ${shown.status} ${shown.body.trim().slice(0, 200)}`);
+  // Wrong credentials are not fatal: the writer keeps the points and reads the token file again (docs/security.md).
+  if (shown.status === 401) return 'unauthorized';
+  if (shown.status === 403) throw refuse(`cannot be checked: HTTP ${shown.status} ${shown.body.trim().slice(0, 200)}`);
   if (shown.status >= 500) return 'unreachable';
   const names = new Set<string>();
   try {

@@ -1,7 +1,7 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type LogEntry, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from './errors.ts';
 import { TOPIC_SPECS } from '../contracts/index.ts';
-import { ensureServiceTopics, isUnreachableError, retry, type ServiceTopicsReport } from '../service/index.ts';
+import { ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retry, type ServiceTopicsReport } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 
 /**
@@ -128,6 +128,8 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
 }
 
 function kafkaError(action: string, error: unknown): EstimatorError {
+  const tls = kafkaTlsFailure(error);
+  if (tls !== undefined) return new EstimatorError('WW_ERR_KAFKA_TLS', `${action}: TLS handshake failed: ${tls}`, { retriable: false, cause: error });
   const retriable = typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
   return new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `${action}: ${error instanceof Error ? error.message : String(error)}`, { retriable, cause: error });
 }
@@ -182,11 +184,16 @@ export async function retryTransientKafka<T>(operation: () => Promise<T>, timeou
  *
  * @param events.onUnreachable called with kafkajs' message each time a connection to a broker
  *   fails because nothing answers (refused, unknown host, timed out); kafkajs logs nothing else.
+ * @param events.onTlsFailure called with what to change when a TLS handshake fails
+ *   (service/kafka-security.ts kafkaTlsFailure); never retried in plaintext.
  * @example
  * const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
  * await kafka.ensureTopics();
  */
-export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { readonly onUnreachable?: (message: string) => void } = {}): EstimatorKafka {
+export function createEstimatorKafka(
+  options: EstimatorKafkaOptions,
+  events: { readonly onUnreachable?: (message: string) => void; readonly onTlsFailure?: (reason: string) => void } = {},
+): EstimatorKafka {
   const kafka = new Kafka({
     clientId: `${options.clientId}-${options.instanceId}`,
     brokers: [...options.brokers],
@@ -197,7 +204,9 @@ export function createEstimatorKafka(options: EstimatorKafkaOptions, events: { r
     logLevel: logLevel.ERROR,
     logCreator: () => (entry: LogEntry) => {
       const text = `${entry.log.message}${entry.log.error === undefined ? '' : `: ${String(entry.log.error)}`}`;
-      if (isUnreachableError(text)) events.onUnreachable?.(text);
+      const tls = kafkaTlsFailure(text);
+      if (tls !== undefined) events.onTlsFailure?.(tls);
+      else if (isUnreachableError(text)) events.onUnreachable?.(text);
     },
     retry: { retries: 8, initialRetryTime: 200 },
   });

@@ -177,6 +177,16 @@ export class ConfigReader {
   }
 
   /**
+   * The file a secret is read from (its `*_FILE` variable), or undefined when it is not read
+   * from a file; for services that read the file again when the server refuses the secret.
+   *
+   * @example new ConfigReader({ env: { WARPWATCH_INFLUX_TOKEN_FILE: '/run/secrets/influx' } }).secretFile(INFLUX_FIELDS.influxToken) // '/run/secrets/influx'
+   */
+  secretFile(field: SecretField): string | undefined {
+    return this.#envValue(field.fileEnv);
+  }
+
+  /**
    * Whether the field's flag (under `key`) or variable is set (non-blank); for a secret, also its `*_FILE` variable.
    *
    * @example new ConfigReader({ env: { WARPWATCH_KAFKA_SASL_MECHANISM: 'plain' } }).isSet('saslMechanism', KAFKA_SECURITY_FIELDS.saslMechanism) // true
@@ -327,7 +337,7 @@ export class ConfigReader {
     if (direct !== undefined) return new Secret(direct);
     if (file !== undefined) {
       const content = this.#readFile(field.fileEnv, file);
-      return content === undefined ? undefined : new Secret(content.replace(/\r?\n$/, ''));
+      return content === undefined ? undefined : new Secret(secretFileText(content));
     }
     return field.default === undefined ? undefined : new Secret(field.default);
   }
@@ -377,3 +387,12 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+
+/**
+ * A secret as held in a file: its text without the one trailing newline editors add.
+ *
+ * @example secretFileText('user:pass\n') // 'user:pass'
+ */
+export function secretFileText(content: string): string {
+  return content.replace(/\r?\n$/, '');
+}

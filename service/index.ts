@@ -16,11 +16,11 @@ export { createOutageLog } from './outage-log.ts';
 export type { OutageLog } from './outage-log.ts';
 export { serviceResource } from './otel-resource.ts';
 export type { ServiceResourceOptions } from './otel-resource.ts';
-export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem } from './config-toolkit.ts';
+export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem, secretFileText } from './config-toolkit.ts';
 export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
 export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
 export type { ConfigTableSpec } from './config-docs.ts';
-export { kafkaClientSecurity, readKafkaSecurity } from './kafka-security.ts';
+export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka-security.ts';
 export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
 export { Secret } from './secret.ts';
 export {

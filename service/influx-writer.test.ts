@@ -80,7 +80,7 @@ describe('createInfluxWriter', () => {
     expect(fake.maxConcurrent).toBe(3);
     expect(fake.bodies.every((body) => body.length <= 50)).toBe(true);
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 500));
-    expect(writer.stats()).toEqual({ pointsIn: 500, pointsWritten: 500, pointsDropped: 0, dropped: noDrops, buffered: 0, batchesWritten: 10, batchesInFlight: 0, writeErrors: 0, failingWrites: 0, rejectedAtMillis: 0 });
+    expect(writer.stats()).toEqual({ pointsIn: 500, pointsWritten: 500, pointsDropped: 0, dropped: noDrops, buffered: 0, batchesWritten: 10, batchesInFlight: 0, writeErrors: 0, failingWrites: 0, rejectedAtMillis: 0, authFailing: false });
     const final = await writer.close(1_000);
     expect(final.dropped.closed).toBe(0);
     expectBalanced(final);
@@ -123,6 +123,33 @@ describe('createInfluxWriter', () => {
     // (or request 1 finished), and at most one more on a slow machine.
     expect(fake.bodies.length).toBeLessThanOrEqual(3);
     expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 21));
+    await writer.close(1_000);
+  });
+
+  it('keeps a batch refused for its credentials (401), says influx-auth, reads the token again and writes it once accepted', async () => {
+    fake = await startFakeInflux();
+    let accepted = false;
+    fake.answerFor = () => (accepted ? 204 : 401);
+    const tokens: string[] = [];
+    const failures: InfluxWriteFailure[] = [];
+    const writer = createInfluxWriter(options(fake.url, { token: 'u:wrong', refreshToken: () => (tokens.push(accepted ? 'u:right' : 'u:wrong'), tokens.at(-1) ?? '') }), {
+      onError: (failure) => failures.push(failure),
+    });
+    writer.write(points(0, 40));
+    const served = fake;
+    await served.until(() => served.received >= 2);
+    expect(writer.stats()).toMatchObject({ authFailing: true, pointsDropped: 0, pointsWritten: 0 });
+    expect(influxHealthReasons(writer.stats())).toEqual(['influx-auth']);
+    expectBalanced(writer.stats());
+    expect(failures[0]?.message).toMatch(/HTTP 401.*refused the credentials.*read again before each retry/s);
+    expect(failures[0]?.message).not.toContain('u:wrong');
+    accepted = true;
+    await served.until(() => served.bodies.flat().length >= 40);
+    await writer.flush();
+    expect(valuesOf(fake.bodies).sort((a, b) => a - b)).toEqual(range(0, 40));
+    expect(writer.stats()).toMatchObject({ authFailing: false, pointsWritten: 40, pointsDropped: 0, buffered: 0 });
+    expect(influxHealthReasons(writer.stats())).toEqual([]);
+    expect(tokens.length).toBeGreaterThanOrEqual(1);
     await writer.close(1_000);
   });
 
@@ -211,6 +238,7 @@ describe('createInfluxWriter', () => {
       writeErrors: 3,
       failingWrites: 0,
       rejectedAtMillis: expect.any(Number) as number,
+      authFailing: false,
     });
     expect(Date.now() - stats.rejectedAtMillis).toBeLessThan(60_000);
     expectBalanced(stats);

@@ -17,8 +17,10 @@ import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
  * A failed request (network error, timeout, HTTP 408, 429, 5xx) goes back into the buffer in
  * its original order and is retried after {@link backoffDelayMillis} of `retry`
  * (service/retry.ts) while new points keep queueing; when the buffer is full the oldest queued
- * points are dropped. Any other 4xx (a malformed line, a missing database) drops the batch; a
- * partial write (InfluxDB 1.8 answers HTTP 400 `partial write: unable to parse '<line>': … dropped=<n>`
+ * points are dropped. Refused credentials (HTTP 401, 403) are retried the same way, after
+ * `refreshToken` (the file read again), and say `influx-auth` in /healthz
+ * ({@link influxHealthReasons}). Any other 4xx (a malformed line, a missing database) drops the
+ * batch; a partial write (InfluxDB 1.8 answers HTTP 400 `partial write: unable to parse '<line>': … dropped=<n>`
  * after storing the other lines) counts the lines it names as rejected and the rest as written.
  * A point that cannot be written unchanged (service/influx-line.ts `lineProtocolTextProblem`) is
  * never sent: it is dropped as 'unwritable'.
@@ -33,7 +35,7 @@ import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
 export type InfluxDropReason =
   /** The buffer was full: the oldest queued points made room. */
   | 'overflow'
-  /** InfluxDB refused the points for good (HTTP 4xx other than 408/429; of a partial write, the lines it names). */
+  /** InfluxDB refused the points for good (HTTP 4xx other than 401/403/408/429; of a partial write, the lines it names). */
   | 'rejected'
   /** The point cannot be written unchanged (a control character or a trailing backslash in a tag; service/influx-line.ts). */
   | 'unwritable'
@@ -50,6 +52,12 @@ export interface InfluxWriterOptions {
   readonly url: string;
   /** '' (none), an API token, or 'user:password' for InfluxDB 1.8 (plain text). */
   readonly token: string;
+  /**
+   * Reads the credentials again (e.g. WARPWATCH_INFLUX_TOKEN_FILE), called before the next
+   * attempt after InfluxDB refused them (HTTP 401/403), so fixing the file heals a running
+   * service without losing its buffer (docs/security.md). Absent: the token never changes.
+   */
+  readonly refreshToken?: (() => string) | undefined;
   /** '-' on InfluxDB 1.8. */
   readonly org: string;
   /** '<database>/<retention policy>' on InfluxDB 1.8. */
@@ -102,6 +110,8 @@ export interface InfluxWriterStats {
   readonly failingWrites: number;
   /** When points were last dropped as 'rejected' or 'unwritable' (ms since the Unix epoch; 0 = never). */
   readonly rejectedAtMillis: number;
+  /** True while the last failed request was refused for its credentials (HTTP 401/403). */
+  readonly authFailing: boolean;
 }
 
 /** A failed write request (or a flush refused while backing off), as `flush` rejects with it and `onError` receives it. */
@@ -171,7 +181,8 @@ export const INFLUX_REJECTED_HEALTH_MILLIS = 5 * 60_000;
 
 /**
  * The `/healthz` reasons an InfluxDB writer contributes: `influx-write` while its last write
- * requests failed (points wait in the buffer), `influx-rejected` while InfluxDB refuses points
+ * requests failed (points wait in the buffer; `influx-auth` instead when the last one was refused
+ * for its credentials, HTTP 401/403), `influx-rejected` while InfluxDB refuses points
  * (dropped as 'rejected' or 'unwritable' within the last {@link INFLUX_REJECTED_HEALTH_MILLIS}:
  * those points are lost), else none.
  *
@@ -180,11 +191,11 @@ export const INFLUX_REJECTED_HEALTH_MILLIS = 5 * 60_000;
  * @example influxHealthReasons({ failingWrites: 0, rejectedAtMillis: Date.now() }) // ['influx-rejected']
  */
 export function influxHealthReasons(
-  stats: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis'>>) | undefined,
+  stats: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis' | 'authFailing'>>) | undefined,
   nowMillis: number = Date.now(),
 ): string[] {
   const reasons: string[] = [];
-  if ((stats?.failingWrites ?? 0) > 0) reasons.push('influx-write');
+  if ((stats?.failingWrites ?? 0) > 0) reasons.push(stats?.authFailing === true ? 'influx-auth' : 'influx-write');
   const rejectedAt = stats?.rejectedAtMillis ?? 0;
   if (rejectedAt > 0 && nowMillis - rejectedAt < INFLUX_REJECTED_HEALTH_MILLIS) reasons.push('influx-rejected');
   return reasons;
@@ -267,7 +278,13 @@ class BufferedInfluxWriter implements InfluxWriter {
   readonly #where: string;
   /** One WriteApi per concurrent request: each has its own buffer, flushed by us only (the client neither retries, buffers nor logs). */
   readonly #idleApis: WriteApi[];
-  readonly #allApis: readonly WriteApi[];
+  /** Every API created, with the credentials generation it was made with. */
+  readonly #allApis = new Map<WriteApi, number>();
+  #token: string;
+  #tokenGeneration = 0;
+  /** InfluxDB refused the credentials: read them again before the next request. */
+  #tokenStale = false;
+  #authFailing = false;
   readonly #busyLingerMillis: number;
 
   /** Queued lines in ascending sequence order (a retried batch is merged back in place). */
@@ -303,10 +320,8 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#o = options;
     this.#hooks = hooks;
     this.#where = `InfluxDB ${urlWithoutCredentials(options.url)} (bucket ${options.bucket})`;
-    this.#idleApis = Array.from({ length: maxInFlight }, () =>
-      createInfluxWriteApi({ url: options.url, token: options.token, org: options.org, bucket: options.bucket, requestTimeoutMillis: options.requestTimeoutMillis, maxBatchLines: options.batchSize }),
-    );
-    this.#allApis = [...this.#idleApis];
+    this.#token = options.token;
+    this.#idleApis = Array.from({ length: maxInFlight }, () => this.#createApi());
     this.#busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
   }
 
@@ -371,12 +386,41 @@ class BufferedInfluxWriter implements InfluxWriter {
       writeErrors: this.#writeErrors,
       failingWrites: this.#failingWrites,
       rejectedAtMillis: this.#rejectedAtMillis,
+      authFailing: this.#failingWrites > 0 && this.#authFailing,
     };
   }
 
   close(timeoutMillis: number): Promise<InfluxWriterStats> {
     this.#finalStats ??= this.#closeOnce(timeoutMillis);
     return this.#finalStats;
+  }
+
+  #createApi(): WriteApi {
+    const o = this.#o;
+    const api = createInfluxWriteApi({ url: o.url, token: this.#token, org: o.org, bucket: o.bucket, requestTimeoutMillis: o.requestTimeoutMillis, maxBatchLines: o.batchSize });
+    this.#allApis.set(api, this.#tokenGeneration);
+    return api;
+  }
+
+  /** An idle API with the current credentials (read again after a refusal; a stale API is replaced). */
+  #takeApi(): WriteApi {
+    if (this.#tokenStale && this.#o.refreshToken !== undefined) {
+      this.#tokenStale = false;
+      try {
+        const token = this.#o.refreshToken();
+        if (token !== this.#token) {
+          this.#token = token;
+          this.#tokenGeneration += 1;
+        }
+      } catch {
+        // Unreadable right now (being replaced): keep the credentials, read again after the next refusal.
+      }
+    }
+    const api = this.#idleApis.pop()!;
+    if (this.#allApis.get(api) === this.#tokenGeneration) return api;
+    this.#allApis.delete(api);
+    api.dispose();
+    return this.#createApi();
   }
 
   #buffered(): number {
@@ -462,7 +506,7 @@ class BufferedInfluxWriter implements InfluxWriter {
       if (!force && this.#delayUntilSend(Date.now()) > 0) break;
       const count = Math.min(this.#o.batchSize, this.#queue.length);
       const batch: Batch = { lines: this.#queue.splice(0, count), sequences: this.#queueSequences.splice(0, count) };
-      const api = this.#idleApis.pop()!;
+      const api = this.#takeApi();
       this.#inFlight.add(batch);
       this.#inFlightLines += count;
       void this.#send(api, batch);
@@ -502,6 +546,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#batchesWritten += 1;
     const failedBefore = this.#failingWrites;
     this.#failingWrites = 0;
+    this.#authFailing = false;
     this.#nextAttemptMillis = 0;
     if (failedBefore > 0) this.#hooks.onRecovered?.(failedBefore);
   }
@@ -511,7 +556,10 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#writeErrors += 1;
     this.#failingWrites += 1;
     const status = error instanceof HttpError ? error.statusCode : undefined;
-    const retriable = status === undefined || status === 408 || status === 429 || status >= 500;
+    const refusedCredentials = status === 401 || status === 403;
+    this.#authFailing = refusedCredentials;
+    if (refusedCredentials) this.#tokenStale = true;
+    const retriable = refusedCredentials || status === undefined || status === 408 || status === 429 || status >= 500;
     const rejected = error instanceof HttpError && status === 400 ? partialWriteRejections(influxErrorText(error), batch.lines.length) : undefined;
     if (retriable) {
       // Back into the buffer, in sequence order, for the next attempt.
@@ -533,7 +581,11 @@ class BufferedInfluxWriter implements InfluxWriter {
       : rejected !== undefined
         ? `; ${rejected} of ${batch.lines.length} points dropped (InfluxDB refused them), the others written`
         : '; batch dropped (InfluxDB refused it)';
-    const hint = status === undefined && isUnreachableError(error) ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag) : undefined;
+    const hint = refusedCredentials
+      ? `InfluxDB refused the credentials: check WARPWATCH_INFLUX_TOKEN or the file WARPWATCH_INFLUX_TOKEN_FILE names ('user:password' on InfluxDB 1.8)${this.#o.refreshToken === undefined ? '' : '; the file is read again before each retry'}`
+      : status === undefined && isUnreachableError(error)
+        ? unreachableServerHint('influx', urlWithoutCredentials(this.#o.url), this.#o.urlFlag)
+        : undefined;
     return new InfluxWriteFailure(
       `writing ${batch.lines.length} points to ${this.#where} failed${status === undefined ? '' : ` with HTTP ${status}`}: ${error instanceof Error ? error.message : String(error)}${outcome}${hint === undefined ? '' : `; ${hint}`}`,
       { points: batch.lines.length, status, retriable, failingWrites: this.#failingWrites, hint, cause: error },
@@ -579,7 +631,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#queueSequences.length = 0;
     this.#inFlight.clear();
     this.#inFlightLines = 0;
-    for (const api of this.#allApis) api.dispose();
+    for (const api of this.#allApis.keys()) api.dispose();
     return this.stats();
   }
 }

@@ -92,3 +92,41 @@ function saslOptions(sasl: NonNullable<KafkaSecurityConfig['sasl']>): SASLOption
       return { mechanism: 'scram-sha-512', ...credentials };
   }
 }
+
+/** What a failed TLS handshake with a broker means, as Node's and OpenSSL's messages say it. */
+const TLS_FAILURES: readonly { readonly pattern: RegExp; readonly reason: string }[] = [
+  {
+    pattern: /SELF_SIGNED_CERT_IN_CHAIN|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT|self[- ]signed certificate|unable to verify the first certificate|unable to get (local )?issuer certificate/i,
+    reason: "the broker's certificate is not signed by a CA this client trusts: set WARPWATCH_KAFKA_TLS_CA_FILE to the PEM of the CA that signed it",
+  },
+  {
+    pattern: /ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate's altnames/i,
+    reason: "the broker's certificate does not name the host this client connected to: use a broker address the certificate names (WARPWATCH_KAFKA_BROKERS, and the broker's advertised.listeners)",
+  },
+  { pattern: /CERT_HAS_EXPIRED|certificate has expired|CERT_NOT_YET_VALID|certificate is not yet valid/i, reason: "the broker's certificate has expired or is not valid yet: the broker needs a new certificate" },
+  {
+    pattern: /alert bad certificate|alert certificate required|alert handshake failure|alert unknown ca|ALERT_BAD_CERTIFICATE|ALERT_CERTIFICATE_REQUIRED|ALERT_UNKNOWN_CA/i,
+    reason:
+      'the broker refused this client during the TLS handshake (mutual TLS: no client certificate, or one it does not trust): set WARPWATCH_KAFKA_TLS_CERT_FILE and WARPWATCH_KAFKA_TLS_KEY_FILE to a certificate signed by a CA the broker trusts',
+  },
+  { pattern: /wrong version number|packet length too long|ERR_SSL_WRONG_VERSION_NUMBER/i, reason: 'the listener does not speak TLS: check the port, or set WARPWATCH_KAFKA_TLS=false for a PLAINTEXT listener' },
+];
+
+/**
+ * Why a Kafka connection failed in its TLS handshake (untrusted CA, wrong host name, expired
+ * certificate, client certificate refused, no TLS on the port), with what to change, or
+ * undefined for any other error. Reads Node's error codes and messages along kafkajs'
+ * `cause`/`originalError` chain, or a log line's text. The collector and the estimator report
+ * it as WW_ERR_KAFKA_TLS (docs/security.md); nothing falls back to plaintext.
+ *
+ * @example kafkaTlsFailure(new Error('Connection error: certificate has expired')); // "the broker's certificate has expired ..."
+ */
+export function kafkaTlsFailure(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    const text = typeof e === 'object' ? `${String((e as { message?: unknown }).message ?? '')} ${String((e as { code?: unknown }).code ?? '')}` : String(e);
+    const found = TLS_FAILURES.find((failure) => failure.pattern.test(text));
+    if (found !== undefined) return found.reason;
+    e = typeof e === 'object' ? ((e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError) : undefined;
+  }
+  return undefined;
+}

@@ -1,3 +1,4 @@
+import { kafkaTlsFailure } from './kafka-security.ts';
 /**
  * What to try when Kafka or InfluxDB does not answer, said once (issue 18): `npm run stack -- up`
  * when the address is the local stack's default, otherwise the variable (and flag) that set it.
@@ -41,11 +42,13 @@ const UNREACHABLE = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENE
 
 /**
  * Whether an error says that the server could not be reached at all (rather than refusing a
- * request: a login, a malformed line), looking through `cause` chains.
+ * request: a login, a certificate, a malformed line), looking through `cause` chains.
  *
  * @example isUnreachableError(new Error('connect ECONNREFUSED 127.0.0.1:19092')) // true
  */
 export function isUnreachableError(error: unknown): boolean {
+  // A TLS handshake that failed reached the server: it is a certificate problem, not an outage.
+  if (kafkaTlsFailure(error) !== undefined) return false;
   for (let e: unknown = error, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
     const text = e instanceof Error ? `${e.name} ${e.message} ${String((e as { code?: unknown }).code ?? '')}` : String(e);
     if (UNREACHABLE.test(text)) return true;

@@ -1,6 +1,6 @@
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
-import { unreachableServerHint } from '../../service/index.ts';
+import { kafkaTlsFailure, unreachableServerHint } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
@@ -286,6 +286,9 @@ export async function adviseInputFromStream(
     // Said once (the adapter's message may already name the topic and brokers), with what to try.
     const where = `${kafka.topic} on ${kafka.brokers.join(',')}`;
     const reason = (error as Error).message.replace(`cannot read ${where}: `, '');
+    // A failed TLS handshake reached the broker: say what to change about the certificates (docs/security.md).
+    const tls = kafkaTlsFailure(error);
+    if (tls !== undefined) throw new AdviseError('WW_ERR_ADVISE_KAFKA', `cannot read ${where}: TLS handshake failed: ${tls}`, { cause: error, retriable: false });
     const hint = unreachableServerHint('kafka', kafka.brokers.join(','));
     throw new AdviseError('WW_ERR_ADVISE_KAFKA', `cannot read ${where}: ${reason}; ${hint}`, { cause: error, retriable: true });
   }

@@ -4,9 +4,12 @@ export type { LocalStackConfig, LocalKafkaConfig, LocalInfluxConfig } from './st
 export { bringUpStack, bringDownStack, stackStatus, acquireStackLease, stackEndpoints, createStackServers, withStackLock } from './local-stack.ts';
 export type { StackEndpoints, StackLease, ServerStatus, ServerUpResult, ServerDownResult } from './local-stack.ts';
 export type { ManagedServer, ServerOwner } from './managed-server.ts';
-export { createKafkaServer, createKafkaClusterId, localKafkaSaslCredentials, renderKafkaServerProperties } from './kafka-server.ts';
-export type { LocalKafkaSaslCredentials } from './kafka-server.ts';
-export { createInfluxServer, renderInfluxConfig, influxQuery, INFLUXD_MODULE, INFLUXD_TOOLCHAINS } from './influx-server.ts';
+export { createKafkaServer, createKafkaClusterId, localKafkaSaslCredentials, localKafkaTls, renderKafkaServerProperties } from './kafka-server.ts';
+export type { LocalKafkaSaslCredentials, LocalKafkaTls } from './kafka-server.ts';
+export { ensureLocalTlsMaterial } from './tls-material.ts';
+export type { LocalTlsMaterial } from './tls-material.ts';
+export { createInfluxServer, renderInfluxConfig, influxQuery, localInfluxCredentials, INFLUXD_MODULE, INFLUXD_TOOLCHAINS } from './influx-server.ts';
+export type { LocalInfluxCredentials } from './influx-server.ts';
 export { probeKafka, probeInflux, waitUntilReady, warmUpKafkaGroupCoordinator } from './readiness.ts';
 export type { ProbeResult, ProbeSasl, ReadinessWait } from './readiness.ts';
 export { createStepReporter, silentReporter, formatDuration } from './progress.ts';

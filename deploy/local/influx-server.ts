@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INFLUX_RETENTION } from '../contracts.ts';
 import { DeployError } from '../errors.ts';
@@ -47,7 +48,7 @@ export function renderInfluxConfig(config: LocalStackConfig): string {
     '[http]',
     '  enabled = true',
     `  bind-address = ${q(`${i.host}:${i.port}`)}`,
-    '  auth-enabled = false',
+    `  auth-enabled = ${i.authEnabled ? 'true' : 'false'}`,
     '  log-enabled = false',
     '  flux-enabled = false',
     '',
@@ -58,24 +59,26 @@ export function renderInfluxConfig(config: LocalStackConfig): string {
 }
 
 /**
- * Runs one InfluxQL statement through `POST /query`.
+ * Runs one InfluxQL statement through `POST /query`, with HTTP basic auth when `login` is given
+ * (a server started with WARPWATCH_STACK_INFLUX_AUTH, {@link localInfluxCredentials}).
  *
  * @returns the parsed JSON answer.
  * @throws DeployError WW_ERR_STACK_UNREACHABLE when the server does not answer or reports an error.
  * @example await influxQuery('http://127.0.0.1:18086', 'CREATE DATABASE "warpwatch"');
  */
-export async function influxQuery(url: string, statement: string, database?: string): Promise<unknown> {
+export async function influxQuery(url: string, statement: string, database?: string, login?: { readonly username: string; readonly password: string }): Promise<unknown> {
   const body = new URLSearchParams({ q: statement });
   if (database !== undefined) body.set('db', database);
+  const headers: Record<string, string> = login === undefined ? {} : { Authorization: `Basic ${Buffer.from(`${login.username}:${login.password}`).toString('base64')}` };
   let response: Response;
   try {
-    response = await fetch(`${url}/query`, { method: 'POST', body, signal: AbortSignal.timeout(10_000) });
+    response = await fetch(`${url}/query`, { method: 'POST', body, headers, signal: AbortSignal.timeout(10_000) });
   } catch (error) {
     throw new DeployError('WW_ERR_STACK_UNREACHABLE', `InfluxDB at ${url} did not answer POST /query: ${error instanceof Error ? error.message : String(error)}`, { retriable: true, cause: error });
   }
   const text = await response.text();
   if (!response.ok || text.includes('"error"')) {
-    throw new DeployError('WW_ERR_STACK_UNREACHABLE', `InfluxDB at ${url} rejected "${statement}": HTTP ${response.status} ${text.slice(0, 300)}`);
+    throw new DeployError('WW_ERR_STACK_UNREACHABLE', `InfluxDB at ${url} rejected "${statement.replace(/PASSWORD '[^']*'/gi, "PASSWORD '***'")}": HTTP ${response.status} ${text.slice(0, 300)}`);
   }
   return JSON.parse(text) as unknown;
 }
@@ -167,10 +170,79 @@ export function createInfluxServer(config: LocalStackConfig): ManagedServer {
     },
 
     async afterReady(): Promise<void> {
-      await influxQuery(i.url, `CREATE DATABASE "${i.database}"`);
+      const admin = i.authEnabled ? await ensureInfluxUsers(config) : undefined;
+      await influxQuery(i.url, `CREATE DATABASE "${i.database}"`, undefined, admin);
       // One retention default for every deployment (an existing database is brought in line).
-      await influxQuery(i.url, `ALTER RETENTION POLICY "autogen" ON "${i.database}" DURATION ${INFLUX_RETENTION} SHARD DURATION 1d DEFAULT`);
+      await influxQuery(i.url, `ALTER RETENTION POLICY "autogen" ON "${i.database}" DURATION ${INFLUX_RETENTION} SHARD DURATION 1d DEFAULT`, undefined, admin);
+      if (admin !== undefined) await influxQuery(i.url, `GRANT WRITE ON "${i.database}" TO "${localInfluxCredentials(config).writer.username}"`, undefined, admin);
     },
   };
 }
 
+
+/** The users of a local InfluxDB started with authentication (WARPWATCH_STACK_INFLUX_AUTH). */
+export interface LocalInfluxCredentials {
+  /** All privileges: creates databases, reads everything. */
+  readonly admin: { readonly username: string; readonly password: string };
+  /** May only write to the stack's database: what the services use. */
+  readonly writer: { readonly username: string; readonly password: string };
+  /** Files (mode 0600) holding `user:password`, for WARPWATCH_INFLUX_TOKEN_FILE. */
+  readonly adminTokenFile: string;
+  readonly writerTokenFile: string;
+}
+
+/**
+ * The local InfluxDB's users (passwords generated on first use, kept in
+ * `<cache>/influxdb/node-<port>/credentials.json`, mode 0600, with `user:password` token files
+ * beside it). They exist on the server once the stack is up with WARPWATCH_STACK_INFLUX_AUTH.
+ *
+ * @example const { writerTokenFile } = localInfluxCredentials(config); // WARPWATCH_INFLUX_TOKEN_FILE=<it>
+ */
+export function localInfluxCredentials(config: LocalStackConfig): LocalInfluxCredentials {
+  const directory = config.influx.instanceDirectory;
+  const path = join(directory, 'credentials.json');
+  let stored: { admin: string; writer: string } | undefined;
+  if (existsSync(path)) {
+    try {
+      stored = JSON.parse(readFileSync(path, 'utf8')) as { admin: string; writer: string };
+    } catch {
+      stored = undefined;
+    }
+  }
+  if (stored === undefined || typeof stored.admin !== 'string' || typeof stored.writer !== 'string') {
+    stored = { admin: randomBytes(18).toString('base64url'), writer: randomBytes(18).toString('base64url') };
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(path, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(path, 0o600);
+  }
+  const admin = { username: 'warpwatch-admin', password: stored.admin };
+  const writer = { username: 'warpwatch-writer', password: stored.writer };
+  const adminTokenFile = join(directory, 'admin-token');
+  const writerTokenFile = join(directory, 'writer-token');
+  for (const [file, user] of [[adminTokenFile, admin], [writerTokenFile, writer]] as const) {
+    writeFileSync(file, `${user.username}:${user.password}`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  return { admin, writer, adminTokenFile, writerTokenFile };
+}
+
+/**
+ * Creates the admin (the first user may be created without logging in) and the write-only
+ * user on a server with `auth-enabled = true`, unless they exist; returns the admin login.
+ *
+ * @throws DeployError WW_ERR_STACK_UNREACHABLE when the server refuses (users from another password file).
+ */
+async function ensureInfluxUsers(config: LocalStackConfig): Promise<{ username: string; password: string }> {
+  const i = config.influx;
+  const { admin, writer } = localInfluxCredentials(config);
+  const q = (text: string): string => text.replace(/'/g, "\\'");
+  try {
+    await influxQuery(i.url, 'SHOW USERS', undefined, admin);
+  } catch {
+    // No user yet: InfluxDB lets anyone create the first, admin, user.
+    await influxQuery(i.url, `CREATE USER "${admin.username}" WITH PASSWORD '${q(admin.password)}' WITH ALL PRIVILEGES`);
+  }
+  const users = JSON.stringify(await influxQuery(i.url, 'SHOW USERS', undefined, admin));
+  if (!users.includes(`"${writer.username}"`)) await influxQuery(i.url, `CREATE USER "${writer.username}" WITH PASSWORD '${q(writer.password)}'`, undefined, admin);
+  return admin;
+}

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { createKafkaClusterId, renderKafkaServerProperties } from './kafka-server.ts';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createKafkaClusterId, localKafkaTls, renderKafkaServerProperties } from './kafka-server.ts';
 import { resolveLocalStackConfig } from './stack-config.ts';
 
 function parseProperties(text: string): Map<string, string> {
@@ -42,5 +45,32 @@ describe('renderKafkaServerProperties', () => {
     }
     expect(properties.get('group.initial.rebalance.delay.ms')).toBe('0');
     expect(properties.get('auto.create.topics.enable')).toBe('true');
+  });
+});
+
+describe('renderKafkaServerProperties with TLS listeners (WARPWATCH_STACK_KAFKA_TLS_PORT)', () => {
+  const cache = mkdtempSync(join(tmpdir(), 'ww-tls-props-'));
+  afterAll(() => rmSync(cache, { recursive: true, force: true }));
+  const config = resolveLocalStackConfig({ WARPWATCH_KAFKA_BROKERS: '127.0.0.1:29092', WARPWATCH_STACK_KAFKA_TLS_PORT: '29095', WARPWATCH_CACHE_DIR: cache });
+
+  it('adds five TLS listeners, client certificates required on MTLS only, SCRAM on SASL_SSL, and keeps the keystore password out of sight (mode 0600)', () => {
+    const properties = parseProperties(renderKafkaServerProperties(config));
+    expect(properties.get('listener.security.protocol.map')).toBe(
+      'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL,MTLS:SSL,SASL_SSL:SASL_SSL,WRONGHOST:SSL,EXPIRED:SSL',
+    );
+    expect(properties.get('advertised.listeners')).toBe(
+      'PLAINTEXT://127.0.0.1:29092,SASL_PLAINTEXT://127.0.0.1:29094,SSL://127.0.0.1:29095,MTLS://127.0.0.1:29096,SASL_SSL://127.0.0.1:29097,WRONGHOST://127.0.0.1:29098,EXPIRED://127.0.0.1:29099',
+    );
+    expect(properties.get('listener.name.mtls.ssl.client.auth')).toBe('required');
+    expect(properties.get('listener.name.ssl.ssl.client.auth')).toBeUndefined();
+    expect(properties.get('listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config')).toMatch(/ScramLoginModule required;$/);
+    const tls = localKafkaTls(config);
+    expect(tls?.brokers).toEqual({ ssl: '127.0.0.1:29095', mtls: '127.0.0.1:29096', saslSsl: '127.0.0.1:29097', wrongHost: '127.0.0.1:29098', expired: '127.0.0.1:29099' });
+    expect(properties.get('listener.name.expired.ssl.keystore.location')).toBe(tls?.expiredKeystore);
+    for (const secret of [tls?.clientKeyFile, tls?.serverKeystore, join(tls?.directory ?? '', 'ca.key')]) expect(statSync(secret ?? '').mode & 0o077, secret).toBe(0);
+  });
+
+  it('has none by default', () => {
+    expect(localKafkaTls(resolveLocalStackConfig({ WARPWATCH_KAFKA_BROKERS: '127.0.0.1:29092', WARPWATCH_CACHE_DIR: cache }))).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import { DeployError } from '../errors.ts';
 import type { ManagedServer } from './managed-server.ts';
 import { runTool, spawnDetached } from './process-control.ts';
 import type { StepReporter } from './progress.ts';
+import { ensureLocalTlsMaterial, type LocalTlsMaterial } from './tls-material.ts';
 import { probeKafka, warmUpKafkaGroupCoordinator } from './readiness.ts';
 import { LOCAL_STACK_DEFAULTS, LOCAL_STACK_VERSIONS, type LocalStackConfig } from './stack-config.ts';
 
@@ -31,20 +32,48 @@ export function createKafkaClusterId(): string {
  */
 export function renderKafkaServerProperties(config: LocalStackConfig): string {
   const k = config.kafka;
+  const listeners = [`PLAINTEXT://${k.host}:${k.port}`, `SASL_PLAINTEXT://${k.host}:${k.saslPort}`];
+  const protocols = ['CONTROLLER:PLAINTEXT', 'PLAINTEXT:PLAINTEXT', 'SASL_PLAINTEXT:SASL_PLAINTEXT'];
+  const tlsLines: string[] = [];
+  if (k.tls !== undefined) {
+    // One node, five TLS listeners (docs/security.md): each has its own keystore; MTLS also a truststore.
+    const material = ensureLocalTlsMaterial(localTlsDirectory(config));
+    const named = [
+      ['SSL', k.tls.ssl, material.serverKeystore],
+      ['MTLS', k.tls.mtls, material.serverKeystore],
+      ['SASL_SSL', k.tls.saslSsl, material.serverKeystore],
+      ['WRONGHOST', k.tls.wrongHost, material.wrongHostKeystore],
+      ['EXPIRED', k.tls.expired, material.expiredKeystore],
+    ] as const;
+    for (const [name, port, keystore] of named) {
+      const prefix = `listener.name.${name.toLowerCase()}`;
+      listeners.push(`${name}://${k.host}:${port}`);
+      protocols.push(`${name}:${name === 'SASL_SSL' ? 'SASL_SSL' : 'SSL'}`);
+      tlsLines.push(`${prefix}.ssl.keystore.type=PKCS12`, `${prefix}.ssl.keystore.location=${keystore}`, `${prefix}.ssl.keystore.password=${material.keystorePassword}`);
+    }
+    tlsLines.push(
+      'listener.name.mtls.ssl.client.auth=required',
+      'listener.name.mtls.ssl.truststore.type=PEM',
+      `listener.name.mtls.ssl.truststore.location=${material.caFile}`,
+      'listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+      'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    );
+  }
   return [
     '# Written by deploy/local/kafka-server.ts on every start; edits are overwritten.',
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${k.host}:${k.controllerPort}`,
-    `listeners=PLAINTEXT://${k.host}:${k.port},CONTROLLER://${k.host}:${k.controllerPort},SASL_PLAINTEXT://${k.host}:${k.saslPort}`,
-    `advertised.listeners=PLAINTEXT://${k.host}:${k.port},SASL_PLAINTEXT://${k.host}:${k.saslPort}`,
+    `listeners=${[listeners[0], `CONTROLLER://${k.host}:${k.controllerPort}`, ...listeners.slice(1)].join(',')}`,
+    `advertised.listeners=${listeners.join(',')}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT',
+    `listener.security.protocol.map=${protocols.join(',')}`,
     // SCRAM on the SASL listener (credentials live in the KRaft metadata, see registerScramUser).
     'sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512',
     'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    ...tlsLines,
     `log.dirs=${join(k.instanceDirectory, 'data')}`,
     'num.partitions=1',
     'default.replication.factor=1',
@@ -124,6 +153,31 @@ export function localKafkaSaslCredentials(config: LocalStackConfig): LocalKafkaS
     username: credentials.username,
     password: credentials.password,
     passwordFile: join(config.kafka.instanceDirectory, 'sasl-password'),
+  };
+}
+
+const localTlsDirectory = (config: LocalStackConfig): string => join(config.kafka.instanceDirectory, 'tls');
+
+/** The TLS listeners of the local node and the files a client needs for them. */
+export interface LocalKafkaTls extends LocalTlsMaterial {
+  /** Bootstrap lists, one per listener, e.g. { ssl: ['127.0.0.1:19095'], ... }. */
+  readonly brokers: { readonly ssl: string; readonly mtls: string; readonly saslSsl: string; readonly wrongHost: string; readonly expired: string };
+}
+
+/**
+ * The TLS listeners of a node started with WARPWATCH_STACK_KAFKA_TLS_PORT and their
+ * certificate files (generated with openssl on first use, docs/security.md), or undefined
+ * when the node has none.
+ *
+ * @example const tls = localKafkaTls(config); tls?.brokers.mtls; // '127.0.0.1:19096'
+ */
+export function localKafkaTls(config: LocalStackConfig): LocalKafkaTls | undefined {
+  const ports = config.kafka.tls;
+  if (ports === undefined) return undefined;
+  const at = (port: number): string => `${config.kafka.host}:${port}`;
+  return {
+    ...ensureLocalTlsMaterial(localTlsDirectory(config)),
+    brokers: { ssl: at(ports.ssl), mtls: at(ports.mtls), saslSsl: at(ports.saslSsl), wrongHost: at(ports.wrongHost), expired: at(ports.expired) },
   };
 }
 
@@ -224,7 +278,8 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
 
     async spawn(reporter: StepReporter): Promise<number> {
       mkdirSync(join(k.instanceDirectory, 'logs'), { recursive: true });
-      writeFileSync(propertiesFile, renderKafkaServerProperties(config));
+      // Mode 0600: with TLS listeners it holds the local keystores' password.
+      writeFileSync(propertiesFile, renderKafkaServerProperties(config), { mode: 0o600 });
       writeFileSync(log4jFile, renderLog4jProperties(k.instanceDirectory));
       // C1 only (TieredStopAtLevel=1): start-up on a loaded 2-core machine went from ~15 s to ~9 s;
       // peak throughput of a test/dev node does not matter.

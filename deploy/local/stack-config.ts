@@ -48,6 +48,12 @@ export interface LocalKafkaConfig {
   readonly controllerPort: number;
   /** Port of the SASL_PLAINTEXT listener (SCRAM-SHA-256 and SCRAM-SHA-512) on `host`. */
   readonly saslPort: number;
+  /**
+   * Ports of the TLS listeners (WARPWATCH_STACK_KAFKA_TLS_PORT and the four after it), or
+   * undefined for none: `ssl` verifies the server only, `mtls` requires a client certificate,
+   * `saslSsl` is SCRAM over TLS, `wrongHost` and `expired` present bad certificates on purpose.
+   */
+  readonly tls: { readonly ssl: number; readonly mtls: number; readonly saslSsl: number; readonly wrongHost: number; readonly expired: number } | undefined;
   readonly heapMebibytes: number;
   readonly version: string;
   /** `<cache>/kafka/<version>`: pom.xml and libs/ (the jars). */
@@ -68,6 +74,8 @@ export interface LocalInfluxConfig {
   readonly rpcPort: number;
   /** Database created on start; the v2 API bucket is `<database>/autogen`. */
   readonly database: string;
+  /** `auth-enabled = true`, an admin and a write-only user created at set-up (WARPWATCH_STACK_INFLUX_AUTH). */
+  readonly authEnabled: boolean;
   readonly version: string;
   /** `<cache>/influxdb/<version>`: bin/influxd. */
   readonly installDirectory: string;
@@ -157,6 +165,11 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
       why: `must differ, got kafka ${kafkaPort}, controller ${controllerPort}, kafka sasl ${saslPort}, influx ${influxPort}, influx rpc ${rpcPort}`,
     });
   }
+  const tlsBase = v.kafkaTlsPort;
+  const tls = tlsBase === undefined ? undefined : { ssl: tlsBase, mtls: tlsBase + 1, saslSsl: tlsBase + 2, wrongHost: tlsBase + 3, expired: tlsBase + 4 };
+  if (kafkaManaged && tls !== undefined && Object.values(tls).some((port) => port === kafkaPort || port === controllerPort || port === saslPort)) {
+    reader.report({ name: F.kafkaTlsPort.env, value: String(tlsBase), why: `its five ports must differ from the broker port ${kafkaPort}, the controller port ${controllerPort} and the SASL port ${saslPort}` });
+  }
   const heapMebibytes = v.kafkaHeapMb;
   const database = v.influxDatabase;
 
@@ -172,6 +185,7 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
       port: kafkaPort,
       controllerPort,
       saslPort,
+      tls: tls === undefined ? undefined : Object.freeze(tls),
       heapMebibytes,
       version: LOCAL_STACK_VERSIONS.kafka,
       installDirectory: join(cacheDirectory, 'kafka', LOCAL_STACK_VERSIONS.kafka),
@@ -184,6 +198,7 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
       port: influxPort,
       rpcPort,
       database,
+      authEnabled: v.influxAuth,
       version: LOCAL_STACK_VERSIONS.influxdb,
       installDirectory: join(cacheDirectory, 'influxdb', LOCAL_STACK_VERSIONS.influxdb),
       instanceDirectory: join(cacheDirectory, 'influxdb', `node-${influxPort}`),

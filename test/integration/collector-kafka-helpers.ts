@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
-import { createKafkaServer, resolveLocalStackConfig, silentReporter, stopProcess, waitUntilReady } from '../../deploy/local/index.ts';
+import { createKafkaServer, resolveLocalStackConfig, silentReporter, stopProcess, waitUntilReady, type LocalStackConfig } from '../../deploy/local/index.ts';
 
 /** A message read back from Kafka, headers decoded as UTF-8. */
 export interface ConsumedMessage {
@@ -78,6 +78,8 @@ export async function topicPartitionCount(brokers: string, topic: string): Promi
 /** A Kafka node private to one test: start, stop (for an outage), start again, destroy. */
 export interface PrivateKafka {
   readonly brokers: string;
+  /** Its deploy/local settings (TLS listeners, SASL port). */
+  readonly config: LocalStackConfig;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** Sends a signal to the node: SIGKILL (dead broker, waits until it is gone), SIGSTOP / SIGCONT (frozen broker). */
@@ -86,18 +88,24 @@ export interface PrivateKafka {
   destroy(): Promise<void>;
 }
 
+/** The deploy/local settings of a private node on `port` (controller `port + 1`), with `env` added. */
+export function privateKafkaConfig(port: number, env: Record<string, string> = {}): LocalStackConfig {
+  return resolveLocalStackConfig({
+    ...process.env,
+    WARPWATCH_KAFKA_BROKERS: `127.0.0.1:${port}`,
+    WARPWATCH_KAFKA_CONTROLLER_PORT: String(port + 1),
+    WARPWATCH_KAFKA_HEAP_MB: '384',
+    ...env,
+  });
+}
+
 /**
  * A second single-node Kafka from deploy/local (same jars as the shared one, its own
  * ports `port` and `port + 1` and its own instance directory), so stopping it disturbs no
  * other test.
  */
-export function createPrivateKafka(port: number): PrivateKafka {
-  const config = resolveLocalStackConfig({
-    ...process.env,
-    WARPWATCH_KAFKA_BROKERS: `127.0.0.1:${port}`,
-    WARPWATCH_KAFKA_CONTROLLER_PORT: String(port + 1),
-    WARPWATCH_KAFKA_HEAP_MB: '384',
-  });
+export function createPrivateKafka(port: number, env: Record<string, string> = {}): PrivateKafka {
+  const config = privateKafkaConfig(port, env);
   const server = createKafkaServer(config);
   let pid: number | undefined;
   const stop = async (): Promise<void> => {
@@ -107,10 +115,13 @@ export function createPrivateKafka(port: number): PrivateKafka {
   };
   return {
     brokers: server.address,
+    config,
     async start() {
       if (!server.isInstalled()) await server.install(silentReporter);
       pid = await server.spawn(silentReporter);
       await waitUntilReady({ name: 'private kafka', probe: () => server.probe(), pid, commandLineMarker: server.commandLineMarker, logFile: server.logFile, timeoutMillis: 120_000 });
+      // With settings of its own (TLS listeners), the set-up of deploy/local runs too (SCRAM user, group coordinator).
+      if (Object.keys(env).length > 0) await server.afterReady();
     },
     stop,
     async signal(name) {
