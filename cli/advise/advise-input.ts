@@ -306,7 +306,7 @@ export async function adviseInputFromStream(
  * @example await adviseInputFromWorkload({ workload: 'matpow', args: ['--dist', 'pois(30)', '--n', '32'] })
  */
 export async function adviseInputFromWorkload(options: { readonly workload: 'matpow' | 'escape'; readonly args: readonly string[]; readonly onBuildLine?: (line: string) => void }): Promise<AdviseInput> {
-  const { binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS, ...(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine }) });
+  const { binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS, tests: false, ...(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine }) });
   const summaries: LaunchSummaryFrame[] = [];
   const samples: GroupSamplesFrame[] = [];
   let run;

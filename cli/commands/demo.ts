@@ -74,6 +74,7 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
   const { binDir } = await ensureKernelsBuilt({
     ...(flags.buildDir === undefined ? {} : { buildDir: flags.buildDir }),
     targets: CPU_WORKLOAD_TARGETS,
+    tests: false,
     onProgress: (line) => progress.buildLine(line),
   });
   const buildMillis = Date.now() - buildStarted;
@@ -173,7 +174,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--sizes <list>', 'group sizes, comma-separated (default 4,8,16,32; quick 8,32)')
     .option('--seed <n>', 'seed of the workloads (default 1)')
     .option('--launches <n>', 'launches per run (default 2; quick 1)')
-    .option('--build-dir <dir>', 'kernels build directory (default .cache/warpwatch/kernels-build)')
+    .option('--build-dir <dir>', 'workload build directory (default .cache/warpwatch/workloads-build; tests off)')
     .option('--no-progress', 'no progress output on stderr')
     .action((flags: DemoFlags, command: Command) => runDemoCommand(flags, command));
 }
