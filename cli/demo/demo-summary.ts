@@ -1,6 +1,6 @@
 import { agreementOf } from '../report/agreement.ts';
 import type { DemoResults, DemoRun } from '../report/demo-results.ts';
-import { demoHeadlines, fixedOrNa, percentOrNa, SUMMARY_COLUMNS, type WorkloadHeadline } from '../report/summary-columns.ts';
+import { demoHeadlines, etaLocalityMeasured, fixedOrNa, percentOrNa, PREDICTIONS_DIFFER, SUMMARY_COLUMNS, type WorkloadHeadline } from '../report/summary-columns.ts';
 
 /**
  * The demo's terminal summary: headlines first (idle lane time and what to change), one aligned
@@ -44,7 +44,7 @@ export function formatDemoSummary(results: DemoResults, headlines: readonly Work
   const header = columns.map((c) => c.header);
   const rows = results.runs.map((r) => columns.map((c) => c.cell(r)));
   const headlineLines = headlines.flatMap((h) => [h.text, `  what to change: ${h.topRecommendation}`]);
-  const lines = [...headlineLines, '', ...alignColumns([header, ...rows], columns.filter((c) => c.text).length)];
+  const lines = [...headlineLines, '', ...alignColumns([header, ...rows], columns.filter((c) => c.text).length), '', PREDICTIONS_DIFFER];
   const describe = (label: string, eta: (run: DemoRun) => number, runs: readonly DemoRun[]): string => {
     const a = agreementOf(runs, eta);
     const where = a.worst === undefined ? '' : ` (${a.worst.workload} ${a.worst.variant} n=${a.worst.n})`;
@@ -58,9 +58,10 @@ export function formatDemoSummary(results: DemoResults, headlines: readonly Work
   }
   const escape = results.runs.filter((r) => r.workload === 'escape');
   if (escape.length > 0) {
-    lines.push(describe('escape   loss_predicted vs loss_counts  ', (r) => r.etaPredictedCounts, escape));
+    if (escape.some((r) => r.lossLocality !== undefined)) lines.push(describe('escape   loss_locality vs loss_measured ', etaLocalityMeasured, escape));
     lines.push(describe('escape   loss_counts vs loss_measured   ', (r) => r.etaCountsMeasured, escape));
-    lines.push('  (escape lanes are neighbouring pixels, not independent draws: a loss_predicted vs loss_counts gap is expected there.)');
+    lines.push(describe('escape   loss_predicted vs loss_counts  ', (r) => r.etaPredictedCounts, escape));
+    lines.push('  (escape lanes are neighbouring pixels, not independent draws: the independent-lanes loss_predicted is a reference there, not the prediction.)');
     const iccs = escape.map((r) => r.sampled?.countIcc).filter((v): v is number => v !== undefined);
     const matpowIccs = matpow.map((r) => r.sampled?.countIcc).filter((v): v is number => v !== undefined);
     if (iccs.length > 0 && matpowIccs.length > 0) {

@@ -33,6 +33,19 @@ export function idleLaneShare(loss: number): number {
   return Number.isFinite(loss) && loss >= 1 ? 1 - 1 / loss : Number.NaN;
 }
 
+/**
+ * The one plain sentence that says why the two predictions differ (terminal summary and HTML
+ * report; docs/model.md §11).
+ */
+export const PREDICTIONS_DIFFER =
+  'loss_locality predicts from recorded runs of neighbouring units, grouped as the kernel groups them; "indep. lanes (ref.)" (loss_predicted) assumes every lane\'s work is drawn at random, so where neighbours get similar work (escape\'s neighbouring pixels) it is far too high, and where work is independent (matpow) the two agree.';
+
+/** η(loss_locality, loss_measured) = |(a − b)/a|; NaN without a locality-aware prediction. */
+export function etaLocalityMeasured(run: DemoRun): number {
+  const a = run.lossLocality?.value;
+  return a === undefined || a === 0 ? Number.NaN : Math.abs((a - run.lossMeasured) / a);
+}
+
 /** One column of the demo summary table. */
 export interface SummaryColumn {
   /** Header text (the §2c quantity names). */
@@ -60,9 +73,11 @@ export const SUMMARY_COLUMNS: readonly SummaryColumn[] = [
   { header: 'workload_loss_meas', text: false, htmlOnly: true, cell: (r) => fixedOrNa(r.workloadLossMeasured) },
   { header: 'loss_measured', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossMeasured) },
   { header: 'loss_counts', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossCounts) },
-  { header: 'loss_predicted', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossPredicted) },
-  { header: '95% interval', text: false, htmlOnly: true, cell: (r) => `${fixedOrNa(r.lossPredictedLow, 3)}–${fixedOrNa(r.lossPredictedHigh, 3)}` },
-  { header: 'η(counts,meas)', text: false, htmlOnly: false, cell: (r) => percentOrNa(r.etaCountsMeasured) },
+  { header: 'loss_locality', text: false, htmlOnly: false, cell: (r) => (r.lossLocality === undefined ? '–' : fixedOrNa(r.lossLocality.value)) },
+  { header: '95% interval', text: false, htmlOnly: true, cell: (r) => (r.lossLocality === undefined ? '–' : `${fixedOrNa(r.lossLocality.low, 3)}–${fixedOrNa(r.lossLocality.high, 3)}`) },
+  { header: 'indep. lanes (ref.)', text: false, htmlOnly: false, cell: (r) => fixedOrNa(r.lossPredicted) },
+  { header: 'indep. 95% interval', text: false, htmlOnly: true, cell: (r) => `${fixedOrNa(r.lossPredictedLow, 3)}–${fixedOrNa(r.lossPredictedHigh, 3)}` },
+  { header: 'η(counts,meas)', text: false, htmlOnly: true, cell: (r) => percentOrNa(r.etaCountsMeasured) },
   { header: 'ICC(counts)', text: false, htmlOnly: false, cell: (r) => (r.sampled?.countIcc === undefined ? '–' : fixedOrNa(r.sampled.countIcc, 3)) },
 ];
 
