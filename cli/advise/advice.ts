@@ -44,6 +44,8 @@ export interface AdviceRequest {
   readonly prepassStride?: number | undefined;
   /** Block runs (frames with selection `block`): each sampled block's unit counts in unit order, for the two-level loss (docs/model.md §11a). */
   readonly blocks?: readonly (readonly number[])[] | undefined;
+  /** What the kernel already does (e.g. 'sorting' for a run recorded with `--sorted`): options of these kinds are never recommended. */
+  readonly alreadyApplied?: readonly AdviceOption['kind'][] | undefined;
   /**
    * Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based
    * index and the step count, and again within a long step with the same index and the step's
@@ -458,7 +460,8 @@ function adviceOptions(
   if (whatIfs.onRuns !== null) options.push(...optionsOnRuns(request, baseline, whatIfs.onRuns));
   else options.push(...optionsOnDistribution(request, baseline, whatIfs.sorting, whatIfs.binning));
   options.sort((a, b) => a.expectedLoss - b.expectedLoss);
-  return options;
+  const applied = new Set(request.alreadyApplied ?? []);
+  return options.filter((option) => !applied.has(option.kind));
 }
 
 /**

@@ -150,8 +150,13 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
   };
 }
 
-/** The sampled groups' lane counts grouped by launch id (a launch may span several GroupSamples frames). */
-function runsByLaunchOf(samples: readonly GroupSamplesFrame[]): number[][][] {
+/**
+ * The sampled groups' lane counts grouped by launch id (a launch may span several GroupSamples
+ * frames): the runs of `advise --frames`, also taken by the demo's advice.
+ *
+ * @example runsByLaunchOf(samples).flat().length // sampled groups in all
+ */
+export function runsByLaunchOf(samples: readonly GroupSamplesFrame[]): number[][][] {
   const byLaunch = new Map<bigint, number[][]>();
   for (const frame of samples) {
     const runs = byLaunch.get(frame.launchId) ?? [];

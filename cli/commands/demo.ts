@@ -88,12 +88,14 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
         })
       : createInProcessTransport(config, demoFitter);
   let results;
+  // Each run's sampled groups: the advice is the runs-based analysis of `advise --frames`.
+  const sampledRuns = new Map<string, number[][][]>();
   try {
-    results = await runDemo({ settings, binDir, transport, progress, influx: flags.influx === true, buildMillis, startedAtMillis });
+    results = await runDemo({ settings, binDir, transport, progress, influx: flags.influx === true, buildMillis, startedAtMillis, sampledRuns });
   } finally {
     await transport.close();
   }
-  const headlines = demoHeadlines(results.runs);
+  const headlines = demoHeadlines(results.runs, sampledRuns);
   const paths = writeDemoOutputs(outDirectory, results, headlines);
   const lines = [
     '',

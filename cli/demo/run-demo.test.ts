@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, exactLossDistribution } from '../../model/index.ts';
-import type { DemoResults, DemoRun } from '../report/demo-results.ts';
+import { sampledRunsKey, type DemoResults, type DemoRun } from '../report/demo-results.ts';
+import { demoHeadlines } from '../report/summary-columns.ts';
 import { demoEstimatorConfig } from './demo-estimator.ts';
 import { DEMO_DEFAULTS, DEMO_SAMPLE_RATE, resolveDemoSettings } from './demo-plan.ts';
 import { createInProcessTransport } from './in-process-transport.ts';
@@ -112,6 +113,7 @@ describe('runDemo (real CPU workloads, in-process estimator)', () => {
 
 describe('runDemo: the locality-aware prediction of escape at the demo\'s group sizes', () => {
   let escape: DemoResults;
+  const sampledRuns = new Map<string, number[][][]>();
   beforeAll(async () => {
     // The full demo's sizes and launches, escape only (no matpow family).
     const job = 'demo-locality-test';
@@ -119,7 +121,7 @@ describe('runDemo: the locality-aware prediction of escape at the demo\'s group 
     expect(settings.groupSizes).toEqual(DEMO_DEFAULTS.full.groupSizes);
     const transport = createInProcessTransport(demoEstimatorConfig({}, { influx: false, job }), undefined);
     try {
-      escape = await runDemo({ settings, binDir, transport, influx: false, buildMillis: 0, startedAtMillis: Date.now() });
+      escape = await runDemo({ settings, binDir, transport, influx: false, buildMillis: 0, startedAtMillis: Date.now(), sampledRuns });
     } finally {
       await transport.close();
     }
@@ -140,5 +142,20 @@ describe('runDemo: the locality-aware prediction of escape at the demo\'s group 
       // The reference assumes random grouping: at n ≥ 8 it is more than twice the measurement.
       if (run.n >= 8) expect(run.lossPredicted).toBeGreaterThan(2 * run.lossMeasured);
     }
+  });
+
+  it('advises from the runs\' sampled groups, and never tells the sorted run to sort', () => {
+    const headlines = demoHeadlines(escape.runs, sampledRuns);
+    expect(headlines.map((h) => `${h.variant} ${h.run.n}`)).toEqual(['plain 32', 'sorted 32']);
+    for (const h of headlines) {
+      const runs = sampledRuns.get(sampledRunsKey(h.run.stream, h.run.n)) ?? [];
+      expect(runs.flat().length).toBe(h.run.sampled?.groups);
+      // The layout's own loss leads (random grouping: 4.17×) and the options are on its units.
+      expect(h.advice?.headline.basis).toBe('layout');
+      expect(h.advice?.onRuns?.runs).toBe(h.run.sampled?.groups);
+    }
+    const sorted = headlines[1];
+    expect(sorted?.advice?.options.map((o) => o.kind)).not.toContain('sorting');
+    expect(sorted?.topRecommendation).not.toMatch(/^sorting/);
   });
 });

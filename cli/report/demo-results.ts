@@ -89,3 +89,13 @@ export interface DemoResults {
   readonly runs: readonly DemoRun[];
   readonly notes: readonly string[];
 }
+
+/**
+ * The key of one demo run in the map of its sampled runs (runDemo's `sampledRuns`, the input of
+ * the demo's advice; not part of results.json).
+ *
+ * @example sampledRunsKey('demo-x/escape', 32) // 'demo-x/escape n=32'
+ */
+export function sampledRunsKey(stream: string, n: number): string {
+  return `${stream} n=${n}`;
+}

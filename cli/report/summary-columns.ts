@@ -1,6 +1,6 @@
 import { BALANCED_LOSS, computeAdvice, type Advice } from '../advise/advice.ts';
 import { CategoricalDistribution } from '../../model/index.ts';
-import type { DemoRun } from './demo-results.ts';
+import { sampledRunsKey, type DemoRun } from './demo-results.ts';
 
 /**
  * The demo summary's columns and headlines, defined once for the terminal summary
@@ -99,6 +99,16 @@ export interface WorkloadHeadline {
 
 function topRecommendationOf(advice: Advice | null): string {
   if (advice === null) return 'no recommendation (advise could not run on these counts)';
+  // With the run's sampled groups, advise starts from the layout's own loss where it differs
+  // from random grouping (docs/advise.md): its best option, as `advise --frames` prints it.
+  if (advice.onRuns !== null) {
+    const now = advice.headline.expectedLoss;
+    const best = advice.options[0];
+    const which = advice.headline.basis === 'layout' ? 'this layout loses' : 'predicted loss';
+    if (now <= BALANCED_LOSS) return `the work is balanced (${which} ${now.toFixed(2)}×): no change is worth its cost.`;
+    if (best === undefined || best.expectedLoss >= now) return `no option advise knows cuts the loss (${which} ${now.toFixed(2)}×).`;
+    return `${best.sentence}.`;
+  }
   const now = advice.current.expectedLoss;
   const best = advice.options[0];
   const observed = advice.current.observedLossCounts;
@@ -120,13 +130,14 @@ function topRecommendationOf(advice: Advice | null): string {
  *
  * @example demoHeadlines(results.runs)[0].text // 'matpow pois(30), n = 32: warps idle 23.1% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.300×)'
  */
-export function demoHeadlines(runs: readonly DemoRun[]): WorkloadHeadline[] {
+export function demoHeadlines(runs: readonly DemoRun[], sampledRuns?: ReadonlyMap<string, readonly (readonly (readonly number[])[])[]>): WorkloadHeadline[] {
   const ids = [...new Set(runs.map((r) => `${r.workload}\u0000${r.variant}`))];
   return ids.flatMap((id) => {
     const run = runs.filter((r) => `${r.workload}\u0000${r.variant}` === id).sort((a, b) => b.n - a.n)[0];
     if (run === undefined) return [];
     const idleShare = idleLaneShare(run.workloadLossMeasured);
     let advice: Advice | null = null;
+    const runsByLaunch = sampledRuns?.get(sampledRunsKey(run.stream, run.n));
     try {
       const counts = run.histogram.filter(([, count]) => count > 0);
       if (counts.length > 0) {
@@ -138,6 +149,11 @@ export function demoHeadlines(runs: readonly DemoRun[]): WorkloadHeadline[] {
           binCounts: [2, 4],
           observedLossCounts: Number.isFinite(run.lossCounts) ? run.lossCounts : undefined,
           observedCountIcc: run.sampled?.countIcc,
+          // The runs-based analysis of `advise --frames` (docs/model.md §11, §11b) when the
+          // demo kept the run's sampled groups.
+          ...(runsByLaunch === undefined ? {} : { runs: runsByLaunch.flat(), runsByLaunch }),
+          // escape --sorted already sorts its units: never recommend sorting to it.
+          alreadyApplied: run.workload === 'escape' && run.variant === 'sorted' ? ['sorting'] : [],
         });
       }
     } catch {
