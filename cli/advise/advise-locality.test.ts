@@ -67,14 +67,28 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
 
     const json = await runCli('advise', '--frames', file, '--json');
     expect(json.status, json.stderr).toBe(0);
-    const advice = JSON.parse(json.stdout) as { locality: { n: number; expectedLoss: number; independentLoss: number }[]; recommendation: string[]; current: { expectedLoss: number }; headline: unknown };
+    const advice = JSON.parse(json.stdout) as {
+      locality: { n: number; expectedLoss: number; workloadLoss: number; independentLoss: number }[];
+      recommendation: string[];
+      current: { expectedLoss: number; workloadLoss: number };
+      now: { workloadLoss: number; idleLaneShare: number };
+      headline: unknown;
+    };
     // By hand: a group [l, l, l, l+1] loses 4(l+1)/(4l+1): 12/9 for l = 2, 84/81 for l = 20; mean of the two.
     const layout4 = (12 / 9 + 84 / 81) / 2;
     expect(advice.locality.find((row) => row.n === 4)?.expectedLoss).toBeCloseTo(layout4, 12);
     // n = 2: halves [l, l] (1) and [l, l+1] (2(l+1)/(2l+1)).
     expect(advice.locality.find((row) => row.n === 2)?.expectedLoss).toBeCloseTo((1 + 6 / 5 + 1 + 42 / 41) / 4, 12);
     expect(advice.headline).toEqual({ basis: 'layout', expectedLoss: advice.locality.find((row) => row.n === 4)?.expectedLoss, low: expect.any(Number), high: expect.any(Number), ifRandom: advice.current.expectedLoss });
-    expect(advice.recommendation[0]).toMatch(new RegExp(`^in this kernel's layout groups of 4 lanes lose ${layout4.toFixed(2)}× \\(locality-aware, from 40 sampled groups; 95% interval .*\\); if work were assigned to lanes at random: ${advice.current.expectedLoss.toFixed(2)}×`));
+    // Run-time overhead of the layout: Σ n·max / Σ w = 20·(12 + 84) / 20·(9 + 81) = 96/90; idle lane time 1 − 90/96.
+    expect(advice.locality.find((row) => row.n === 4)?.workloadLoss).toBeCloseTo(96 / 90, 12);
+    expect(advice.now).toEqual({ workloadLoss: expect.closeTo(96 / 90, 12), idleLaneShare: expect.closeTo(6 / 96, 12) });
+    expect(advice.recommendation[0]).toMatch(
+      new RegExp(
+        `^in this kernel's layout groups of 4 lanes run 1\\.07× as long as a machine that never idles \\(run-time overhead ΣC_SIMT/ΣC_MIMD; idle lane time 6\\.3%; ` +
+          `mean per-group loss ${layout4.toFixed(2)}×, locality-aware, from 40 sampled groups, 95% interval .*\\); if work were assigned to lanes at random: ${advice.current.workloadLoss.toFixed(2)}× \\(mean per-group loss ${advice.current.expectedLoss.toFixed(2)}×\\)`,
+      ),
+    );
     const text = await runCli('advise', '--frames', file);
     expect(text.stdout).toMatch(/locality-aware loss of the kernel's own layout/);
 
@@ -107,6 +121,6 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
     expect(layout.low).toBeLessThanOrEqual(advice.current.expectedLoss);
     expect(layout.high).toBeGreaterThanOrEqual(advice.current.expectedLoss);
     expect(advice.headline).toEqual({ basis: 'independent-lanes', expectedLoss: advice.current.expectedLoss, low: null, high: null, ifRandom: advice.current.expectedLoss });
-    expect(advice.recommendation[0]).toMatch(/^groups of 4 lanes are predicted to lose/);
+    expect(advice.recommendation[0]).toMatch(/^groups of 4 lanes are predicted to run \d\.\d\d× as long as a machine that never idles/);
   });
 });

@@ -1,5 +1,5 @@
 import { BALANCED_LOSS, computeAdvice, type Advice } from '../advise/advice.ts';
-import { CategoricalDistribution } from '../../model/index.ts';
+import { CategoricalDistribution, idleLaneShare } from '../../model/index.ts';
 import { sampledRunsKey, type DemoRun } from './demo-results.ts';
 
 /**
@@ -19,19 +19,8 @@ export function percentOrNa(value: number, digits = 2): string {
   return Number.isFinite(value) ? `${(value * 100).toFixed(digits)}%` : 'n/a';
 }
 
-/**
- * Share of lane time that lanes spend idle, from a loss ratio (docs/model.md §2): lockstep
- * holds ΣC_SIMT lane-time while the work needs ΣC_MIMD, so idle / held = 1 − ΣC_MIMD/ΣC_SIMT =
- * 1 − 1/loss. Exact for the workload loss ΣC_SIMT/ΣC_MIMD (what the demo headline uses:
- * `workload_loss_meas`); for one group's H the same formula gives that group's idle share.
- * Loss 1 → 0 (no idle lanes), 1.25 → 0.2, 2 → 0.5.
- *
- * @returns a fraction in [0, 1); NaN when loss is not finite or below 1.
- * @example idleLaneShare(1.25) // 0.2
- */
-export function idleLaneShare(loss: number): number {
-  return Number.isFinite(loss) && loss >= 1 ? 1 - 1 / loss : Number.NaN;
-}
+/** Idle lane time from a workload loss: the one definition (model/idle-lane-share.ts), re-exported for the report. */
+export { idleLaneShare };
 
 /**
  * The one plain sentence that says why the two predictions differ (terminal summary and HTML
