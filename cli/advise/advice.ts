@@ -433,8 +433,8 @@ function whatIfsOnRuns(
   const { trace, groupSize: n } = request;
   const units = runs.reduce((sum, run) => sum + run.length, 0);
   if (!((trace !== undefined || runs.length >= 2) && units >= n)) return null;
-  const launches = trace !== undefined ? [[trace]] : (request.runsByLaunch ?? [runs]);
   const stride = request.prepassStride ?? DEFAULT_PREPASS_STRIDE;
+  const launches = trace !== undefined ? [traceBatches(trace, n * stride)] : (request.runsByLaunch ?? [runs]);
   return {
     units,
     runs: trace !== undefined ? 1 : runs.length,
@@ -443,6 +443,29 @@ function whatIfsOnRuns(
     sorting: runPolicyFigures(runPolicyLoss(launches, n, { kind: 'sorting' }, { stride })),
     binning: binCounts.map((k) => ({ k, ...runPolicyFigures(runPolicyLoss(launches, n, { kind: 'binning', bins: k }, { stride })) })),
   };
+}
+
+/**
+ * A trace cut into min(blocks, 30) batches of consecutive whole blocks of `block` units (the
+ * last batch also takes a remainder), all of one launch: the independent stretches of
+ * docs/model.md §11c, so the what-ifs on a trace get the jackknife interval over batches that
+ * sampled runs get (one run has none). Blocks are whole groups and whole pre-pass blocks, so
+ * the groups and the pre-pass estimate stay as on the whole trace (except its interpolation
+ * across a batch edge). Fewer than 2 blocks: the trace as one run.
+ */
+function traceBatches(trace: readonly number[], block: number): (readonly number[])[] {
+  const blocks = Math.floor(trace.length / block);
+  if (blocks < 2) return [trace];
+  const batches = Math.min(blocks, 30);
+  const out: (readonly number[])[] = [];
+  let start = 0;
+  for (let b = 0; b < batches; b++) {
+    const size = Math.floor(blocks / batches) + (b < blocks % batches ? 1 : 0);
+    const end = b === batches - 1 ? trace.length : start + size * block;
+    out.push(trace.slice(start, end));
+    start = end;
+  }
+  return out;
 }
 
 /** The loss the what-ifs start from: the layout's at n when it differs from the independent-lanes figure beyond its interval, else the latter. */
@@ -590,7 +613,7 @@ function optionsOnDistribution(request: AdviceRequest, baseline: Baseline, sorti
 /**
  * The plain-language recommendation, most useful first: the layout's own loss when it leads,
  * whether the work is balanced or else the best option and every other that removes at least a
- * quarter of the idle lane-time, a note when the observed groups disagree with independent
+ * quarter of the excess run-time overhead, a note when the observed groups disagree with independent
  * lanes, and the best fit.
  */
 function recommendationLines(

@@ -124,3 +124,34 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
     expect(advice.recommendation[0]).toMatch(/^groups of 4 lanes are predicted to run \d\.\d\d× as long as a machine that never idles/);
   });
 });
+
+describe('advise --trace: the what-ifs on the trace\'s units', () => {
+  it('give every row a 95 % interval (batches of the trace as the independent runs), not n/a', async () => {
+    // 4096 units in blocks of 16 alike units (levels 1..50 from a fixed sequence, one jittered unit per block).
+    const trace: number[] = [];
+    for (let block = 0; block < 256; block++) {
+      const level = 1 + ((block * 37) % 50);
+      for (let i = 0; i < 16; i++) trace.push(level + (i === block % 16 ? 3 : 0));
+    }
+    const file = join(directory, 'trace.csv');
+    writeFileSync(file, `${trace.join('\n')}\n`);
+    const json = await runCli('advise', '--trace', file, '--n', '32', '--json');
+    expect(json.status, json.stderr).toBe(0);
+    const advice = JSON.parse(json.stdout) as { onRuns: { sorting: { exact: number; estimated: number; low: number; high: number }; binning: { low: number; high: number }[] } };
+    for (const figures of [advice.onRuns.sorting, ...advice.onRuns.binning]) {
+      expect(Number.isFinite(figures.low) && Number.isFinite(figures.high), JSON.stringify(figures)).toBe(true);
+      expect(figures.low).toBeLessThanOrEqual(figures.high);
+    }
+    // Sorting by exact work orders the whole trace: groups of 32 from 256 blocks of alike units,
+    // computed here: sort, cut into 128 groups, mean of 32·max/Σ.
+    const sorted = [...trace].sort((a, b) => a - b);
+    let sum = 0;
+    for (let g = 0; g < 128; g++) {
+      const group = sorted.slice(g * 32, (g + 1) * 32);
+      sum += (32 * Math.max(...group)) / group.reduce((a, b) => a + b, 0);
+    }
+    expect(advice.onRuns.sorting.exact).toBeCloseTo(sum / 128, 12);
+    const text = await runCli('advise', '--trace', file, '--n', '32');
+    expect(text.stdout).not.toContain('n/a–n/a');
+  });
+});
