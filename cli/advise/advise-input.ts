@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
-import { unreachableServerHint } from '../../service/index.ts';
+import { anyTcpReachable, unreachableServerHint } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
@@ -291,6 +291,11 @@ export async function adviseInputFromStream(
   timeoutMillis = 20_000,
 ): Promise<AdviseInput> {
   let records: DistributionRecord[];
+  // No broker accepting a connection is known in at most 2 s per broker; the Kafka client
+  // would retry for most of a minute before saying so.
+  if (!(await anyTcpReachable(kafka.brokers))) {
+    throw new AdviseError('WW_ERR_ADVISE_KAFKA', `cannot read ${kafka.topic} on ${kafka.brokers.join(',')}: no broker accepts a connection; ${unreachableServerHint('kafka', kafka.brokers.join(','))}`, { retriable: true });
+  }
   try {
     records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise', security: kafka.security }, (r) => r.stream === selection.stream, timeoutMillis);
   } catch (error) {
