@@ -1,7 +1,7 @@
 import { agreementOf } from './agreement.ts';
 import type { DemoResults, DemoRun } from './demo-results.ts';
 import { REPORT_STYLE } from './report-style.ts';
-import { demoHeadlines, etaLocalityMeasured, fixedOrNa, percentOrNa, PREDICTIONS_DIFFER, SUMMARY_COLUMNS, type WorkloadHeadline } from './summary-columns.ts';
+import { demoHeadlines, ESCAPE_BUMP, etaLocalityMeasured, HELD_AS_LONG, percentOrNa, PREDICTIONS_DIFFER, SUMMARY_COLUMNS, type WorkloadHeadline } from './summary-columns.ts';
 import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 
@@ -25,7 +25,7 @@ function headlineSection(headlines: readonly WorkloadHeadline[]): string {
     .map(
       (h) =>
         `<li class="headline"><strong>${escapeXml(`${h.workload} ${h.variant}`)}</strong>, n = ${h.run.n}: warps idle <strong class="idle">${escapeXml(percentOrNa(h.idleShare, 1))}</strong> of lane time ` +
-        `(measured ΣC_SIMT/ΣC_MIMD ${escapeXml(fixedOrNa(h.run.workloadLossMeasured, 3))}×).<br><span class="todo">What to change: ${escapeXml(h.topRecommendation)}</span></li>`,
+        `: ${escapeXml(HELD_AS_LONG(h.run.workloadLossMeasured))}.<br><span class="todo">What to change: ${escapeXml(h.topRecommendation)}</span></li>`,
     )
     .join('');
   return `<ul id="headlines">${items}</ul>`;
@@ -202,6 +202,7 @@ ${resultsTable(runs)}
 <h3>Agreement</h3>
 ${agreementList(runs)}
 <p class="note" id="predictions-differ">${escapeXml(PREDICTIONS_DIFFER)}</p>
+${runs.some((r) => r.workload === 'escape') ? `<p class="note" id="escape-bump">${escapeXml(ESCAPE_BUMP)}</p>` : ''}
 <p class="note">matpow draws every unit's count independently, which is the model's assumption: loss_predicted should match
 loss_counts within sampling error. escape's units are neighbouring pixels, so the lanes of a group are correlated and
 loss_predicted (independent lanes) overstates the loss: that gap is a finding, not an error (docs/model.md §2c).

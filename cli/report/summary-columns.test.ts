@@ -58,7 +58,7 @@ describe('summary-columns', () => {
         ['a', 4],
         ['b', 2],
       ]);
-      expect(headlines[0]?.text).toBe('matpow a, n = 4: warps idle 50.0% of lane time (measured ΣC_SIMT/ΣC_MIMD 2.000×)');
+      expect(headlines[0]?.text).toBe('matpow a, n = 4: warps idle 50.0% of lane time: lanes are held 2.000× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)');
       expect(headlines[0]?.topRecommendation).toMatch(/^sorting each launch's 256 units by their work/);
       // One value only: nothing idles, nothing to change.
       expect(headlines[1]?.text).toContain('warps idle 0.0% of lane time');

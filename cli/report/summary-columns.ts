@@ -29,11 +29,25 @@ export { idleLaneShare };
 export const PREDICTIONS_DIFFER =
   'loss_locality predicts from recorded runs of neighbouring units, grouped as the kernel groups them; "indep. lanes (ref.)" (loss_predicted) assumes every lane\'s work is drawn at random, so where neighbours get similar work (escape\'s neighbouring pixels) it is far too high, and where work is independent (matpow) the two agree.';
 
+/** Why escape's independent-lanes figure peaks near n = 14 and then falls (terminal summary, HTML report, docs/demo.md). */
+export const ESCAPE_BUMP =
+  "escape's independent-lanes reference peaks near n = 14 and then falls: about two thirds of the pixels escape within 10 iterations and about a quarter run to the 256-iteration cap, so the loss grows while more random groups catch a capped pixel (1 − 0.76^14 ≈ 98 % at n = 14); beyond that every group waits for the cap anyway, and more lanes only share the wait, so n·max/Σw falls towards 256 / mean count.";
+
 /** η(loss_locality, loss_measured) = |(a − b)/a|; NaN without a locality-aware prediction. */
 export function etaLocalityMeasured(run: DemoRun): number {
   const a = run.lossLocality?.value;
   return a === undefined || a === 0 ? Number.NaN : Math.abs((a - run.lossMeasured) / a);
 }
+
+/**
+ * The headline's plain words for the measured workload loss, the symbol after: 'lanes are held
+ * 1.300× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)'. Idle lane time is
+ * 1 − 1/that, so the two numbers reconcile.
+ *
+ * @example HELD_AS_LONG(2) // 'lanes are held 2.000× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)'
+ */
+export const HELD_AS_LONG = (workloadLossMeasured: number): string =>
+  `lanes are held ${fixedOrNa(workloadLossMeasured, 3)}× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)`;
 
 /** One column of the demo summary table. */
 export interface SummaryColumn {
@@ -78,7 +92,7 @@ export interface WorkloadHeadline {
   readonly run: DemoRun;
   /** idleLaneShare(run.workloadLossMeasured): the idle share of all lane time the run held. */
   readonly idleShare: number;
-  /** 'matpow pois(30), n = 32: warps idle 23.1% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.300×)'. */
+  /** 'matpow pois(30), n = 32: warps idle 23.1% of lane time: lanes are held 1.300× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)'. */
   readonly text: string;
   /** advise on the run's observed counts at its n (null when it could not be computed). */
   readonly advice: Advice | null;
@@ -117,7 +131,7 @@ function topRecommendationOf(advice: Advice | null): string {
  * largest group size, the idle share of its measured loss, and advise's top recommendation
  * computed from its observed iteration counts (units per launch = units / launches).
  *
- * @example demoHeadlines(results.runs)[0].text // 'matpow pois(30), n = 32: warps idle 23.1% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.300×)'
+ * @example demoHeadlines(results.runs)[0].text // 'matpow pois(30), n = 32: warps idle 23.1% of lane time: lanes are held 1.300× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)'
  */
 export function demoHeadlines(runs: readonly DemoRun[], sampledRuns?: ReadonlyMap<string, readonly (readonly (readonly number[])[])[]>): WorkloadHeadline[] {
   const ids = [...new Set(runs.map((r) => `${r.workload}\u0000${r.variant}`))];
@@ -154,7 +168,7 @@ export function demoHeadlines(runs: readonly DemoRun[], sampledRuns?: ReadonlyMa
         variant: run.variant,
         run,
         idleShare,
-        text: `${run.workload} ${run.variant}, n = ${run.n}: warps idle ${percentOrNa(idleShare, 1)} of lane time (measured ΣC_SIMT/ΣC_MIMD ${fixedOrNa(run.workloadLossMeasured, 3)}×)`,
+        text: `${run.workload} ${run.variant}, n = ${run.n}: warps idle ${percentOrNa(idleShare, 1)} of lane time: ${HELD_AS_LONG(run.workloadLossMeasured)}`,
         advice,
         topRecommendation: topRecommendationOf(advice),
       },
