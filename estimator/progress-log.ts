@@ -1,6 +1,6 @@
 import type { EstimatorCounters } from './estimator-telemetry.ts';
 
-/** How often the estimator service logs its progress line (docs/estimator.md "Logs"), ms. */
+/** How often the estimator service logs its progress line (docs/estimator.md "Self-telemetry"), ms. */
 export const PROGRESS_LOG_MILLIS = 60_000;
 
 /** The counters a progress line compares with the previous one. */
