@@ -85,4 +85,32 @@ describe('counts-file', () => {
       expect(() => parseNumberOption('--peak', '0x1', { min: 0 })).toThrow(/--peak must be a decimal number ≥ 0, got '0x1'/);
     });
   });
+
+  describe('readWeightsFile on the wrong kind of file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ww-counts-kind-'));
+
+    it('recognises a frame file by its magic and points to --frames, without quoting its bytes', () => {
+      const file = join(dir, 'run.wwf');
+      // 'WWFR' then binary header bytes, as a frame file starts (protocol/ SPEC.md).
+      writeFileSync(file, Buffer.from([0x57, 0x57, 0x46, 0x52, 1, 0, 0x80, 0xff, 0x00, 0x0a, 0x1b]));
+      expect(() => readWeightsFile(file, 'counts')).toThrow(UsageError);
+      expect(() => readWeightsFile(file, 'counts')).toThrow(/is a warpwatch frame file .*give it with --frames/);
+    });
+
+    it('points a one-column file of counts to --trace, and quotes a binary line only as printable characters', () => {
+      const trace = join(dir, 'trace.csv');
+      writeFileSync(trace, 'count\n3\n4\n');
+      expect(() => readWeightsFile(trace, 'counts')).toThrow(/line 2: expected 'value,count' \(two fields\), got '3'; one count per line is a per-unit trace: give the file with --trace/);
+      const binary = join(dir, 'binary.bin');
+      writeFileSync(binary, Buffer.from([0x01, 0x02, 0xff, 0xfe, 0x41, 0x0a, 0x42]));
+      let message = '';
+      try {
+        readWeightsFile(binary, 'counts');
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toMatch(/got '/);
+      expect(message).toMatch(/^[\x20-\x7e…'’]*$/u);
+    });
+  });
 });

@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { CategoricalDistribution, ModelError } from '../model/index.ts';
+import { FRAME_MAGIC } from '../protocol/index.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
@@ -66,6 +67,12 @@ function jsonWeight(raw: unknown, kind: WeightKind, where: string): number {
   return raw;
 }
 
+/** A line as it may be quoted in a one-line message: control and non-ASCII bytes as '?', at most 40 characters. */
+function printable(line: string): string {
+  const clean = line.replace(/[^\x20-\x7e]/g, '?');
+  return clean.length > 40 ? `${clean.slice(0, 40)}…` : clean;
+}
+
 /**
  * Parses the text of a counts or pmf file into value → weight (duplicates added).
  *
@@ -113,7 +120,9 @@ export function parseWeightsText(text: string, kind: WeightKind, label: string):
     if (isFirst && fields.every((field) => field !== '' && !NUMBER_LIKE.test(field))) return; // header: no field looks numeric
     const where = `${label} line ${index + 1}`;
     if (fields.length !== 2) {
-      throw new UsageError(`${where}: expected 'value,${kind === 'counts' ? 'count' : 'weight'}' (two fields), got '${line}'`);
+      // One number per line is a per-unit trace (unit order), which --trace reads.
+      const traceHint = fields.length === 1 && /^\d+$/.test(fields[0]!) ? '; one count per line is a per-unit trace: give the file with --trace' : '';
+      throw new UsageError(`${where}: expected 'value,${kind === 'counts' ? 'count' : 'weight'}' (two fields), got '${printable(line)}'${traceHint}`);
     }
     add(parseStrictInteger(fields[0]!, `${where}: the value`), parseWeight(fields[1]!, kind, where));
   });
@@ -127,13 +136,17 @@ export function parseWeightsText(text: string, kind: WeightKind, label: string):
  * @example readWeightsFile('counts.csv', 'counts').mean()
  */
 export function readWeightsFile(file: string, kind: WeightKind): CategoricalDistribution {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     throw new UsageError(`cannot read ${flagOf(kind)} file '${file}': ${(error as Error).message}`);
   }
   const label = `${flagOf(kind)} file '${file}'`;
+  if (FRAME_MAGIC.every((byte, i) => bytes[i] === byte)) {
+    throw new UsageError(`${label} is a warpwatch frame file (it starts with the frame magic 'WWFR'), not a text file of counts: give it with --frames (warpwatch advise --frames ${file}, or warpwatch analyze ${file})`);
+  }
+  const text = bytes.toString('utf8');
   const weights = parseWeightsText(text, kind, label);
   try {
     return kind === 'counts' ? CategoricalDistribution.fromCounts(weights) : CategoricalDistribution.fromPmf(weights);

@@ -7,6 +7,7 @@ import type { EstimatorConfig } from './config.ts';
 import { createCheckpointProtocol } from './checkpoint-protocol.ts';
 import { createEstimatorEngine, type EngineOptions, type EstimatorEngine } from './estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
+import { PROGRESS_LOG_MILLIS, progressLine, type ProgressSnapshot } from './progress-log.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './estimator-telemetry.ts';
 import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './influx-writer.ts';
 import { createEstimatorKafka, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './kafka.ts';
@@ -732,11 +733,12 @@ function createLagProbe(parts: EstimatorParts): () => void {
 /**
  * The service's timers: engine ticks (idle windows close in restored partitions whose lag is
  * known to be zero, {@link idleCloseAllowed}) with a lag probe, the outgoing queue every 100 ms,
- * checkpoints every `checkpointIntervalMillis`, and a `warpwatch_pipeline` point every 10 s.
- * Cleared by stop().
+ * checkpoints every `checkpointIntervalMillis`, a `warpwatch_pipeline` point every 10 s, and a
+ * progress line in the log every minute (progress-log.ts). Cleared by stop().
  */
 function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.Timeout[] {
   const { config, state, engine, telemetry, influx, log } = parts;
+  let lastProgress: ProgressSnapshot = { framesIn: 0, framesRejected: 0, windowsClosed: 0 };
   const tickEveryMillis = probeEveryMillis(config);
   const limits = { freshnessMillis: lagFreshnessMillis(tickEveryMillis), idleCloseMillis: config.window.idleCloseMillis };
   const probeLag = createLagProbe(parts);
@@ -769,5 +771,10 @@ function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.
         ),
       ]);
     }, 10_000),
+    setInterval(() => {
+      const counters = telemetry.counters;
+      log(progressLine(lastProgress, counters, engine.liveStreams(), engine.partitions().length));
+      lastProgress = { framesIn: counters.framesIn, framesRejected: counters.framesRejected, windowsClosed: counters.windowsClosed };
+    }, PROGRESS_LOG_MILLIS),
   ];
 }

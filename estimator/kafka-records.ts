@@ -67,6 +67,14 @@ export interface DistributionRecord {
     readonly binningErrorBound: number;
     readonly sweep: readonly { readonly groupSize: number; readonly lossPredicted: number; readonly workloadLossPredicted: number }[];
     readonly fit: { readonly family: string; readonly parameters: Readonly<Record<string, number>>; readonly aic: number; readonly logLikelihood: number } | null;
+    /**
+     * Locality-aware loss at the stream's n (docs/model.md §11) from the window's sampled groups
+     * (each a contiguous run of n units), with its 95 % interval (null with fewer than 2 sampled
+     * groups); null without sampled groups; absent in records written before it existed.
+     */
+    readonly lossLocality?: number | null;
+    readonly lossLocalityLow?: number | null;
+    readonly lossLocalityHigh?: number | null;
   };
   /**
    * What the window's GroupSamples frames show (model/sampled-groups.ts), null when the
@@ -162,6 +170,9 @@ export function distributionRecord(
       binningErrorBound: result.binningErrorBound,
       sweep: result.sweep,
       fit: result.fit ?? null,
+      lossLocality: orNull(result.lossLocality),
+      lossLocalityLow: orNull(result.lossLocalityLow),
+      lossLocalityHigh: orNull(result.lossLocalityHigh),
     },
     sampled: sampledRecord(result.sampled),
   };

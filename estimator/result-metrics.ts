@@ -2,6 +2,7 @@ import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, type CollectionResult, type MetricData, type MetricProducer } from '@opentelemetry/sdk-metrics';
 import { emptyResource } from '@opentelemetry/resources';
 import { labelAttributeName, RESULT_METRICS, STREAM_ATTRIBUTES } from '../contracts/index.ts';
+import { idleLaneShare } from '../model/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from './launch-observation.ts';
 import { streamKeyOf } from './launch-observation.ts';
@@ -105,14 +106,14 @@ export function streamAttributes(identity: StreamIdentity, labels: readonly stri
 }
 
 /**
- * Lane idle share from a workload loss L = ΣC_SIMT/ΣC_MIMD: 1 − 1/L, the share of lane-time
- * spent idle in lockstep (0 = no imbalance). Undefined for a missing or invalid L (< 1 or not finite).
+ * Lane idle share from a workload loss L = ΣC_SIMT/ΣC_MIMD: 1 − 1/L, the one definition of idle
+ * lane time (model/idle-lane-share.ts). Undefined for a missing or invalid L (< 1 or not finite).
  *
  * @example laneIdleShare(1.25); // 0.2
  */
 export function laneIdleShare(workloadLoss: number | undefined): number | undefined {
-  if (workloadLoss === undefined || !Number.isFinite(workloadLoss) || workloadLoss < 1) return undefined;
-  return 1 - 1 / workloadLoss;
+  const share = workloadLoss === undefined ? Number.NaN : idleLaneShare(workloadLoss);
+  return Number.isNaN(share) ? undefined : share;
 }
 
 /** Milliseconds since the epoch as OTel HrTime [seconds, nanoseconds]. */

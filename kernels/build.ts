@@ -10,6 +10,12 @@ const repositoryRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where `ensureKernelsBuilt` builds by default (gitignored). */
 export const DEFAULT_KERNELS_BUILD_DIR = join(repositoryRoot, '.cache', 'warpwatch', 'kernels-build');
 
+/**
+ * Where the CLI (`warpwatch demo`, `run`, `advise --workload`) builds its workload programs, tests
+ * off (gitignored): a directory of its own, so that it and the test build never reconfigure each other.
+ */
+export const DEFAULT_WORKLOADS_BUILD_DIR = join(repositoryRoot, '.cache', 'warpwatch', 'workloads-build');
+
 /** Where kernels/install-nvcc.sh puts the CUDA toolkit from NVIDIA's wheels (a link to it). */
 export const DEFAULT_CUDA_TOOLKIT_DIR = join(repositoryRoot, '.cache', 'warpwatch', 'cuda');
 
@@ -17,7 +23,7 @@ export const DEFAULT_CUDA_TOOLKIT_DIR = join(repositoryRoot, '.cache', 'warpwatc
 export interface KernelsBuild {
   /** Directory holding warpwatch-<workload>-cpu (and -cuda when built) and the test runner. */
   readonly binDir: string;
-  /** Whether the CUDA workloads were compiled (an nvcc was found). */
+  /** Whether an nvcc was found, so the CUDA workload targets exist (built when asked for, or with no target list). */
   readonly hasCuda: boolean;
 }
 
@@ -33,6 +39,12 @@ export interface KernelsBuildOptions {
   readonly lockTimeoutMillis?: number;
   /** Build only these targets (e.g. ['warpwatch-matpow-cpu']); default: everything (tests and CUDA included). */
   readonly targets?: readonly string[];
+  /**
+   * true (default): configure with the GoogleTest tests (needs GTest) and warnings as errors (-Werror),
+   * as `npm test` and CI build. false: the workload programs only, tests off, GTest never looked
+   * for, in {@link DEFAULT_WORKLOADS_BUILD_DIR} by default: what the CLI builds for users.
+   */
+  readonly tests?: boolean;
 }
 
 /** Runs a command, streaming its output lines to onProgress; resolves with the exit code. */
@@ -54,7 +66,7 @@ function runStreaming(command: string, args: readonly string[], onProgress: (lin
     child.stderr.on('data', onData);
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') {
-        reject(new KernelsError('WW_ERR_KERNELS_TOOL_MISSING', `${command} was not found on PATH; install cmake >= 3.20, a C++17 compiler and libgtest-dev`, { cause: error }));
+        reject(new KernelsError('WW_ERR_KERNELS_TOOL_MISSING', `${command} was not found on PATH; install cmake >= 3.20 and a C++17 compiler (and libgtest-dev for npm test)`, { cause: error }));
       } else reject(error);
     });
     child.on('close', (code) => {
@@ -121,6 +133,13 @@ async function hasNinja(): Promise<boolean> {
   }
 }
 
+/** Whether the configured build found a CUDA compiler (CMakeCache.txt's CMAKE_CUDA_COMPILER, set by check_language). */
+function cudaConfigured(buildDir: string): boolean {
+  const cache = readFileSync(join(buildDir, 'CMakeCache.txt'), 'utf8');
+  const match = /^CMAKE_CUDA_COMPILER(?::[A-Z]+)?=(.*)$/m.exec(cache);
+  return match !== null && match[1] !== undefined && match[1].trim() !== '' && !match[1].endsWith('NOTFOUND');
+}
+
 /**
  * Configures (when needed) and builds the kernels/ CMake project, incrementally: an up-to-date
  * build costs one `cmake --build` no-op. Safe to call from parallel processes (directory lock).
@@ -132,12 +151,14 @@ async function hasNinja(): Promise<boolean> {
  * const { binDir } = await ensureKernelsBuilt({ onProgress: (line) => process.stderr.write(`${line}\n`) });
  */
 export async function ensureKernelsBuilt(options: KernelsBuildOptions = {}): Promise<KernelsBuild> {
-  const buildDir = options.buildDir ?? DEFAULT_KERNELS_BUILD_DIR;
+  const tests = options.tests ?? true;
+  const buildDir = options.buildDir ?? (tests ? DEFAULT_KERNELS_BUILD_DIR : DEFAULT_WORKLOADS_BUILD_DIR);
   const onProgress = options.onProgress ?? (() => undefined);
   const defaultNvcc = join(DEFAULT_CUDA_TOOLKIT_DIR, 'bin', 'nvcc');
   const cudaCompiler = options.cudaCompiler ?? (existsSync(defaultNvcc) ? defaultNvcc : undefined);
   return withBuildLock(buildDir, options.lockTimeoutMillis ?? 15 * 60_000, async () => {
     const configureArgs = ['-S', join(repositoryRoot, 'kernels'), '-B', buildDir, '-DCMAKE_BUILD_TYPE=Release'];
+    configureArgs.push(tests ? '-DWARPWATCH_WARNINGS_AS_ERRORS=ON' : '-DWARPWATCH_BUILD_TESTS=OFF');
     if (cudaCompiler !== undefined) configureArgs.push(`-DCMAKE_CUDA_COMPILER=${cudaCompiler}`);
     const stampFile = join(buildDir, 'warpwatch-configure.json');
     const stamp = JSON.stringify(configureArgs);
@@ -150,9 +171,14 @@ export async function ensureKernelsBuilt(options: KernelsBuildOptions = {}): Pro
       if (code !== 0) throw new KernelsError('WW_ERR_KERNELS_BUILD_FAILED', `cmake configure of kernels/ failed (exit ${code}):\n${tail.join('\n')}`);
       writeFileSync(stampFile, stamp);
     }
+    const hasCuda = cudaConfigured(buildDir);
+    const cudaTargets = (options.targets ?? []).filter((target) => target.endsWith('-cuda'));
+    if (!hasCuda && cudaTargets.length > 0) {
+      throw new KernelsError('WW_ERR_KERNELS_NO_CUDA', `the CUDA workloads (${cudaTargets.join(', ')}) cannot be built: no nvcc was found; run kernels/install-nvcc.sh, or use --backend cpu`);
+    }
     const targetArgs = options.targets === undefined || options.targets.length === 0 ? [] : ['--target', ...options.targets];
     const { code, tail } = await runStreaming('cmake', ['--build', buildDir, '--parallel', ...targetArgs], onProgress);
     if (code !== 0) throw new KernelsError('WW_ERR_KERNELS_BUILD_FAILED', `building kernels/ failed (exit ${code}):\n${tail.join('\n')}`);
-    return { binDir: buildDir, hasCuda: existsSync(join(buildDir, 'warpwatch-matpow-cuda')) };
+    return { binDir: buildDir, hasCuda };
   });
 }

@@ -1,5 +1,5 @@
 // Public API of kernels/ (TS side): build the C++/CUDA workload programs and run them.
-export { DEFAULT_CUDA_TOOLKIT_DIR, DEFAULT_KERNELS_BUILD_DIR, ensureKernelsBuilt, type KernelsBuild, type KernelsBuildOptions } from './build.ts';
+export { DEFAULT_CUDA_TOOLKIT_DIR, DEFAULT_KERNELS_BUILD_DIR, DEFAULT_WORKLOADS_BUILD_DIR, ensureKernelsBuilt, type KernelsBuild, type KernelsBuildOptions } from './build.ts';
 export {
   BACKEND_NAMES,
   WORKLOAD_NAMES,

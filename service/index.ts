@@ -12,6 +12,7 @@ export type { BackoffPolicy, RetryOptions } from './retry.ts';
 export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
 export { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
+export { anyTcpReachable } from './tcp-reachable.ts';
 export { createOutageLog } from './outage-log.ts';
 export type { OutageLog } from './outage-log.ts';
 export { serviceResource } from './otel-resource.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CategoricalDistribution, expectedLoss, parseDistributionSpec, workloadLoss } from '../../model/index.ts';
+import { binnedGroupingLoss, CategoricalDistribution, expectedLoss, parseDistributionSpec, workloadLoss } from '../../model/index.ts';
 import { BALANCED_LOSS, computeAdvice } from './advice.ts';
 
 const geo = CategoricalDistribution.fromFamily(parseDistributionSpec('geo(0.05)'));
@@ -38,21 +38,29 @@ describe('advice', () => {
       for (const b of advice.binning) expect(b.bins.reduce((s, bin) => s + bin.probability, 0)).toBeCloseTo(1, 12);
     });
 
-    it('suggests the largest tile that removes at least half of the excess loss', () => {
-      const halfway = 1 + (advice.current.expectedLoss - 1) / 2;
-      const expected = [16, 8, 4, 2].find((m) => (advice.granularity[m - 1]?.expectedLoss ?? Infinity) <= halfway);
+    it('suggests the largest tile that removes at least half of the excess run-time overhead', () => {
+      // Run-time overhead of independent lanes at m: E[m·max]/E[m·w̄] = E[max of m]/mean (model/sample-maximum.ts, not advise).
+      const overhead = (m: number): number => workloadLoss(geo, m);
+      const halfway = 1 + (overhead(32) - 1) / 2;
+      const expected = [16, 8, 4, 2].find((m) => overhead(m) <= halfway);
       const tiles = advice.options.find((o) => o.kind === 'tiles');
       expect(tiles?.parameter).toBe(expected);
       expect(tiles?.sentence).toContain(
-        `tiles of ${expected} lanes cut the predicted loss from ${advice.current.expectedLoss.toFixed(2)} to ${advice.granularity[(expected ?? 1) - 1]?.expectedLoss.toFixed(2)}`,
+        `tiles of ${expected} lanes cut the predicted run-time overhead from ${overhead(32).toFixed(2)} to ${overhead(expected ?? 1).toFixed(2)} (mean per-group loss ${expectedLoss(geo, 32).toFixed(2)} → ${expectedLoss(geo, expected ?? 1).toFixed(2)})`,
       );
     });
 
-    it('ranks the options by predicted loss and recommends the best one first', () => {
-      const losses = advice.options.map((o) => o.expectedLoss);
-      expect(losses).toEqual([...losses].sort((a, b) => a - b));
-      expect(advice.recommendation[0]).toMatch(/^groups of 32 lanes are predicted to lose 3\.98×/);
-      expect(advice.recommendation[1]).toContain(`best: ${advice.options[0]?.sentence}`);
+    it('ranks the options by run-time overhead and recommends the best one first, with idle lane time 1 − 1/overhead', () => {
+      const overheads = advice.options.map((o) => o.workloadLoss);
+      expect(overheads).toEqual([...overheads].sort((a, b) => a - b));
+      for (const option of advice.options) expect(option.idleLaneShare).toBeCloseTo(1 - 1 / option.workloadLoss, 12);
+      const now = workloadLoss(geo, 32);
+      expect(advice.now.workloadLoss).toBeCloseTo(now, 12);
+      expect(advice.recommendation[0]).toBe(
+        `groups of 32 lanes are predicted to run ${now.toFixed(2)}× as long as a machine that never idles (run-time overhead ΣC_SIMT/ΣC_MIMD; idle lane time ${(100 * (1 - 1 / now)).toFixed(1)}%; mean per-group loss ${expectedLoss(geo, 32).toFixed(2)}×).`,
+      );
+      const best = advice.options[0];
+      expect(advice.recommendation[1]).toBe(`best: ${best?.sentence} — idle lane time ${(100 * (1 - 1 / now)).toFixed(1)}% → ${(100 * (1 - 1 / (best?.workloadLoss ?? 1))).toFixed(1)}%.`);
       expect(advice.recommendation.at(-1)).toMatch(/^the counts look like geo\(0\.05\)/);
     });
 
@@ -61,6 +69,24 @@ describe('advice', () => {
       expect(aics).toEqual([...aics].sort((a, b) => a - b));
       expect(advice.fits[0]?.family).toBe('geo');
     });
+  });
+
+  it('ranks by run-time overhead where the per-group mean would rank the other way (power law)', () => {
+    // Counts k = 1..1000 with weight ∝ 1/k²: binning into 8 classes has the lower mean per-group
+    // loss, tiles of 8 lanes the lower run-time overhead; a user pays the run time.
+    const counts: [number, number][] = [];
+    for (let k = 1; k <= 1000; k++) counts.push([k, Math.round(1e6 / (k * k))]);
+    const powerLaw = CategoricalDistribution.fromCounts(counts);
+    const advice = computeAdvice({ distribution: powerLaw, source: 't', groupSize: 32, unitsPerLaunch: 65536, binCounts: [8] });
+    // The figures from the model directly, not from advise.
+    const tilesOverhead = workloadLoss(powerLaw, 8);
+    const binned = binnedGroupingLoss(powerLaw, 32, 8, { units: 65536 });
+    expect(binned.expectedLoss).toBeLessThan(expectedLoss(powerLaw, 8));
+    expect(tilesOverhead).toBeLessThan(binned.workloadLoss);
+    const kinds = advice.options.map((o) => o.kind);
+    expect(kinds.indexOf('tiles')).toBeLessThan(kinds.indexOf('binning'));
+    expect(advice.options.find((o) => o.kind === 'tiles')?.workloadLoss).toBeCloseTo(tilesOverhead, 12);
+    expect(advice.options.find((o) => o.kind === 'binning')?.workloadLoss).toBeCloseTo(binned.workloadLoss, 12);
   });
 
   it('calls near-constant work balanced and proposes nothing', () => {

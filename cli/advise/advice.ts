@@ -4,6 +4,7 @@ import {
   fitParametric,
   formatDistributionSpec,
   granularitySweep,
+  idleLaneShare,
   localityLoss,
   runPolicyLoss,
   sortedGroupingLoss,
@@ -44,6 +45,8 @@ export interface AdviceRequest {
   readonly prepassStride?: number | undefined;
   /** Block runs (frames with selection `block`): each sampled block's unit counts in unit order, for the two-level loss (docs/model.md §11a). */
   readonly blocks?: readonly (readonly number[])[] | undefined;
+  /** What the kernel already does (e.g. 'sorting' for a run recorded with `--sorted`): options of these kinds are never recommended. */
+  readonly alreadyApplied?: readonly AdviceOption['kind'][] | undefined;
   /**
    * Called before each step ('granularity', 'sorting', 'binning k = 4', 'fit') with its 1-based
    * index and the step count, and again within a long step with the same index and the step's
@@ -60,8 +63,10 @@ export interface AdviceOption {
   readonly parameter: number | undefined;
   /** Predicted mean loss E[X] with the option. */
   readonly expectedLoss: number;
-  /** Predicted ΣSIMT/ΣMIMD (run-time view) with the option. */
+  /** Predicted ΣC_SIMT/ΣC_MIMD with the option: the run-time overhead, what the options are ranked by. */
   readonly workloadLoss: number;
+  /** Idle lane time with the option, 1 − 1/workloadLoss (model/idle-lane-share.ts); NaN when unknown. */
+  readonly idleLaneShare: number;
   /** One plain sentence with the numbers. */
   readonly sentence: string;
 }
@@ -93,6 +98,11 @@ export interface Advice {
     /** Intra-group correlation of counts in the sampled groups (null when the source had none). */
     readonly observedCountIcc: number | null;
   };
+  /**
+   * What the options start from: the run-time overhead now (ΣC_SIMT/ΣC_MIMD, the layout's when its
+   * loss leads, else the independent-lanes prediction) and its idle lane time 1 − 1/overhead.
+   */
+  readonly now: { readonly workloadLoss: number; readonly idleLaneShare: number };
   readonly sorting: { readonly expectedLoss: number; readonly workloadLoss: number; readonly groups: number; readonly mixedGroups: number };
   readonly binning: readonly {
     readonly k: number;
@@ -102,13 +112,13 @@ export interface Advice {
   }[];
   /** Parametric fits, best (smallest AIC) first. */
   readonly fits: readonly { readonly family: string; readonly spec: string; readonly parameters: Readonly<Record<string, number>>; readonly logLikelihood: number; readonly aic: number }[];
-  /** Options ranked by predicted loss, best first. */
+  /** Options ranked by run-time overhead (workloadLoss, ΣC_SIMT/ΣC_MIMD), then by the per-group mean loss; best first. */
   readonly options: readonly AdviceOption[];
   /**
    * Locality-aware loss (docs/model.md §11) of the runs, per group size that tiles them, with
    * the independent-lanes figure beside it; null without runs (at least 2).
    */
-  readonly locality: readonly { readonly n: number; readonly expectedLoss: number; readonly low: number; readonly high: number; readonly independentLoss: number; readonly sortedLoss: number }[] | null;
+  readonly locality: readonly { readonly n: number; readonly expectedLoss: number; readonly low: number; readonly high: number; readonly workloadLoss: number; readonly independentLoss: number; readonly sortedLoss: number }[] | null;
   /**
    * Two levels (docs/model.md §11a) from block runs at the current group size: the warp-level
    * loss, the warps-in-block factor and the block-level loss (= their product) with its 95 %
@@ -159,27 +169,36 @@ function format(value: number): string {
   return value.toFixed(2);
 }
 
-function percentCut(from: number, to: number): string {
-  // Share of the idle lane-time removed: (from − to)/(from − 1); the useful view when loss ≥ 1.
-  const excess = from - 1;
-  return excess > 0 ? `${Math.round((100 * (from - to)) / excess)}% of the idle lane-time` : 'nothing';
+function percent(share: number): string {
+  return Number.isFinite(share) ? `${(100 * share).toFixed(1)}%` : 'n/a';
+}
+
+/** 'idle lane time 90.9% → 77.6%': the one definition, 1 − 1/(ΣC_SIMT/ΣC_MIMD) (model/idle-lane-share.ts). */
+function idleChange(fromWorkload: number, toWorkload: number): string {
+  return `idle lane time ${percent(idleLaneShare(fromWorkload))} → ${percent(idleLaneShare(toWorkload))}`;
+}
+
+/** Run-time overhead for ranking: NaN (not known) ranks last. */
+function rankable(workloadLoss: number): number {
+  return Number.isFinite(workloadLoss) ? workloadLoss : Number.POSITIVE_INFINITY;
 }
 
 /**
  * Chooses the tile size to suggest: the largest power of two below n that removes at least
- * half of the predicted excess loss (larger tiles cost less to map work onto); when none
- * does, the one with the lowest loss among n/2, n/4, ... 2 (1 lane per unit is no lockstep).
+ * half of the excess run-time overhead (ΣC_SIMT/ΣC_MIMD − 1; larger tiles cost less to map work
+ * onto); when none does, the one with the lowest overhead among n/2, n/4, ... 2 (1 lane per
+ * unit is no lockstep).
  */
-function chooseTile(granularity: Advice['granularity'], n: number, current: number): { n: number; expectedLoss: number; workloadLoss: number } | undefined {
+function chooseTile(granularity: Advice['granularity'], n: number, currentWorkload: number): { n: number; expectedLoss: number; workloadLoss: number } | undefined {
   const candidates: { n: number; expectedLoss: number; workloadLoss: number }[] = [];
   for (let m = 2; m < n; m *= 2) {
     const row = granularity[m - 1];
     if (row !== undefined) candidates.push(row);
   }
   if (candidates.length === 0) return undefined;
-  const halfway = 1 + (current - 1) / 2;
-  const good = candidates.filter((row) => row.expectedLoss <= halfway).sort((a, b) => b.n - a.n)[0];
-  return good ?? [...candidates].sort((a, b) => a.expectedLoss - b.expectedLoss)[0];
+  const halfway = 1 + (currentWorkload - 1) / 2;
+  const good = candidates.filter((row) => row.workloadLoss <= halfway).sort((a, b) => b.n - a.n)[0];
+  return good ?? [...candidates].sort((a, b) => rankable(a.workloadLoss) - rankable(b.workloadLoss) || a.expectedLoss - b.expectedLoss)[0];
 }
 
 /** 'nbinom(1.254,0.05902)': the fitted parameters to 4 significant digits (integers as they are). */
@@ -239,6 +258,7 @@ export function computeAdvice(request: AdviceRequest): Advice {
     sorting,
     binning,
     fits,
+    now: { workloadLoss: baseline.nowWorkload, idleLaneShare: idleLaneShare(baseline.nowWorkload) },
     options,
     locality,
     blockLevel,
@@ -268,7 +288,9 @@ interface Baseline {
   readonly leadingLayout: LocalityRow | undefined;
   /** The loss (mean H) the what-ifs cut from: the leading layout's, else the independent-lanes prediction. */
   readonly now: number;
-  /** How the option sentences name `now`: 'loss of this layout' or 'predicted loss'. */
+  /** The run-time overhead ΣC_SIMT/ΣC_MIMD the options are ranked against: the leading layout's, else the independent-lanes prediction's. */
+  readonly nowWorkload: number;
+  /** How the option sentences name the overhead now: 'run-time overhead of this layout' or 'predicted run-time overhead'. */
   readonly lossWord: string;
 }
 
@@ -339,6 +361,7 @@ function localityRows(runs: readonly (readonly number[])[], trace: readonly numb
         expectedLoss: row.lossContiguous.value,
         low: row.lossContiguous.low,
         high: row.lossContiguous.high,
+        workloadLoss: row.workloadLossContiguous.value,
         independentLoss: row.lossIndependent,
         sortedLoss: row.lossSorted,
       }))
@@ -410,8 +433,8 @@ function whatIfsOnRuns(
   const { trace, groupSize: n } = request;
   const units = runs.reduce((sum, run) => sum + run.length, 0);
   if (!((trace !== undefined || runs.length >= 2) && units >= n)) return null;
-  const launches = trace !== undefined ? [[trace]] : (request.runsByLaunch ?? [runs]);
   const stride = request.prepassStride ?? DEFAULT_PREPASS_STRIDE;
+  const launches = trace !== undefined ? [traceBatches(trace, n * stride)] : (request.runsByLaunch ?? [runs]);
   return {
     units,
     runs: trace !== undefined ? 1 : runs.length,
@@ -420,6 +443,29 @@ function whatIfsOnRuns(
     sorting: runPolicyFigures(runPolicyLoss(launches, n, { kind: 'sorting' }, { stride })),
     binning: binCounts.map((k) => ({ k, ...runPolicyFigures(runPolicyLoss(launches, n, { kind: 'binning', bins: k }, { stride })) })),
   };
+}
+
+/**
+ * A trace cut into min(blocks, 30) batches of consecutive whole blocks of `block` units (the
+ * last batch also takes a remainder), all of one launch: the independent stretches of
+ * docs/model.md §11c, so the what-ifs on a trace get the jackknife interval over batches that
+ * sampled runs get (one run has none). Blocks are whole groups and whole pre-pass blocks, so
+ * the groups and the pre-pass estimate stay as on the whole trace (except its interpolation
+ * across a batch edge). Fewer than 2 blocks: the trace as one run.
+ */
+function traceBatches(trace: readonly number[], block: number): (readonly number[])[] {
+  const blocks = Math.floor(trace.length / block);
+  if (blocks < 2) return [trace];
+  const batches = Math.min(blocks, 30);
+  const out: (readonly number[])[] = [];
+  let start = 0;
+  for (let b = 0; b < batches; b++) {
+    const size = Math.floor(blocks / batches) + (b < blocks % batches ? 1 : 0);
+    const end = b === batches - 1 ? trace.length : start + size * block;
+    out.push(trace.slice(start, end));
+    start = end;
+  }
+  return out;
 }
 
 /** The loss the what-ifs start from: the layout's at n when it differs from the independent-lanes figure beyond its interval, else the latter. */
@@ -431,7 +477,8 @@ function baselineOf(n: number, current: Advice['current'], locality: Advice['loc
     current,
     leadingLayout: layoutLeads ? layout : undefined,
     now: layoutLeads ? layout.expectedLoss : current.expectedLoss,
-    lossWord: layoutLeads ? 'loss of this layout' : 'predicted loss',
+    nowWorkload: layoutLeads ? layout.workloadLoss : current.workloadLoss,
+    lossWord: layoutLeads ? 'run-time overhead of this layout' : 'predicted run-time overhead',
   };
 }
 
@@ -444,8 +491,9 @@ function headlineOf(baseline: Baseline): Advice['headline'] {
 }
 
 /**
- * The what-ifs as options, lowest predicted loss first: tiles when a smaller group helps, then
- * sorting and the best binning, on the runs' units when there are runs, else on the distribution.
+ * The what-ifs as options, lowest run-time overhead (ΣC_SIMT/ΣC_MIMD, what a user pays) first,
+ * ties by the per-group mean loss: tiles when a smaller group helps, sorting and the best
+ * binning, on the runs' units when there are runs, else on the distribution.
  */
 function adviceOptions(
   request: AdviceRequest,
@@ -457,8 +505,9 @@ function adviceOptions(
   if (tile !== undefined) options.push(tile);
   if (whatIfs.onRuns !== null) options.push(...optionsOnRuns(request, baseline, whatIfs.onRuns));
   else options.push(...optionsOnDistribution(request, baseline, whatIfs.sorting, whatIfs.binning));
-  options.sort((a, b) => a.expectedLoss - b.expectedLoss);
-  return options;
+  options.sort((a, b) => rankable(a.workloadLoss) - rankable(b.workloadLoss) || a.expectedLoss - b.expectedLoss);
+  const applied = new Set(request.alreadyApplied ?? []);
+  return options.filter((option) => !applied.has(option.kind));
 }
 
 /**
@@ -466,27 +515,28 @@ function adviceOptions(
  * it leads (no run-time figure then), else from the independent-lanes granularity sweep.
  */
 function tileOption(baseline: Baseline, granularity: Advice['granularity'], locality: Advice['locality']): AdviceOption | undefined {
-  const { n, now, lossWord, current } = baseline;
+  const { n, now, nowWorkload, lossWord } = baseline;
   const layoutLeads = baseline.leadingLayout !== undefined;
-  const tile = chooseTile(layoutLeads ? layoutTileRows(locality) : granularity, n, now);
+  const tile = chooseTile(layoutLeads ? layoutTileRows(locality) : granularity, n, nowWorkload);
   if (tile === undefined) return undefined;
   return {
     kind: 'tiles',
     parameter: tile.n,
     expectedLoss: tile.expectedLoss,
     workloadLoss: tile.workloadLoss,
+    idleLaneShare: idleLaneShare(tile.workloadLoss),
     sentence:
-      `tiles of ${tile.n} lanes cut the ${lossWord} from ${format(now)} to ${format(tile.expectedLoss)}` +
-      (layoutLeads ? ` (consecutive units of this layout, locality-aware)` : ` (run-time overhead ${format(current.workloadLoss)} → ${format(tile.workloadLoss)})`) +
+      `tiles of ${tile.n} lanes cut the ${lossWord} from ${format(nowWorkload)} to ${format(tile.workloadLoss)}` +
+      ` (mean per-group loss ${format(now)} → ${format(tile.expectedLoss)}${layoutLeads ? '; consecutive units of this layout, locality-aware' : ''})` +
       `, if each unit can be spread over ${n / tile.n} lanes (${tile.n} units in lockstep instead of ${n})`,
   };
 }
 
-/** The layout's locality-aware rows laid out like the granularity sweep (index n − 1; holes where the runs give no row; run-time loss NaN). */
+/** The layout's locality-aware rows laid out like the granularity sweep (index n − 1; holes where the runs give no row). */
 function layoutTileRows(locality: Advice['locality']): Advice['granularity'] {
   return Array.from({ length: 32 }, (_, i) => {
     const row = locality?.find((r) => r.n === i + 1);
-    return { n: i + 1, expectedLoss: row?.expectedLoss ?? Number.POSITIVE_INFINITY, workloadLoss: Number.NaN };
+    return { n: i + 1, expectedLoss: row?.expectedLoss ?? Number.POSITIVE_INFINITY, workloadLoss: row?.workloadLoss ?? Number.NaN };
   })
     .filter((row) => Number.isFinite(row.expectedLoss))
     .reduce<Advice['granularity'][number][]>((rows, row) => {
@@ -497,7 +547,7 @@ function layoutTileRows(locality: Advice['locality']): Advice['granularity'] {
 
 /** Sorting and the best binning (lowest estimated loss, then smallest k) on the runs' units, by the pre-pass estimate with the exact-work figure beside it. */
 function optionsOnRuns(request: AdviceRequest, baseline: Baseline, onRuns: WhatIfsOnRuns): AdviceOption[] {
-  const { now, lossWord } = baseline;
+  const { now, nowWorkload, lossWord } = baseline;
   const where = request.trace !== undefined ? `the trace's ${onRuns.units} units` : `the ${onRuns.units} units of ${onRuns.runs} sampled runs`;
   const prepass = `a coarse pre-pass estimate (one unit in ${onRuns.stride} computed, the rest interpolated)`;
   const sorting = onRuns.sorting;
@@ -507,20 +557,22 @@ function optionsOnRuns(request: AdviceRequest, baseline: Baseline, onRuns: WhatI
       parameter: undefined,
       expectedLoss: sorting.estimated,
       workloadLoss: sorting.workloadLoss,
+      idleLaneShare: idleLaneShare(sorting.workloadLoss),
       sentence:
-        `sorting each launch's units by ${prepass} cuts the ${lossWord} from ${format(now)} to ${format(sorting.estimated)} (95% interval ${format(sorting.low)}–${format(sorting.high)}); ` +
+        `sorting each launch's units by ${prepass} cuts the ${lossWord} from ${format(nowWorkload)} to ${format(sorting.workloadLoss)} (mean per-group loss ${format(now)} → ${format(sorting.estimated)}, 95% interval ${format(sorting.low)}–${format(sorting.high)}); ` +
         `with an exact estimate of each unit's work ${format(sorting.exact)} (both on ${where}, docs/model.md §11b)`,
     },
   ];
-  const best = [...onRuns.binning].sort((a, b) => a.estimated - b.estimated || a.k - b.k)[0];
+  const best = [...onRuns.binning].sort((a, b) => rankable(a.workloadLoss) - rankable(b.workloadLoss) || a.estimated - b.estimated || a.k - b.k)[0];
   if (best !== undefined) {
     options.push({
       kind: 'binning',
       parameter: best.k,
       expectedLoss: best.estimated,
       workloadLoss: best.workloadLoss,
+      idleLaneShare: idleLaneShare(best.workloadLoss),
       sentence:
-        `binning units into ${best.k} work classes (equal unit shares) by the same pre-pass estimate and grouping within a class cuts the ${lossWord} from ${format(now)} to ${format(best.estimated)} (95% interval ${format(best.low)}–${format(best.high)}); ` +
+        `binning units into ${best.k} work classes (equal unit shares) by the same pre-pass estimate and grouping within a class cuts the ${lossWord} from ${format(nowWorkload)} to ${format(best.workloadLoss)} (mean per-group loss ${format(now)} → ${format(best.estimated)}, 95% interval ${format(best.low)}–${format(best.high)}); ` +
         `by exact work ${format(best.exact)}`,
     });
   }
@@ -529,29 +581,30 @@ function optionsOnRuns(request: AdviceRequest, baseline: Baseline, onRuns: WhatI
 
 /** Sorting and the best binning (lowest predicted loss, then smallest k) on the distribution, for independent lanes. */
 function optionsOnDistribution(request: AdviceRequest, baseline: Baseline, sorting: Advice['sorting'], binning: Advice['binning']): AdviceOption[] {
-  const { now } = baseline;
-  const nowWorkload = baseline.current.workloadLoss;
+  const { now, nowWorkload } = baseline;
   const options: AdviceOption[] = [
     {
       kind: 'sorting',
       parameter: undefined,
       expectedLoss: sorting.expectedLoss,
       workloadLoss: sorting.workloadLoss,
+      idleLaneShare: idleLaneShare(sorting.workloadLoss),
       sentence:
-        `sorting each launch's ${request.unitsPerLaunch} units by their work before grouping cuts the predicted loss from ${format(now)} to ${format(sorting.expectedLoss)} ` +
-        `(run-time overhead ${format(nowWorkload)} → ${format(sorting.workloadLoss)}); it needs a cheap estimate of each unit's work`,
+        `sorting each launch's ${request.unitsPerLaunch} units by their work before grouping cuts the predicted run-time overhead from ${format(nowWorkload)} to ${format(sorting.workloadLoss)} ` +
+        `(mean per-group loss ${format(now)} → ${format(sorting.expectedLoss)}); it needs a cheap estimate of each unit's work`,
     },
   ];
-  const best = [...binning].sort((a, b) => a.expectedLoss - b.expectedLoss || a.k - b.k)[0];
+  const best = [...binning].sort((a, b) => rankable(a.workloadLoss) - rankable(b.workloadLoss) || a.expectedLoss - b.expectedLoss || a.k - b.k)[0];
   if (best !== undefined) {
     options.push({
       kind: 'binning',
       parameter: best.k,
       expectedLoss: best.expectedLoss,
       workloadLoss: best.workloadLoss,
+      idleLaneShare: idleLaneShare(best.workloadLoss),
       sentence:
-        `binning units into ${best.bins.length} work classes (${best.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${best.bins.length < best.k ? `; ${best.k} asked, ${best.bins.length} formed` : ''}) and grouping within a class cuts the predicted loss from ${format(now)} to ${format(best.expectedLoss)} ` +
-        `(run-time overhead ${format(nowWorkload)} → ${format(best.workloadLoss)})`,
+        `binning units into ${best.bins.length} work classes (${best.bins.map((b) => (b.low === b.high ? `${b.low}` : `${b.low}–${b.high}`)).join(', ')}${best.bins.length < best.k ? `; ${best.k} asked, ${best.bins.length} formed` : ''}) and grouping within a class cuts the predicted run-time overhead from ${format(nowWorkload)} to ${format(best.workloadLoss)} ` +
+        `(mean per-group loss ${format(now)} → ${format(best.expectedLoss)})`,
     });
   }
   return options;
@@ -560,7 +613,7 @@ function optionsOnDistribution(request: AdviceRequest, baseline: Baseline, sorti
 /**
  * The plain-language recommendation, most useful first: the layout's own loss when it leads,
  * whether the work is balanced or else the best option and every other that removes at least a
- * quarter of the idle lane-time, a note when the observed groups disagree with independent
+ * quarter of the excess run-time overhead, a note when the observed groups disagree with independent
  * lanes, and the best fit.
  */
 function recommendationLines(
@@ -574,8 +627,9 @@ function recommendationLines(
   if (layout !== undefined) {
     const from = request.trace !== undefined ? 'the trace' : `${advice.runs.length} sampled groups`;
     recommendation.push(
-      `in this kernel's layout groups of ${n} lanes lose ${format(layout.expectedLoss)}× (locality-aware, from ${from}; ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
-        `if work were assigned to lanes at random: ${format(current.expectedLoss)}× (run time ${format(current.workloadLoss)}×).` +
+      `in this kernel's layout groups of ${n} lanes run ${format(layout.workloadLoss)}× as long as a machine that never idles (run-time overhead ΣC_SIMT/ΣC_MIMD; idle lane time ${percent(idleLaneShare(layout.workloadLoss))}; ` +
+        `mean per-group loss ${format(layout.expectedLoss)}×, locality-aware, from ${from}, ${Math.round(100 * 0.95)}% interval ${format(layout.low)}–${format(layout.high)}); ` +
+        `if work were assigned to lanes at random: ${format(current.workloadLoss)}× (mean per-group loss ${format(current.expectedLoss)}×).` +
         (onRuns === null ? ' The what-ifs below assume random grouping.' : ' The what-ifs below start from the layout and are evaluated on its units.'),
     );
   }
@@ -588,29 +642,32 @@ function recommendationLines(
 }
 
 /**
- * The loss now and what to do about it: 'balanced' at or below {@link BALANCED_LOSS}; else the
- * loss (unless the layout line already gave it), the best option when it cuts the loss, and every
- * other option that removes at least a quarter of the idle lane-time.
+ * The loss now and what to do about it: 'balanced' at or below {@link BALANCED_LOSS} (mean
+ * per-group loss); else the run-time overhead (unless the layout line already gave it), the best
+ * option when it cuts the run-time overhead, and every other option that removes at least a
+ * quarter of the excess overhead; each with the idle lane time it leaves (1 − 1/overhead).
  */
 function lossLines(baseline: Baseline, options: readonly AdviceOption[]): string[] {
-  const { n, now, current } = baseline;
+  const { n, now, nowWorkload } = baseline;
   const layoutLeads = baseline.leadingLayout !== undefined;
   if (now <= BALANCED_LOSS) {
     return [
-      `the work is balanced: groups of ${n} lanes ${layoutLeads ? 'lose' : 'are predicted to lose'} only ${format(now)}× (${Math.round((now - 1) * 100)}% idle lane-time); no change is worth its cost.`,
+      `the work is balanced: groups of ${n} lanes ${layoutLeads ? 'lose' : 'are predicted to lose'} only ${format(now)}× (idle lane time ${percent(idleLaneShare(nowWorkload))}); no change is worth its cost.`,
     ];
   }
   const lines: string[] = [];
   if (!layoutLeads) {
-    lines.push(`groups of ${n} lanes are predicted to lose ${format(now)}× (mean H; run time ${format(current.workloadLoss)}× an ideal machine that never idles).`);
+    lines.push(
+      `groups of ${n} lanes are predicted to run ${format(nowWorkload)}× as long as a machine that never idles (run-time overhead ΣC_SIMT/ΣC_MIMD; idle lane time ${percent(idleLaneShare(nowWorkload))}; mean per-group loss ${format(now)}×).`,
+    );
   }
   const [best, ...rest] = options;
-  if (best !== undefined && best.expectedLoss < now) {
-    lines.push(`best: ${best.sentence} — removes ${percentCut(now, best.expectedLoss)}.`);
-    // Every other option that removes at least a quarter of the idle lane-time is worth naming:
-    // they differ in what they cost (a work estimate, a remapping of units to lanes).
+  if (best !== undefined && rankable(best.workloadLoss) < nowWorkload) {
+    lines.push(`best: ${best.sentence} — ${idleChange(nowWorkload, best.workloadLoss)}.`);
+    // Every other option that removes at least a quarter of the excess run-time overhead is worth
+    // naming: they differ in what they cost (a work estimate, a remapping of units to lanes).
     for (const other of rest) {
-      if (other.expectedLoss < now - 0.25 * (now - 1)) lines.push(`also: ${other.sentence} — removes ${percentCut(now, other.expectedLoss)}.`);
+      if (rankable(other.workloadLoss) < nowWorkload - 0.25 * (nowWorkload - 1)) lines.push(`also: ${other.sentence} — ${idleChange(nowWorkload, other.workloadLoss)}.`);
     }
   }
   return lines;

@@ -1,6 +1,6 @@
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
-import { kafkaTlsFailure, unreachableServerHint } from '../../service/index.ts';
+import { anyTcpReachable, kafkaTlsFailure, unreachableServerHint } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
@@ -144,8 +144,13 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
   };
 }
 
-/** The sampled groups' lane counts grouped by launch id (a launch may span several GroupSamples frames). */
-function runsByLaunchOf(samples: readonly GroupSamplesFrame[]): number[][][] {
+/**
+ * The sampled groups' lane counts grouped by launch id (a launch may span several GroupSamples
+ * frames): the runs of `advise --frames`, also taken by the demo's advice.
+ *
+ * @example runsByLaunchOf(samples).flat().length // sampled groups in all
+ */
+export function runsByLaunchOf(samples: readonly GroupSamplesFrame[]): number[][][] {
   const byLaunch = new Map<bigint, number[][]>();
   for (const frame of samples) {
     const runs = byLaunch.get(frame.launchId) ?? [];
@@ -280,6 +285,11 @@ export async function adviseInputFromStream(
   timeoutMillis = 20_000,
 ): Promise<AdviseInput> {
   let records: DistributionRecord[];
+  // No broker accepting a connection is known in at most 2 s per broker; the Kafka client
+  // would retry for most of a minute before saying so.
+  if (!(await anyTcpReachable(kafka.brokers))) {
+    throw new AdviseError('WW_ERR_ADVISE_KAFKA', `cannot read ${kafka.topic} on ${kafka.brokers.join(',')}: no broker accepts a connection; ${unreachableServerHint('kafka', kafka.brokers.join(','))}`, { retriable: true });
+  }
   try {
     records = await scanDistributions({ brokers: kafka.brokers, topic: kafka.topic, clientId: 'warpwatch-advise', security: kafka.security }, (r) => r.stream === selection.stream, timeoutMillis);
   } catch (error) {
@@ -303,7 +313,7 @@ export async function adviseInputFromStream(
  * @example await adviseInputFromWorkload({ workload: 'matpow', args: ['--dist', 'pois(30)', '--n', '32'] })
  */
 export async function adviseInputFromWorkload(options: { readonly workload: 'matpow' | 'escape'; readonly args: readonly string[]; readonly onBuildLine?: (line: string) => void }): Promise<AdviseInput> {
-  const { binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS, ...(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine }) });
+  const { binDir } = await ensureKernelsBuilt({ targets: CPU_WORKLOAD_TARGETS, tests: false, ...(options.onBuildLine === undefined ? {} : { onProgress: options.onBuildLine }) });
   const summaries: LaunchSummaryFrame[] = [];
   const samples: GroupSamplesFrame[] = [];
   let run;

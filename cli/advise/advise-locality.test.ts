@@ -67,14 +67,28 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
 
     const json = await runCli('advise', '--frames', file, '--json');
     expect(json.status, json.stderr).toBe(0);
-    const advice = JSON.parse(json.stdout) as { locality: { n: number; expectedLoss: number; independentLoss: number }[]; recommendation: string[]; current: { expectedLoss: number }; headline: unknown };
+    const advice = JSON.parse(json.stdout) as {
+      locality: { n: number; expectedLoss: number; workloadLoss: number; independentLoss: number }[];
+      recommendation: string[];
+      current: { expectedLoss: number; workloadLoss: number };
+      now: { workloadLoss: number; idleLaneShare: number };
+      headline: unknown;
+    };
     // By hand: a group [l, l, l, l+1] loses 4(l+1)/(4l+1): 12/9 for l = 2, 84/81 for l = 20; mean of the two.
     const layout4 = (12 / 9 + 84 / 81) / 2;
     expect(advice.locality.find((row) => row.n === 4)?.expectedLoss).toBeCloseTo(layout4, 12);
     // n = 2: halves [l, l] (1) and [l, l+1] (2(l+1)/(2l+1)).
     expect(advice.locality.find((row) => row.n === 2)?.expectedLoss).toBeCloseTo((1 + 6 / 5 + 1 + 42 / 41) / 4, 12);
     expect(advice.headline).toEqual({ basis: 'layout', expectedLoss: advice.locality.find((row) => row.n === 4)?.expectedLoss, low: expect.any(Number), high: expect.any(Number), ifRandom: advice.current.expectedLoss });
-    expect(advice.recommendation[0]).toMatch(new RegExp(`^in this kernel's layout groups of 4 lanes lose ${layout4.toFixed(2)}× \\(locality-aware, from 40 sampled groups; 95% interval .*\\); if work were assigned to lanes at random: ${advice.current.expectedLoss.toFixed(2)}×`));
+    // Run-time overhead of the layout: Σ n·max / Σ w = 20·(12 + 84) / 20·(9 + 81) = 96/90; idle lane time 1 − 90/96.
+    expect(advice.locality.find((row) => row.n === 4)?.workloadLoss).toBeCloseTo(96 / 90, 12);
+    expect(advice.now).toEqual({ workloadLoss: expect.closeTo(96 / 90, 12), idleLaneShare: expect.closeTo(6 / 96, 12) });
+    expect(advice.recommendation[0]).toMatch(
+      new RegExp(
+        `^in this kernel's layout groups of 4 lanes run 1\\.07× as long as a machine that never idles \\(run-time overhead ΣC_SIMT/ΣC_MIMD; idle lane time 6\\.3%; ` +
+          `mean per-group loss ${layout4.toFixed(2)}×, locality-aware, from 40 sampled groups, 95% interval .*\\); if work were assigned to lanes at random: ${advice.current.workloadLoss.toFixed(2)}× \\(mean per-group loss ${advice.current.expectedLoss.toFixed(2)}×\\)`,
+      ),
+    );
     const text = await runCli('advise', '--frames', file);
     expect(text.stdout).toMatch(/locality-aware loss of the kernel's own layout/);
 
@@ -107,6 +121,37 @@ describe('advise --frames with sampled groups (contiguous runs)', () => {
     expect(layout.low).toBeLessThanOrEqual(advice.current.expectedLoss);
     expect(layout.high).toBeGreaterThanOrEqual(advice.current.expectedLoss);
     expect(advice.headline).toEqual({ basis: 'independent-lanes', expectedLoss: advice.current.expectedLoss, low: null, high: null, ifRandom: advice.current.expectedLoss });
-    expect(advice.recommendation[0]).toMatch(/^groups of 4 lanes are predicted to lose/);
+    expect(advice.recommendation[0]).toMatch(/^groups of 4 lanes are predicted to run \d\.\d\d× as long as a machine that never idles/);
+  });
+});
+
+describe('advise --trace: the what-ifs on the trace\'s units', () => {
+  it('give every row a 95 % interval (batches of the trace as the independent runs), not n/a', async () => {
+    // 4096 units in blocks of 16 alike units (levels 1..50 from a fixed sequence, one jittered unit per block).
+    const trace: number[] = [];
+    for (let block = 0; block < 256; block++) {
+      const level = 1 + ((block * 37) % 50);
+      for (let i = 0; i < 16; i++) trace.push(level + (i === block % 16 ? 3 : 0));
+    }
+    const file = join(directory, 'trace.csv');
+    writeFileSync(file, `${trace.join('\n')}\n`);
+    const json = await runCli('advise', '--trace', file, '--n', '32', '--json');
+    expect(json.status, json.stderr).toBe(0);
+    const advice = JSON.parse(json.stdout) as { onRuns: { sorting: { exact: number; estimated: number; low: number; high: number }; binning: { low: number; high: number }[] } };
+    for (const figures of [advice.onRuns.sorting, ...advice.onRuns.binning]) {
+      expect(Number.isFinite(figures.low) && Number.isFinite(figures.high), JSON.stringify(figures)).toBe(true);
+      expect(figures.low).toBeLessThanOrEqual(figures.high);
+    }
+    // Sorting by exact work orders the whole trace: groups of 32 from 256 blocks of alike units,
+    // computed here: sort, cut into 128 groups, mean of 32·max/Σ.
+    const sorted = [...trace].sort((a, b) => a - b);
+    let sum = 0;
+    for (let g = 0; g < 128; g++) {
+      const group = sorted.slice(g * 32, (g + 1) * 32);
+      sum += (32 * Math.max(...group)) / group.reduce((a, b) => a + b, 0);
+    }
+    expect(advice.onRuns.sorting.exact).toBeCloseTo(sum / 128, 12);
+    const text = await runCli('advise', '--trace', file, '--n', '32');
+    expect(text.stdout).not.toContain('n/a–n/a');
   });
 });

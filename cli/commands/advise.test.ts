@@ -18,7 +18,7 @@ describe('warpwatch advise', () => {
     expect(result.status, result.stderr).toBe(0);
     const expected = expectedLoss(CategoricalDistribution.fromCounts({ 1: 50, 2: 30, 10: 15, 40: 5 }), 32);
     expect(result.stdout).toMatch(new RegExp(`\\n32\\s+${expected.toFixed(4)}\\s+\\d\\.\\d{4}\\s+← now`));
-    expect(result.stdout).toMatch(/recommendation:\n {2}- groups of 32 lanes are predicted to lose/);
+    expect(result.stdout).toMatch(/recommendation:\n {2}- groups of 32 lanes are predicted to run \d+\.\d\d× as long as a machine that never idles/);
     expect(result.stdout).toMatch(/sorted by work/);
     expect(result.stdout).toMatch(/binned, k = 8/);
   });
@@ -27,10 +27,13 @@ describe('warpwatch advise', () => {
     const before = process.env.WARPWATCH_KAFKA_BROKERS;
     process.env.WARPWATCH_KAFKA_BROKERS = '127.0.0.1:1'; // a closed port
     try {
+      const started = Date.now();
       const result = await advise('--stream', 'job/k');
+      // Within 3 s (a refused connection is known at once; the Kafka client alone retried for 13 s).
+      expect(Date.now() - started).toBeLessThan(3_000);
       expect(result.status).toBe(1);
       expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-      expect(result.stderr).toMatch(/^warpwatch: WW_ERR_ADVISE_KAFKA: cannot read warpwatch\.distributions on 127\.0\.0\.1:1: .*ECONNREFUSED.*; check WARPWATCH_KAFKA_BROKERS: nothing answers at 127\.0\.0\.1:1\n$/);
+      expect(result.stderr).toMatch(/^warpwatch: WW_ERR_ADVISE_KAFKA: cannot read warpwatch\.distributions on 127\.0\.0\.1:1: no broker accepts a connection; check WARPWATCH_KAFKA_BROKERS: nothing answers at 127\.0\.0\.1:1\n$/);
       expect(result.stderr.match(/cannot read/g)).toHaveLength(1);
     } finally {
       if (before === undefined) delete process.env.WARPWATCH_KAFKA_BROKERS;

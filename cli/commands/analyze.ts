@@ -296,8 +296,13 @@ export function registerAnalyzeCommand(program: Command): void {
       }
       const read = readFrameFile(file);
       const frames = read.frames;
-      const streams = analyzeFrames(frames, { divergence: settings }).filter((s) => flags.stream === undefined || s.stream === flags.stream);
-      if (flags.stream !== undefined && streams.length === 0) throw new UsageError(`--stream ${flags.stream}: no launch summaries of that stream in '${file}'`);
+      const all = analyzeFrames(frames, { divergence: settings });
+      const streams = all.filter((s) => flags.stream === undefined || s.stream === flags.stream);
+      if (flags.stream !== undefined && streams.length === 0) {
+        // Say which streams the file holds, as --export-counts does.
+        const held = [...new Set(all.map((s) => s.stream))].sort();
+        throw new UsageError(`--stream ${flags.stream}: no launch summaries of that stream in '${file}'; it holds ${held.length === 0 ? 'none' : held.join(', ')}`);
+      }
       if (flags.exportCounts !== undefined) {
         const only = streams[0];
         if (only === undefined || streams.length > 1) {

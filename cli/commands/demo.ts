@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import type { Command } from 'commander';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { ensureInfluxDatabase } from '../../estimator/index.ts';
@@ -16,7 +15,7 @@ import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
 import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
 import { parseGroupSize } from '../../contracts/index.ts';
-import { unreachableServerHint } from '../../service/index.ts';
+import { anyTcpReachable, unreachableServerHint } from '../../service/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { UsageError } from '../usage-error.ts';
 import { parseNumberOption } from './numeric-options.ts';
@@ -74,6 +73,7 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
   const { binDir } = await ensureKernelsBuilt({
     ...(flags.buildDir === undefined ? {} : { buildDir: flags.buildDir }),
     targets: CPU_WORKLOAD_TARGETS,
+    tests: false,
     onProgress: (line) => progress.buildLine(line),
   });
   const buildMillis = Date.now() - buildStarted;
@@ -87,12 +87,14 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
         })
       : createInProcessTransport(config, demoFitter);
   let results;
+  // Each run's sampled groups: the advice is the runs-based analysis of `advise --frames`.
+  const sampledRuns = new Map<string, number[][][]>();
   try {
-    results = await runDemo({ settings, binDir, transport, progress, influx: flags.influx === true, buildMillis, startedAtMillis });
+    results = await runDemo({ settings, binDir, transport, progress, influx: flags.influx === true, buildMillis, startedAtMillis, sampledRuns });
   } finally {
     await transport.close();
   }
-  const headlines = demoHeadlines(results.runs);
+  const headlines = demoHeadlines(results.runs, sampledRuns);
   const paths = writeDemoOutputs(outDirectory, results, headlines);
   const lines = [
     '',
@@ -122,23 +124,7 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
  * @throws DemoError WW_ERR_DEMO_TRANSPORT naming the brokers and how to start the local stack
  */
 async function requireKafka(brokers: readonly string[]): Promise<void> {
-  const reachable = async (broker: string): Promise<boolean> => {
-    const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(broker);
-    if (match === null) return true; // kafkajs reports a malformed address itself
-    const host = (match[1] as string).replace(/^\[|\]$/g, '');
-    return new Promise<boolean>((resolve) => {
-      const socket = connect({ host, port: Number(match[2]) });
-      socket.setTimeout(2_000);
-      const done = (ok: boolean): void => {
-        socket.destroy();
-        resolve(ok);
-      };
-      socket.once('connect', () => done(true));
-      socket.once('timeout', () => done(false));
-      socket.once('error', () => done(false));
-    });
-  };
-  for (const broker of brokers) if (await reachable(broker)) return;
+  if (await anyTcpReachable(brokers)) return;
   throw new DemoError(
     'WW_ERR_DEMO_TRANSPORT',
     `no Kafka broker answers at ${brokers.join(',')}; ${unreachableServerHint('kafka', brokers.join(','))}; or run the demo without --kafka`,
@@ -173,7 +159,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--sizes <list>', 'group sizes, comma-separated (default 4,8,16,32; quick 8,32)')
     .option('--seed <n>', 'seed of the workloads (default 1)')
     .option('--launches <n>', 'launches per run (default 2; quick 1)')
-    .option('--build-dir <dir>', 'kernels build directory (default .cache/warpwatch/kernels-build)')
+    .option('--build-dir <dir>', 'workload build directory (default .cache/warpwatch/workloads-build; tests off)')
     .option('--no-progress', 'no progress output on stderr')
     .action((flags: DemoFlags, command: Command) => runDemoCommand(flags, command));
 }

@@ -125,6 +125,8 @@ describe('warpwatch advise --trace', () => {
     expect(advice.onRuns.layoutLoss).toBeCloseTo(layout4, 14);
     // Exact sort: 24 × 2, 8 × 3, 24 × 20, 8 × 21 in groups of 4 → [2,2,2,2]×6, [3,3,3,3]×2, [20..]×6, [21..]×2: all 1.
     expect(advice.onRuns.sorting.exact).toBe(1);
-    expect(advice.recommendation[0]).toMatch(new RegExp(`^in this kernel's layout groups of 4 lanes lose ${layout4.toFixed(2)}× \\(locality-aware, from the trace; .*if work were assigned to lanes at random: ${advice.current.expectedLoss.toFixed(2)}×`));
+    expect(advice.recommendation[0]).toMatch(
+      new RegExp(`^in this kernel's layout groups of 4 lanes run \\d\\.\\d\\d× as long .*mean per-group loss ${layout4.toFixed(2)}×, locality-aware, from the trace, .*if work were assigned to lanes at random: .*\\(mean per-group loss ${advice.current.expectedLoss.toFixed(2)}×\\)`),
+    );
   });
 });

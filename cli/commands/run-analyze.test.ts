@@ -149,7 +149,7 @@ describe('warpwatch analyze', () => {
     const picked = await runCli('analyze', file, '--stream', 'job/other', '--export-counts', exported);
     expect(picked.status, picked.stderr).toBe(0);
     expect(readFileSync(exported, 'utf8')).toBe('value,count\n5,3\n7,1\n');
-    for (const [stream, message] of [['noslash', /^warpwatch: WW_ERR_STREAM_IDENTITY: --stream must be '<job>\/<kernel>' \(no '\/' found\), got 'noslash'\n$/], ['job/missing', /--stream job\/missing: no launch summaries of that stream/]] as const) {
+    for (const [stream, message] of [['noslash', /^warpwatch: WW_ERR_STREAM_IDENTITY: --stream must be '<job>\/<kernel>' \(no '\/' found\), got 'noslash'\n$/], ['job/missing', /--stream job\/missing: no launch summaries of that stream in '.*'; it holds job\/k, job\/other\n$/]] as const) {
       const bad = await runCli('analyze', file, '--stream', stream);
       expect(bad.status).toBe(2);
       expect(bad.stderr).toMatch(message);

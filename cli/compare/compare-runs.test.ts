@@ -229,6 +229,56 @@ describe('warpwatch compare (one launch: sampled groups as units)', () => {
     expect(text.stdout).toMatch(/only in B: job\/extra n=4/);
   });
 
+  it('compares nothing when the stream ids differ: exit 2 with WW_ERR_COMPARE_NOTHING and the --pair to try', async () => {
+    const random = generator(31);
+    const plain = Array.from({ length: 4 }, () => groupsOf(random, 32, 1, 10));
+    const sorted = Array.from({ length: 4 }, () => groupsOf(random, 32, 4, 6));
+    const a = write('escape.wwf', plain.map((groups, i) => ({ ...summaryOf(BigInt(i + 1), groups), kernel: 'escape' })));
+    const b = write('escape-sorted.wwf', sorted.map((groups, i) => ({ ...summaryOf(BigInt(i + 1), groups), kernel: 'escape-sorted' })));
+    const nothing = await runCli('compare', a, b);
+    expect(nothing.status).toBe(2);
+    expect(nothing.stdout).toMatch(/only in A: job\/escape n=4\nonly in B: job\/escape-sorted n=4/);
+    expect(nothing.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(nothing.stderr).toMatch(/^warpwatch: WW_ERR_COMPARE_NOTHING: nothing was compared: .*; pair them, e.g\. --pair job\/escape=job\/escape-sorted$/m);
+    expect((await runCli('compare', a, b, '--json')).status).toBe(2);
+
+    const paired = await runCli('compare', a, b, '--pair', 'job/escape=job/escape-sorted', '--json');
+    expect(paired.status, paired.stderr).toBe(0);
+    const c = JSON.parse(paired.stdout) as RunComparison;
+    expect(c.streams).toHaveLength(1);
+    expect(c.streams[0]).toMatchObject({ stream: 'job/escape', streamB: 'job/escape-sorted', n: N });
+    expect(c.onlyInA).toEqual([]);
+    expect(c.onlyInB).toEqual([]);
+    // By hand: launch means of the per-group counts loss in each run.
+    const v = valueOf(c, 'lossCounts');
+    expect(v.a).toBeCloseTo(launchEstimate(plain, countsLoss).value, 10);
+    expect(v.b).toBeCloseTo(launchEstimate(sorted, countsLoss).value, 10);
+    const text = await runCli('compare', a, b, '--pair', 'job/escape=job/escape-sorted');
+    expect(text.stdout).toMatch(/^A job\/escape ↔ B job\/escape-sorted n=4 /m);
+    expect((await runCli('compare', a, b, '--pair', 'job/escape')).stderr).toMatch(/--pair must be A_STREAM=B_STREAM/);
+  });
+
+  it('calls a change against two zero standard errors beyond noise without a z (not ±∞)', async () => {
+    // Every launch the same groups: each run's launch means do not vary, so both SEs are 0.
+    const random = generator(41);
+    const groupsA = groupsOf(random, 16, 1, 10);
+    const groupsB = groupsOf(random, 16, 1, 10);
+    const a = write('constant-a.wwf', [1n, 2n, 3n].map((id) => summaryOf(id, groupsA)));
+    const b = write('constant-b.wwf', [1n, 2n, 3n].map((id) => summaryOf(id, groupsB)));
+    const c = await compare(a, b);
+    const v = valueOf(c, 'lossCounts');
+    expect(v.standardErrorA).toBeLessThan(1e-12);
+    expect(v.standardErrorB).toBeLessThan(1e-12);
+    expect(v.difference).not.toBe(0);
+    expect(v.z).toBeNull();
+    expect(v.verdict).toBe('beyond noise');
+    const text = await runCli('compare', a, b);
+    expect(text.stdout).toMatch(/loss from counts .* beyond noise \(both standard errors are 0\)/);
+    expect(text.stdout).not.toContain('∞');
+    // The same run twice: no difference, within noise.
+    expect(valueOf(await compare(a, a), 'lossCounts')).toMatchObject({ z: null, verdict: 'within noise' });
+  });
+
   it('rejects a missing file with one WW_ERR_USAGE line', async () => {
     const result = await runCli('compare', join(dir, 'nope.wwf'), join(dir, 'nope2.wwf'));
     expect(result.status).toBe(2);

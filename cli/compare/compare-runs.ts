@@ -39,15 +39,22 @@ export interface ComparedValue {
   /** Standard errors of a and b; null where the quantity or the run has none. */
   readonly standardErrorA: number | null;
   readonly standardErrorB: number | null;
-  /** (b − a)/√(SE_a² + SE_b²); null without both standard errors or when both are 0 and b = a. */
+  /** (b − a)/√(SE_a² + SE_b²); null without both standard errors or when both are 0, below 1e-12 of the values (no noise to scale by). */
   readonly z: number | null;
-  /** 'beyond noise' when |z| > NOISE_Z; 'unknown' without standard errors (lossPredicted, groups, or too few units). */
+  /**
+   * 'beyond noise' when |z| > NOISE_Z, or when both standard errors are 0 (below 1e-12 of the values) and b ≠ a (every unit
+   * gave the same value: any change is real); 'unknown' without standard errors (lossPredicted,
+   * groups, or too few units).
+   */
   readonly verdict: 'beyond noise' | 'within noise' | 'unknown';
 }
 
 /** One stream (stream id and group size) of the comparison. */
 export interface StreamComparison {
+  /** Stream id in run A (and in run B unless {@link streamB} differs). */
   readonly stream: string;
+  /** Stream id in run B when it was paired with a different id (`--pair A=B`); absent when both runs use `stream`. */
+  readonly streamB?: string;
   readonly n: number;
   /** Launches of the stream in each run. */
   readonly launchesA: number;
@@ -55,6 +62,12 @@ export interface StreamComparison {
   readonly basisA: NoiseBasis;
   readonly basisB: NoiseBasis;
   readonly values: readonly ComparedValue[];
+}
+
+/** A pairing of a stream of run A with a differently named stream of run B (`--pair A=B`). */
+export interface StreamPair {
+  readonly a: string;
+  readonly b: string;
 }
 
 /** What {@link compareRuns} returns. */
@@ -144,11 +157,15 @@ function streamsOf(frames: readonly Frame[]): Map<string, { analysis: StreamAnal
 function compareValue(quantity: ComparedQuantity, a: number, b: number, seA: number | null, seB: number | null): ComparedValue {
   const difference = b - a;
   let z: number | null = null;
+  let noNoise = false;
   if (seA !== null && seB !== null) {
     const se = Math.sqrt(seA ** 2 + seB ** 2);
-    z = se > 0 ? difference / se : difference === 0 ? null : Math.sign(difference) * Number.POSITIVE_INFINITY;
+    // Identical units leave a rounding residue (~1e-16) rather than an exact 0: below 1e-12 of
+    // the values the noise is 0, z is not defined, and a difference against it is beyond it.
+    if (se > 1e-12 * Math.max(Math.abs(a), Math.abs(b), 1)) z = difference / se;
+    else noNoise = true;
   }
-  const verdict = seA === null || seB === null ? 'unknown' : z !== null && Math.abs(z) > NOISE_Z ? 'beyond noise' : 'within noise';
+  const verdict = seA === null || seB === null ? 'unknown' : noNoise ? (difference === 0 ? 'within noise' : 'beyond noise') : z !== null && Math.abs(z) > NOISE_Z ? 'beyond noise' : 'within noise';
   return { quantity, a, b, difference, ratio: a === 0 ? null : b / a, standardErrorA: seA, standardErrorB: seB, z, verdict };
 }
 
@@ -157,20 +174,28 @@ function compareValue(quantity: ComparedQuantity, a: number, b: number, seA: num
  * mean iterations per lane, lossPredicted and groups side by side, with the difference, the ratio
  * and, for the first three, a z test of the difference against the runs' standard errors.
  *
+ * Streams are matched by stream id and n; `pairs` match a stream id of A with a different one of
+ * B (at every n both hold), e.g. `local/escape` with `local/escape-sorted`.
+ *
  * @throws RangeError (from model/) when a histogram cannot form a distribution.
  * @example compareRuns(readFrameFile('a.wwf').frames, readFrameFile('b.wwf').frames).streams[0].values[0].verdict
  */
-export function compareRuns(framesA: readonly Frame[], framesB: readonly Frame[]): RunComparison {
+export function compareRuns(framesA: readonly Frame[], framesB: readonly Frame[], pairs: readonly StreamPair[] = []): RunComparison {
   const a = streamsOf(framesA);
   const b = streamsOf(framesB);
   const streams: StreamComparison[] = [];
+  const usedB = new Set<string>();
   for (const [key, left] of a) {
-    const right = b.get(key);
+    const pair = pairs.find((p) => p.a === left.analysis.stream);
+    const keyB = pair === undefined ? key : keyOf(pair.b, left.analysis.n);
+    const right = b.get(keyB);
     if (right === undefined) continue;
+    usedB.add(keyB);
     const se = (run: RunNoise, q: ComparedQuantity): number | null =>
       q === 'lossMeasured' || q === 'lossCounts' || q === 'meanCount' ? (run.standardErrors?.[q] ?? null) : null;
     streams.push({
       stream: left.analysis.stream,
+      ...(right.analysis.stream === left.analysis.stream ? {} : { streamB: right.analysis.stream }),
       n: left.analysis.n,
       launchesA: left.analysis.launches,
       launchesB: right.analysis.launches,
@@ -182,7 +207,7 @@ export function compareRuns(framesA: readonly Frame[], framesB: readonly Frame[]
   return {
     noiseZ: NOISE_Z,
     streams,
-    onlyInA: [...a.keys()].filter((k) => !b.has(k)),
-    onlyInB: [...b.keys()].filter((k) => !a.has(k)),
+    onlyInA: [...a.keys()].filter((k) => !streams.some((s) => keyOf(s.stream, s.n) === k)),
+    onlyInB: [...b.keys()].filter((k) => !usedB.has(k)),
   };
 }

@@ -40,7 +40,7 @@ describe('demo-plan', () => {
       expect(first?.groupsPerLaunch).toBe(settings.matpowUnitsPerLaunch / 8);
       expect(first?.args).toEqual([
         '--dist', 'binom(60,0.5)', '--n', '8', '--groups', String(settings.matpowUnitsPerLaunch / 8), '--launches', String(settings.launches),
-        '--seed', '9', '--job', 'demo-x', '--selection', 'hash', '--quiet', '--kernel', 'matpow-binom-60-0.5',
+        '--seed', '9', '--job', 'demo-x', '--selection', 'hash', '--sample-rate', '0.25', '--quiet', '--kernel', 'matpow-binom-60-0.5',
       ]);
       const sorted = planDemoRuns(settings).find((r) => r.variant === 'sorted' && r.n === 32);
       expect(sorted?.args).toContain('--sorted');

@@ -61,6 +61,11 @@ export function demoRunOf(plan: DemoRunPlan, records: readonly DistributionRecor
           countIcc: richest.sampled.countIcc ?? undefined,
           laneIdleFraction: richest.sampled.laneIdleFraction ?? undefined,
         };
+  // The locality-aware prediction from the window with the most sampled groups (a run is normally one window).
+  const localityOf = richest?.predictions ?? last.predictions;
+  const localityValue = localityOf.lossLocality ?? undefined;
+  const lossLocality =
+    localityValue === undefined ? undefined : { value: localityValue, low: localityOf.lossLocalityLow ?? localityValue, high: localityOf.lossLocalityHigh ?? localityValue };
   const histogram = last.cumulative.entries.map(([low, high, weight]) => [low === high ? low : Math.round((low + high) / 2), weight] as const);
   return {
     workload: plan.workload,
@@ -73,6 +78,7 @@ export function demoRunOf(plan: DemoRunPlan, records: readonly DistributionRecor
     lossPredicted,
     lossPredictedLow: p.lossPredictedLow ?? lossPredicted,
     lossPredictedHigh: p.lossPredictedHigh ?? lossPredicted,
+    lossLocality,
     lossCounts,
     lossMeasured,
     workloadLossPredicted: required(p.workloadLossPredicted, 'workload_loss_predicted', stream),

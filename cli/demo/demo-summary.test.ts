@@ -21,7 +21,7 @@ describe('demo-summary', () => {
         lossPredictedLow: 1.4, lossPredictedHigh: 1.6, workloadLossMeasured: 1.6, etaCountsMeasured: 0, etaPredictedCounts: 0, histogram: [[1, 4], [3, 4]] } as unknown as DemoRun;
       const lines = formatDemoSummary({ runs: [run] } as never);
       // 1 − 1/1.6 = 0.375.
-      expect(lines[0]).toBe('matpow pois(3), n = 4: warps idle 37.5% of lane time (measured ΣC_SIMT/ΣC_MIMD 1.600×)');
+      expect(lines[0]).toBe('matpow pois(3), n = 4: warps idle 37.5% of lane time: lanes are held 1.600× as long as their work needs (workload_loss_meas = ΣC_SIMT/ΣC_MIMD)');
       expect(lines[1]).toMatch(/^ {2}what to change: /);
       const header = lines.find((line) => line.startsWith('workload'));
       const terminalHeaders = SUMMARY_COLUMNS.filter((c) => !c.htmlOnly).map((c) => c.header);

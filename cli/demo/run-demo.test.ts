@@ -1,9 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ensureKernelsBuilt } from '../../kernels/index.ts';
 import { CategoricalDistribution, exactLossDistribution } from '../../model/index.ts';
-import type { DemoResults, DemoRun } from '../report/demo-results.ts';
+import { sampledRunsKey, type DemoResults, type DemoRun } from '../report/demo-results.ts';
+import { demoHeadlines } from '../report/summary-columns.ts';
 import { demoEstimatorConfig } from './demo-estimator.ts';
-import { resolveDemoSettings } from './demo-plan.ts';
+import { DEMO_DEFAULTS, DEMO_SAMPLE_RATE, resolveDemoSettings } from './demo-plan.ts';
 import { createInProcessTransport } from './in-process-transport.ts';
 import { runDemo } from './run-demo.ts';
 import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from './workload-process.ts';
@@ -22,7 +23,7 @@ beforeAll(async () => {
     job,
     groupSizes: [8],
     families: ['pois(30)', 'geo(0.1)'],
-    // Enough groups that the default sampling (hash, 1 in 64, Binomial counts) always yields dozens.
+    // Enough groups that the demo's sampling (hash, 1 in 4, Binomial counts) always yields hundreds.
     matpowUnitsPerLaunch: 16384,
     escapeUnitsPerLaunch: 65536,
     launches: 2,
@@ -67,19 +68,20 @@ describe('runDemo (real CPU workloads, in-process estimator)', () => {
   });
 
   it('reports the sampled groups: ICC ≈ 0 for matpow (independent lanes), clearly > 0 for escape (neighbouring pixels)', () => {
-    // Default sampling: hash, 1 in 64, so Binomial(groups, 1/64) sampled groups. matpow: 2 × 2048
-    // groups → 64 ± 7.9 (5 sd: 25..103); escape: 2 × 8192 → 256 ± 15.9 (5 sd: 177..335).
+    // The demo's sampling: hash, 1 in 4, so Binomial(groups, 1/4) sampled groups. matpow: 2 × 2048
+    // groups → 1024 ± 27.7 (5 sd: 886..1162); escape: 2 × 8192 → 4096 ± 55.4 (5 sd: 3819..4373).
+    expect(DEMO_SAMPLE_RATE).toBe(0.25);
     for (const variant of ['pois(30)', 'geo(0.1)']) {
       const run = runOf('matpow', variant);
-      expect(run.sampled?.groups).toBeGreaterThan(24);
-      expect(run.sampled?.groups).toBeLessThan(104);
+      expect(run.sampled?.groups).toBeGreaterThan(885);
+      expect(run.sampled?.groups).toBeLessThan(1163);
       // ANOVA ICC of independent lanes: mean ≈ −1/(n·g) and SE ≈ √(2/(g·n·(n−1))) ≈ 0.034 at g ≥ 25
       // sampled groups in the richest window (of two), n = 8: 0.3 is > 8 SE.
       expect(Math.abs(run.sampled?.countIcc ?? 1)).toBeLessThan(0.3);
     }
     const plain = runOf('escape', 'plain');
-    expect(plain.sampled?.groups).toBeGreaterThan(176);
-    expect(plain.sampled?.groups).toBeLessThan(336);
+    expect(plain.sampled?.groups).toBeGreaterThan(3818);
+    expect(plain.sampled?.groups).toBeLessThan(4374);
     // All groups of this image: ICC 0.95 (neighbouring pixels); a random sample of > 80 groups is far above 0.3.
     expect(plain.sampled?.countIcc).toBeGreaterThan(0.3);
     // The idle share is 1 − 1/(workload loss) of the sampled groups: between 0 and 1.
@@ -106,5 +108,54 @@ describe('runDemo (real CPU workloads, in-process estimator)', () => {
     });
     expect(again.report.groups).toBe(run.groups);
     expect(run.lossCounts).toBeCloseTo(again.report.lossCounts, 5);
+  });
+});
+
+describe('runDemo: the locality-aware prediction of escape at the demo\'s group sizes', () => {
+  let escape: DemoResults;
+  const sampledRuns = new Map<string, number[][][]>();
+  beforeAll(async () => {
+    // The full demo's sizes and launches, escape only (no matpow family).
+    const job = 'demo-locality-test';
+    const settings = resolveDemoSettings({ quick: false, job, families: [] });
+    expect(settings.groupSizes).toEqual(DEMO_DEFAULTS.full.groupSizes);
+    const transport = createInProcessTransport(demoEstimatorConfig({}, { influx: false, job }), undefined);
+    try {
+      escape = await runDemo({ settings, binDir, transport, influx: false, buildMillis: 0, startedAtMillis: Date.now(), sampledRuns });
+    } finally {
+      await transport.close();
+    }
+  }, 900_000);
+
+  it('is within 10 % of the loss measured from clocks at every n, where the independent-lanes reference is not', () => {
+    expect(escape.runs.map((r) => `${r.variant} ${r.n}`)).toEqual(['plain 4', 'plain 8', 'plain 16', 'plain 32', 'sorted 4', 'sorted 8', 'sorted 16', 'sorted 32']);
+    for (const run of escape.runs) {
+      const locality = run.lossLocality;
+      expect(locality, `${run.variant} n=${run.n}`).toBeDefined();
+      if (locality === undefined) continue;
+      // loss_measured comes from the programs' steady clocks over every group; the prediction
+      // from the counts of the sampled runs only.
+      expect(Math.abs(locality.value - run.lossMeasured) / run.lossMeasured, `${run.variant} n=${run.n}: ${locality.value} vs measured ${run.lossMeasured}`).toBeLessThan(0.1);
+      expect(locality.low).toBeLessThanOrEqual(locality.value);
+      expect(locality.high).toBeGreaterThanOrEqual(locality.value);
+      expect(locality.high - locality.low).toBeGreaterThan(0);
+      // The reference assumes random grouping: at n ≥ 8 it is more than twice the measurement.
+      if (run.n >= 8) expect(run.lossPredicted).toBeGreaterThan(2 * run.lossMeasured);
+    }
+  });
+
+  it('advises from the runs\' sampled groups, and never tells the sorted run to sort', () => {
+    const headlines = demoHeadlines(escape.runs, sampledRuns);
+    expect(headlines.map((h) => `${h.variant} ${h.run.n}`)).toEqual(['plain 32', 'sorted 32']);
+    for (const h of headlines) {
+      const runs = sampledRuns.get(sampledRunsKey(h.run.stream, h.run.n)) ?? [];
+      expect(runs.flat().length).toBe(h.run.sampled?.groups);
+      // The layout's own loss leads (random grouping: 4.17×) and the options are on its units.
+      expect(h.advice?.headline.basis).toBe('layout');
+      expect(h.advice?.onRuns?.runs).toBe(h.run.sampled?.groups);
+    }
+    const sorted = headlines[1];
+    expect(sorted?.advice?.options.map((o) => o.kind)).not.toContain('sorting');
+    expect(sorted?.topRecommendation).not.toMatch(/^sorting/);
   });
 });

@@ -1,7 +1,8 @@
 import { cpus, platform, release } from 'node:os';
 import type { WorkloadReport } from '../../kernels/index.ts';
-import { decodeFrameHeader } from '../../protocol/index.ts';
-import type { DemoResults, DemoRun } from '../report/demo-results.ts';
+import { decodeFrame, decodeFrameHeader, type GroupSamplesFrame } from '../../protocol/index.ts';
+import { runsByLaunchOf } from '../advise/advise-input.ts';
+import { sampledRunsKey, type DemoResults, type DemoRun } from '../report/demo-results.ts';
 import { planDemoRuns, type DemoRunPlan, type DemoSettings } from './demo-plan.ts';
 import { demoRunOf } from './demo-run-result.ts';
 import type { DemoStreamRef, DemoTransport } from './demo-transport.ts';
@@ -44,7 +45,14 @@ export interface DemoInputs {
   readonly startedAtMillis: number;
   /** Longest wait for the estimator's results after the last run, ms. */
   readonly collectTimeoutMillis?: number;
+  /**
+   * Filled, when given, with each run's sampled groups' lane counts by launch (the runs of
+   * `advise --frames`, docs/model.md §11), keyed by sampledRunsKey (cli/report/demo-results.ts): what the demo's advice
+   * is computed from. Kept out of results.json (tens of thousands of counts per run).
+   */
+  readonly sampledRuns?: Map<string, number[][][]>;
 }
+
 
 const CPU_NOTE =
   'All measurements come from the CPU lockstep backend: n CPU SIMD lanes in lockstep, timed with a steady clock (ns). They show the lockstep loss on this CPU, not GPU numbers.';
@@ -74,15 +82,22 @@ export async function runDemo(inputs: DemoInputs): Promise<DemoResults> {
     for (const [index, plan] of plans.entries()) {
       progress.runStarted(plan, index);
       const streamId = `${inputs.settings.job}/${plan.kernel}`;
+      const samples: GroupSamplesFrame[] = [];
       const { report, frameErrors, rejectedBytes } = await streamWorkloadFrames({
         binDir: inputs.binDir,
         workload: plan.workload,
         args: plan.args,
         onFrame: (raw) => {
-          if (decodeFrameHeader(raw).kind === 'launch-summary') progress.launchDone();
+          const kind = decodeFrameHeader(raw).kind;
+          if (kind === 'launch-summary') progress.launchDone();
+          else if (inputs.sampledRuns !== undefined) {
+            const frame = decodeFrame(raw);
+            if (frame.type === 'group-samples') samples.push(frame);
+          }
           return inputs.transport.deliver(raw, streamId);
         },
       });
+      inputs.sampledRuns?.set(sampledRunsKey(streamId, plan.n), runsByLaunchOf(samples));
       if (frameErrors.length > 0) {
         notes.push(`${streamId} n=${plan.n}: ${rejectedBytes} malformed bytes skipped in ${frameErrors.length} stretch(es) (first: ${frameErrors[0]?.message ?? ''})`);
       }

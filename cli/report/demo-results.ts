@@ -14,11 +14,22 @@ export interface DemoRun {
   readonly launches: number;
   readonly groups: number;
   readonly units: number;
-  /** E[X_W(n)] of the observed distribution (model, fast method). */
+  /**
+   * The independent-lanes reference: E[X_W(n)] of the observed distribution (model, fast
+   * method), i.e. the loss if each lane's work were drawn at random from it. Correlated work
+   * (escape's neighbouring pixels) loses far less; see lossLocality.
+   */
   readonly lossPredicted: number;
   /** Interval of loss_predicted (Poisson bootstrap, 95 %, widened by the binning bound). */
   readonly lossPredictedLow: number;
   readonly lossPredictedHigh: number;
+  /**
+   * The locality-aware prediction (docs/model.md §11): the estimator's loss_locality at n from
+   * the run's sampled groups, each a contiguous run of n units in the kernel's own layout, with
+   * its 95 % interval (low = high = value with fewer than 2 sampled groups). Absent without
+   * sampled groups (and in results written before it existed).
+   */
+  readonly lossLocality?: { readonly value: number; readonly low: number; readonly high: number } | undefined;
   /** Mean H over groups from their actual counts. */
   readonly lossCounts: number;
   /** Mean H over groups from CPU steady-clock timings (CPU lockstep lanes, not a GPU). */
@@ -77,4 +88,14 @@ export interface DemoResults {
   readonly buildMillis: number;
   readonly runs: readonly DemoRun[];
   readonly notes: readonly string[];
+}
+
+/**
+ * The key of one demo run in the map of its sampled runs (runDemo's `sampledRuns`, the input of
+ * the demo's advice; not part of results.json).
+ *
+ * @example sampledRunsKey('demo-x/escape', 32) // 'demo-x/escape n=32'
+ */
+export function sampledRunsKey(stream: string, n: number): string {
+  return `${stream} n=${n}`;
 }

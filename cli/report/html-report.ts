@@ -1,7 +1,7 @@
 import { agreementOf } from './agreement.ts';
 import type { DemoResults, DemoRun } from './demo-results.ts';
 import { REPORT_STYLE } from './report-style.ts';
-import { demoHeadlines, fixedOrNa, percentOrNa, SUMMARY_COLUMNS, type WorkloadHeadline } from './summary-columns.ts';
+import { demoHeadlines, ESCAPE_BUMP, etaLocalityMeasured, HELD_AS_LONG, percentOrNa, PREDICTIONS_DIFFER, SUMMARY_COLUMNS, type WorkloadHeadline } from './summary-columns.ts';
 import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 
@@ -25,7 +25,7 @@ function headlineSection(headlines: readonly WorkloadHeadline[]): string {
     .map(
       (h) =>
         `<li class="headline"><strong>${escapeXml(`${h.workload} ${h.variant}`)}</strong>, n = ${h.run.n}: warps idle <strong class="idle">${escapeXml(percentOrNa(h.idleShare, 1))}</strong> of lane time ` +
-        `(measured ΣC_SIMT/ΣC_MIMD ${escapeXml(fixedOrNa(h.run.workloadLossMeasured, 3))}×).<br><span class="todo">What to change: ${escapeXml(h.topRecommendation)}</span></li>`,
+        `: ${escapeXml(HELD_AS_LONG(h.run.workloadLossMeasured))}.<br><span class="todo">What to change: ${escapeXml(h.topRecommendation)}</span></li>`,
     )
     .join('');
   return `<ul id="headlines">${items}</ul>`;
@@ -73,7 +73,8 @@ function lossByGroupSizeChart(runs: readonly DemoRun[], workload: DemoRun['workl
     series: [
       // loss_counts and loss_measured often coincide: the measured line is solid with small dots,
       // the counts are hollow rings drawn on top (renderLineChart draws marker-only series last).
-      { name: 'loss_predicted', points: selected.map((r) => [r.n, r.lossPredicted] as const), dashed: true },
+      { name: 'loss_locality', points: selected.flatMap((r) => (r.lossLocality === undefined ? [] : [[r.n, r.lossLocality.value] as const])), dashed: true },
+      { name: 'independent lanes (reference)', points: selected.map((r) => [r.n, r.lossPredicted] as const), dashed: true },
       { name: 'loss_counts', points: selected.map((r) => [r.n, r.lossCounts] as const), markersOnly: true },
       { name: 'loss_measured', points: selected.map((r) => [r.n, r.lossMeasured] as const) },
     ],
@@ -136,6 +137,7 @@ function agreementList(runs: readonly DemoRun[]): string {
     const selected = runs.filter((r) => r.workload === workload);
     if (selected.length === 0) continue;
     for (const [label, eta] of [
+      ['loss_locality vs loss_measured', etaLocalityMeasured],
       ['loss_predicted vs loss_counts', (r: DemoRun) => r.etaPredictedCounts],
       ['loss_counts vs loss_measured', (r: DemoRun) => r.etaCountsMeasured],
       ['loss_predicted vs loss_measured', (r: DemoRun) => r.etaPredictedMeasured],
@@ -191,12 +193,16 @@ ${results.settings.launches} launch(es) per run of ${results.settings.matpowUnit
 timed with a steady clock. They show the lockstep loss on this CPU, not GPU numbers.</p>
 <h2>Summary</h2>
 <p>Every loss is a ratio ≥ 1 (1 = no idle lanes): loss_measured is the mean per-group H from clocks; loss_counts is the
-mean per-group H from the actual counts; loss_predicted is the model's E[X_W(n)] on the observed distribution (independent
-lanes), with its 95% interval; workload_loss_meas is ΣC_SIMT/ΣC_MIMD from clocks, and idle lane time = 1 − 1/workload_loss_meas.
+mean per-group H from the actual counts; loss_locality is the locality-aware prediction from the sampled groups (each a
+contiguous run of n neighbouring units, docs/model.md §11), with its 95% interval; "indep. lanes (ref.)" is loss_predicted,
+the model's E[X_W(n)] on the observed distribution if work were assigned to lanes at random, a labelled reference with its
+95% interval; workload_loss_meas is ΣC_SIMT/ΣC_MIMD from clocks, and idle lane time = 1 − 1/workload_loss_meas.
 η is the relative error |(a−b)/a|.</p>
 ${resultsTable(runs)}
 <h3>Agreement</h3>
 ${agreementList(runs)}
+<p class="note" id="predictions-differ">${escapeXml(PREDICTIONS_DIFFER)}</p>
+${runs.some((r) => r.workload === 'escape') ? `<p class="note" id="escape-bump">${escapeXml(ESCAPE_BUMP)}</p>` : ''}
 <p class="note">matpow draws every unit's count independently, which is the model's assumption: loss_predicted should match
 loss_counts within sampling error. escape's units are neighbouring pixels, so the lanes of a group are correlated and
 loss_predicted (independent lanes) overstates the loss: that gap is a finding, not an error (docs/model.md §2c).

@@ -78,7 +78,7 @@ describe('demo report in a real browser', () => {
     const firstLine = stdout.split('\n').find((line) => /warps idle/.test(line));
     expect(firstLine).toMatch(/^matpow \S+, n = 32: warps idle \d+\.\d% of lane time/);
     expect(stdout.indexOf('warps idle')).toBeLessThan(stdout.indexOf('loss_measured  loss_counts'));
-    expect(stdout).toMatch(/idle lane time\s+loss_measured\s+loss_counts\s+loss_predicted/);
+    expect(stdout).toMatch(/idle lane time\s+loss_measured\s+loss_counts\s+loss_locality\s+indep\. lanes \(ref\.\)/);
     expect(stdout).toMatch(/escape plain, n = 32: warps idle/);
     expect(stdout).toMatch(/what to change: /);
     expect(stdout).toContain(`report:  ${join(outDir, 'report.html')}`);
@@ -165,7 +165,7 @@ describe('demo report in a real browser', () => {
       })),
     );
     expect(lossCharts).toHaveLength(7);
-    for (const chart of lossCharts) expect(chart).toEqual({ lines: ['loss_predicted', 'loss_measured'], rings: 2, yLabel: true });
+    for (const chart of lossCharts) expect(chart).toEqual({ lines: ['loss_locality', 'independent lanes (reference)', 'loss_measured'], rings: 2, yLabel: true });
     const screenshot = join(outDir, 'report.png');
     await page.screenshot({ path: screenshot, fullPage: true });
     expect(existsSync(screenshot)).toBe(true);

@@ -188,7 +188,9 @@ TEST(Recorder, ThinsTheSamplingRateWhenTheSelectedGroupsWouldNotFit) {
   ASSERT_EQ(summaries, 1u);
   std::uint64_t maxIndex = 0;
   for (const ww::Frame& frame : frames) {
-    if (const auto* s = std::get_if<ww::LaunchSummary>(&frame)) EXPECT_EQ(s->droppedSamples, 0u);
+    if (const auto* s = std::get_if<ww::LaunchSummary>(&frame)) {
+      EXPECT_EQ(s->droppedSamples, 0u);
+    }
     if (const auto* g = std::get_if<ww::GroupSamples>(&frame)) {
       EXPECT_EQ(g->samplingStride, 9u);
       for (const ww::GroupSample& group : g->groups) maxIndex = std::max(maxIndex, group.groupIndex);

@@ -61,6 +61,28 @@ describe('warpwatch demo --kafka --influx', () => {
       expect(Number(row?.[3])).toBe(demoRun?.groups);
     }
 
+    // Every InfluxQL query of docs/querying.md, with $JOB the demo's job, runs and returns a
+    // series per kernel (7 kernels); the natural unquoted one the page warns about fails.
+    const page = readFileSync(join(root, 'docs', 'querying.md'), 'utf8');
+    const queries = [...page.matchAll(/```influxql\n([\s\S]*?)\n```/g)].map((m) => (m[1] ?? '').replaceAll('$JOB', results.settings.job));
+    expect(queries.length).toBeGreaterThanOrEqual(3);
+    for (const query of queries) {
+      const answer = (await influxQuery(url, query, database)) as InfluxSeriesResult;
+      expect(answer.results[0]?.series?.length, query).toBe(7);
+    }
+    const byKernel = new Map(
+      ((await influxQuery(url, queries[0] ?? '', database)) as InfluxSeriesResult).results[0]?.series?.map((s) => [
+        (s as unknown as { tags: { kernel: string } }).tags.kernel,
+        s,
+      ]) ?? [],
+    );
+    const escapeRun = results.runs.find((r) => r.workload === 'escape' && r.variant === 'plain');
+    const escapeRow = byKernel.get('escape')?.values[0];
+    expect(Number(escapeRow?.[1])).toBeCloseTo(escapeRun?.lossMeasured ?? Number.NaN, 9);
+    expect(Number(escapeRow?.[2])).toBeCloseTo(escapeRun?.lossLocality?.value ?? Number.NaN, 9);
+    expect(Number(escapeRow?.[4])).toBe(escapeRun?.groups);
+    await expect(influxQuery(url, `SELECT loss_measured, groups FROM warpwatch_window WHERE "job" = '${results.settings.job}'`, database)).rejects.toThrow(/found GROUPS, expected identifier/);
+
     // advise reads the same stream back from warpwatch.distributions.
     const pois = results.runs.find((r) => r.variant === 'pois(30)');
     const advise = await runCli(['advise', '--stream', pois?.stream ?? '', '--json']);
