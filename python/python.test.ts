@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeFrame, encodeFrame, type Frame } from '../protocol/index.ts';
+import { analyzeFrames } from '../cli/commands/analyze.ts';
+import { splitmix64 } from '../kernels/sampling-statistics.ts';
+import { decodeFrame, decodeFrames, encodeFrame, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { frameArbitrary } from '../protocol/frame-arbitraries.ts';
 import { ensurePythonInstalled, runPython } from './index.ts';
 
@@ -81,7 +83,7 @@ describe('python package', () => {
     }
   }, 300_000);
 
-  it('passes pytest (codec vs golden vectors, recorder accounting, Numba simulator and Triton interpreter examples)', () => {
+  it('passes pytest (codec vs golden vectors and the C++ selection and bins, recorder accounting and sinks)', () => {
     const result = runPython(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {}, 900_000);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/\d+ passed/);
@@ -126,5 +128,86 @@ describe('python package', () => {
       expect(hex(encodeFrame(frame)), `frame ${i}`).toBe(item.hex);
     }
     expect([...types].sort()).toEqual(['group-samples/block', 'group-samples/hash', 'group-samples/stride', 'launch-summary']);
+  }, 300_000);
+});
+
+/**
+ * Escape-time iteration counts of a width × height grid, computed here (not by the examples):
+ * pixel unit = y·width + x, c = (−2 + 2.5x/width) + i(−1.25 + 2.5y/height), z ← z² + c from 0
+ * while |z|² ≤ 4, at most maxIter; the same real arithmetic the examples' docstrings state.
+ */
+function escapeCounts(width: number, height: number, maxIter: number): number[] {
+  const counts: number[] = [];
+  for (let unit = 0; unit < width * height; unit++) {
+    const x = unit % width, y = Math.floor(unit / width);
+    const cr = -2.0 + (2.5 * x) / width, ci = -1.25 + (2.5 * y) / height;
+    let zr = 0, zi = 0, w = 0;
+    while (w < maxIter && zr * zr + zi * zi <= 4.0) {
+      const t = zr * zr - zi * zi + cr;
+      zi = 2.0 * zr * zi + ci;
+      zr = t;
+      w++;
+    }
+    counts.push(w);
+  }
+  return counts;
+}
+
+/** What `warpwatch analyze` must report for counts in groups of n consecutive units. */
+function expectedFromCounts(counts: readonly number[], n: number): { groups: number; lossCounts: number; workloadLossCounts: number; meanCount: number } {
+  let sumH = 0, sumMax = 0, sum = 0;
+  const groups = counts.length / n;
+  for (let g = 0; g < groups; g++) {
+    const lanes = counts.slice(g * n, g * n + n);
+    const max = Math.max(...lanes), total = lanes.reduce((a, b) => a + b, 0);
+    sumH += total === 0 ? 1 : (n * max) / total;
+    sumMax += max;
+    sum += total;
+  }
+  return { groups, lossCounts: sumH / groups, workloadLossCounts: (n * sumMax) / sum, meanCount: sum / counts.length };
+}
+
+describe.each([
+  { example: 'numba_escape', env: { NUMBA_ENABLE_CUDASIM: '1' }, nFlag: '--n', n: 8, device: 'numba-cuda-simulator' },
+  { example: 'triton_escape', env: { TRITON_INTERPRET: '1' }, nFlag: '--block', n: 16, device: 'triton-interpreter' },
+])('python -m warpwatch.examples.$example', ({ example, env, nFlag, n, device }) => {
+  it('writes counts-only frames whose `warpwatch analyze` numbers equal an independent computation from the per-element counts', () => {
+    const [width, height, maxIter, stride] = [32, 16, 40, 4];
+    const out = join(scratch, `${example}.bin`);
+    const result = runPython(python, ['-m', `warpwatch.examples.${example}`, '--out', out, '--width', String(width), '--height', String(height),
+      '--max-iter', String(maxIter), nFlag, String(n), '--launches', '2', '--sampling-stride', String(stride)], env);
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ written: 4, dropped: 0, complete: true });
+
+    const frames = decodeFrames(new Uint8Array(readFileSync(out)));
+    const summaries = frames.filter((f): f is LaunchSummaryFrame => f.type === 'launch-summary');
+    const samples = frames.filter((f): f is GroupSamplesFrame => f.type === 'group-samples');
+    expect(summaries).toHaveLength(2);
+    expect(frames.map((f) => f.frameSequence)).toEqual([0, 1, 2, 3]);
+    const counts = escapeCounts(width, height, maxIter);
+    for (const s of summaries) {
+      expect(s).toMatchObject({ source: 'cpu', groupSize: n, groupCount: counts.length / n, groupsCounted: counts.length / n, device: { name: device } });
+      // Counts only (SPEC.md "Counts-only frames"): no clock sums and no measured loss.
+      expect([s.sumSimtClocks, s.sumMimdClocks, s.sumMeasuredLoss]).toEqual([0n, 0n, 0]);
+    }
+    for (const f of samples) {
+      // The groups the C++ recorder's hash rule selects for this launchId, with their counts.
+      const selected = Array.from({ length: counts.length / n }, (_, g) => g).filter((g) => splitmix64(f.launchId ^ BigInt(g)) % BigInt(stride) === 0n);
+      expect(f.groups.map((g) => g.groupIndex)).toEqual(selected);
+      for (const g of f.groups) {
+        expect(g.laneCounts).toEqual(counts.slice(g.groupIndex * n, g.groupIndex * n + n));
+        expect([g.startClock, g.endClock, ...g.laneFinishClocks].every((c) => c === 0n)).toBe(true);
+      }
+    }
+
+    const [analysis, ...others] = analyzeFrames(frames);
+    expect(others).toHaveLength(0);
+    const expected = expectedFromCounts(counts, n);
+    expect(analysis).toMatchObject({ stream: `${example.replace('_', '-')}/escape`, n, launches: 2, groups: 2 * expected.groups });
+    expect(analysis!.lossCounts).toBeCloseTo(expected.lossCounts, 12);
+    expect(analysis!.workloadLossCounts).toBeCloseTo(expected.workloadLossCounts, 12);
+    expect(analysis!.meanCount).toBeCloseTo(expected.meanCount, 12);
+    expect(analysis!.sampledGroups).toBe(samples.reduce((a, f) => a + f.groups.length, 0));
+    expect(expected.lossCounts).toBeGreaterThan(1.05); // the workload is imbalanced: the comparison is not trivial
   }, 300_000);
 });
