@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -7,15 +7,16 @@ import { analyzeFrames } from '../cli/commands/analyze.ts';
 import { splitmix64 } from '../kernels/sampling-statistics.ts';
 import { decodeFrame, decodeFrames, encodeFrame, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { frameArbitrary } from '../protocol/frame-arbitraries.ts';
-import { ensurePythonInstalled, runPython } from './index.ts';
+import { PYTHON_ERROR_CODES } from './errors.ts';
+import { ensurePythonInstalled, PYTHON_DIR, runPython } from './index.ts';
 
 // The Python producer (python/, docs/python.md): its install, the NVRTC compile of the device
 // header, pytest, and the frame codec against the TypeScript one in both directions.
 let python = '';
 let scratch = '';
 
-beforeAll(() => {
-  python = ensurePythonInstalled();
+beforeAll(async () => {
+  python = await ensurePythonInstalled();
   scratch = mkdtempSync(join(tmpdir(), 'ww-python-'));
 }, 1_500_000);
 
@@ -69,13 +70,20 @@ function canonical(frame: Frame): unknown {
 }
 
 // C0, DEL and C1 control characters: the identity rule forbids them in job, kernel and device name.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
-const hasControl = (f: Frame): boolean => CONTROL.test(f.job) || CONTROL.test(f.kernel) || CONTROL.test(f.device.name);
+const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+const hasControlIn = (text: string): boolean => Array.from(text).some((ch) => isControl(ch.codePointAt(0)!));
+const hasControl = (f: Frame): boolean => hasControlIn(f.job) || hasControlIn(f.kernel) || hasControlIn(f.device.name);
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 describe('python package', () => {
-  it('compiles the NVRTC-safe device header to PTX and cubin for sm_70, sm_80 and sm_90 (python -m warpwatch.nvrtc_check)', () => {
-    const result = runPython(python, ['-m', 'warpwatch.nvrtc_check']);
+  it('uses exactly the WW_ERR_PYTHON_* codes of python/errors.ts (which docs/errors.md lists)', () => {
+    const sources = readdirSync(join(PYTHON_DIR, 'warpwatch'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.py'));
+    const used = new Set(sources.flatMap((f) => readFileSync(join(PYTHON_DIR, 'warpwatch', f), 'utf8').match(/WW_ERR_PYTHON_[A-Z_]+/g) ?? []));
+    expect([...used].sort()).toEqual([...PYTHON_ERROR_CODES].sort());
+  });
+
+  it('compiles the NVRTC-safe device header to PTX and cubin for sm_70, sm_80 and sm_90 (python -m warpwatch.nvrtc_check)', async () => {
+    const result = await runPython(python, ['-m', 'warpwatch.nvrtc_check']);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     for (const cc of [70, 80, 90]) {
       expect(result.stdout).toMatch(new RegExp(`^ok compute_${cc}: ptx \\d+ bytes`, 'm'));
@@ -83,18 +91,18 @@ describe('python package', () => {
     }
   }, 300_000);
 
-  it('passes pytest (codec vs golden vectors and the C++ selection and bins, recorder accounting and sinks)', () => {
-    const result = runPython(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {}, 900_000);
+  it('passes pytest (codec vs golden vectors and the C++ selection and bins, recorder accounting and sinks)', async () => {
+    const result = await runPython(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {}, 900_000);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/\d+ passed/);
     expect(result.stdout).not.toMatch(/skipped|xfail/);
   }, 900_000);
 
-  it('decodes what the TypeScript codec encodes (random frames), field for field and byte for byte on re-encode', () => {
+  it('decodes what the TypeScript codec encodes (random frames), field for field and byte for byte on re-encode', async () => {
     const frames = fc.sample(frameArbitrary, { numRuns: 400, seed: 20261126 });
     const input = join(scratch, 'ts-frames.json');
     writeFileSync(input, JSON.stringify(frames.map((f) => ({ hex: hex(encodeFrame(f)) }))));
-    const result = runPython(python, ['tests/interop.py', 'decode', input]);
+    const result = await runPython(python, ['tests/interop.py', 'decode', input]);
     expect(result.status, result.stderr).toBe(0);
     const decoded = JSON.parse(result.stdout) as ({ ok: true; fields: unknown; reencoded: boolean } | { ok: false; code: string; message: string })[];
     expect(decoded).toHaveLength(frames.length);
@@ -114,8 +122,8 @@ describe('python package', () => {
     expect(rejected).toBeGreaterThan(10);
   }, 300_000);
 
-  it('encodes what the TypeScript codec decodes (random Python frames), field for field and byte for byte on re-encode', () => {
-    const result = runPython(python, ['tests/interop.py', 'random', '20261126', '400']);
+  it('encodes what the TypeScript codec decodes (random Python frames), field for field and byte for byte on re-encode', async () => {
+    const result = await runPython(python, ['tests/interop.py', 'random', '20261126', '400']);
     expect(result.status, result.stderr).toBe(0);
     const items = JSON.parse(result.stdout) as { hex: string; fields: unknown }[];
     expect(items).toHaveLength(400);
@@ -167,14 +175,16 @@ function expectedFromCounts(counts: readonly number[], n: number): { groups: num
   return { groups, lossCounts: sumH / groups, workloadLossCounts: (n * sumMax) / sum, meanCount: sum / counts.length };
 }
 
-describe.each([
+const EXAMPLES: readonly { example: string; env: Record<string, string>; nFlag: string; n: number; device: string }[] = [
   { example: 'numba_escape', env: { NUMBA_ENABLE_CUDASIM: '1' }, nFlag: '--n', n: 8, device: 'numba-cuda-simulator' },
   { example: 'triton_escape', env: { TRITON_INTERPRET: '1' }, nFlag: '--block', n: 16, device: 'triton-interpreter' },
-])('python -m warpwatch.examples.$example', ({ example, env, nFlag, n, device }) => {
-  it('writes counts-only frames whose `warpwatch analyze` numbers equal an independent computation from the per-element counts', () => {
+];
+
+describe.each(EXAMPLES)('python -m warpwatch.examples.$example', ({ example, env, nFlag, n, device }) => {
+  it('writes counts-only frames whose `warpwatch analyze` numbers equal an independent computation from the per-element counts', async () => {
     const [width, height, maxIter, stride] = [32, 16, 40, 4];
     const out = join(scratch, `${example}.bin`);
-    const result = runPython(python, ['-m', `warpwatch.examples.${example}`, '--out', out, '--width', String(width), '--height', String(height),
+    const result = await runPython(python, ['-m', `warpwatch.examples.${example}`, '--out', out, '--width', String(width), '--height', String(height),
       '--max-iter', String(maxIter), nFlag, String(n), '--launches', '2', '--sampling-stride', String(stride)], env);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ written: 4, dropped: 0, complete: true });

@@ -157,8 +157,8 @@ def launch_frames(info: LaunchInfo, counts: np.ndarray | Sequence[int], clocks: 
     if summary.sum_counts > MAX_COUNT:
         raise ValueError("WW_ERR_PYTHON_COUNTS: the launch's iteration total exceeds 2^53-1")
     frames: list[Frame] = [summary]
-    if stride == 0:
-        return frames
+    if stride == 0 or not kept.size:
+        return frames  # as the C++ recorder: no GroupSamples frame for a launch without samples
     samples: list[GroupSample] = []
     for g in kept.tolist():
         if clocks is None:
@@ -166,7 +166,7 @@ def launch_frames(info: LaunchInfo, counts: np.ndarray | Sequence[int], clocks: 
         else:
             samples.append(GroupSample(g, int(clocks.start[g]), int(clocks.end[g]), [int(x) for x in w[g]], [int(x) for x in clocks.lane_finish[g]]))
     per_block = info.groups_per_block if info.selection == "block" else 0
-    for at in range(0, max(len(samples), 1), MAX_GROUP_SAMPLES):
+    for at in range(0, len(samples), MAX_GROUP_SAMPLES):
         frames.append(GroupSamples(**identity, group_count=groups, selection=info.selection, sampling_stride=stride,  # type: ignore[arg-type]
                                    groups_per_block=per_block, groups=samples[at:at + MAX_GROUP_SAMPLES]))
     return frames
