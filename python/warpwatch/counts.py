@@ -107,6 +107,9 @@ class LaunchInfo:
     sampling_stride: int = 16
     groups_per_block: int = 0
     sample_capacity: int = MAX_GROUP_SAMPLES
+    #: Groups launched, for frames built from probe buffers (probe_buffers.probe_frames); 0 = groups counted.
+    #: launch_frames takes it from the counts instead.
+    group_count: int = 0
 
 
 def launch_frames(info: LaunchInfo, counts: np.ndarray | Sequence[int], clocks: Optional[LaunchClocks] = None) -> list[Frame]:
