@@ -26,7 +26,9 @@ export interface PythonRun {
  */
 export function runProcess(command: string, args: readonly string[], env: Record<string, string>, timeoutMillis: number): Promise<PythonRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: PYTHON_DIR, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // PYTHONSAFEPATH: the current folder (python/) is not put on sys.path, so `import warpwatch`
+    // is the installed package, not the source tree beside it.
+    const child = spawn(command, args, { cwd: PYTHON_DIR, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1', PYTHONSAFEPATH: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [], err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
