@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const folders = ['contracts', 'model', 'protocol', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'kernels'];
+const folders = ['contracts', 'model', 'protocol', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'kernels', 'python'];
 
 /** Collects every `*_ERROR_CODES` array exported by a folder's errors.ts. */
 async function codesInCode(): Promise<Set<string>> {

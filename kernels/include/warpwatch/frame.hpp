@@ -7,8 +7,8 @@
 //   warpwatch::Frame frame = warpwatch::decodeFrame(bytes.data(), bytes.size());
 //   if (auto* s = std::get_if<warpwatch::LaunchSummary>(&frame)) { ... }
 //
-// The histogram bin functions are marked WARPWATCH_HOST_DEVICE so that probe.cuh can call them
-// in device code when this header is compiled by nvcc.
+// The constants, histogram bin functions and splitmix64 that the device probe also needs live in
+// device-common.hpp (NVRTC-safe, __host__ __device__ under nvcc), which this header includes.
 #pragma once
 
 #include <array>
@@ -22,11 +22,7 @@
 #include <variant>
 #include <vector>
 
-#if defined(__CUDACC__)
-#define WARPWATCH_HOST_DEVICE __host__ __device__
-#else
-#define WARPWATCH_HOST_DEVICE
-#endif
+#include "device-common.hpp"  // kMaxGroupSize, histogram bins, splitmix64, Selection (NVRTC-safe)
 
 namespace warpwatch {
 
@@ -38,20 +34,13 @@ inline constexpr std::uint16_t kFrameVersion = 1;
 inline constexpr std::size_t kFrameHeaderBytes = 16;
 inline constexpr std::uint32_t kMaxPayloadBytes = 4u * 1024u * 1024u;
 inline constexpr std::size_t kMaxStringBytes = 255;
-inline constexpr unsigned kMaxGroupSize = 32;
-inline constexpr std::uint32_t kExactBinCount = 1024;
-inline constexpr unsigned kLogSubBinBits = 6;
-inline constexpr std::uint32_t kHistogramBinCount = kExactBinCount + (32 - 10) * (1u << kLogSubBinBits);  // 2432
 inline constexpr std::uint32_t kMaxHistogramEntries = kHistogramBinCount;
 inline constexpr std::uint32_t kMaxGroupSamples = 4096;
 inline constexpr std::uint64_t kMaxCount = (std::uint64_t{1} << 53) - 1;  // counts exact as JS numbers
 
 enum class FrameType : std::uint16_t { LaunchSummary = 1, GroupSamples = 2 };
 enum class Source : std::uint8_t { Cuda = 0, Cpu = 1 };
-/// Which groups a GroupSamples frame carries (SPEC.md GroupSamples `selection`). Block: whole
-/// runs of `groupsPerBlock` consecutive groups (the warps of one thread block, in order), block b
-/// sampled iff splitmix64(launchId ^ b) % stride == 0.
-enum class Selection : std::uint8_t { Stride = 0, Hash = 1, Block = 2 };
+// Selection (GroupSamples `selection`) is in device-common.hpp.
 
 // ---------------------------------------------------------------------------------------------
 // Errors: the same codes as protocol/errors.ts.
@@ -175,59 +164,8 @@ inline std::uint32_t crc32c(const std::uint8_t* data, std::size_t size, std::uin
   return ~c;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Histogram bins (SPEC.md "Histogram bins"): exact below 1024, then 64 log-linear bins per octave.
-
-namespace detail {
-WARPWATCH_HOST_DEVICE constexpr unsigned floorLog2(std::uint32_t v) {
-  unsigned r = 0;
-  if (v >= (1u << 16)) { v >>= 16; r += 16; }
-  if (v >= (1u << 8)) { v >>= 8; r += 8; }
-  if (v >= (1u << 4)) { v >>= 4; r += 4; }
-  if (v >= (1u << 2)) { v >>= 2; r += 2; }
-  if (v >= (1u << 1)) { r += 1; }
-  return r;
-}
-}  // namespace detail
-
-/// Histogram bin of a per-lane iteration count.
-WARPWATCH_HOST_DEVICE constexpr std::uint32_t histogramBinOf(std::uint32_t value) {
-  if (value < kExactBinCount) return value;
-  const unsigned e = detail::floorLog2(value);
-  const std::uint32_t sub = (value >> (e - kLogSubBinBits)) & ((1u << kLogSubBinBits) - 1u);
-  return kExactBinCount + (e - 10u) * (1u << kLogSubBinBits) + sub;
-}
-
-/// Smallest value in a bin (bin < kHistogramBinCount).
-WARPWATCH_HOST_DEVICE constexpr std::uint32_t histogramBinLow(std::uint32_t bin) {
-  if (bin < kExactBinCount) return bin;
-  const std::uint32_t k = bin - kExactBinCount;
-  const unsigned e = 10u + k / (1u << kLogSubBinBits);
-  const std::uint32_t sub = k % (1u << kLogSubBinBits);
-  return (1u << e) + (sub << (e - kLogSubBinBits));
-}
-
-/// Largest value in a bin (bin < kHistogramBinCount).
-WARPWATCH_HOST_DEVICE constexpr std::uint32_t histogramBinHigh(std::uint32_t bin) {
-  if (bin < kExactBinCount) return bin;
-  const unsigned e = 10u + (bin - kExactBinCount) / (1u << kLogSubBinBits);
-  return histogramBinLow(bin) + ((1u << (e - kLogSubBinBits)) - 1u);
-}
-
-/// Representative value of a bin: floor((low + high) / 2); |v − rep| / v <= 2^-7 for v in the bin.
-WARPWATCH_HOST_DEVICE constexpr std::uint32_t histogramBinRepresentative(std::uint32_t bin) {
-  const std::uint64_t low = histogramBinLow(bin);
-  const std::uint64_t high = histogramBinHigh(bin);
-  return static_cast<std::uint32_t>((low + high) / 2);
-}
-
-/// splitmix64 finaliser, used by Selection::Hash: group g sampled iff splitmix64(launchId ^ g) % stride == 0.
-WARPWATCH_HOST_DEVICE constexpr std::uint64_t splitmix64(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+// Histogram bins (histogramBinOf, histogramBinLow/High/Representative) and splitmix64 are in
+// device-common.hpp (shared with the device probe and NVRTC).
 
 // ---------------------------------------------------------------------------------------------
 // Encoding.

@@ -19,36 +19,14 @@
 #include <stdexcept>
 #include <string>
 
-namespace warpwatch {
+#include "device-common.hpp"  // ProbeThreadPosition, probeThreadPosition, WARPWATCH_HOST_DEVICE
 
-#if defined(__CUDACC__)
-#define WARPWATCH_HOST_DEVICE __host__ __device__
-#else
-#define WARPWATCH_HOST_DEVICE
-#endif
+namespace warpwatch {
 
 /// Largest block the probe accepts (the CUDA limit): 1024 threads.
 inline constexpr unsigned kMaxProbeBlockThreads = 1024;
 
-/// Where a thread sits for the probe: its global warp and its lane (0..31) in that warp.
-struct ProbeThreadPosition {
-  std::uint64_t globalWarp;
-  unsigned lane;
-};
-
-/// The probe's numbering of one thread (the hardware's warp formation, see the top of this file)
-/// from CUDA's blockIdx (bx, by, bz), gridDim (gx, gy), threadIdx (tx, ty, tz) and blockDim
-/// (dx, dy, dz). Needs a block of a whole number of warps (checkProbeLaunchShape).
-///
-/// Example: probeThreadPosition(1, 0, 0, 4, 1, 5, 1, 0, 16, 16, 1) == {8, 21}   // block 1 (8 warps before it), thread 5 + 16·1
-WARPWATCH_HOST_DEVICE inline ProbeThreadPosition probeThreadPosition(unsigned bx, unsigned by, unsigned bz, unsigned gx, unsigned gy, unsigned tx, unsigned ty,
-                                                                     unsigned tz, unsigned dx, unsigned dy, unsigned dz) {
-  const std::uint64_t block = static_cast<std::uint64_t>(bx) + static_cast<std::uint64_t>(gx) * (static_cast<std::uint64_t>(by) + static_cast<std::uint64_t>(gy) * bz);
-  const unsigned threadsPerBlock = dx * dy * dz;
-  const unsigned thread = tx + dx * (ty + dy * tz);
-  const std::uint64_t global = block * threadsPerBlock + thread;
-  return ProbeThreadPosition{global >> 5, static_cast<unsigned>(global & 31u)};
-}
+// ProbeThreadPosition and probeThreadPosition (the numbering above) are in device-common.hpp.
 
 /// Throws std::invalid_argument with a message starting "WW_ERR_KERNELS_LAUNCH_SHAPE" unless
 /// every grid and block dimension is ≥ 1 and the block has 32..1024 threads in all (x·y·z), a

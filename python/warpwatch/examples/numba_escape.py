@@ -1,0 +1,105 @@
+"""Escape-time (Mandelbrot) kernel in Numba, instrumented: per-lane iteration counts and the
+group reduction (warpwatch.numba_support), frames through the recorder.
+
+    NUMBA_ENABLE_CUDASIM=1 python -m warpwatch.examples.numba_escape --out frames.bin
+    warpwatch analyze frames.bin
+
+Pixel (x, y) of a width x height grid is unit y·width + x (one thread each, blocks of 64 threads),
+c = (-2 + 2.5·x/width) + i·(-1.25 + 2.5·y/height), iterations z <- z² + c from z = 0 while
+|z|² <= 4, at most --max-iter. The arithmetic is written out in reals (zr² − zi² + cr,
+2·zr·zi + ci) so that any implementation reproduces the counts exactly. In the simulator (and
+with Numba in general) there is no clock: the frames are counts only (SPEC.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Sequence
+
+import numpy as np
+from numba import cuda  # type: ignore[import-untyped]  # module level: the simulator swaps it in kernels' globals
+
+from warpwatch.numba_support import group_reducer
+
+THREADS_PER_BLOCK = 64
+
+
+def run_escape(width: int, height: int, max_iter: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Run the kernel once; returns (per-pixel counts as uint32, device totals [Σmax, Σsum])."""
+    reduce_groups = group_reducer(n, THREADS_PER_BLOCK)
+    units = width * height
+
+    @cuda.jit
+    def escape(width, height, max_iter, counts, totals):  # type: ignore[no-untyped-def]
+        unit = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        w = 0
+        if unit < width * height:
+            x = unit % width
+            y = unit // width
+            cr = -2.0 + 2.5 * x / width
+            ci = -1.25 + 2.5 * y / height
+            zr = 0.0
+            zi = 0.0
+            while w < max_iter and zr * zr + zi * zi <= 4.0:
+                t = zr * zr - zi * zi + cr
+                zi = 2.0 * zr * zi + ci
+                zr = t
+                w += 1
+            counts[unit] = w
+        reduce_groups(w, totals)
+
+    counts = cuda.to_device(np.zeros(units, dtype=np.int64))
+    totals = cuda.to_device(np.zeros(2, dtype=np.int64))
+    blocks = (units + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+    escape[blocks, THREADS_PER_BLOCK](width, height, max_iter, counts, totals)
+    return counts.copy_to_host().astype(np.uint32), totals.copy_to_host()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; exit 0 on success, 2 on bad arguments (one WW_ERR_ line)."""
+    parser = argparse.ArgumentParser(prog="python -m warpwatch.examples.numba_escape", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="where the frames go: a file, unix:PATH (collector socket) or - (stdout)")
+    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--height", type=int, default=64)
+    parser.add_argument("--max-iter", type=int, default=100)
+    parser.add_argument("--n", type=int, default=8, help="lanes per group (divides 32)")
+    parser.add_argument("--launches", type=int, default=1)
+    parser.add_argument("--job", default="numba-escape")
+    parser.add_argument("--kernel", default="escape")
+    parser.add_argument("--sampling-stride", type=int, default=4)
+    args = parser.parse_args(argv)
+    if args.width * args.height % 32 != 0 or args.width < 1 or args.height < 1:
+        print(f"WW_ERR_PYTHON_EXAMPLE: width·height must be a positive multiple of 32, got {args.width}x{args.height}", file=sys.stderr)
+        return 2
+
+    from warpwatch.frame import Device
+    from warpwatch.numba_support import simulator_enabled
+    from warpwatch.recorder import Recorder
+
+    simulated = simulator_enabled()
+    device = Device(name="numba-cuda-simulator" if simulated else "numba-cuda")
+    # A simulator is not a GPU: source cpu (clocks would be host ns; there are none).
+    recorder = Recorder(args.out, job=args.job, device=device, source="cpu" if simulated else "cuda", sampling_stride=args.sampling_stride)
+    report = []
+    for _ in range(args.launches):
+        start = time.time_ns()
+        counts, totals = run_escape(args.width, args.height, args.max_iter, args.n)
+        end = time.time_ns()
+        groups = counts.reshape(-1, args.n).astype(np.int64)
+        if int(totals[0]) != int(groups.max(axis=1).sum()) or int(totals[1]) != int(groups.sum()):
+            print(f"WW_ERR_PYTHON_EXAMPLE: device totals {totals.tolist()} differ from the host's", file=sys.stderr)
+            return 1
+        launch_id = recorder.record_counts(args.kernel, counts, args.n, start_unix_nanos=start, end_unix_nanos=end)
+        report.append({"launchId": str(launch_id), "sumMaxCounts": int(totals[0]), "sumCounts": int(totals[1])})
+    result = recorder.close(timeout=10)
+    stats = recorder.stats()
+    summary = {"launches": report, "written": stats.written, "dropped": stats.dropped, "complete": result.complete}
+    print(json.dumps(summary), file=sys.stderr if args.out in ("-", "stdout") else sys.stdout)
+    return 0 if result.complete and stats.dropped == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+../../../../kernels/include/warpwatch/device-common.hpp

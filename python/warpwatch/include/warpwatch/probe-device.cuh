@@ -1,0 +1,1 @@
+../../../../kernels/include/warpwatch/probe-device.cuh
