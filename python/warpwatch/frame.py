@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import math
+import re
 import struct
 from dataclasses import dataclass, field
 from typing import Iterator, Literal, Union
@@ -259,6 +260,11 @@ def _is_control(code_point: int) -> bool:
     return code_point < 0x20 or 0x7F <= code_point <= 0x9F
 
 
+# A backslash InfluxDB cannot store in a tag value: right before ',', '=', a space, or at the end
+# (contracts/stream-identity.ts INFLUX_UNSAFE_BACKSLASH_PATTERN; protocol/SPEC.md "Identity strings").
+_UNSAFE_BACKSLASH = re.compile(r"\\(?=[,= ]|$)")
+
+
 def _string_bytes(value: object, name: str, min_bytes: int) -> bytes:
     if not isinstance(value, str):
         raise _invalid(f"{name} must be a string, got {type(value).__name__}")
@@ -273,6 +279,9 @@ def _string_bytes(value: object, name: str, min_bytes: int) -> bytes:
     for ch in value:
         if _is_control(ord(ch)):
             raise _invalid(f"{name} must not contain control characters (C0, DEL, C1), got U+{ord(ch):04X}")
+    unsafe = _UNSAFE_BACKSLASH.search(value)
+    if unsafe is not None:
+        raise _invalid(f"{name} must not have a '\\' before ',', '=', a space or at its end (InfluxDB cannot store it), at character {unsafe.start() + 1}")
     return data
 
 
