@@ -15,7 +15,7 @@ import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAST_ENV, distinctFrames, frameNames, frames, processState, sleep, startAgent, until, writeAll, type Health } from './collector-agent-helpers.ts';
+import { FAST_ENV, distinctFrames, frameNames, frames, processState, sleep, startAgent, until, writeAll, type Agent, type AgentOptions, type Health } from './collector-agent-helpers.ts';
 import { consumeTopic, createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
 
 /** Ports of the private node (and +1 for its controller): distinct from the other suites' private nodes. */
@@ -84,6 +84,13 @@ function spoolLayout(spoolDir: string, sent: readonly Uint8Array[]): SegmentReco
 describe('collector spool end to end (real agent process, private Kafka node)', () => {
   let kafka: PrivateKafka;
   let directory: string;
+  /** Every agent a case started, so that one a failed case left running is stopped. */
+  const agents: Agent[] = [];
+  const launch = async (args: string[], env: Record<string, string>, options?: AgentOptions): Promise<Agent> => {
+    const agent = await startAgent(args, env, options);
+    agents.push(agent);
+    return agent;
+  };
 
   beforeAll(async () => {
     kafka = createPrivateKafka(KAFKA_PORT);
@@ -91,6 +98,16 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
     directory = mkdtempSync(join(tmpdir(), 'ww-spool-e2e-'));
   }, 180_000);
   afterAll(async () => {
+    for (const agent of agents) {
+      // Only processes still running under their ChildProcess (never a pid that may be reused).
+      if (agent.child.exitCode !== null || agent.child.signalCode !== null) continue;
+      try {
+        process.kill(agent.pid, 'SIGKILL');
+        if (agent.child.pid !== agent.pid) process.kill(agent.child.pid as number, 'SIGCONT');
+      } catch {
+        // Already gone.
+      }
+    }
     await kafka.destroy();
     rmSync(directory, { recursive: true, force: true });
   }, 60_000);
@@ -102,7 +119,7 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
     const spoolDir = join(directory, 'locked-spool');
     const socket = join(directory, 'locked-run', 'collector.sock');
     const args = (sock: string): string[] => ['--socket', sock, '--brokers', kafka.brokers, '--spool-dir', spoolDir, '--partitions', '2'];
-    const first = await startAgent(args(socket), topicEnv(topic));
+    const first = await launch(args(socket), topicEnv(topic));
     await writeAll(socket, frames('locked', 0, 200));
     await until('200 frames delivered', async () => ((await first.health()).framesOut === 200 ? true : undefined), 60_000);
     const lockBefore = readFileSync(join(spoolDir, 'LOCK'), 'utf8');
@@ -144,68 +161,75 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
     const spoolDir = join(directory, 'zombie-spool');
     const socket = join(directory, 'zombie-run', 'collector.sock');
     const args = ['--socket', socket, '--brokers', kafka.brokers, '--spool-dir', spoolDir, '--partitions', '2'];
-    const first = await startAgent(args, topicEnv(topic), { underShell: true });
+    const first = await launch(args, topicEnv(topic), { underShell: true });
     await writeAll(socket, frames('zombie', 0, 500));
     await until('500 frames delivered', async () => ((await first.health()).framesOut === 500 ? true : undefined), 60_000);
 
     await kafka.signal('SIGKILL');
-    const brokerDiedAt = Date.now();
-    await writeAll(socket, frames('zombie', 500, 2000));
-    const beforeKill = await until('2500 frames read, the broker seen down', async () => {
-      const h = await first.health();
-      return h.framesIn === 2500 && h.status === 'degraded' ? h : undefined;
-    }, 60_000);
-    expect(beforeKill.accounting).toEqual({ read: 2500, delivered: 500, dropped: 0, held: 2000, balanced: true });
-    // The first 500 were acknowledged before the outage; the cursor is written within 500 ms of that.
-    await sleep(Math.max(0, 1_000 - (Date.now() - brokerDiedAt)));
+    // The node is shared by the cases of this file: whatever fails below, it runs again afterwards.
+    let brokerBack = false;
+    try {
+      const brokerDiedAt = Date.now();
+      await writeAll(socket, frames('zombie', 500, 2000));
+      const beforeKill = await until('2500 frames read, the broker seen down', async () => {
+        const h = await first.health();
+        return h.framesIn === 2500 && h.status === 'degraded' ? h : undefined;
+      }, 60_000);
+      expect(beforeKill.accounting).toEqual({ read: 2500, delivered: 500, dropped: 0, held: 2000, balanced: true });
+      // The first 500 were acknowledged before the outage; the cursor is written within 500 ms of that.
+      await sleep(Math.max(0, 1_000 - (Date.now() - brokerDiedAt)));
 
-    // SIGSTOP the shell so nothing reaps the collector: after SIGKILL it is a zombie.
-    process.kill(first.child.pid as number, 'SIGSTOP');
-    process.kill(first.pid, 'SIGKILL');
-    const killedAt = Date.now();
-    const running = await startAgent(args, topicEnv(topic)).catch((error: unknown) => {
+      // SIGSTOP the shell so nothing reaps the collector: after SIGKILL it is a zombie.
+      process.kill(first.child.pid as number, 'SIGSTOP');
+      process.kill(first.pid, 'SIGKILL');
+      const killedAt = Date.now();
+      const running = await launch(args, topicEnv(topic)).catch((error: unknown) => {
+        process.kill(first.child.pid as number, 'SIGCONT');
+        throw error;
+      });
+      // Still a zombie when the successor had taken the spool (its start line is out).
+      const predecessorState = processState(first.pid);
       process.kill(first.child.pid as number, 'SIGCONT');
-      throw error;
-    });
-    // Still a zombie when the successor had taken the spool (its start line is out).
-    const predecessorState = processState(first.pid);
-    process.kill(first.child.pid as number, 'SIGCONT');
-    expect(predecessorState).toBe('Z');
-    expect(await first.exited).toBe(137);
-    const restartMillis = running.spawnedAt - killedAt;
-    expect(restartMillis).toBeLessThan(100);
-    expect(running.stderr()).toContain('from a previous run');
-    const recovered = await running.health();
-    // The 2000 frames read after the broker died were in the spool; nothing more (the cursor was current).
-    expect(recovered.recordsRecovered).toBe(2000);
-    // More frames while the broker is still dead: they queue behind the recovered ones.
-    await writeAll(socket, frames('zombie', 2500, 500));
-    await until('500 more frames read', async () => ((await running.health()).framesIn === 500 ? true : undefined), 60_000);
+      expect(predecessorState).toBe('Z');
+      expect(await first.exited).toBe(137);
+      const restartMillis = running.spawnedAt - killedAt;
+      expect(restartMillis).toBeLessThan(100);
+      expect(running.stderr()).toContain('from a previous run');
+      const recovered = await running.health();
+      // The 2000 frames read after the broker died were in the spool; nothing more (the cursor was current).
+      expect(recovered.recordsRecovered).toBe(2000);
+      // More frames while the broker is still dead: they queue behind the recovered ones.
+      await writeAll(socket, frames('zombie', 2500, 500));
+      await until('500 more frames read', async () => ((await running.health()).framesIn === 500 ? true : undefined), 60_000);
 
-    await kafka.start();
-    const settled = await until('the spool delivered', async () => {
-      const h = await running.health();
-      return h.spoolRecords === 0 && h.status === 'ok' ? h : undefined;
-    }, 120_000);
-    expect(settled.accounting).toEqual({ read: 2500, delivered: 2500, dropped: 0, held: 0, balanced: true });
-    running.child.kill('SIGTERM');
-    expect(await running.exited).toBe(0);
-    expect(stopLine(running.stderr())).toContain(
-      'read 2500 (frames 500, rejected 0, recovered from the spool 2000) = delivered 2500 (frames 2500, DLQ 0) + dropped 0 + held 0; everything delivered',
-    );
+      await kafka.start();
+      brokerBack = true;
+      const settled = await until('the spool delivered', async () => {
+        const h = await running.health();
+        return h.spoolRecords === 0 && h.status === 'ok' ? h : undefined;
+      }, 120_000);
+      expect(settled.accounting).toEqual({ read: 2500, delivered: 2500, dropped: 0, held: 0, balanced: true });
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toBe(0);
+      expect(stopLine(running.stderr())).toContain(
+        'read 2500 (frames 500, rejected 0, recovered from the spool 2000) = delivered 2500 (frames 2500, DLQ 0) + dropped 0 + held 0; everything delivered',
+      );
 
-    const got = await consumeTopic(kafka.brokers, topic, 3000, 90_000);
-    const seen = frameNames(got);
-    expect(new Set(seen).size).toBe(3000);
-    expect(names('zombie', 0, 3000).filter((n) => !seen.includes(n))).toEqual([]);
-    // Duplicates: the crash re-sends only records delivered in the last 500 ms before it (none
-    // here: the broker had been dead for a second); a send that timed out but reached the broker
-    // is sent again by the second run (docs/collector.md, "Duplicates"): counted, and reported.
-    const duplicates = duplicatesOf(seen);
-    expect([...duplicates.keys()].filter((n) => Number(n.split('#')[1]) < 500)).toEqual([]);
-    process.stderr.write(
-      `[spool-e2e zombie] restart ${restartMillis} ms after the SIGKILL, predecessor still a zombie; recovered 2000; Kafka holds ${got.length} (${got.length - 3000} duplicate(s)), 0 missing\n`,
-    );
+      const got = await consumeTopic(kafka.brokers, topic, 3000, 90_000);
+      const seen = frameNames(got);
+      expect(new Set(seen).size).toBe(3000);
+      expect(names('zombie', 0, 3000).filter((n) => !seen.includes(n))).toEqual([]);
+      // Duplicates: the crash re-sends only records delivered in the last 500 ms before it (none
+      // here: the broker had been dead for a second); a send that timed out but reached the broker
+      // is sent again by the second run (docs/collector.md, "Duplicates"): counted, and reported.
+      const duplicates = duplicatesOf(seen);
+      expect([...duplicates.keys()].filter((n) => Number(n.split('#')[1]) < 500)).toEqual([]);
+      process.stderr.write(
+        `[spool-e2e zombie] restart ${restartMillis} ms after the SIGKILL, predecessor still a zombie; recovered 2000; Kafka holds ${got.length} (${got.length - 3000} duplicate(s)), 0 missing\n`,
+      );
+    } finally {
+      if (!brokerBack) await kafka.start();
+    }
   }, 300_000);
 
   it('starts over a stale LOCK naming a live unrelated process (PID 1: same namespace, another namespace, a bare pid file) and delivers every spooled frame', async () => {
@@ -219,11 +243,11 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
       const host = variant === 'same-namespace' ? hostname() : 'old-container';
       return variant === 'pid-file' ? '1\n' : `${JSON.stringify({ pid: 1, host, netns, bootId, token: randomUUID(), startedAt: new Date(Date.now() - 3_600_000).toISOString() })}\n`;
     };
-    for (const variant of ['same-namespace', 'other-namespace', 'pid-file'] as const) {
+    for (const variant of ['pid-file', 'same-namespace', 'other-namespace'] as const) {
       const topic = `e2e-pid1-${variant}`;
       const spoolDir = join(directory, `pid1-${variant}-spool`);
       const socket = join(directory, `pid1-${variant}-run`, 'collector.sock');
-      const first = await startAgent(['--socket', socket, '--brokers', down, '--spool-dir', spoolDir, '--partitions', '2'], topicEnv(topic));
+      const first = await launch(['--socket', socket, '--brokers', down, '--spool-dir', spoolDir, '--partitions', '2'], topicEnv(topic));
       await writeAll(socket, frames(variant, 0, 300));
       await until('300 frames spooled', async () => {
         const h = await first.health();
@@ -236,7 +260,7 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
       if (variant === 'other-namespace') utimesSync(lockPath, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
       expect(processState(1)).toBeDefined(); // PID 1 is alive
 
-      const second = await startAgent(['--socket', socket, '--brokers', kafka.brokers, '--spool-dir', spoolDir, '--partitions', '2'], topicEnv(topic));
+      const second = await launch(['--socket', socket, '--brokers', kafka.brokers, '--spool-dir', spoolDir, '--partitions', '2'], topicEnv(topic));
       const settled = await until('the spool delivered', async () => {
         const h = await second.health();
         return h.spoolRecords === 0 ? h : undefined;
@@ -260,7 +284,7 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
     const socket = join(directory, 'damage-run', 'collector.sock');
     const env = { ...topicEnv(topic), WARPWATCH_SPOOL_SEGMENT_BYTES: '65536' };
     const sent = frames('damage', 0, total);
-    const first = await startAgent(['--socket', socket, '--brokers', `127.0.0.1:${await deadPort()}`, '--spool-dir', spoolDir, '--partitions', '2'], env);
+    const first = await launch(['--socket', socket, '--brokers', `127.0.0.1:${await deadPort()}`, '--spool-dir', spoolDir, '--partitions', '2'], env);
     await writeAll(socket, sent);
     await until(`${total} frames spooled`, async () => ((await first.health()).framesIn === total ? true : undefined), 60_000);
     first.child.kill('SIGTERM');
@@ -301,7 +325,7 @@ describe('collector spool end to end (real agent process, private Kafka node)', 
     expect(expectedLines[1]).toContain('no damaged bytes');
     const lost = lostFrames.size;
 
-    const second = await startAgent(['--socket', socket, '--brokers', kafka.brokers, '--spool-dir', spoolDir, '--partitions', '2'], env);
+    const second = await launch(['--socket', socket, '--brokers', kafka.brokers, '--spool-dir', spoolDir, '--partitions', '2'], env);
     const settled: Health = await until('the spool delivered', async () => {
       const h = await second.health();
       return h.spoolRecords === 0 ? h : undefined;
