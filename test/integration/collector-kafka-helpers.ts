@@ -121,9 +121,9 @@ export function createPrivateKafka(port: number): PrivateKafka {
   return {
     brokers: server.address,
     async start() {
-      // Another node on this port (another suite or worktree picked it) would share this node's
+      // Another node on these ports (broker, controller, SASL; another suite or worktree picked them) would share this node's
       // data directory and corrupt both: refuse instead.
-      for (const p of [port, port + 1]) {
+      for (const p of [port, port + 1, port + 2]) {
         if (await listening(p)) throw new Error(`private kafka: 127.0.0.1:${p} is already in use (another test's node?); pick other ports`);
       }
       if (!server.isInstalled()) await server.install(silentReporter);
