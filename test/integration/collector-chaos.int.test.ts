@@ -7,118 +7,13 @@
 // that every frame read is in Kafka (duplicates allowed after a crash: at least once).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
-import { decodeFrame } from '../../protocol/index.ts';
-import { consumeTopic, createPrivateKafka, type ConsumedMessage, type PrivateKafka } from './collector-kafka-helpers.ts';
-
-/** The /healthz body fields this suite reads. */
-interface Health {
-  readonly status: string;
-  readonly reasons: string[];
-  readonly framesIn: number;
-  readonly framesOut: number;
-  readonly dlqOut: number;
-  readonly framesRejected: number;
-  readonly framesDropped: number;
-  readonly recordsRecovered: number;
-  readonly spoolRecords: number;
-  readonly droppedByReason: Record<string, number>;
-  readonly accounting: { read: number; delivered: number; dropped: number; held: number; balanced: boolean };
-}
-
-/** The real `warpwatch collect` process. */
-interface Agent {
-  readonly child: ChildProcess;
-  readonly stderr: () => string;
-  readonly exited: Promise<number | null>;
-  health(): Promise<Health>;
-  /** Highest resident set size seen so far (sampled every 50 ms), bytes. */
-  peakRssBytes(): number;
-}
-
-const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMillis: number): Promise<T> {
-  const deadline = Date.now() + timeoutMillis;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMillis} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
-function rssBytes(pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb === undefined ? 0 : Number(kb) * 1024;
-  } catch {
-    return 0;
-  }
-}
-
-async function startAgent(args: string[], env: Record<string, string>, stdin: 'ignore' | 'pipe' = 'ignore'): Promise<Agent> {
-  const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--metrics-port', '0', ...args], {
-    env: { ...process.env, WARPWATCH_INFLUX_URL: 'off', ...env },
-    stdio: [stdin, 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let peak = 0;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssBytes(child.pid as number))), 50);
-  void exited.then(() => clearInterval(sampler));
-  const port = await until(
-    'the agent to start',
-    () => {
-      if (child.exitCode !== null) throw new Error(`agent exited ${child.exitCode}: ${stderr}`);
-      const match = /http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(stderr);
-      return match === null ? undefined : Number(match[1]);
-    },
-    60_000,
-  );
-  return {
-    child,
-    stderr: () => stderr,
-    exited,
-    peakRssBytes: () => peak,
-    async health() {
-      return (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as Health;
-    },
-  };
-}
-
-/** Writes `chunks` to the socket as fast as it takes them, then ends the connection. */
-async function writeAll(path: string, chunks: Iterable<Uint8Array>): Promise<void> {
-  const socket = createConnection(path);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', () => resolve());
-    socket.once('error', reject);
-  });
-  for (const chunk of chunks) {
-    if (!socket.write(chunk)) await new Promise<void>((resolve) => socket.once('drain', () => resolve()));
-  }
-  await new Promise<void>((resolve) => socket.end(() => resolve()));
-}
-
-const frame = (job: string, sequence: number): Uint8Array => fixtureFrameBytes({ job, kernel: 'k', sequence });
-const frames = (job: string, from: number, count: number): Uint8Array[] => Array.from({ length: count }, (_, i) => frame(job, from + i));
-
-/** Distinct (job, sequence) pairs among consumed frames, each checked byte-identical to what was sent. */
-function distinctFrames(messages: readonly ConsumedMessage[]): Set<string> {
-  const seen = new Set<string>();
-  for (const message of messages) {
-    const decoded = decodeFrame(message.value);
-    expect(message.value.equals(Buffer.from(frame(decoded.job, decoded.frameSequence)))).toBe(true);
-    seen.add(`${decoded.job}#${decoded.frameSequence}`);
-  }
-  return seen;
-}
+import { FAST_ENV, distinctFrames, frames, sleep, startAgent, until, writeAll } from './collector-agent-helpers.ts';
+import { consumeTopic, createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
 
 async function createTopic(brokers: string, topic: string, configEntries: { name: string; value: string }[] = []): Promise<void> {
   const admin = new Kafka({ clientId: 'chaos-it', brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
@@ -129,16 +24,6 @@ async function createTopic(brokers: string, topic: string, configEntries: { name
     await admin.disconnect();
   }
 }
-
-/** Fast failure detection, so each case stays short. */
-const FAST_ENV = {
-  WARPWATCH_RETRY_BACKOFF_MILLIS: '200',
-  WARPWATCH_KAFKA_RETRIES: '2',
-  WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS: '1000',
-  WARPWATCH_KAFKA_REQUEST_TIMEOUT_MILLIS: '5000',
-  WARPWATCH_PRODUCE_TIMEOUT_MILLIS: '5000',
-  WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS: '3000',
-};
 
 describe('collector chaos (real broker, real agent process)', () => {
   let kafka: PrivateKafka;
@@ -364,7 +249,7 @@ describe('collector chaos (real broker, real agent process)', () => {
       ...FAST_ENV,
       WARPWATCH_FRAMES_TOPIC: 'chaos-flood-stdin',
       WARPWATCH_DLQ_TOPIC: 'chaos-flood-stdin-dlq',
-    }, 'pipe');
+    }, { stdin: 'pipe' });
     const stdin = piped.child.stdin as NonNullable<ChildProcess['stdin']>;
     for (const part of (function* () {
       yield* frames('stdin', 0, 5);

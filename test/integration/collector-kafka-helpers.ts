@@ -3,6 +3,7 @@
 // without disturbing the shared stack other tests use.
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import { createKafkaServer, resolveLocalStackConfig, silentReporter, stopProcess, waitUntilReady, type LocalStackConfig } from '../../deploy/local/index.ts';
 
@@ -75,6 +76,18 @@ export async function topicPartitionCount(brokers: string, topic: string): Promi
   }
 }
 
+/** True when something accepts connections on 127.0.0.1:`port`. */
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 /** A Kafka node private to one test: start, stop (for an outage), start again, destroy. */
 export interface PrivateKafka {
   readonly brokers: string;
@@ -117,6 +130,11 @@ export function createPrivateKafka(port: number, env: Record<string, string> = {
     brokers: server.address,
     config,
     async start() {
+      // Another node on these ports (broker, controller, SASL; another suite or worktree picked them) would share this node's
+      // data directory and corrupt both: refuse instead.
+      for (const p of [port, port + 1, port + 2]) {
+        if (await listening(p)) throw new Error(`private kafka: 127.0.0.1:${p} is already in use (another test's node?); pick other ports`);
+      }
       if (!server.isInstalled()) await server.install(silentReporter);
       pid = await server.spawn(silentReporter);
       await waitUntilReady({ name: 'private kafka', probe: () => server.probe(), pid, commandLineMarker: server.commandLineMarker, logFile: server.logFile, timeoutMillis: 120_000 });
