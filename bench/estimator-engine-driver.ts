@@ -18,7 +18,7 @@
  * quantiles, the sweep) and its points are turned into line protocol as the InfluxDB writer does.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { decodeFrame } from '../protocol/index.ts';
@@ -41,10 +41,24 @@ interface Workload {
 const START_MILLIS = 1_700_000_000_000;
 const WALL_MILLIS = Date.now() + 86_400_000;
 
-/** The bench's throughput backlogs: 100 streams, event time 100 ms apart per stream; with GroupSamples, one per 4 launches of a stream. */
-export function workload(name: '10s' | '1s' | 'samples', frames: number): Workload {
+type CaseName = '10s' | '1s' | 'samples' | 'varied';
+
+/**
+ * The bench's throughput backlogs: 100 streams, event time 100 ms apart per stream; with
+ * GroupSamples, one per 4 launches of a stream. Their frames repeat one histogram per stream
+ * (as a kernel on inputs of one shape does), so a window's basis repeats too; `varied` (1 s
+ * windows) draws every launch afresh, so no two windows share a basis (the model cache never hits).
+ */
+export function workload(name: CaseName, frames: number): Workload {
   const streams = 100;
   const summaryTemplates = templates(streams, 3);
+  const freshTemplates = new Map<number, ReturnType<typeof templates>>();
+  const templateOf = (s: number, launch: number): (typeof summaryTemplates)[number] => {
+    if (name !== 'varied') return summaryTemplates[s]!;
+    let set = freshTemplates.get(launch);
+    if (set === undefined) freshTemplates.set(launch, (set = templates(streams, 1_000 + launch)));
+    return set[s]!;
+  };
   const samples = name === 'samples' ? samplesTemplates(summaryTemplates, 4, 6) : [];
   const out: Buffer[] = [];
   const partitions: number[] = [];
@@ -53,7 +67,7 @@ export function workload(name: '10s' | '1s' | 'samples', frames: number): Worklo
     const s = k % streams;
     const launch = Math.floor(k / streams);
     const endMillis = START_MILLIS + launch * 100;
-    out.push(frameAt(summaryTemplates[s]!, k, endMillis));
+    out.push(frameAt(templateOf(s, launch), k, endMillis));
     partitions.push(s % 6);
     summaries += 1;
     if (name === 'samples' && (launch + s) % SUMMARIES_PER_SAMPLES_FRAME === 0) {
@@ -61,7 +75,7 @@ export function workload(name: '10s' | '1s' | 'samples', frames: number): Worklo
       partitions.push(s % 6);
     }
   }
-  return { name, frames: out, partitions, windowMillis: name === '1s' ? 1_000 : 10_000, summaries };
+  return { name, frames: out, partitions, windowMillis: name === '1s' || name === 'varied' ? 1_000 : 10_000, summaries };
 }
 
 /** Runs `frames` through a fresh engine of `estimator` (the service's default settings) and closes every window. Returns the window closes. */
@@ -114,11 +128,12 @@ async function throughput(): Promise<void> {
   const baselineRoot = process.argv.includes('--baseline') ? argument('--baseline', '') : undefined;
   const baseline = baselineRoot === undefined ? undefined : await loadEstimator(baselineRoot);
   const rounds = Number(argument('--rounds', '7'));
-  const cases = argument('--cases', '10s,1s,samples').split(',') as ('10s' | '1s' | 'samples')[];
+  const cases = argument('--cases', '10s,1s,samples,varied').split(',') as CaseName[];
   // The Kafka bench's backlogs: 100,000 and 30,000 launch summaries; 12,000 with 3,000 GroupSamples frames.
-  const sizes = { '10s': 100_000, '1s': 30_000, samples: 15_000 };
+  const sizes = { '10s': 100_000, '1s': 30_000, samples: 15_000, varied: 10_000 };
   const results: Record<string, unknown>[] = [];
   const loadBefore = loadavg()[0];
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   for (const name of cases) {
     const load = workload(name, sizes[name]);
     const n = load.frames.length;
@@ -142,6 +157,8 @@ async function throughput(): Promise<void> {
     const base = perFrame('baseline');
     const result = {
         case: name,
+        commit,
+        loadAverage1m: loadavg()[0],
         frames: n,
         launchSummaries: load.summaries,
         windowCloses: windows,
@@ -158,15 +175,17 @@ async function throughput(): Promise<void> {
     console.log(JSON.stringify(result));
   }
   if (process.argv.includes('--write')) {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'estimator', 'model', 'protocol', 'contracts', 'bench'], { encoding: 'utf8' }).trim() !== '';
     const file = fileURLToPath(new URL('./results/estimator-inprocess.json', import.meta.url));
+    // Cases not run this time keep their last record.
+    const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown>[] }).results ?? []) : [];
+    const kept = previous.filter((old) => !results.some((now) => now.case === old.case));
     const record = {
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadAverage1mStart: loadBefore, loadAverage1mEnd: loadavg()[0], node: process.version, date: new Date().toISOString(), commit, dirty },
       timeBasis: 'cpu (process.cpuUsage, user + system), medians over interleaved rounds',
       baseline: baselineRoot === undefined ? null : `engine of ${baselineRoot} (argument --baseline)`,
       settings: 'engineOptionsFromConfig of an empty environment (the service defaults, parametric fit included), WARPWATCH_HISTOGRAM_POINTS=false as in the Kafka throughput bench; points turned into line protocol',
-      results,
+      results: [...results, ...kept],
     };
     writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
     console.log(`wrote ${file}`);
@@ -177,7 +196,7 @@ async function throughput(): Promise<void> {
 async function profile(): Promise<void> {
   const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
   const estimator = await loadEstimator(root);
-  const name = argument('--case', '1s') as '10s' | '1s' | 'samples';
+  const name = argument('--case', '1s') as CaseName;
   const load = workload(name, Number(argument('--frames', '10000')));
   const repeats = Number(argument('--repeats', '5'));
   const used = cpuMicros(() => {
