@@ -197,10 +197,11 @@ export interface EstimatorEngine {
 
 /**
  * Distinct bases (histograms the model ran on) whose model answers an engine keeps
- * (window-result.ts WindowModelCache): ~1 KB each plus ~12 bytes per histogram entry, a few MB
- * in all.
+ * (window-result.ts WindowModelCache), and their histogram entries in all: ~1 KB per basis
+ * plus ~12 bytes of key per entry, at most ~7 MB.
  */
 const MODEL_CACHE_CAPACITY = 4096;
+const MODEL_CACHE_MAX_SUPPORT = 262_144;
 
 /**
  * Creates an engine.
@@ -214,7 +215,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   // Live streams share their device, host and label strings (identity-pool.ts).
   const identities = createIdentityPool();
   // Window closes on a basis modelled before reuse its model (docs/estimator.md, Performance).
-  const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY);
+  const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY, MODEL_CACHE_MAX_SUPPORT);
   // Every live stream, least recently recorded first (a stream moves to the end when it records):
   // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md, Performance).
   const recency = new Map<StreamEntry, PartitionState>();

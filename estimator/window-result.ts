@@ -245,19 +245,16 @@ export function computeWindowResult(
     // Monte Carlo quantiles) is computed every time.
     const key = cache !== undefined && (cache.options === undefined || cache.options === options) ? modelCacheKey(counts, basis.total, n) : undefined;
     let model = key === undefined ? undefined : cache!.entries.get(key);
+    let distribution: CategoricalDistribution | undefined;
     if (model !== undefined) {
       // Most recently used last: the oldest entry is the first one evicted.
       cache!.entries.delete(key!);
       cache!.entries.set(key!, model);
       cache!.hits += 1;
     } else {
-      model = basisModel(counts, basis.total, n, options);
-      if (key !== undefined) {
-        cache!.options = options;
-        cache!.misses += 1;
-        cache!.entries.set(key, model);
-        if (cache!.entries.size > cache!.capacity) cache!.entries.delete(cache!.entries.keys().next().value!);
-      }
+      distribution = distributionOf(counts);
+      model = basisModel(distribution, counts, basis.total, n, options);
+      if (key !== undefined) rememberModel(cache!, key, model, counts.size, options);
     }
     const predicted = model.predicted;
     lossPredicted = predicted;
@@ -282,7 +279,7 @@ export function computeWindowResult(
         quantileValues = model.exactQuantiles;
       } else {
         const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
-        const result = lossQuantiles(model.distribution, n, [0.5, 0.9, 0.99], {
+        const result = lossQuantiles(distribution ?? distributionOf(counts), n, [0.5, 0.9, 0.99], {
           method: 'monte-carlo',
           random: createSeededRandom(seed ^ 0x5bd1e995),
           samples: options.quantileSamples,
@@ -347,8 +344,9 @@ export function computeWindowResult(
  * quantiles) are left undefined and computed per window.
  */
 interface BasisModel {
-  readonly distribution: CategoricalDistribution;
   readonly predicted: number;
+  /** Entries of the basis (what the cache's size limit counts). */
+  readonly support: number;
   readonly workloadLoss: number;
   /** Set when the standard error is linearised (method `linearised`, or `auto` with fewer entries than replicates). */
   readonly linearisedStandardError: number | undefined;
@@ -362,12 +360,16 @@ interface BasisModel {
  * A bounded cache of {@link BasisModel}s keyed by the exact basis (docs/estimator.md,
  * Performance): a stream whose launches repeat one histogram, or many streams of one kernel on
  * one input shape, pay for the model once. Least recently used entries are evicted beyond
- * `capacity`. One cache serves one set of WindowComputeOptions (the first it sees); calls with
+ * `capacity` bases or `maxSupport` histogram entries in all (the key text grows with them);
+ * a basis of more than maxSupport / 64 entries is not kept. One cache serves one set of WindowComputeOptions (the first it sees); calls with
  * other options bypass it. A hit returns the very numbers the computation returned (same
  * function, same input in the same order), so cached and uncached results are identical bits.
  */
 export interface WindowModelCache {
   readonly capacity: number;
+  readonly maxSupport: number;
+  /** Histogram entries of the bases held. */
+  support: number;
   readonly entries: Map<string, BasisModel>;
   options: WindowComputeOptions | undefined;
   hits: number;
@@ -375,17 +377,32 @@ export interface WindowModelCache {
 }
 
 /**
- * Creates an empty model cache holding at most `capacity` distinct bases (each ~1 KB plus its
- * key, ~12 characters per histogram entry).
+ * Creates an empty model cache holding at most `capacity` distinct bases (each ~1 KB) and
+ * `maxSupport` histogram entries in all (~12 bytes of key text each).
  *
- * @throws RangeError when capacity is not a positive integer.
+ * @throws RangeError when capacity or maxSupport is not a positive integer.
  * @example
- * const cache = createWindowModelCache(4096);
+ * const cache = createWindowModelCache(4096, 262_144);
  * computeWindowResult(identity, window, window.histogram, options, cache);
  */
-export function createWindowModelCache(capacity: number): WindowModelCache {
+export function createWindowModelCache(capacity: number, maxSupport: number): WindowModelCache {
   if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`model cache capacity must be a positive integer, got ${capacity}`);
-  return { capacity, entries: new Map(), options: undefined, hits: 0, misses: 0 };
+  if (!Number.isInteger(maxSupport) || maxSupport < 1) throw new RangeError(`model cache support limit must be a positive integer, got ${maxSupport}`);
+  return { capacity, maxSupport, support: 0, entries: new Map(), options: undefined, hits: 0, misses: 0 };
+}
+
+/** Adds a computed model to the cache, evicting the least recently used beyond its limits. */
+function rememberModel(cache: WindowModelCache, key: string, model: BasisModel, support: number, options: WindowComputeOptions): void {
+  cache.options = options;
+  cache.misses += 1;
+  if (support > cache.maxSupport / 64) return;
+  cache.entries.set(key, model);
+  cache.support += support;
+  while (cache.entries.size > cache.capacity || cache.support > cache.maxSupport) {
+    const [oldestKey, oldest] = cache.entries.entries().next().value!;
+    cache.entries.delete(oldestKey);
+    cache.support -= oldest.support;
+  }
 }
 
 /** Exact text of a basis: n, total and every (representative, weight) in the map's order (the order the model consumes them in). */
@@ -396,8 +413,7 @@ function modelCacheKey(counts: ReadonlyMap<number, number>, total: number, n: nu
 }
 
 /** Computes a {@link BasisModel} (what the cache holds). */
-function basisModel(counts: ReadonlyMap<number, number>, total: number, n: number, options: WindowComputeOptions): BasisModel {
-  const distribution = distributionOf(counts);
+function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<number, number>, total: number, n: number, options: WindowComputeOptions): BasisModel {
   const predicted = expectedLoss(distribution, n);
   const workload = workloadLoss(distribution, n);
   const method = options.standardErrorMethod ?? 'auto';
@@ -419,7 +435,7 @@ function basisModel(counts: ReadonlyMap<number, number>, total: number, n: numbe
     const best = options.fitter(distribution, total)[0];
     if (best !== undefined) fit = { family: best.family, parameters: best.parameters, logLikelihood: best.logLikelihood, aic: best.aic };
   }
-  return { distribution, predicted, workloadLoss: workload, linearisedStandardError: linearised, exactQuantiles, sweep, fit };
+  return { predicted, support: counts.size, workloadLoss: workload, linearisedStandardError: linearised, exactQuantiles, sweep, fit };
 }
 
 function quantileOf(quantiles: Readonly<Record<string, number>>, probability: number): number {
