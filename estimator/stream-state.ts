@@ -304,6 +304,8 @@ export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'fra
 
 function remember(memory: DedupeMemory, identity: bigint, capacity: number): void {
   memory.add(identity);
+  // Below capacity (every frame of a young stream) no iterator is made.
+  if (memory.size <= capacity) return;
   for (const oldest of memory) {
     if (memory.size <= capacity) break;
     memory.delete(oldest);
