@@ -24,119 +24,30 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 // @ts-expect-error -- a plain JavaScript module of bin/, without type declarations
 import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
-import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';
-import { decodeFrame, encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
-import { createEstimatorEngine, MEASUREMENTS, syntheticLaunchSummary } from '../estimator/index.ts';
+import { decodeFrame } from '../protocol/index.ts';
+import { createEstimatorEngine, MEASUREMENTS } from '../estimator/index.ts';
 import { testEngineOptions } from '../estimator/test-support.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
+import {
+  frameAt,
+  GROUP_SIZE,
+  GROUPS_PER_LAUNCH,
+  SAMPLED_GROUPS_PER_FRAME,
+  samplesFrameAt,
+  samplesTemplates,
+  SUMMARIES_PER_SAMPLES_FRAME,
+  templates,
+  ITERATION_TICKS,
+  DIVERGING_EXIT_TICKS,
+  GROUP_OVERHEAD_TICKS,
+} from './estimator-frames.ts';
 
 /** Whether bin/warpwatch.mjs runs dist/ (compiled) rather than the sources (bin/compiled-is-current.mjs). */
 const compiledIsCurrent = compiledIsCurrentUntyped as (root: URL, env: Record<string, string | undefined>) => boolean;
-const GROUP_SIZE = 32;
 const EVENT_LAG_METRIC = 'warpwatch_estimator_window_event_lag';
 const MODEL_METRIC = 'warpwatch_estimator_model_duration';
-const GROUPS_PER_LAUNCH = 64;
-/** Sampled groups per GroupSamples frame (here every group of the 64-group launch: sampling stride 1). */
-const SAMPLED_GROUPS_PER_FRAME = 64;
-/** Mixed backlog: one GroupSamples frame per this many launch summaries. */
-const SUMMARIES_PER_SAMPLES_FRAME = 4;
-/** Clock model of the synthetic sampled groups, in ticks (ns, CPU backend): T per iteration, δ per diverging exit, per-group overhead, lane noise 0..3. */
-const ITERATION_TICKS = 40;
-const DIVERGING_EXIT_TICKS = 12;
-const GROUP_OVERHEAD_TICKS = 30;
-/** GroupSamples frames get frameSequence = this + launch (a launch's summary has frameSequence = launch), so dedupe keeps both. */
-const SAMPLES_SEQUENCE_OFFSET = 2 ** 31;
 /** Wall clock the in-process cases run at: after every generated frame (a frame dated ahead of the clock would be rejected as from the future). */
 const BENCH_WALL_MILLIS = Date.now() + 86_400_000;
-
-function templates(streams: number, seed: number): LaunchSummaryFrame[] {
-  const random = createSeededRandom(seed);
-  return Array.from({ length: streams }, (_, s) =>
-    syntheticLaunchSummary({
-      job: `bench${s}`,
-      kernel: 'k',
-      deviceName: 'synthetic',
-      groupSize: GROUP_SIZE,
-      source: 'cpu',
-      launchId: 0n,
-      frameSequence: 0,
-      endMillis: 0,
-      groups: GROUPS_PER_LAUNCH,
-      distribution: CategoricalDistribution.fromPmf(new Map([[1 + (s % 7), 3], [10 + (s % 13), 2], [30, 1]])),
-      random,
-      measuredOverhead: 0.02,
-      measuredNoise: 0.01,
-    }),
-  );
-}
-
-function frameAt(template: LaunchSummaryFrame, launch: number, endMillis: number): Buffer {
-  return Buffer.from(
-    encodeFrame({ ...template, launchId: BigInt(launch), frameSequence: launch, startUnixNanos: BigInt(endMillis - 1) * 1_000_000n, endUnixNanos: BigInt(endMillis) * 1_000_000n }),
-  );
-}
-
-/**
- * A GroupSamples frame for a launch of `template`'s stream, every one of its groups sampled:
- * lane counts 1 + Poisson(λ_g) with λ_g = λ_s·(0.5 + U) per group (λ_s = 4..12 by stream; the
- * per-group factor makes counts correlated within a group), clocks consistent with the
- * divergence-cost model: lane finish = c0 + T·w + noise, end = c0 + T·max + δ·(distinct − 1) + overhead + noise.
- */
-function sampledGroupsFrame(template: LaunchSummaryFrame, stream: number, random: RandomSource): GroupSamplesFrame {
-  const meanCount = 4 + (stream % 9);
-  const noise = (): bigint => BigInt(random.nextInt(4));
-  const groups = Array.from({ length: SAMPLED_GROUPS_PER_FRAME }, (_, g) => {
-    const lambda = meanCount * (0.5 + random.nextFloat());
-    const laneCounts = Array.from({ length: template.groupSize }, () => 1 + sampleFamily({ family: 'pois', lambda }, random));
-    const max = Math.max(...laneCounts);
-    const distinct = new Set(laneCounts).size;
-    const startClock = 1_000_000n * BigInt(g + 1);
-    return {
-      groupIndex: g,
-      startClock,
-      endClock: startClock + BigInt(ITERATION_TICKS * max + DIVERGING_EXIT_TICKS * (distinct - 1) + GROUP_OVERHEAD_TICKS) + noise(),
-      laneCounts,
-      laneFinishClocks: laneCounts.map((w) => startClock + BigInt(ITERATION_TICKS * w) + noise()),
-    };
-  });
-  const { job, kernel, launchId, frameSequence, source, groupSize, sync, device, startUnixNanos, endUnixNanos } = template;
-  return {
-    type: 'group-samples',
-    job,
-    kernel,
-    launchId,
-    frameSequence,
-    source,
-    groupSize,
-    sync,
-    device,
-    startUnixNanos,
-    endUnixNanos,
-    groupCount: SAMPLED_GROUPS_PER_FRAME,
-    selection: 'stride',
-    samplingStride: 1,
-    groups,
-  };
-}
-
-/** `variants` GroupSamples frames per stream (of `templates(streams, …)`), from one seeded generator. */
-function samplesTemplates(summaryTemplates: readonly LaunchSummaryFrame[], variants: number, seed: number): GroupSamplesFrame[][] {
-  const random = createSeededRandom(seed);
-  return summaryTemplates.map((template, s) => Array.from({ length: variants }, () => sampledGroupsFrame(template, s, random)));
-}
-
-/** The GroupSamples frame of launch `launch` (same launchId and event time as its summary from frameAt). */
-function samplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number): Buffer {
-  return Buffer.from(
-    encodeFrame({
-      ...template,
-      launchId: BigInt(launch),
-      frameSequence: SAMPLES_SEQUENCE_OFFSET + launch,
-      startUnixNanos: BigInt(endMillis - 1) * 1_000_000n,
-      endUnixNanos: BigInt(endMillis) * 1_000_000n,
-    }),
-  );
-}
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? Number.NaN;

@@ -451,6 +451,37 @@ describe('estimator-engine', () => {
       const snapshot = engine.checkpoint(0)!;
       expect(snapshot.records.filter((r) => r.value === null).map((r) => r.streamKey)).toEqual(evicted);
     });
+
+    it('under churn evicts in order of last record (a stream that records again moves back), never a released partition’s stream, and counts every stream once', () => {
+      const out = collector();
+      const evicted: string[] = [];
+      const engine = createEstimatorEngine(testEngineOptions({ maxStreams: 3 }), out.outputs, { ...quietTelemetry, streamEvicted: (key) => evicted.push(key) });
+      const frame = base[0]!;
+      const uuid = (i: number): string => `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`;
+      const keyOf = (i: number): string => streamKeyOf({ job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: uuid(i), host: '' });
+      let offset = 0;
+      const send = (partition: number, i: number, launch: number): FrameOutcome =>
+        engine.handleMessage(partition, String(offset++), encodeFrame({ ...frame, launchId: BigInt(launch), frameSequence: launch, device: { ...frame.device, uuid: uuid(i) } }), WALL + offset);
+      // Streams 1, 2, 3 (partition 0, 1, 0); stream 1 records again, so 2 is now the least recent.
+      expect([send(0, 1, 1), send(1, 2, 1), send(0, 3, 1), send(0, 1, 2)]).toEqual(['recorded', 'recorded', 'recorded', 'recorded']);
+      send(1, 4, 1);
+      expect(evicted).toEqual([keyOf(2)]);
+      // A duplicate does not count as recording: stream 3 stays the least recent.
+      expect(send(0, 3, 1)).toBe('duplicate');
+      send(1, 5, 1);
+      expect(evicted).toEqual([keyOf(2), keyOf(3)]);
+      // Partition 1 (streams 4 and 5) is revoked: only stream 1 is left, so two new streams evict nothing.
+      engine.releasePartition(1);
+      expect(engine.liveStreams()).toBe(1);
+      send(0, 6, 1);
+      send(0, 7, 1);
+      expect(evicted).toEqual([keyOf(2), keyOf(3)]);
+      send(0, 8, 1);
+      expect(evicted).toEqual([keyOf(2), keyOf(3), keyOf(1)]);
+      expect(engine.liveStreams()).toBe(3);
+      // Every evicted stream's window was written once, before it was forgotten.
+      for (const i of [1, 2, 3]) expect(out.points.filter((p) => p.measurement === MEASUREMENTS.window && p.tags['device_uuid'] === uuid(i))).toHaveLength(1);
+    });
   });
 
   describe('launch sampling (issue 14 item 4)', () => {

@@ -6,7 +6,7 @@ import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
 import { alertRecord, distributionRecord } from './kafka-records.ts';
-import { isSamplesObservation, streamIdentityOf, streamKeyOf, type Observation } from './launch-observation.ts';
+import { isSamplesObservation, streamIdentityOf, streamKeyOf, streamKeyOfObservation, type Observation } from './launch-observation.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
@@ -17,7 +17,7 @@ import {
   type WindowAccumulation,
   type WindowOptions,
 } from './stream-state.ts';
-import { computeWindowResult, type WindowComputeOptions, type WindowResult } from './window-result.ts';
+import { computeWindowResult, createWindowModelCache, type WindowComputeOptions, type WindowResult } from './window-result.ts';
 
 /**
  * The estimator's core, without I/O: takes frames-topic messages per partition, keeps the
@@ -196,6 +196,14 @@ export interface EstimatorEngine {
 }
 
 /**
+ * Distinct bases (histograms the model ran on) whose model answers an engine keeps
+ * (window-result.ts WindowModelCache), and their histogram entries in all: ~1 KB per basis
+ * plus ~12 bytes of key per entry, at most ~7 MB.
+ */
+const MODEL_CACHE_CAPACITY = 4096;
+const MODEL_CACHE_MAX_SUPPORT = 262_144;
+
+/**
  * Creates an engine.
  *
  * @example
@@ -206,6 +214,15 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   const partitions = new Map<number, PartitionState>();
   // Live streams share their device, host and label strings (identity-pool.ts).
   const identities = createIdentityPool();
+  // Window closes on a basis modelled before reuse its model (docs/estimator.md, Performance).
+  const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY, MODEL_CACHE_MAX_SUPPORT);
+  // Every live stream, least recently recorded first (a stream moves to the end when it records):
+  // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md, Performance).
+  const recency = new Map<StreamEntry, PartitionState>();
+  const touch = (entry: StreamEntry, part: PartitionState): void => {
+    recency.delete(entry);
+    recency.set(entry, part);
+  };
 
   const partitionState = (partition: number): PartitionState => {
     let state = partitions.get(partition);
@@ -277,7 +294,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     const started = options.monotonicMillis();
     let result: WindowResult;
     try {
-      result = computeWindowResult(entry.state.identity, window, basis, options.compute);
+      result = computeWindowResult(entry.state.identity, window, basis, options.compute, modelCache);
     } catch (error) {
       telemetry.modelError(error, entry.state.key);
       try {
@@ -305,60 +322,67 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     );
   };
 
-  const liveStreams = (): number => {
-    let count = 0;
-    for (const part of partitions.values()) count += part.streams.size;
-    return count;
+  const liveStreams = (): number => recency.size;
+
+  /** Drops a partition's state and its streams from the recency order. */
+  const forgetPartition = (partition: number): void => {
+    const part = partitions.get(partition);
+    if (part === undefined) return;
+    for (const entry of part.streams.values()) recency.delete(entry);
+    partitions.delete(partition);
   };
 
-  /** Forgets the stream that recorded least recently, after writing its open windows. */
+  /**
+   * Forgets the stream that recorded least recently (ties, e.g. streams restored together, in
+   * the order they were recorded or restored), after writing its open windows.
+   */
   const evictLeastRecent = (wallMillis: number): void => {
-    let oldest: { part: PartitionState; key: string; entry: StreamEntry } | undefined;
-    for (const part of partitions.values()) {
-      for (const [key, entry] of part.streams) {
-        if (oldest === undefined || entry.state.lastRecordWallMillis < oldest.entry.state.lastRecordWallMillis) oldest = { part, key, entry };
-      }
-    }
-    if (oldest === undefined) return;
-    emitClosed(oldest.entry, closeWindowsThrough(oldest.entry.state, Number.POSITIVE_INFINITY), wallMillis);
-    oldest.part.streams.delete(oldest.key);
-    oldest.part.dirty.delete(oldest.key);
-    oldest.part.forgotten.add(oldest.key);
-    telemetry.streamEvicted?.(oldest.key);
+    const first = recency.entries().next();
+    if (first.done === true) return;
+    const [entry, part] = first.value;
+    const key = entry.state.key;
+    recency.delete(entry);
+    emitClosed(entry, closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY), wallMillis);
+    part.streams.delete(key);
+    part.dirty.delete(key);
+    part.forgotten.add(key);
+    telemetry.streamEvicted?.(key);
   };
 
-  const handleObservation = (partition: number, offset: string, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
+  /** Records one observation at `offsetValue` (parsed once per message: BigInt parsing and arithmetic allocate). */
+  const handleObservation = (partition: number, offsetValue: bigint, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
     const part = partitionState(partition);
-    const offsetValue = BigInt(offset);
-    if (offsetValue + 1n > part.nextOffset) part.nextOffset = offsetValue + 1n;
+    const next = offsetValue + 1n;
+    if (next > part.nextOffset) part.nextOffset = next;
     // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
     // every later frame would be late. Rejected before anything is kept.
     if (observation.eventTimeMillis > wallMillis + options.maxFutureSkewMillis) return 'future';
-    const identity = streamIdentityOf(observation);
-    const key = streamKeyOf(identity);
+    const key = streamKeyOfObservation(observation);
     let entry = part.streams.get(key);
     if (entry === undefined) {
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxStreams !== undefined && liveStreams() >= options.maxStreams) evictLeastRecent(wallMillis);
-      entry = { partition, state: createStreamState(identities.share(identity)), alerts: createAlertState(), appliedOffset: -1n };
+      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1n };
       // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
+      touch(entry, part);
     } else if (offsetValue < entry.appliedOffset) {
       return 'replayed';
     }
-    entry.appliedOffset = offsetValue + 1n;
+    entry.appliedOffset = next;
     entry.alerts.staleRaised = false;
     part.dirty.add(entry.state.key);
     const outcome = recordObservation(entry.state, observation, options.window, wallMillis, sentMillis);
+    if (outcome.status === 'recorded') touch(entry, part);
     emitClosed(entry, outcome.closed, wallMillis);
     return outcome.status;
   };
 
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
-      const outcome = handleObservation(partition, offset, observation, wallMillis);
+      const outcome = handleObservation(partition, BigInt(offset), observation, wallMillis);
       telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
       return outcome;
     },
@@ -366,13 +390,15 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       let outcome: FrameOutcome;
       let type: FrameKind | undefined;
       let observation: Observation | undefined;
+      let offsetValue: bigint | undefined;
       try {
         const frame = decodeFrame(value);
         type = frame.type;
         const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
         observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
-        outcome = handleObservation(partition, offset, observation, wallMillis, recordTimestampMillis);
+        offsetValue = BigInt(offset);
+        outcome = handleObservation(partition, offsetValue, observation, wallMillis, recordTimestampMillis);
       } catch (error) {
         // Decoding and converting the frame can make it a bad frame (`rejected`); any other
         // failure is unexpected (`quarantined`): the last line of defence, so that one frame never
@@ -394,9 +420,12 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         outputs.quarantine?.(record);
         telemetry.quarantined?.(record, error);
       }
-      const part = partitionState(partition);
-      const next = BigInt(offset) + 1n;
-      if (next > part.nextOffset) part.nextOffset = next;
+      // handleObservation moved the partition's position already when it ran.
+      if (offsetValue === undefined) {
+        const part = partitionState(partition);
+        const next = BigInt(offset) + 1n;
+        if (next > part.nextOffset) part.nextOffset = next;
+      }
       telemetry.frame(outcome, type);
       return outcome;
     },
@@ -420,6 +449,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
             part.streams.delete(key);
             part.dirty.delete(key);
             part.forgotten.add(key);
+            recency.delete(entry);
           }
         }
       }
@@ -458,6 +488,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return { records, nextOffset };
     },
     restorePartition(partition, records, marker, wallMillis) {
+      forgetPartition(partition);
       const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
       if (marker !== undefined) {
         let parsed: { nextOffset?: unknown } | undefined;
@@ -479,7 +510,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // record is overwritten at the next checkpoint.
         try {
           const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
-          part.streams.set(key, { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) });
+          const entry: StreamEntry = { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) };
+          part.streams.set(key, entry);
+          touch(entry, part);
         } catch (error) {
           telemetry.checkpointCorrupt?.(key, error);
         }
@@ -487,7 +520,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       partitions.set(partition, part);
     },
     releasePartition(partition) {
-      partitions.delete(partition);
+      forgetPartition(partition);
     },
     hasPartition(partition) {
       return partitions.has(partition);

@@ -109,3 +109,21 @@ export function streamIdentityOf(observation: ObservationStream): StreamIdentity
 export function streamKeyOf(identity: StreamIdentity): string {
   return contractStreamKeyOf(identity);
 }
+
+/**
+ * The key of the stream an observation belongs to: the same text as
+ * `streamKeyOf(streamIdentityOf(observation))`, without building the identity (the per-frame
+ * path; docs/estimator.md, Performance).
+ *
+ * @example streamKeyOfObservation(observation) // 'matpow/matpow16|n=32|cpu|00000000-0000-0000-0000-000000000000|node7'
+ */
+export function streamKeyOfObservation(observation: ObservationStream): string {
+  return contractStreamKeyOf({
+    job: observation.job,
+    kernel: observation.kernel,
+    groupSize: observation.groupSize,
+    source: observation.source,
+    deviceUuid: observation.deviceUuid ?? NIL_UUID,
+    host: observation.host ?? '',
+  });
+}

@@ -10,8 +10,8 @@ import {
 } from './count-histogram.ts';
 import {
   isSamplesObservation,
-  streamIdentityOf,
   streamKeyOf,
+  streamKeyOfObservation,
   type LaunchObservation,
   type Observation,
   type SamplesObservation,
@@ -304,6 +304,8 @@ export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'fra
 
 function remember(memory: DedupeMemory, identity: bigint, capacity: number): void {
   memory.add(identity);
+  // Below capacity (every frame of a young stream) no iterator is made.
+  if (memory.size <= capacity) return;
   for (const oldest of memory) {
     if (memory.size <= capacity) break;
     memory.delete(oldest);
@@ -369,7 +371,7 @@ export function recordObservation(
   wallMillis: number,
   sentMillis?: number,
 ): RecordOutcome {
-  const key = streamKeyOf(streamIdentityOf(observation));
+  const key = streamKeyOfObservation(observation);
   if (key !== state.key) throw new RangeError(`observation of stream '${key}' recorded into state of '${state.key}'`);
   if (!Number.isFinite(observation.eventTimeMillis)) {
     throw new RangeError(`launch event time must be a finite number of milliseconds, got ${observation.eventTimeMillis}`);

@@ -8,7 +8,7 @@ import { windowPoints } from './series-points.ts';
 import { createWindowAccumulation, recordLaunchInWindow, recordSamplesInWindow } from './stream-state.ts';
 import { syntheticLaunchSummary } from './synthetic-launch.ts';
 import { testEngineOptions } from './test-support.ts';
-import { computeWindowResult, relativeError } from './window-result.ts';
+import { computeWindowResult, createWindowModelCache, relativeError } from './window-result.ts';
 
 const histogramOptions = testEngineOptions().window.histogram;
 
@@ -25,6 +25,45 @@ function windowOf(spec: string, groups: number, seed: number) {
 }
 
 describe('window-result', () => {
+  describe('model cache (docs/estimator.md, Performance)', () => {
+    it('returns the same result, bit for bit, as without the cache, for repeated and new bases, linearised, bootstrap, exact and Monte Carlo', () => {
+      const base = testEngineOptions().compute;
+      const settings = [
+        { ...base, bootstrapReplicates: 32, fitter: modelFitter },
+        { ...base, standardErrorMethod: 'bootstrap' as const, bootstrapReplicates: 8, quantileExactWorkLimit: 0, quantileSamples: 300 },
+      ];
+      for (const compute of settings) {
+        const cache = createWindowModelCache(4, 1_000);
+        // Bases repeat (seeds 1, 2, 1, 3, 2, …) and windows differ in start (the seeded parts).
+        const seeds = [1, 2, 1, 3, 2, 4, 5, 6, 1, 2, 7, 1];
+        seeds.forEach((seed, i) => {
+          const spec = seed % 2 === 0 ? 'pois(4)' : 'nbinom(3,0.2)';
+          const { window, identity } = windowOf(spec, 40, seed);
+          const moved = { ...window, startMillis: i * 10_000, endMillis: (i + 1) * 10_000 };
+          const plain = computeWindowResult(identity, moved, moved.histogram, compute);
+          const cached = computeWindowResult(identity, moved, moved.histogram, compute, cache);
+          expect(JSON.stringify(cached)).toBe(JSON.stringify(plain));
+        });
+        expect(cache.hits).toBeGreaterThan(0);
+        expect(cache.entries.size).toBeLessThanOrEqual(4);
+        expect(cache.support).toBeLessThanOrEqual(1_000);
+      }
+    });
+
+    it('keeps at most its number of bases and histogram entries, and no basis too large for its share', () => {
+      const compute = { ...testEngineOptions().compute, quantiles: false, sweepGroupSizes: [] };
+      const cache = createWindowModelCache(100, 64 * 20);
+      for (let seed = 1; seed <= 30; seed += 1) {
+        const { window, identity } = windowOf('pois(6)', 40, seed);
+        computeWindowResult(identity, window, window.histogram, compute, cache);
+      }
+      expect(cache.support).toBeLessThanOrEqual(64 * 20);
+      expect([...cache.entries.values()].reduce((sum, model) => sum + model.support, 0)).toBe(cache.support);
+      for (const model of cache.entries.values()) expect(model.support).toBeLessThanOrEqual(20);
+      expect(() => createWindowModelCache(0, 10)).toThrow(RangeError);
+    });
+  });
+
   describe('computeWindowResult', () => {
     it('gives a Poisson-bootstrap interval that covers the true E[X] in most windows (coverage of a nominal 95 % interval)', () => {
       const compute = { ...testEngineOptions().compute, bootstrapReplicates: 40, quantiles: false, sweepGroupSizes: [] };

@@ -209,6 +209,7 @@ export function computeWindowResult(
   window: WindowAccumulation,
   basis: CountHistogram,
   options: WindowComputeOptions,
+  cache?: WindowModelCache,
 ): WindowResult {
   const n = identity.groupSize;
   // A sum that overflowed is never used: what derives from it is left out, the rest is written.
@@ -239,20 +240,34 @@ export function computeWindowResult(
 
   const counts = representativeCounts(basis);
   if (basis.total > 0 && counts.size > 0) {
-    const distribution = distributionOf(counts);
-    const predicted = expectedLoss(distribution, n);
+    // What depends only on the basis counts and n comes from the cache when this exact basis
+    // was modelled before (docs/estimator.md, Performance); what is seeded per window (bootstrap,
+    // Monte Carlo quantiles) is computed every time.
+    const key = cache !== undefined && (cache.options === undefined || cache.options === options) ? modelCacheKey(counts, basis.total, n) : undefined;
+    let model = key === undefined ? undefined : cache!.entries.get(key);
+    let distribution: CategoricalDistribution | undefined;
+    if (model !== undefined) {
+      // Most recently used last: the oldest entry is the first one evicted.
+      cache!.entries.delete(key!);
+      cache!.entries.set(key!, model);
+      cache!.hits += 1;
+    } else {
+      distribution = distributionOf(counts);
+      model = basisModel(distribution, counts, basis.total, n, options);
+      if (key !== undefined) rememberModel(cache!, key, model, counts.size, options);
+    }
+    const predicted = model.predicted;
     lossPredicted = predicted;
-    workloadLossPredicted = workloadLoss(distribution, n);
+    workloadLossPredicted = model.workloadLoss;
     bound = binningErrorBound(basis, n, predicted);
-    const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
-    const method = options.standardErrorMethod ?? 'auto';
     if (options.bootstrapReplicates <= 0) {
       standardError = 0;
       standardErrorMethod = 'none';
-    } else if (method === 'linearised' || (method === 'auto' && counts.size < options.bootstrapReplicates)) {
-      standardError = linearisedStandardError(counts, n, predicted);
+    } else if (model.linearisedStandardError !== undefined) {
+      standardError = model.linearisedStandardError;
       standardErrorMethod = 'linearised';
     } else {
+      const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
       standardError = bootstrapStandardError(counts, n, options.bootstrapReplicates, seed);
       standardErrorMethod = 'bootstrap';
     }
@@ -260,30 +275,20 @@ export function computeWindowResult(
     lossPredictedLow = Math.max(1, predicted - halfWidth);
     lossPredictedHigh = Math.min(n, predicted + halfWidth);
     if (options.quantiles) {
-      const exact = exactCost(distribution, n).operations <= options.quantileExactWorkLimit;
-      const result = lossQuantiles(distribution, n, [0.5, 0.9, 0.99], {
-        method: exact ? 'exact' : 'monte-carlo',
-        random: createSeededRandom(seed ^ 0x5bd1e995),
-        samples: options.quantileSamples,
-      });
-      quantileValues = {
-        q50: quantileOf(result.quantiles, 0.5),
-        q90: quantileOf(result.quantiles, 0.9),
-        q99: quantileOf(result.quantiles, 0.99),
-        method: result.method,
-      };
+      if (model.exactQuantiles !== undefined) {
+        quantileValues = model.exactQuantiles;
+      } else {
+        const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
+        const result = lossQuantiles(distribution ?? distributionOf(counts), n, [0.5, 0.9, 0.99], {
+          method: 'monte-carlo',
+          random: createSeededRandom(seed ^ 0x5bd1e995),
+          samples: options.quantileSamples,
+        });
+        quantileValues = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
+      }
     }
-    if (options.sweepGroupSizes.length > 0) {
-      sweep = granularitySweep(distribution, options.sweepGroupSizes).map((row) => ({
-        groupSize: row.n,
-        lossPredicted: row.expectedLoss,
-        workloadLossPredicted: row.workloadLoss,
-      }));
-    }
-    if (options.fitter !== undefined) {
-      const best = options.fitter(distribution, basis.total)[0];
-      if (best !== undefined) fit = { family: best.family, parameters: best.parameters, logLikelihood: best.logLikelihood, aic: best.aic };
-    }
+    sweep = model.sweep;
+    fit = model.fit;
   }
 
   const sampled = window.samples === undefined ? undefined : summarizeSampledGroups(window.samples, n);
@@ -330,6 +335,107 @@ export function computeWindowResult(
     overflowedSums: window.overflowed === undefined ? [] : [...window.overflowed],
     histogram,
   };
+}
+
+/**
+ * The model's answers for one basis that depend only on its representative counts, its total
+ * and n (not on the window or the stream): μ_A, E[max]/E[W], the linearised standard error,
+ * exact quantiles, the sweep and the parametric fit. Seeded quantities (bootstrap, Monte Carlo
+ * quantiles) are left undefined and computed per window.
+ */
+interface BasisModel {
+  readonly predicted: number;
+  /** Entries of the basis (what the cache's size limit counts). */
+  readonly support: number;
+  readonly workloadLoss: number;
+  /** Set when the standard error is linearised (method `linearised`, or `auto` with fewer entries than replicates). */
+  readonly linearisedStandardError: number | undefined;
+  /** Set when the quantiles are exact (their work within quantileExactWorkLimit). */
+  readonly exactQuantiles: { readonly q50: number; readonly q90: number; readonly q99: number; readonly method: string } | undefined;
+  readonly sweep: WindowResult['sweep'];
+  readonly fit: ParametricFit | undefined;
+}
+
+/**
+ * A bounded cache of {@link BasisModel}s keyed by the exact basis (docs/estimator.md,
+ * Performance): a stream whose launches repeat one histogram, or many streams of one kernel on
+ * one input shape, pay for the model once. Least recently used entries are evicted beyond
+ * `capacity` bases or `maxSupport` histogram entries in all (the key text grows with them);
+ * a basis of more than maxSupport / 64 entries is not kept. One cache serves one set of WindowComputeOptions (the first it sees); calls with
+ * other options bypass it. A hit returns the very numbers the computation returned (same
+ * function, same input in the same order), so cached and uncached results are identical bits.
+ */
+export interface WindowModelCache {
+  readonly capacity: number;
+  readonly maxSupport: number;
+  /** Histogram entries of the bases held. */
+  support: number;
+  readonly entries: Map<string, BasisModel>;
+  options: WindowComputeOptions | undefined;
+  hits: number;
+  misses: number;
+}
+
+/**
+ * Creates an empty model cache holding at most `capacity` distinct bases (each ~1 KB) and
+ * `maxSupport` histogram entries in all (~12 bytes of key text each).
+ *
+ * @throws RangeError when capacity or maxSupport is not a positive integer.
+ * @example
+ * const cache = createWindowModelCache(4096, 262_144);
+ * computeWindowResult(identity, window, window.histogram, options, cache);
+ */
+export function createWindowModelCache(capacity: number, maxSupport: number): WindowModelCache {
+  if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`model cache capacity must be a positive integer, got ${capacity}`);
+  if (!Number.isInteger(maxSupport) || maxSupport < 1) throw new RangeError(`model cache support limit must be a positive integer, got ${maxSupport}`);
+  return { capacity, maxSupport, support: 0, entries: new Map(), options: undefined, hits: 0, misses: 0 };
+}
+
+/** Adds a computed model to the cache, evicting the least recently used beyond its limits. */
+function rememberModel(cache: WindowModelCache, key: string, model: BasisModel, support: number, options: WindowComputeOptions): void {
+  cache.options = options;
+  cache.misses += 1;
+  if (support > cache.maxSupport / 64) return;
+  cache.entries.set(key, model);
+  cache.support += support;
+  while (cache.entries.size > cache.capacity || cache.support > cache.maxSupport) {
+    const [oldestKey, oldest] = cache.entries.entries().next().value!;
+    cache.entries.delete(oldestKey);
+    cache.support -= oldest.support;
+  }
+}
+
+/** Exact text of a basis: n, total and every (representative, weight) in the map's order (the order the model consumes them in). */
+function modelCacheKey(counts: ReadonlyMap<number, number>, total: number, n: number): string {
+  let key = `${n}|${total}|`;
+  for (const [value, weight] of counts) key += `${value}:${weight},`;
+  return key;
+}
+
+/** Computes a {@link BasisModel} (what the cache holds). */
+function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<number, number>, total: number, n: number, options: WindowComputeOptions): BasisModel {
+  const predicted = expectedLoss(distribution, n);
+  const workload = workloadLoss(distribution, n);
+  const method = options.standardErrorMethod ?? 'auto';
+  const linearised =
+    options.bootstrapReplicates > 0 && (method === 'linearised' || (method === 'auto' && counts.size < options.bootstrapReplicates))
+      ? linearisedStandardError(counts, n, predicted)
+      : undefined;
+  let exactQuantiles: BasisModel['exactQuantiles'];
+  if (options.quantiles && exactCost(distribution, n).operations <= options.quantileExactWorkLimit) {
+    const result = lossQuantiles(distribution, n, [0.5, 0.9, 0.99], { method: 'exact' });
+    exactQuantiles = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
+  }
+  const sweep =
+    options.sweepGroupSizes.length > 0
+      ? granularitySweep(distribution, options.sweepGroupSizes).map((row) => ({ groupSize: row.n, lossPredicted: row.expectedLoss, workloadLossPredicted: row.workloadLoss }))
+      : [];
+  let fit: ParametricFit | undefined;
+  if (options.fitter !== undefined) {
+    const best = options.fitter(distribution, total)[0];
+    if (best !== undefined) fit = { family: best.family, parameters: best.parameters, logLikelihood: best.logLikelihood, aic: best.aic };
+  }
+  return { predicted, support: counts.size, workloadLoss: workload, linearisedStandardError: linearised, exactQuantiles, sweep, fit };
 }
 
 function quantileOf(quantiles: Readonly<Record<string, number>>, probability: number): number {

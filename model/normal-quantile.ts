@@ -25,6 +25,18 @@ export function normalCdf(x: number): number {
  * @example normalQuantileTwoSided(0.95) // ≈ 1.95996
  */
 export function normalQuantileTwoSided(level: number): number {
+  // A pure function called with one level per window close (60 bisection steps of erf):
+  // the last answer is remembered (docs/estimator.md, Performance).
+  if (level === lastLevel) return lastQuantile;
+  lastQuantile = bisectNormalQuantile(level);
+  lastLevel = level;
+  return lastQuantile;
+}
+
+let lastLevel = Number.NaN;
+let lastQuantile = Number.NaN;
+
+function bisectNormalQuantile(level: number): number {
   const target = 0.5 + level / 2;
   let low = 0;
   let high = 10;

@@ -202,3 +202,45 @@ describe('block runs (two levels, docs/model.md §11a)', () => {
     expect(samples.blocks).toBeUndefined();
   });
 });
+
+describe('recordSampledGroup locality sums (pairwise levels)', () => {
+  /** The sums lane by lane per sub-group size, as model.md §11 defines them: the reference. */
+  function referenceLocality(groups: readonly (readonly number[])[]): Record<string, { sum: number; sumSquares: number }> {
+    const locality: Record<string, { sum: number; sumSquares: number }> = {};
+    for (const counts of groups) {
+      const n = counts.length;
+      const subs: number[] = [];
+      for (let sub = 1; sub < n; sub *= 2) if (n % sub === 0) subs.push(sub);
+      subs.push(n);
+      for (const sub of subs) {
+        let a = 0;
+        for (let start = 0; start < n; start += sub) {
+          const part = counts.slice(start, start + sub);
+          const total = part.reduce((s, w) => s + w, 0);
+          a += total === 0 ? 1 : (sub * Math.max(0, ...part)) / total;
+        }
+        const entry = (locality[String(sub)] ??= { sum: 0, sumSquares: 0 });
+        entry.sum += a;
+        entry.sumSquares += a * a;
+      }
+    }
+    return locality;
+  }
+
+  it('gives the reference sums bit for bit for group sizes 1..64 (odd, even, powers of two), zeros and huge counts included (totals beyond 2^53 too)', () => {
+    const random = createSeededRandom(77);
+    for (let n = 1; n <= 64; n += 1) {
+      const groups = Array.from({ length: 5 }, (_, g) =>
+        Array.from({ length: n }, () => (g === 0 ? 0 : g === 4 ? random.nextInt(2 ** 30) * 1024 : g === 3 ? 2 ** 50 + random.nextInt(1000) : random.nextInt(g * 7))),
+      );
+      const samples = createSampledGroups();
+      for (const laneCounts of groups) recordSampledGroup(samples, { laneCounts, laneFinishTicks: laneCounts.map((w) => w + 1), durationTicks: 100 });
+      const expected = referenceLocality(groups);
+      expect(Object.keys(samples.locality!)).toEqual(Object.keys(expected));
+      for (const [sub, sums] of Object.entries(expected)) {
+        expect(Object.is(samples.locality![sub]!.sum, sums.sum), `n=${n} sub=${sub} sum`).toBe(true);
+        expect(Object.is(samples.locality![sub]!.sumSquares, sums.sumSquares), `n=${n} sub=${sub} sumSquares`).toBe(true);
+      }
+    }
+  });
+});

@@ -287,6 +287,66 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   samples.sumSquaredCounts += squares;
   samples.sumSquaredGroupTotals += total * total;
   const locality = (samples.locality ??= {});
+  if (total <= Number.MAX_SAFE_INTEGER) recordLocalityLevels(locality, group.laneCounts, total, max);
+  else recordLocalityDirect(locality, group.laneCounts);
+  addDivergenceObservation(samples.divergence, divergenceObservationOfGroup(group.laneCounts, duration));
+}
+
+type LocalitySums = NonNullable<SampledGroupsAccumulation['locality']>;
+
+function addLocality(locality: LocalitySums, sub: number, a: number): void {
+  const entry = (locality[String(sub)] ??= { sum: 0, sumSquares: 0 });
+  entry.sum += a;
+  entry.sumSquares += a * a;
+}
+
+/** Scratch of {@link recordLocalityLevels}: per sub-group maxima and totals of the current level. */
+let levelMax = new Float64Array(64);
+let levelTotal = new Float64Array(64);
+
+/**
+ * The locality sums for every power-of-two sub-group size n′ dividing n, and n itself: for each,
+ * a = Σ over the n/n′ consecutive sub-groups of n′·max/total (1 for an empty one). Each level's
+ * maxima and totals come from pairs of the level below (docs/estimator.md, Performance: n
+ * lanes read once instead of once per level). The totals are sums of safe integers below 2^53
+ * (the caller checks the group's total), so they are exact in any order, and a sums the
+ * sub-groups in ascending order: the same bits as {@link recordLocalityDirect}.
+ */
+function recordLocalityLevels(locality: LocalitySums, laneCounts: readonly number[], total: number, max: number): void {
+  const n = laneCounts.length;
+  if (levelMax.length < n) {
+    levelMax = new Float64Array(n);
+    levelTotal = new Float64Array(n);
+  }
+  for (let i = 0; i < n; i++) {
+    levelMax[i] = laneCounts[i]!;
+    levelTotal[i] = laneCounts[i]!;
+  }
+  let count = n;
+  // sub < n and sub divides n: the powers of two below n that divide it (as recordLocalityDirect).
+  for (let sub = 1; sub < n; sub *= 2) {
+    let a = 0;
+    for (let j = 0; j < count; j++) {
+      const subTotal = levelTotal[j]!;
+      a += subTotal === 0 ? 1 : (sub * levelMax[j]!) / subTotal;
+    }
+    addLocality(locality, sub, a);
+    // 2·sub divides n only if the count of sub-groups is even.
+    if (count % 2 !== 0) break;
+    count /= 2;
+    for (let j = 0; j < count; j++) {
+      const left = levelMax[2 * j]!;
+      const right = levelMax[2 * j + 1]!;
+      levelMax[j] = right > left ? right : left;
+      levelTotal[j] = levelTotal[2 * j]! + levelTotal[2 * j + 1]!;
+    }
+  }
+  addLocality(locality, n, total === 0 ? 1 : (n * max) / total);
+}
+
+/** The locality sums lane by lane for each sub-group size (groups whose total is beyond 2^53). */
+function recordLocalityDirect(locality: LocalitySums, laneCounts: readonly number[]): void {
+  const n = laneCounts.length;
   const subs: number[] = [];
   for (let sub = 1; sub < n; sub *= 2) if (n % sub === 0) subs.push(sub);
   subs.push(n);
@@ -296,17 +356,14 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
       let subMax = 0;
       let subTotal = 0;
       for (let i = start; i < start + sub; i++) {
-        const w = group.laneCounts[i]!;
+        const w = laneCounts[i]!;
         if (w > subMax) subMax = w;
         subTotal += w;
       }
       a += subTotal === 0 ? 1 : (sub * subMax) / subTotal;
     }
-    const entry = (locality[String(sub)] ??= { sum: 0, sumSquares: 0 });
-    entry.sum += a;
-    entry.sumSquares += a * a;
+    addLocality(locality, sub, a);
   }
-  addDivergenceObservation(samples.divergence, divergenceObservationOfGroup(group.laneCounts, duration));
 }
 
 /**

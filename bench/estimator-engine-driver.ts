@@ -1,0 +1,270 @@
+/**
+ * In-process driver of the estimator engine (docs/estimator.md, Performance): the bench's frames
+ * fed to `createEstimatorEngine` without Kafka or InfluxDB, timed in CPU time of this process
+ * (process.cpuUsage, user + system) so that the load of a shared machine changes the numbers
+ * little, and always against baselines measured in the same run, interleaved round by round:
+ * decoding the same frames alone, and optionally a second engine (`--baseline <dir>`: the root of
+ * another checkout, e.g. an export of main) on the same frames.
+ *
+ *     npx tsx bench/estimator-engine-driver.ts throughput [--baseline /tmp/ww-base] [--rounds 7] [--cases 10s,1s,samples] [--write]
+ *       (--write: bench/results/estimator-inprocess.json; a baseline tree: `git archive <commit> | tar -x -C /tmp/ww-base`
+ *       and a node_modules link in it)
+ *     npx tsx bench/estimator-engine-driver.ts profile --case 1s     # under node --cpu-prof (see below)
+ *     npx tsx bench/estimator-engine-driver.ts memory                # RSS: 10,000 live streams; 20,000 against a 10,000 cap
+ *     node --cpu-prof --cpu-prof-dir /tmp/prof --import tsx bench/estimator-engine-driver.ts profile --case 1s
+ *
+ * The engine runs with the service's default settings (engineOptionsFromConfig of an empty
+ * environment: the parametric fit, bootstrap/linearised standard error, exact or Monte Carlo
+ * quantiles, the sweep) and its points are turned into line protocol as the InfluxDB writer does.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { decodeFrame } from '../protocol/index.ts';
+import type * as EstimatorModule from '../estimator/index.ts';
+import { frameAt, samplesFrameAt, samplesTemplates, SUMMARIES_PER_SAMPLES_FRAME, templates } from './estimator-frames.ts';
+
+type Estimator = typeof EstimatorModule;
+
+/** One workload: frames in partition order, and the window length the engine runs with. */
+interface Workload {
+  readonly name: string;
+  readonly frames: readonly Buffer[];
+  /** The partition of each frame: its stream's (stream mod 6, as Kafka's key hashing keeps a stream in one partition). */
+  readonly partitions: readonly number[];
+  readonly windowMillis: number;
+  /** Launch summaries among the frames (the rest are GroupSamples frames). */
+  readonly summaries: number;
+}
+
+const START_MILLIS = 1_700_000_000_000;
+const WALL_MILLIS = Date.now() + 86_400_000;
+
+type CaseName = '10s' | '1s' | 'samples' | 'varied';
+
+/**
+ * The bench's throughput backlogs: 100 streams, event time 100 ms apart per stream; with
+ * GroupSamples, one per 4 launches of a stream. Their frames repeat one histogram per stream
+ * (as a kernel on inputs of one shape does), so a window's basis repeats too; `varied` (1 s
+ * windows) draws every launch afresh, so no two windows share a basis (the model cache never hits).
+ */
+export function workload(name: CaseName, frames: number): Workload {
+  const streams = 100;
+  const summaryTemplates = templates(streams, 3);
+  const freshTemplates = new Map<number, ReturnType<typeof templates>>();
+  const templateOf = (s: number, launch: number): (typeof summaryTemplates)[number] => {
+    if (name !== 'varied') return summaryTemplates[s]!;
+    let set = freshTemplates.get(launch);
+    if (set === undefined) freshTemplates.set(launch, (set = templates(streams, 1_000 + launch)));
+    return set[s]!;
+  };
+  const samples = name === 'samples' ? samplesTemplates(summaryTemplates, 4, 6) : [];
+  const out: Buffer[] = [];
+  const partitions: number[] = [];
+  let summaries = 0;
+  for (let k = 0; out.length < frames; k += 1) {
+    const s = k % streams;
+    const launch = Math.floor(k / streams);
+    const endMillis = START_MILLIS + launch * 100;
+    out.push(frameAt(templateOf(s, launch), k, endMillis));
+    partitions.push(s % 6);
+    summaries += 1;
+    if (name === 'samples' && (launch + s) % SUMMARIES_PER_SAMPLES_FRAME === 0) {
+      out.push(samplesFrameAt(samples[s]![launch % samples[s]!.length]!, k, endMillis));
+      partitions.push(s % 6);
+    }
+  }
+  return { name, frames: out, partitions, windowMillis: name === '1s' || name === 'varied' ? 1_000 : 10_000, summaries };
+}
+
+/** Runs `frames` through a fresh engine of `estimator` (the service's default settings) and closes every window. Returns the window closes. */
+function runEngine(estimator: Estimator, load: Workload, extra: Record<string, string> = {}): number {
+  const config = estimator.loadEstimatorConfig({ env: { WARPWATCH_WINDOW_MILLIS: String(load.windowMillis), WARPWATCH_HISTOGRAM_POINTS: 'false', ...extra } });
+  let windows = 0;
+  let lineBytes = 0;
+  const engine = estimator.createEstimatorEngine(
+    estimator.engineOptionsFromConfig(config),
+    {
+      writePoints: (points) => {
+        for (const point of points) lineBytes += estimator.toLineProtocol(point).length;
+      },
+      publishDistribution: (_key, value) => {
+        lineBytes += value.length;
+      },
+      publishAlert: () => {},
+    },
+    { frame: () => {}, windowClosed: () => (windows += 1), modelError: () => {}, alertRaised: () => {} },
+  );
+  load.frames.forEach((bytes, i) => engine.handleMessage(load.partitions[i]!, String(i), bytes, WALL_MILLIS));
+  engine.closeAll();
+  if (lineBytes === 0) throw new Error('no output');
+  return windows;
+}
+
+function cpuMicros(fn: () => void): number {
+  const before = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(before);
+  return used.user + used.system;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function loadEstimator(root: string): Promise<Estimator> {
+  return (await import(pathToFileURL(`${root}/estimator/index.ts`).href)) as Estimator;
+}
+
+function argument(name: string, fallback: string): string {
+  const at = process.argv.indexOf(name);
+  return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1]! : fallback;
+}
+
+async function throughput(): Promise<void> {
+  const current = await loadEstimator(fileURLToPath(new URL('..', import.meta.url)));
+  const baselineRoot = process.argv.includes('--baseline') ? argument('--baseline', '') : undefined;
+  const baseline = baselineRoot === undefined ? undefined : await loadEstimator(baselineRoot);
+  const rounds = Number(argument('--rounds', '7'));
+  const cases = argument('--cases', '10s,1s,samples,varied').split(',') as CaseName[];
+  // The Kafka bench's backlogs: 100,000 and 30,000 launch summaries; 12,000 with 3,000 GroupSamples frames.
+  const sizes = { '10s': 100_000, '1s': 30_000, samples: 15_000, varied: 10_000 };
+  const results: Record<string, unknown>[] = [];
+  const loadBefore = loadavg()[0];
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  for (const name of cases) {
+    const load = workload(name, sizes[name]);
+    const n = load.frames.length;
+    const times: Record<string, number[]> = { decode: [], current: [], baseline: [] };
+    let windows = 0;
+    // One warm-up of each, then rounds interleaved: decode, baseline, current.
+    for (let round = -1; round < rounds; round += 1) {
+      const decode = cpuMicros(() => {
+        for (const bytes of load.frames) decodeFrame(bytes);
+      });
+      const base = baseline === undefined ? Number.NaN : cpuMicros(() => runEngine(baseline, load));
+      const cur = cpuMicros(() => (windows = runEngine(current, load)));
+      if (round < 0) continue;
+      times.decode!.push(decode);
+      times.baseline!.push(base);
+      times.current!.push(cur);
+    }
+    const perFrame = (key: string): number => median(times[key]!) / n;
+    const decode = perFrame('decode');
+    const cur = perFrame('current');
+    const base = perFrame('baseline');
+    const result = {
+        case: name,
+        commit,
+        loadAverage1m: loadavg()[0],
+        frames: n,
+        launchSummaries: load.summaries,
+        windowCloses: windows,
+        rounds,
+        decodeCpuMicrosPerFrame: +decode.toFixed(3),
+        engineCpuMicrosPerFrame: +cur.toFixed(3),
+        engineRatioToDecode: +(cur / decode).toFixed(2),
+        launchSummariesPerCpuSecond: Math.round((load.summaries / (median(times.current!) / 1e6))),
+        ...(baseline === undefined
+          ? {}
+          : { baselineCpuMicrosPerFrame: +base.toFixed(3), baselineRatioToDecode: +(base / decode).toFixed(2), speedup: +(base / cur).toFixed(2), baselineLaunchSummariesPerCpuSecond: Math.round(load.summaries / (median(times.baseline!) / 1e6)) }),
+    };
+    results.push(result);
+    console.log(JSON.stringify(result));
+  }
+  if (process.argv.includes('--write')) {
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'estimator', 'model', 'protocol', 'contracts', 'bench'], { encoding: 'utf8' }).trim() !== '';
+    const file = fileURLToPath(new URL('./results/estimator-inprocess.json', import.meta.url));
+    // Cases not run this time keep their last record.
+    const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown>[] }).results ?? []) : [];
+    const kept = previous.filter((old) => !results.some((now) => now.case === old.case));
+    const record = {
+      machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadAverage1mStart: loadBefore, loadAverage1mEnd: loadavg()[0], node: process.version, date: new Date().toISOString(), commit, dirty },
+      timeBasis: 'cpu (process.cpuUsage, user + system), medians over interleaved rounds',
+      baseline: baselineRoot === undefined ? null : `engine of ${baselineRoot} (argument --baseline)`,
+      settings: 'engineOptionsFromConfig of an empty environment (the service defaults, parametric fit included), WARPWATCH_HISTOGRAM_POINTS=false as in the Kafka throughput bench; points turned into line protocol',
+      results: [...results, ...kept],
+    };
+    writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+    console.log(`wrote ${file}`);
+  }
+}
+
+/** Runs one case in a loop for a profiler (node --cpu-prof). */
+async function profile(): Promise<void> {
+  const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
+  const estimator = await loadEstimator(root);
+  const name = argument('--case', '1s') as CaseName;
+  const load = workload(name, Number(argument('--frames', '10000')));
+  const repeats = Number(argument('--repeats', '5'));
+  const used = cpuMicros(() => {
+    for (let r = 0; r < repeats; r += 1) runEngine(estimator, load);
+  });
+  console.log(JSON.stringify({ case: name, frames: load.frames.length, repeats, cpuMicrosPerFrame: +(used / (repeats * load.frames.length)).toFixed(3) }));
+}
+
+/**
+ * RSS of the engine holding `live` streams (3 launches each, 10 min windows open), and with
+ * `offered` distinct streams against a cap of `cap` (evictions). Run one per process (`--streams
+ * 10000` / `--streams 20000 --cap 10000`): RSS does not shrink after a case.
+ */
+async function memory(): Promise<void> {
+  const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
+  const estimator = await loadEstimator(root);
+  const streams = Number(argument('--streams', '10000'));
+  const cap = argument('--cap', '');
+  const launches = 3;
+  const shapes = templates(50, 4);
+  const config = estimator.loadEstimatorConfig({ env: { WARPWATCH_WINDOW_MILLIS: '600000', WARPWATCH_IDLE_CLOSE_MILLIS: '600000', ...(cap === '' ? {} : { WARPWATCH_MAX_STREAMS: cap }) } });
+  let evicted = 0;
+  let windows = 0;
+  let points = 0;
+  const engine = estimator.createEstimatorEngine(
+    estimator.engineOptionsFromConfig(config),
+    { writePoints: (p) => (points += p.length), publishDistribution: () => {}, publishAlert: () => {} },
+    { frame: () => {}, windowClosed: () => (windows += 1), modelError: () => {}, alertRaised: () => {}, streamEvicted: () => (evicted += 1) },
+  );
+  const rssBefore = process.memoryUsage().rss;
+  let offset = 0;
+  const started = process.cpuUsage();
+  for (let launch = 0; launch < launches; launch += 1) {
+    for (let s = 0; s < streams; s += 1) {
+      const template = { ...shapes[s % 50]!, job: `mem${s}` };
+      engine.handleMessage(s % 6, String(offset), frameAt(template, launch, START_MILLIS + launch * 1000), WALL_MILLIS + offset);
+      offset += 1;
+    }
+    // The service checkpoints every partition periodically (dirty streams encoded).
+    for (const partition of engine.partitions()) engine.checkpoint(partition);
+  }
+  const used = process.cpuUsage(started);
+  global.gc?.();
+  const usage = process.memoryUsage();
+  console.log(
+    JSON.stringify({
+      streamsOffered: streams,
+      cap: cap === '' ? null : Number(cap),
+      frames: offset,
+      liveStreams: engine.liveStreams(),
+      evicted,
+      windowsClosedByEviction: windows,
+      points,
+      cpuMicrosPerFrame: +((used.user + used.system) / offset).toFixed(1),
+      rssMegabytes: +(usage.rss / 1e6).toFixed(0),
+      rssBeforeMegabytes: +(rssBefore / 1e6).toFixed(0),
+      heapUsedMegabytes: +(usage.heapUsed / 1e6).toFixed(0),
+    }),
+  );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const mode = process.argv[2];
+  if (mode === 'throughput') await throughput();
+  else if (mode === 'profile') await profile();
+  else if (mode === 'memory') await memory();
+  else {
+    console.error('usage: estimator-engine-driver.ts throughput|profile|memory [options] (see the file header)');
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The estimator bench's synthetic frames, shared by bench/estimator.bench.ts, the in-process
+ * driver (bench/estimator-engine-driver.ts) and the golden-output test
+ * (estimator/engine-golden.test.ts): launch summaries of 64 groups × n=32 per stream from a
+ * seeded generator, and GroupSamples frames whose clocks follow the divergence-cost model.
+ */
+import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';
+import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import { syntheticLaunchSummary } from '../estimator/index.ts';
+
+export const GROUP_SIZE = 32;
+export const GROUPS_PER_LAUNCH = 64;
+/** Sampled groups per GroupSamples frame (here every group of the 64-group launch: sampling stride 1). */
+export const SAMPLED_GROUPS_PER_FRAME = 64;
+/** Mixed backlog: one GroupSamples frame per this many launch summaries. */
+export const SUMMARIES_PER_SAMPLES_FRAME = 4;
+/** Clock model of the synthetic sampled groups, in ticks (ns, CPU backend): T per iteration, δ per diverging exit, per-group overhead, lane noise 0..3. */
+export const ITERATION_TICKS = 40;
+export const DIVERGING_EXIT_TICKS = 12;
+export const GROUP_OVERHEAD_TICKS = 30;
+/** GroupSamples frames get frameSequence = this + launch (a launch's summary has frameSequence = launch), so dedupe keeps both. */
+export const SAMPLES_SEQUENCE_OFFSET = 2 ** 31;
+
+export function templates(streams: number, seed: number): LaunchSummaryFrame[] {
+  const random = createSeededRandom(seed);
+  return Array.from({ length: streams }, (_, s) =>
+    syntheticLaunchSummary({
+      job: `bench${s}`,
+      kernel: 'k',
+      deviceName: 'synthetic',
+      groupSize: GROUP_SIZE,
+      source: 'cpu',
+      launchId: 0n,
+      frameSequence: 0,
+      endMillis: 0,
+      groups: GROUPS_PER_LAUNCH,
+      distribution: CategoricalDistribution.fromPmf(new Map([[1 + (s % 7), 3], [10 + (s % 13), 2], [30, 1]])),
+      random,
+      measuredOverhead: 0.02,
+      measuredNoise: 0.01,
+    }),
+  );
+}
+
+export function frameAt(template: LaunchSummaryFrame, launch: number, endMillis: number): Buffer {
+  return Buffer.from(
+    encodeFrame({ ...template, launchId: BigInt(launch), frameSequence: launch, startUnixNanos: BigInt(endMillis - 1) * 1_000_000n, endUnixNanos: BigInt(endMillis) * 1_000_000n }),
+  );
+}
+
+/**
+ * A GroupSamples frame for a launch of `template`'s stream, every one of its groups sampled:
+ * lane counts 1 + Poisson(λ_g) with λ_g = λ_s·(0.5 + U) per group (λ_s = 4..12 by stream; the
+ * per-group factor makes counts correlated within a group), clocks consistent with the
+ * divergence-cost model: lane finish = c0 + T·w + noise, end = c0 + T·max + δ·(distinct − 1) + overhead + noise.
+ */
+export function sampledGroupsFrame(template: LaunchSummaryFrame, stream: number, random: RandomSource): GroupSamplesFrame {
+  const meanCount = 4 + (stream % 9);
+  const noise = (): bigint => BigInt(random.nextInt(4));
+  const groups = Array.from({ length: SAMPLED_GROUPS_PER_FRAME }, (_, g) => {
+    const lambda = meanCount * (0.5 + random.nextFloat());
+    const laneCounts = Array.from({ length: template.groupSize }, () => 1 + sampleFamily({ family: 'pois', lambda }, random));
+    const max = Math.max(...laneCounts);
+    const distinct = new Set(laneCounts).size;
+    const startClock = 1_000_000n * BigInt(g + 1);
+    return {
+      groupIndex: g,
+      startClock,
+      endClock: startClock + BigInt(ITERATION_TICKS * max + DIVERGING_EXIT_TICKS * (distinct - 1) + GROUP_OVERHEAD_TICKS) + noise(),
+      laneCounts,
+      laneFinishClocks: laneCounts.map((w) => startClock + BigInt(ITERATION_TICKS * w) + noise()),
+    };
+  });
+  const { job, kernel, launchId, frameSequence, source, groupSize, sync, device, startUnixNanos, endUnixNanos } = template;
+  return {
+    type: 'group-samples',
+    job,
+    kernel,
+    launchId,
+    frameSequence,
+    source,
+    groupSize,
+    sync,
+    device,
+    startUnixNanos,
+    endUnixNanos,
+    groupCount: SAMPLED_GROUPS_PER_FRAME,
+    selection: 'stride',
+    samplingStride: 1,
+    groups,
+  };
+}
+
+/** `variants` GroupSamples frames per stream (of `templates(streams, …)`), from one seeded generator. */
+export function samplesTemplates(summaryTemplates: readonly LaunchSummaryFrame[], variants: number, seed: number): GroupSamplesFrame[][] {
+  const random = createSeededRandom(seed);
+  return summaryTemplates.map((template, s) => Array.from({ length: variants }, () => sampledGroupsFrame(template, s, random)));
+}
+
+/** The GroupSamples frame of launch `launch` (same launchId and event time as its summary from frameAt). */
+export function samplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number): Buffer {
+  return Buffer.from(
+    encodeFrame({
+      ...template,
+      launchId: BigInt(launch),
+      frameSequence: SAMPLES_SEQUENCE_OFFSET + launch,
+      startUnixNanos: BigInt(endMillis - 1) * 1_000_000n,
+      endUnixNanos: BigInt(endMillis) * 1_000_000n,
+    }),
+  );
+}
