@@ -27,7 +27,9 @@ interface HistogramJson {
   t: number;
 }
 
-interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis' | 'overflowed' | 'sampleFrames' | 'samples'> {
+interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventMillis' | 'lastEventMillis' | 'overflowed' | 'sampleFrames' | 'samples' | 'clockedGroups'> {
+  /** Absent in checkpoints written before counts-only frames were told apart: all their groups counted as clocked. */
+  clockedGroups?: number;
   histogram: HistogramJson;
   /** The sums that overflowed (stream-state.ts); absent while none did, and in checkpoints written before overflow was tracked. */
   overflowed?: WindowAccumulation['overflowed'];
@@ -129,6 +131,14 @@ function withClockSumNames<T extends object>(json: T, legacySimt: string, legacy
   return { ...rest, sumSimtClocks: record.sumSimtClocks ?? simt, sumMimdClocks: record.sumMimdClocks ?? mimd } as T;
 }
 
+/** The overflowed sums of a stored window; an older one without clockedGroups takes over the state of `groups` for it. */
+function overflowedOf(window: WindowJson): WindowAccumulation['overflowed'] {
+  if (window.overflowed === undefined) return undefined;
+  const overflowed = [...window.overflowed];
+  if (window.clockedGroups === undefined && overflowed.includes('groups')) overflowed.push('clockedGroups');
+  return overflowed;
+}
+
 /**
  * Decodes a stream checkpoint. `wallMillis` becomes the stream's last-record time, so a
  * restored stream is not idle-closed before its backlog is re-read. `shareIdentity` maps the
@@ -168,7 +178,8 @@ export function decodeStreamCheckpoint(
       histogram: histogramFromJson(window.histogram),
       firstEventMillis: window.firstEventMillis ?? Number.POSITIVE_INFINITY,
       lastEventMillis: window.lastEventMillis ?? Number.NEGATIVE_INFINITY,
-      overflowed: window.overflowed === undefined ? undefined : [...window.overflowed],
+      clockedGroups: window.clockedGroups ?? window.groups,
+      overflowed: overflowedOf(window),
       sampleFrames: window.sampleFrames ?? 0,
       samples: window.samples === undefined ? undefined : withClockSumNames(window.samples, 'sumSimtTicks', 'sumMimdTicks'),
     });

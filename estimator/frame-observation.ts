@@ -94,6 +94,8 @@ export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
     laneCounts: group.laneCounts,
     laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
     durationTicks: Number(group.endClock - group.startClock),
+    // The counts-only mark (protocol/SPEC.md): every clock 0, so none was measured.
+    ...(group.startClock === 0n && group.endClock === 0n && group.laneFinishClocks.every((clock) => clock === 0n) ? { clocked: false } : {}),
   };
 }
 

@@ -83,7 +83,8 @@ export interface DistributionRecord {
   readonly sampled?: {
     readonly groups: number;
     readonly invalidGroups: number;
-    readonly lossMeasured: number;
+    /** Mean measured H of the clocked sampled groups; null when none was clocked (counts-only frames, protocol/SPEC.md). */
+    readonly lossMeasured: number | null;
     readonly lossCounts: number;
     readonly laneIdleFraction: number | null;
     readonly countIcc: number | null;
@@ -184,7 +185,7 @@ function sampledRecord(sampled: SampledGroupsResult | undefined): DistributionRe
   return {
     groups: sampled.groups,
     invalidGroups: sampled.invalidGroups,
-    lossMeasured: sampled.lossMeasured,
+    lossMeasured: orNull(sampled.lossMeasured),
     lossCounts: sampled.lossCounts,
     laneIdleFraction: orNull(sampled.laneIdleFraction),
     countIcc: orNull(sampled.countIcc),

@@ -64,6 +64,18 @@ export interface SamplesObservation extends ObservationIdentity {
   readonly blocks?: readonly (readonly number[])[];
 }
 
+/**
+ * Whether a launch summary carries the counts-only mark (protocol/SPEC.md, "Counts-only frames
+ * (no clock)"): groups counted, but sumSimtClocks = sumMimdClocks = sumLossMeasured = 0. A clocked
+ * summary cannot look like this (each counted group adds at least 1 to sumLossMeasured), so such
+ * a launch has no measured loss: it adds nothing to a window's measured values.
+ *
+ * @example isCountsOnly({ groups: 4, sumLossMeasured: 0, sumSimtClocks: 0, sumMimdClocks: 0 }) // true
+ */
+export function isCountsOnly(observation: Pick<LaunchObservation, 'groups' | 'sumLossMeasured' | 'sumSimtClocks' | 'sumMimdClocks'>): boolean {
+  return observation.groups > 0 && observation.sumLossMeasured === 0 && observation.sumSimtClocks === 0 && observation.sumMimdClocks === 0;
+}
+
 /** Either kind of observation. */
 export type Observation = LaunchObservation | SamplesObservation;
 

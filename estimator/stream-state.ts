@@ -9,6 +9,7 @@ import {
   type CountHistogramOptions,
 } from './count-histogram.ts';
 import {
+  isCountsOnly,
   isSamplesObservation,
   streamKeyOf,
   streamKeyOfObservation,
@@ -58,11 +59,17 @@ export interface WindowAccumulation {
   sumLossMeasured: number;
   sumSimtClocks: number;
   sumMimdClocks: number;
+  /**
+   * Groups of the window's clocked launch summaries (weighted like `groups`): the denominator of
+   * loss_measured. Counts-only summaries (protocol/SPEC.md, "Counts-only frames") add to `groups`
+   * but not here, and add 0 to the clock sums, so the measured values come from clocked launches only.
+   */
+  clockedGroups: number;
   /** Earliest and latest launch event time seen in the window. */
   firstEventMillis: number;
   lastEventMillis: number;
   /**
-   * The sums above (groups, units, sumLossCounts, sumLossMeasured, sumSimtClocks, sumMimdClocks)
+   * The sums above (groups, units, sumLossCounts, sumLossMeasured, sumSimtClocks, sumMimdClocks, clockedGroups)
    * whose next addition was not a finite number (docs/estimator.md, Overflow): such a sum keeps
    * its last finite value and is never used; the quantities derived from it are left out of the
    * window's results. Undefined while every sum is finite (the usual case).
@@ -75,10 +82,10 @@ export interface WindowAccumulation {
 }
 
 /** The additive numeric fields of a window whose overflow is tracked (see WindowAccumulation.overflowed). */
-export type WindowSum = 'groups' | 'units' | 'sumLossCounts' | 'sumLossMeasured' | 'sumSimtClocks' | 'sumMimdClocks';
+export type WindowSum = 'groups' | 'units' | 'sumLossCounts' | 'sumLossMeasured' | 'sumSimtClocks' | 'sumMimdClocks' | 'clockedGroups';
 
 /** Every {@link WindowSum}, in the order the fields are declared. */
-export const WINDOW_SUMS: readonly WindowSum[] = Object.freeze(['groups', 'units', 'sumLossCounts', 'sumLossMeasured', 'sumSimtClocks', 'sumMimdClocks']);
+export const WINDOW_SUMS: readonly WindowSum[] = Object.freeze(['groups', 'units', 'sumLossCounts', 'sumLossMeasured', 'sumSimtClocks', 'sumMimdClocks', 'clockedGroups']);
 
 /**
  * Adds `amount` to the window sum `field`, overflow-safe: when the result (or `amount` itself)
@@ -193,6 +200,7 @@ export function createWindowAccumulation(startMillis: number, windowMillis: numb
     sumLossMeasured: 0,
     sumSimtClocks: 0,
     sumMimdClocks: 0,
+    clockedGroups: 0,
     firstEventMillis: Number.POSITIVE_INFINITY,
     lastEventMillis: Number.NEGATIVE_INFINITY,
     overflowed: undefined,
@@ -226,6 +234,7 @@ export function recordLaunchInWindow(
   addToWindowSum(window, 'sumLossMeasured', observation.sumLossMeasured);
   addToWindowSum(window, 'sumSimtClocks', observation.sumSimtClocks);
   addToWindowSum(window, 'sumMimdClocks', observation.sumMimdClocks);
+  if (!isCountsOnly(observation)) addToWindowSum(window, 'clockedGroups', observation.groups);
   window.firstEventMillis = Math.min(window.firstEventMillis, observation.eventTimeMillis);
   window.lastEventMillis = Math.max(window.lastEventMillis, observation.eventTimeMillis);
 }
@@ -270,6 +279,7 @@ export function mergeWindowAccumulations(
     sumLossMeasured: a.sumLossMeasured,
     sumSimtClocks: a.sumSimtClocks,
     sumMimdClocks: a.sumMimdClocks,
+    clockedGroups: a.clockedGroups,
     firstEventMillis: Math.min(a.firstEventMillis, b.firstEventMillis),
     lastEventMillis: Math.max(a.lastEventMillis, b.lastEventMillis),
     overflowed: a.overflowed === undefined ? undefined : [...a.overflowed],

@@ -77,11 +77,11 @@ export interface WindowResult {
   readonly standardErrorMethod?: 'bootstrap' | 'linearised' | 'none' | undefined;
   /** μ_S: mean over the window's groups of H from counts. */
   readonly lossCounts: number | undefined;
-  /** μ_M: mean over the window's groups of measured C_SIMT/C_MIMD. */
+  /** μ_M: mean over the window's clocked groups of measured C_SIMT/C_MIMD; undefined when no launch of the window was clocked (counts-only frames). */
   readonly lossMeasured: number | undefined;
   /** E[max]/E[W] of the basis distribution. */
   readonly workloadLossPredicted: number | undefined;
-  /** ΣC_SIMT / ΣC_MIMD over the window. */
+  /** ΣC_SIMT / ΣC_MIMD over the window's clocked launches; undefined without clocks. */
   readonly workloadLossMeasured: number | undefined;
   /** η(a, b) = |(a − b)/a| (model.md §2c), named after (a, b). */
   readonly etaPredictedCounts: number | undefined;
@@ -216,7 +216,9 @@ export function computeWindowResult(
   const usable = (field: WindowSum): boolean => !hasOverflowed(window, field);
   const groupsKnown = usable('groups') && window.groups > 0;
   const lossCounts = groupsKnown && usable('sumLossCounts') ? window.sumLossCounts / window.groups : undefined;
-  const lossMeasured = groupsKnown && usable('sumLossMeasured') ? window.sumLossMeasured / window.groups : undefined;
+  // Measured values come from the clocked launches only (counts-only ones add no clocks: protocol/SPEC.md).
+  const lossMeasured =
+    usable('clockedGroups') && window.clockedGroups > 0 && usable('sumLossMeasured') ? window.sumLossMeasured / window.clockedGroups : undefined;
   const workloadLossMeasured =
     usable('sumSimtClocks') && usable('sumMimdClocks') && window.sumMimdClocks > 0 ? window.sumSimtClocks / window.sumMimdClocks : undefined;
   const windowTotal = window.histogram.total;

@@ -32,6 +32,12 @@ export interface SampledGroupInput {
   readonly laneFinishTicks: readonly number[];
   /** c_end − c0, clock ticks. */
   readonly durationTicks: number;
+  /**
+   * false for a group of a counts-only launch (protocol/SPEC.md, "Counts-only frames": its clocks
+   * are all 0, not measured): its counts are used, its clocks are not (no measured loss, no
+   * divergence-fit observation). Absent: clocked.
+   */
+  readonly clocked?: boolean | undefined;
 }
 
 /** Mergeable accumulation of the sampled groups of one window. */
@@ -42,8 +48,10 @@ export interface SampledGroupsAccumulation {
   invalidGroups: number;
   /** Lanes of the recorded groups. */
   lanes: number;
-  /** Σ over groups of measured H = C_SIMT/C_MIMD (1 when C_MIMD = 0). */
+  /** Σ over clocked groups of measured H = C_SIMT/C_MIMD (1 when C_MIMD = 0). */
   sumLossMeasured: number;
+  /** Recorded groups with clocks (see SampledGroupInput.clocked); absent in checkpoints written before counts-only groups were told apart (all clocked). */
+  clockedGroups?: number;
   /** Σ over groups of H from counts = n·max(w)/Σw (1 when all counts are 0). */
   sumLossCounts: number;
   /** Σ C_SIMT = n·(c_end − c0), ticks. */
@@ -201,8 +209,8 @@ export interface SampledDivergenceFit {
 export interface SampledGroupsResult {
   readonly groups: number;
   readonly invalidGroups: number;
-  /** Mean measured H of the sampled groups. */
-  readonly lossMeasured: number;
+  /** Mean measured H of the clocked sampled groups; undefined when none was clocked (counts-only frames). */
+  readonly lossMeasured: number | undefined;
   /** Mean H from counts of the sampled groups. */
   readonly lossCounts: number;
   /** 1 − ΣC_MIMD/ΣC_SIMT: share of lane time spent idle, waiting at the group's end; undefined when no time was measured. */
@@ -234,6 +242,7 @@ export function createSampledGroups(): SampledGroupsAccumulation {
     invalidGroups: 0,
     lanes: 0,
     sumLossMeasured: 0,
+    clockedGroups: 0,
     sumLossCounts: 0,
     sumSimtClocks: 0,
     sumMimdClocks: 0,
@@ -279,7 +288,11 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   const simt = n * duration;
   samples.groups += 1;
   samples.lanes += n;
-  samples.sumLossMeasured += mimd === 0 ? 1 : simt / mimd;
+  const clocked = group.clocked !== false;
+  if (clocked) {
+    samples.sumLossMeasured += mimd === 0 ? 1 : simt / mimd;
+    samples.clockedGroups = (samples.clockedGroups ?? samples.groups - 1) + 1;
+  }
   samples.sumLossCounts += total === 0 ? 1 : (n * max) / total;
   samples.sumSimtClocks += simt;
   samples.sumMimdClocks += mimd;
@@ -289,7 +302,7 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   const locality = (samples.locality ??= {});
   if (total <= Number.MAX_SAFE_INTEGER) recordLocalityLevels(locality, group.laneCounts, total, max);
   else recordLocalityDirect(locality, group.laneCounts);
-  addDivergenceObservation(samples.divergence, divergenceObservationOfGroup(group.laneCounts, duration));
+  if (clocked) addDivergenceObservation(samples.divergence, divergenceObservationOfGroup(group.laneCounts, duration));
 }
 
 type LocalitySums = NonNullable<SampledGroupsAccumulation['locality']>;
@@ -377,6 +390,7 @@ export function mergeSampledGroups(a: SampledGroupsAccumulation, b: SampledGroup
     invalidGroups: a.invalidGroups + b.invalidGroups,
     lanes: a.lanes + b.lanes,
     sumLossMeasured: a.sumLossMeasured + b.sumLossMeasured,
+    clockedGroups: (a.clockedGroups ?? a.groups) + (b.clockedGroups ?? b.groups),
     sumLossCounts: a.sumLossCounts + b.sumLossCounts,
     sumSimtClocks: a.sumSimtClocks + b.sumSimtClocks,
     sumMimdClocks: a.sumMimdClocks + b.sumMimdClocks,
@@ -451,7 +465,7 @@ export function summarizeSampledGroups(samples: SampledGroupsAccumulation, group
   return {
     groups: samples.groups,
     invalidGroups: samples.invalidGroups,
-    lossMeasured: samples.sumLossMeasured / samples.groups,
+    lossMeasured: (samples.clockedGroups ?? samples.groups) > 0 ? samples.sumLossMeasured / (samples.clockedGroups ?? samples.groups) : undefined,
     lossCounts: samples.sumLossCounts / samples.groups,
     laneIdleFraction: samples.sumSimtClocks > 0 ? 1 - samples.sumMimdClocks / samples.sumSimtClocks : undefined,
     countIcc: countIcc(samples, groupSize),

@@ -25,18 +25,24 @@ export interface StreamAnalysis {
   readonly lossPredicted: number;
   /** μ_S: mean over groups of H from counts. */
   readonly lossCounts: number;
-  /** μ_M: mean over groups of measured C_SIMT/C_MIMD. */
-  readonly lossMeasured: number;
+  /**
+   * μ_M: mean over the clocked groups of measured C_SIMT/C_MIMD; absent when no launch summary of
+   * the stream was clocked (counts-only frames, protocol/SPEC.md: not measured).
+   */
+  readonly lossMeasured?: number;
   /** E[max]/E[W] of the model on the observed distribution. */
   readonly workloadLossPredicted: number;
   /** n·Σmax/Σw over the observed groups. */
   readonly workloadLossCounts: number;
-  /** ΣC_SIMT/ΣC_MIMD over the observed groups (clocks). */
-  readonly workloadLossMeasured: number;
+  /** ΣC_SIMT/ΣC_MIMD over the clocked groups (1 when ΣC_MIMD = 0); absent without clocked summaries. */
+  readonly workloadLossMeasured?: number;
+  /** Groups of the clocked launch summaries (the others are counts-only: protocol/SPEC.md). */
+  readonly clockedGroups: number;
   /** η(a, b) = |(a − b)/a| between the three loss means. */
   readonly etaPredictedCounts: number;
-  readonly etaCountsMeasured: number;
-  readonly etaPredictedMeasured: number;
+  /** Absent with lossMeasured. */
+  readonly etaCountsMeasured?: number;
+  readonly etaPredictedMeasured?: number;
   /** Mean iterations per lane. */
   readonly meanCount: number;
   /** Sampled groups in GroupSamples frames, and sampled groups the device could not store. */
@@ -105,7 +111,7 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
     const n = first.groupSize;
     const counts = new Map<number, number>();
     let groups = 0, sumCountsLoss = 0, sumMeasuredLoss = 0, sumMax = 0, sumCounts = 0, droppedSamples = 0;
-    let sumSimt = 0n, sumMimd = 0n;
+    let sumSimt = 0n, sumMimd = 0n, clockedGroups = 0;
     for (const s of summaries) {
       for (const [value, count] of histogramToCounts(s.histogram)) counts.set(value, (counts.get(value) ?? 0) + count);
       groups += s.groupsCounted;
@@ -115,6 +121,7 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
       sumCounts += s.sumCounts;
       sumSimt += s.sumSimtClocks;
       sumMimd += s.sumMimdClocks;
+      if (!isCountsOnlySummary(s)) clockedGroups += s.groupsCounted;
       droppedSamples += s.droppedSamples;
     }
     if (groups === 0) continue;
@@ -124,8 +131,14 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
     const lossPredicted = allZero ? 1 : expectedLoss(distribution, n);
     const workloadLossPredicted = allZero ? 1 : workloadLoss(distribution, n);
     const lossCounts = sumCountsLoss / groups;
-    const lossMeasured = sumMeasuredLoss / groups;
-    const outcome = analyzeDivergence(samples, first.device.clockHz, divergenceSettings);
+    // Measured values from the clocked summaries only: a counts-only one adds 0 to every clock sum.
+    const measured = clockedGroups > 0;
+    const lossMeasured = sumMeasuredLoss / clockedGroups;
+    const clockedSamples = samples.filter((group) => !isCountsOnlySample(group));
+    const outcome =
+      clockedSamples.length === 0 && samples.length > 0 && divergenceSettings.mode !== 'off'
+        ? { note: 'the sampled groups have no clocks (counts-only frames): the divergence term needs clocked samples' }
+        : analyzeDivergence(clockedSamples, first.device.clockHz, divergenceSettings);
     const sampledAccumulation = createSampledGroups();
     for (const group of samples) recordSampledGroup(sampledAccumulation, sampledGroupInputOf(group));
     const countIcc = summarizeSampledGroups(sampledAccumulation, n)?.countIcc ?? null;
@@ -146,13 +159,13 @@ export function analyzeFrames(frames: readonly Frame[], options: AnalyzeOptions 
       groups,
       lossPredicted,
       lossCounts,
-      lossMeasured,
+      ...(measured ? { lossMeasured } : {}),
       workloadLossPredicted,
       workloadLossCounts: sumCounts === 0 ? 1 : (n * sumMax) / sumCounts,
-      workloadLossMeasured: sumMimd === 0n ? 1 : Number(sumSimt) / Number(sumMimd),
+      ...(measured ? { workloadLossMeasured: sumMimd === 0n ? 1 : Number(sumSimt) / Number(sumMimd) } : {}),
+      clockedGroups,
       etaPredictedCounts: relativeError(lossPredicted, lossCounts),
-      etaCountsMeasured: relativeError(lossCounts, lossMeasured),
-      etaPredictedMeasured: relativeError(lossPredicted, lossMeasured),
+      ...(measured ? { etaCountsMeasured: relativeError(lossCounts, lossMeasured), etaPredictedMeasured: relativeError(lossPredicted, lossMeasured) } : {}),
       meanCount: sumCounts / (groups * n),
       sampledGroups,
       droppedSamples,
@@ -184,14 +197,32 @@ export function observedDistributionOf(frames: readonly Frame[], stream: Pick<St
   return CategoricalDistribution.fromCounts(counts);
 }
 
+/**
+ * Whether a LaunchSummary carries the counts-only mark (protocol/SPEC.md, "Counts-only frames
+ * (no clock)"): groups counted, every clock sum and sumMeasuredLoss 0.
+ *
+ * @example isCountsOnlySummary({ groupsCounted: 4, sumSimtClocks: 0n, sumMimdClocks: 0n, sumMeasuredLoss: 0 }) // true
+ */
+export function isCountsOnlySummary(s: Pick<LaunchSummaryFrame, 'groupsCounted' | 'sumSimtClocks' | 'sumMimdClocks' | 'sumMeasuredLoss'>): boolean {
+  return s.groupsCounted > 0 && s.sumSimtClocks === 0n && s.sumMimdClocks === 0n && s.sumMeasuredLoss === 0;
+}
+
+/** Whether a sampled group carries the counts-only mark: start, end and every lane finish clock 0. */
+function isCountsOnlySample(group: GroupSample): boolean {
+  return group.startClock === 0n && group.endClock === 0n && group.laneFinishClocks.every((clock) => clock === 0n);
+}
+
+const NOT_MEASURED = 'not measured';
+
 function formatAnalysis(a: StreamAnalysis): string {
-  const pct = (x: number): string => `${(100 * x).toFixed(2)}%`;
+  const pct = (x: number | undefined): string => (x === undefined ? NOT_MEASURED : `${(100 * x).toFixed(2)}%`);
+  const fixed4 = (x: number | undefined): string => (x === undefined ? `${NOT_MEASURED} (no clocks: counts-only frames)` : x.toFixed(4));
   const cpuNote = a.source === 'cpu' ? '  (CPU lockstep backend: CPU SIMD lanes, not a GPU measurement)' : '';
   return [
     `${a.stream}  source=${a.source} n=${a.n} device=${a.device}${cpuNote}`,
     `  launches ${a.launches}, groups ${a.groups}, mean count ${a.meanCount.toFixed(3)}, sampled groups ${a.sampledGroups}${a.droppedSamples ? ` (+${a.droppedSamples} dropped)` : ''}${a.countIcc === null ? '' : `, ICC(counts) ${a.countIcc.toFixed(3)}`}`,
-    `  lossPredicted ${a.lossPredicted.toFixed(4)}   lossCounts ${a.lossCounts.toFixed(4)}   lossMeasured ${a.lossMeasured.toFixed(4)}`,
-    `  workloadLoss predicted ${a.workloadLossPredicted.toFixed(4)}   counts ${a.workloadLossCounts.toFixed(4)}   measured ${a.workloadLossMeasured.toFixed(4)}`,
+    `  lossPredicted ${a.lossPredicted.toFixed(4)}   lossCounts ${a.lossCounts.toFixed(4)}   lossMeasured ${fixed4(a.lossMeasured)}`,
+    `  workloadLoss predicted ${a.workloadLossPredicted.toFixed(4)}   counts ${a.workloadLossCounts.toFixed(4)}   measured ${fixed4(a.workloadLossMeasured)}`,
     `  η(predicted, counts) ${pct(a.etaPredictedCounts)}   η(counts, measured) ${pct(a.etaCountsMeasured)}   η(predicted, measured) ${pct(a.etaPredictedMeasured)}`,
     ...formatDivergence(a),
   ].join('\n');

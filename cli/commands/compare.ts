@@ -31,6 +31,7 @@ function formatStream(s: StreamComparison): string {
     `${s.streamB === undefined ? s.stream : `A ${s.stream} ↔ B ${s.streamB}`} n=${s.n}  (A: ${s.launchesA} launch(es), SE over ${s.basisA}; B: ${s.launchesB} launch(es), SE over ${s.basisB})`,
     `  ${''.padEnd(17)} ${'A'.padEnd(20)} ${'B'.padEnd(20)} ${'B − A'.padEnd(10)} ${'B / A'.padEnd(9)}  change`,
     ...s.values.map(formatValue),
+    ...(s.notMeasured === undefined ? [] : [`  ${LABELS.lossMeasured.padEnd(17)} not measured in ${s.notMeasured.join(' and ')} (no clocks: counts-only frames)`]),
   ].join('\n');
 }
 

@@ -15,7 +15,7 @@
 import { createSampledGroups, recordSampledGroup } from '../../model/index.ts';
 import { sampledGroupInputOf } from '../../estimator/index.ts';
 import { streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { analyzeFrames, type StreamAnalysis } from '../commands/analyze.ts';
+import { analyzeFrames, isCountsOnlySummary, type StreamAnalysis } from '../commands/analyze.ts';
 
 /** |z| above which a change is called beyond noise (two-sided p ≈ 0.0027 under normality). */
 export const NOISE_Z = 3;
@@ -61,6 +61,11 @@ export interface StreamComparison {
   readonly launchesB: number;
   readonly basisA: NoiseBasis;
   readonly basisB: NoiseBasis;
+  /**
+   * The runs whose stream has no clocked launch (counts-only frames, protocol/SPEC.md): lossMeasured
+   * is then not measured there and left out of `values`; absent when both runs measured it.
+   */
+  readonly notMeasured?: readonly ('A' | 'B')[];
   readonly values: readonly ComparedValue[];
 }
 
@@ -89,6 +94,8 @@ interface RunNoise {
 
 const keyOf = (stream: string, n: number): string => `${stream} n=${n}`;
 
+const finiteOrNull = (value: number | undefined): number | null => (value !== undefined && Number.isFinite(value) ? value : null);
+
 /** SE of ΣY/ΣX over units (the delta method); needs ≥ 2 units and ΣX > 0. */
 function ratioStandardError(ys: readonly number[], xs: readonly number[]): number {
   const sumY = ys.reduce((s, y) => s + y, 0);
@@ -109,10 +116,12 @@ function meanStandardError(values: readonly number[], count: number): number {
 function runNoise(summaries: readonly LaunchSummaryFrame[], samples: readonly GroupSample[], n: number, groups: number): RunNoise {
   if (summaries.length >= 2) {
     const g = summaries.map((s) => s.groupsCounted);
+    // The measured loss over the clocked launches only (counts-only ones have none: protocol/SPEC.md); NaN (no SE) with fewer than 2.
+    const clocked = summaries.filter((s) => !isCountsOnlySummary(s));
     return {
       basis: 'launches',
       standardErrors: {
-        lossMeasured: ratioStandardError(summaries.map((s) => s.sumMeasuredLoss), g),
+        lossMeasured: clocked.length >= 2 ? ratioStandardError(clocked.map((s) => s.sumMeasuredLoss), clocked.map((s) => s.groupsCounted)) : Number.NaN,
         lossCounts: ratioStandardError(summaries.map((s) => s.sumCountsLoss), g),
         meanCount: ratioStandardError(summaries.map((s) => s.sumCounts), g.map((x) => x * n)),
       },
@@ -122,13 +131,16 @@ function runNoise(summaries: readonly LaunchSummaryFrame[], samples: readonly Gr
   const perGroup = samples.map((group) => {
     const one = createSampledGroups();
     recordSampledGroup(one, sampledGroupInputOf(group));
-    return one.groups === 1 ? { lossMeasured: one.sumLossMeasured, lossCounts: one.sumLossCounts, meanCount: one.sumCounts / one.lanes } : undefined;
+    return one.groups === 1 ? { clocked: one.clockedGroups === 1, lossMeasured: one.sumLossMeasured, lossCounts: one.sumLossCounts, meanCount: one.sumCounts / one.lanes } : undefined;
   }).filter((v) => v !== undefined);
   if (perGroup.length < 2) return { basis: 'none', standardErrors: null };
   return {
     basis: 'sampled groups',
     standardErrors: {
-      lossMeasured: meanStandardError(perGroup.map((v) => v.lossMeasured), groups),
+      lossMeasured: (() => {
+        const clocked = perGroup.filter((v) => v.clocked);
+        return clocked.length >= 2 ? meanStandardError(clocked.map((v) => v.lossMeasured), groups) : Number.NaN;
+      })(),
       lossCounts: meanStandardError(perGroup.map((v) => v.lossCounts), groups),
       meanCount: meanStandardError(perGroup.map((v) => v.meanCount), groups),
     },
@@ -192,7 +204,8 @@ export function compareRuns(framesA: readonly Frame[], framesB: readonly Frame[]
     if (right === undefined) continue;
     usedB.add(keyB);
     const se = (run: RunNoise, q: ComparedQuantity): number | null =>
-      q === 'lossMeasured' || q === 'lossCounts' || q === 'meanCount' ? (run.standardErrors?.[q] ?? null) : null;
+      q === 'lossMeasured' || q === 'lossCounts' || q === 'meanCount' ? finiteOrNull(run.standardErrors?.[q]) : null;
+    const notMeasured = [...(left.analysis.lossMeasured === undefined ? ['A' as const] : []), ...(right.analysis.lossMeasured === undefined ? ['B' as const] : [])];
     streams.push({
       stream: left.analysis.stream,
       ...(right.analysis.stream === left.analysis.stream ? {} : { streamB: right.analysis.stream }),
@@ -201,7 +214,12 @@ export function compareRuns(framesA: readonly Frame[], framesB: readonly Frame[]
       launchesB: right.analysis.launches,
       basisA: left.noise.basis,
       basisB: right.noise.basis,
-      values: COMPARED.map((q) => compareValue(q, left.analysis[q], right.analysis[q], se(left.noise, q), se(right.noise, q))),
+      ...(notMeasured.length === 0 ? {} : { notMeasured }),
+      values: COMPARED.flatMap((q) => {
+        const valueA = left.analysis[q];
+        const valueB = right.analysis[q];
+        return valueA === undefined || valueB === undefined ? [] : [compareValue(q, valueA, valueB, se(left.noise, q), se(right.noise, q))];
+      }),
     });
   }
   return {
