@@ -71,9 +71,6 @@ function canonical(frame: Frame): unknown {
 }
 
 // C0, DEL and C1 control characters: the identity rule forbids them in job, kernel and device name.
-const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
-const hasControlIn = (text: string): boolean => Array.from(text).some((ch) => isControl(ch.codePointAt(0)!));
-const hasControl = (f: Frame): boolean => hasControlIn(f.job) || hasControlIn(f.kernel) || hasControlIn(f.device.name);
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 describe('python package', () => {
@@ -107,20 +104,12 @@ describe('python package', () => {
     expect(result.status, result.stderr).toBe(0);
     const decoded = JSON.parse(result.stdout) as ({ ok: true; fields: unknown; reencoded: boolean } | { ok: false; code: string; message: string })[];
     expect(decoded).toHaveLength(frames.length);
-    let accepted = 0, rejected = 0;
+    // frameArbitrary draws identities within the rules (contracts/stream-identity.ts), so every
+    // frame must be accepted; frames that break them (control characters, a backslash InfluxDB
+    // cannot store) are the invalid golden vectors, which pytest checks are rejected with their code.
     frames.forEach((frame, i) => {
-      const out = decoded[i]!;
-      if (hasControl(frame)) {
-        // The identity rule: Python rejects control characters in identity strings.
-        expect(out, `frame ${i}`).toMatchObject({ ok: false, code: 'WW_ERR_FRAME_INVALID' });
-        rejected++;
-        return;
-      }
-      expect(out, `frame ${i}`).toEqual({ ok: true, fields: canonical(decodeFrame(encodeFrame(frame))), reencoded: true });
-      accepted++;
+      expect(decoded[i], `frame ${i}`).toEqual({ ok: true, fields: canonical(decodeFrame(encodeFrame(frame))), reencoded: true });
     });
-    expect(accepted).toBeGreaterThan(100);
-    expect(rejected).toBeGreaterThan(10);
   }, 300_000);
 
   it('encodes what the TypeScript codec decodes (random Python frames), field for field and byte for byte on re-encode', async () => {
