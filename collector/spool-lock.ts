@@ -14,6 +14,11 @@ export interface SpoolLockOptions {
   readonly leaseMillis?: number;
   /** Called once when a stale LOCK is taken over (what it said and why it is stale). */
   readonly onTakeOver?: (message: string) => void;
+  /**
+   * How long a bind of the lock socket that the kernel refuses is retried before the directory
+   * is called busy (ms, default 3 000): a holder killed a moment ago may still be tearing down.
+   */
+  readonly busyRetryMillis?: number;
 }
 
 /** A held spool lock. */
@@ -117,15 +122,28 @@ export function acquireSpoolLock(directory: string, options: SpoolLockOptions = 
   const own = namespaceOf();
   let server: Server | undefined;
   if (process.platform === 'linux') {
-    server = createServer((socket) => socket.destroy());
-    server.on('error', () => {
-      // A failed bind is seen through `listening` below (it is reported on the next tick too).
-    });
-    // Node binds and listens synchronously for a unix socket: `listening` is the answer.
-    server.listen(`\0warpwatch-spool/${identity.dev}/${identity.ino}`);
-    if (!server.listening) {
-      const holder = holderOf(readLockInfo(lockPath));
-      throw new SpoolError('WW_ERR_SPOOL_LOCKED', `spool directory ${directory} is in use by a live collector (LOCK names ${holder}); give each collector its own --spool-dir`, lockPath);
+    const name = `\0warpwatch-spool/${identity.dev}/${identity.ino}`;
+    // A holder that was just killed can still hold the socket for a moment: a multi-threaded
+    // process shows as a zombie once its main thread has exited, while its other threads (and so
+    // its open files) are still being torn down. So a refused bind is retried for a short while
+    // before the directory is called busy (docs/collector.md "The spool lock").
+    const deadline = Date.now() + (options.busyRetryMillis ?? 3_000);
+    for (;;) {
+      const candidate = createServer((socket) => socket.destroy());
+      candidate.on('error', () => {
+        // A failed bind is seen through `listening` below (it is reported on the next tick too).
+      });
+      // Node binds and listens synchronously for a unix socket: `listening` is the answer.
+      candidate.listen(name);
+      if (candidate.listening) {
+        server = candidate;
+        break;
+      }
+      if (Date.now() >= deadline) {
+        const holder = holderOf(readLockInfo(lockPath));
+        throw new SpoolError('WW_ERR_SPOOL_LOCKED', `spool directory ${directory} is in use by a live collector (LOCK names ${holder}); give each collector its own --spool-dir`, lockPath);
+      }
+      sleepSync(50);
     }
     server.unref();
   }
