@@ -38,6 +38,7 @@ export function estimatorEnv(id: string, database: string, groupId: string, extr
     WARPWATCH_DISTRIBUTIONS_TOPIC: `${id}.distributions`,
     WARPWATCH_ALERTS_TOPIC: `${id}.alerts`,
     WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`,
+    WARPWATCH_DLQ_TOPIC: `${id}.dlq`,
     WARPWATCH_WINDOW_MILLIS: '1000',
     WARPWATCH_IDLE_CLOSE_MILLIS: '1500',
     WARPWATCH_CHECKPOINT_INTERVAL_MILLIS: '300',
