@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { defaultSocketPath } from '../collector/index.ts';
 import { createProgram } from './main.ts';
 
 // Issue 18: the docs must stand alone. Every "model.md §2c"-style citation in help text, code and
@@ -136,5 +137,100 @@ describe('docs citations', () => {
     const sections = sectionsOf(join(ROOT, 'docs', 'model.md'));
     for (const id of ['1', '2', '2a', '2b', '2c', '2d', '3', '4', '5', '6', '7', '8', '9', '10']) expect(sections.has(id), `§${id}`).toBe(true);
     expect(existsSync(join(ROOT, 'docs', 'architecture.md'))).toBe(true);
+  });
+});
+
+// README.md and docs/ quote repository paths, npm scripts, the collector's default socket and the
+// demo's run times; these checks keep the quotes true where that needs no run (docs/demo.md).
+
+/** README.md and every page under docs/, relative to the repository root. */
+function userDocs(): string[] {
+  return ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+}
+
+/** Quoted paths that name no committed file on purpose, each with why. */
+const NOT_COMMITTED: Readonly<Record<string, string>> = {
+  'deploy/.env': 'the user writes it; docker compose reads it from deploy/',
+};
+
+/**
+ * Repository paths `text` quotes: in backticks, or in prose with a file extension, starting with a
+ * top-level folder of the repository (`deploy/k8s/`, cli/commands/demo.ts). Globs and "..." are left out.
+ */
+export function quotedRepositoryPaths(text: string, topFolders: readonly string[]): string[] {
+  const folders = topFolders.map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const paths = new Set<string>();
+  for (const match of text.matchAll(new RegExp(`\`((?:${folders})/[\\w./-]*)\``, 'g'))) paths.add(match[1]!);
+  for (const match of text.matchAll(new RegExp(`(?<![\\w./$<{-])((?:${folders})/[\\w./-]*\\.[a-z]+)\\b`, 'g'))) paths.add(match[1]!);
+  return [...paths].filter((path) => !/\*|\.\.\./.test(path)).map((path) => path.replace(/[.]$/, ''));
+}
+
+describe('quoted paths, scripts, defaults and timings in README.md and docs/', () => {
+  const topFolders = readdirSync(ROOT).filter((name) => !name.startsWith('.') && name !== 'node_modules' && statSync(join(ROOT, name)).isDirectory());
+  const docs = userDocs().map((file) => ({ file, text: readFileSync(join(ROOT, file), 'utf8') }));
+
+  it('quotedRepositoryPaths finds backticked and prose paths under top-level folders only', () => {
+    expect(quotedRepositoryPaths('see `deploy/k8s/` and cli/commands/demo.ts, not a/b.ts or `collector/estimator` pairs', ['deploy', 'cli', 'collector']).sort()).toEqual(
+      ['cli/commands/demo.ts', 'collector/estimator', 'deploy/k8s/'].sort(),
+    );
+    expect(quotedRepositoryPaths('`docs/*.md`, `deploy/...`, ${X}/cli/x.ts', ['docs', 'deploy', 'cli'])).toEqual([]);
+  });
+
+  it('every repository path the docs quote exists', () => {
+    const missing: string[] = [];
+    let checked = 0;
+    for (const { file, text } of docs) {
+      for (const path of quotedRepositoryPaths(text, topFolders)) {
+        checked += 1;
+        if (!(path in NOT_COMMITTED) && !existsSync(join(ROOT, path))) missing.push(`${file}: ${path}`);
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    expect(missing).toEqual([]);
+  });
+
+  it('every `npm run <script>` the docs name is a script in package.json', () => {
+    const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    const named = docs.flatMap(({ file, text }) => [...text.matchAll(/npm run ([\w:-]+)/g)].map((m) => ({ file, script: m[1]! })));
+    expect(named.length).toBeGreaterThan(5);
+    expect(named.filter(({ script }) => !scripts.includes(script)).map(({ file, script }) => `${file}: npm run ${script}`)).toEqual([]);
+  });
+
+  it("the collector's default socket the docs give is the code's (collector/config.ts defaultSocketPath)", () => {
+    const xdg = defaultSocketPath({ XDG_RUNTIME_DIR: '/run/user/1000' }).replace('/run/user/1000', '$XDG_RUNTIME_DIR');
+    const uid = process.getuid?.() ?? 0;
+    const fallback = defaultSocketPath({}).replace(`warpwatch-${uid}`, 'warpwatch-<uid>');
+    expect(xdg).toBe('$XDG_RUNTIME_DIR/warpwatch/collector.sock');
+    const wrong: string[] = [];
+    let quoted = 0;
+    for (const { file, text } of docs) {
+      for (const match of text.matchAll(/\$XDG_RUNTIME_DIR\/[\w./-]*|\/tmp\/warpwatch[\w<>./-]*|\$TMPDIR\/warpwatch[\w<>./-]*/g)) {
+        quoted += 1;
+        const path = match[0].replace(/\.$/, '');
+        // A quote may stop at the folder ("/tmp/warpwatch-<uid>/"), never differ.
+        if (!xdg.startsWith(path) && !fallback.startsWith(path)) wrong.push(`${file}: ${path} (the code's default: ${xdg}, else ${fallback})`);
+      }
+    }
+    expect(quoted).toBeGreaterThanOrEqual(4);
+    expect(wrong).toEqual([]);
+  });
+
+  it('the run times quoted for `demo --quick` and the full demo are the same range everywhere, quick below full', () => {
+    const quick = new Set<string>();
+    const full = new Set<string>();
+    for (const { text } of docs) {
+      for (const line of text.split('\n')) {
+        const range = /(\d+)–(\d+) s\b/.exec(line);
+        if (range === null) continue;
+        if (/demo --quick|^\|\s*`--quick`/.test(line)) quick.add(range[0]);
+        else if (/npm run demo\b|warpwatch demo\b/.test(line)) full.add(range[0]);
+      }
+    }
+    expect([...quick]).toHaveLength(1);
+    expect([...full]).toHaveLength(1);
+    const [quickLow, quickHigh] = [...quick][0]!.match(/\d+/g)!.map(Number);
+    const [fullLow, fullHigh] = [...full][0]!.match(/\d+/g)!.map(Number);
+    expect(quickLow!).toBeLessThan(fullLow!);
+    expect(quickHigh!).toBeLessThan(fullHigh!);
   });
 });

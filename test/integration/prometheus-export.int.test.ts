@@ -313,3 +313,82 @@ describe('Prometheus "Imbalance overview": every PromQL query against Prometheus
     }
   });
 });
+
+/**
+ * The PromQL queries docs/exporting.md and docs/querying.md show, read from their ```promql code
+ * blocks (one query a line, `# comment` after it), so a doc edit cannot drift from this test.
+ */
+function documentedPromqlQueries(): { file: string; query: string }[] {
+  const queries: { file: string; query: string }[] = [];
+  for (const file of ['docs/exporting.md', 'docs/querying.md']) {
+    const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+    for (const block of text.matchAll(/```promql\n([\s\S]*?)```/g)) {
+      for (const line of (block[1] ?? '').split('\n')) {
+        const query = line.replace(/\s+#\s.*$/, '').trim();
+        if (query !== '') queries.push({ file, query });
+      }
+    }
+  }
+  return queries;
+}
+
+describe('the PromQL queries the docs show, against Prometheus 2.42 scraping the estimator', () => {
+  const A = expected(A2);
+  const B = expected(B1);
+  // What each documented query must return here, by output labels, computed from the frames sent
+  // (C was evicted by the cap and is stale in the scraper). A query without an entry fails: a new
+  // doc query needs an expectation.
+  const want: Record<string, { key: (metric: Readonly<Record<string, string>>) => string; values: Record<string, [number, number]>; optional?: Record<string, [number, number]> }> = {
+    'warpwatch_loss_measured{warpwatch_job="$JOB"}': { key: (m) => m['warpwatch_stream'] ?? '', values: { [`${A1.job}/k`]: [A.lossMeasured, A.lossMeasured] } },
+    'warpwatch_loss_measured / warpwatch_loss_predicted': {
+      key: (m) => m['warpwatch_stream'] ?? '',
+      values: { [`${A1.job}/k`]: [A.lossMeasured / A.lossPredicted, A.lossMeasured / A.lossPredicted], [`${B1.job}/k`]: [B.lossMeasured / B.lossPredicted, B.lossMeasured / B.lossPredicted] },
+    },
+    'max by (warpwatch_job) (warpwatch_lane_idle_ratio{warpwatch_basis="measured"})': {
+      key: (m) => m['warpwatch_job'] ?? '',
+      values: { [A1.job]: [A.idleMeasured, A.idleMeasured], [B1.job]: [B.idleMeasured, B.idleMeasured] },
+    },
+    'sum by (warpwatch_job) (warpwatch_alerts_total)': { key: (m) => m['warpwatch_job'] ?? '', values: { [A1.job]: [1, 1] } },
+    // A rate over 5 min of counters that rose by at most 8 (A) and 2 (B) groups: between 0 and that rise per second.
+    // C (1 group, evicted) has a rate too when the scraper saw it twice before the eviction.
+    'rate(warpwatch_groups_total[5m])': {
+      key: (m) => m['warpwatch_stream'] ?? '',
+      values: { [`${A1.job}/k`]: [0, 8], [`${B1.job}/k`]: [0, 2] },
+      optional: { [`${C1.job}/k`]: [0, 1] },
+    },
+  };
+  const documented = documentedPromqlQueries();
+
+  it('the docs show PromQL queries, each with an expectation here', () => {
+    expect(documented.length).toBeGreaterThanOrEqual(5);
+    for (const { file, query } of documented) expect(want[query], `${file}: ${query}`).toBeDefined();
+  });
+
+  it.each(documented.map((d) => [d.file, d.query] as const))('%s: %s', async (_file, query) => {
+    const expectation = want[query];
+    if (expectation === undefined) throw new Error(`no expectation for ${query}`);
+    const required = Object.keys(expectation.values).sort();
+    const bounds = { ...expectation.optional, ...expectation.values };
+    let got: Record<string, number> = {};
+    // Polled until every required series is there (the next scrape may be pending).
+    await waitUntil(
+      async () => {
+        got = Object.fromEntries((await promQuery(scraper?.url ?? '', query.replaceAll('$JOB', A1.job))).map((sample) => [expectation.key(sample.metric), sample.value]));
+        return required.every((name) => name in got);
+      },
+      30_000,
+      `${required.join(', ')} from ${query}`,
+    ).catch((error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}; got ${JSON.stringify(got)}`);
+    });
+    expect(Object.keys(got).filter((name) => !(name in bounds))).toEqual([]);
+    for (const [name, [low, high]] of Object.entries(bounds).filter(([name]) => name in got)) {
+      const value = got[name] ?? Number.NaN;
+      if (low === high) expect(value, name).toBeCloseTo(low, 12);
+      else {
+        expect(value, name).toBeGreaterThanOrEqual(low);
+        expect(value, name).toBeLessThanOrEqual(high);
+      }
+    }
+  });
+});
