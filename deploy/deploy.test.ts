@@ -229,6 +229,8 @@ describe('deploy contracts', () => {
       const ignored = readFileSync(join(root, '.gitignore'), 'utf8').split('\n');
       expect(ignored).toEqual(expect.arrayContaining(['/deploy/secrets/*', '!/deploy/secrets/README.md']));
       expect(existsSync(join(deployDirectory, 'secrets', 'README.md'))).toBe(true);
+      // Nor is it sent to the image build (compose builds with the repository root as context).
+      expect(readFileSync(join(root, '.dockerignore'), 'utf8').split('\n')).toContain('deploy/secrets');
     });
 
     it('creates every compose secret with deploy/make-compose-secrets.sh: random, no newline, folder 0700, kept on a second run', () => {
