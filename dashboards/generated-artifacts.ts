@@ -119,7 +119,7 @@ function influxQlDatasource(): unknown {
         isDefault: true,
         editable: false,
         jsonData: { dbName: '${WARPWATCH_INFLUX_DATABASE}', httpMode: 'POST', timeInterval: '10s', httpHeaderName1: 'Authorization' },
-        secureJsonData: { httpHeaderValue1: 'Token ${WARPWATCH_INFLUX_TOKEN}' },
+        secureJsonData: { httpHeaderValue1: 'Token $__file{/run/secrets/influx-token}' },
       },
     ],
   };

@@ -2,7 +2,9 @@
 // cluster): compose.yaml, k8s/, grafana/ and the Dockerfile are parsed and compared with
 // the code they deploy — env names and values against the config field definitions, ports, topics, datasource uid,
 // commands — and every file they reference must exist.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +54,15 @@ const composeEnv = (name: string): Record<string, string> =>
   Object.fromEntries(Object.entries(asRecord(composeService(name)['environment'])).map(([k, v]) => [k, String(v)]));
 /** `${VAR:-default}` → default, as compose interpolates with the variable unset. */
 const withDefaults = (text: string): string => text.replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1');
+/** Compose's top-level `secrets:`: name → the host file it is read from (relative to deploy/). */
+const composeSecrets = (): Record<string, string> =>
+  Object.fromEntries(Object.entries(asRecord(compose['secrets'])).map(([name, secret]) => [name, String(asRecord(secret)['file'])]));
+/** The secrets a compose service lists (short syntax): the path it sees (/run/secrets/<name>) → name. */
+const composeSecretPaths = (name: string): Map<string, string> =>
+  new Map(asArray(composeService(name)['secrets']).map((secret) => [`/run/secrets/${String(secret)}`, String(secret)]));
+/** The files the InfluxQL datasource provisioning reads (`$__file{path}`), in order. */
+const datasourceFiles = (): string[] =>
+  [...readFileSync(join(deployDirectory, 'grafana', 'datasources', 'warpwatch-influxql.yaml'), 'utf8').matchAll(/\$__file\{([^}]+)\}/g)].map((m) => String(m[1]));
 /** Short volume syntax `source:target[:mode]` of a compose service, interpolated with defaults. */
 const composeVolumes = (name: string): { source: string; target: string }[] =>
   asArray(composeService(name)['volumes']).map((volume) => {
@@ -184,12 +195,60 @@ describe('deploy contracts', () => {
       // The estimator writes to bucket "<database>/<retention policy>" (estimator/config.ts).
       expect(influxEnv['DOCKER_INFLUXDB_INIT_BUCKET']).toBe(`${estimator['WARPWATCH_INFLUX_DATABASE']}/${estimator['WARPWATCH_INFLUX_RETENTION_POLICY']}`);
       expect(influxEnv['DOCKER_INFLUXDB_INIT_ORG']).toBe(estimator['WARPWATCH_INFLUX_ORG']);
-      expect(withDefaults(influxEnv['DOCKER_INFLUXDB_INIT_ADMIN_TOKEN'] ?? '')).toBe(withDefaults(estimator['WARPWATCH_INFLUX_TOKEN'] ?? ''));
-      expect(withDefaults(grafanaEnv['WARPWATCH_INFLUX_TOKEN'] ?? '')).toBe(withDefaults(estimator['WARPWATCH_INFLUX_TOKEN'] ?? ''));
+      // One token, one file: InfluxDB's set-up, both services and Grafana's datasource read the secret influx-token.
+      const tokenFile = '/run/secrets/influx-token';
+      expect(composeSecrets()['influx-token']).toBe('./secrets/influx-token');
+      expect(influxEnv['DOCKER_INFLUXDB_INIT_ADMIN_TOKEN_FILE']).toBe(tokenFile);
+      expect(estimator['WARPWATCH_INFLUX_TOKEN_FILE']).toBe(tokenFile);
+      expect(datasourceFiles()).toEqual([tokenFile]);
+      for (const service of ['influxdb', 'grafana', ...SERVICES]) expect(composeSecretPaths(service).get(tokenFile), `${service} mounts influx-token`).toBe('influx-token');
+      expect(grafanaEnv['GF_SECURITY_ADMIN_PASSWORD__FILE']).toBe('/run/secrets/grafana-admin-password');
+      expect(influxEnv['DOCKER_INFLUXDB_INIT_PASSWORD_FILE']).toBe('/run/secrets/influx-password');
       // The collector writes its warpwatch_pipeline points to the same InfluxDB bucket.
       const collector = composeEnv('collector');
-      for (const name of ['WARPWATCH_INFLUX_URL', 'WARPWATCH_INFLUX_ORG', 'WARPWATCH_INFLUX_DATABASE', 'WARPWATCH_INFLUX_RETENTION_POLICY', 'WARPWATCH_INFLUX_TOKEN']) {
+      for (const name of ['WARPWATCH_INFLUX_URL', 'WARPWATCH_INFLUX_ORG', 'WARPWATCH_INFLUX_DATABASE', 'WARPWATCH_INFLUX_RETENTION_POLICY', 'WARPWATCH_INFLUX_TOKEN_FILE']) {
         expect(collector[name], `collector ${name}`).toBe(estimator[name]);
+      }
+    });
+
+    it('passes no token or password as an environment value: each is a file of a declared secret the service mounts', () => {
+      const declared = composeSecrets();
+      for (const name of Object.keys(composeServices)) {
+        const mounted = composeSecretPaths(name);
+        for (const [key, value] of Object.entries(composeEnv(name))) {
+          if (!/TOKEN|PASSWORD|SECRET|TLS_KEY/.test(key)) continue;
+          expect(key, `${name}: ${key} holds a secret value`).toMatch(/_FILE$/);
+          expect(mounted.get(value), `${name}: ${key}=${value} is not a secret this service mounts`).toBeDefined();
+        }
+        for (const secret of mounted.values()) expect(Object.keys(declared), `${name}: ${secret}`).toContain(secret);
+      }
+      // No dev defaults left to interpolate (`${WARPWATCH_INFLUX_TOKEN:-…}`).
+      expect(readFileSync(join(deployDirectory, 'compose.yaml'), 'utf8')).not.toMatch(/\$\{[A-Z0-9_]*(TOKEN|PASSWORD)/);
+      // Every secret is a file in deploy/secrets, which git ignores (all but its README).
+      for (const [name, file] of Object.entries(declared)) expect(file, name).toBe(`./secrets/${name}`);
+      const ignored = readFileSync(join(root, '.gitignore'), 'utf8').split('\n');
+      expect(ignored).toEqual(expect.arrayContaining(['/deploy/secrets/*', '!/deploy/secrets/README.md']));
+      expect(existsSync(join(deployDirectory, 'secrets', 'README.md'))).toBe(true);
+      // Nor is it sent to the image build (compose builds with the repository root as context).
+      expect(readFileSync(join(root, '.dockerignore'), 'utf8').split('\n')).toContain('deploy/secrets');
+    });
+
+    it('creates every compose secret with deploy/make-compose-secrets.sh: random, no newline, folder 0700, kept on a second run', () => {
+      const folder = join(mkdtempSync(join(tmpdir(), 'ww-compose-secrets-')), 'secrets');
+      try {
+        const script = join(deployDirectory, 'make-compose-secrets.sh');
+        const first = execFileSync('sh', [script, folder], { encoding: 'utf8' });
+        expect(readdirSync(folder).sort()).toEqual(Object.keys(composeSecrets()).sort());
+        expect(statSync(folder).mode & 0o777).toBe(0o700);
+        const values = readdirSync(folder).map((file) => readFileSync(join(folder, file), 'utf8'));
+        for (const value of values) expect(value).toMatch(/^[0-9a-f]{64}$/);
+        expect(new Set(values).size).toBe(values.length);
+        // Values are never printed, only paths.
+        for (const value of values) expect(first).not.toContain(value);
+        execFileSync('sh', [script, folder], { encoding: 'utf8' });
+        expect(readdirSync(folder).map((file) => readFileSync(join(folder, file), 'utf8'))).toEqual(values);
+      } finally {
+        rmSync(dirname(folder), { recursive: true, force: true });
       }
     });
 
@@ -220,9 +279,10 @@ describe('deploy contracts', () => {
       expect(dashboardsSource).toBeDefined();
       const dashboardFiles = readdirSync(resolve(deployDirectory, dashboardsSource ?? '')).filter((f) => f.endsWith('.json'));
       expect(dashboardFiles.length).toBeGreaterThan(0);
-      // Every variable the datasource file interpolates is set in Grafana's environment.
+      // Every variable the datasource file interpolates is set in Grafana's environment, every file it reads is mounted.
       const datasourceText = readFileSync(join(deployDirectory, 'grafana', 'datasources', 'warpwatch-influxql.yaml'), 'utf8');
       for (const [, name] of datasourceText.matchAll(/\$\{([A-Z0-9_]+)\}/g)) expect(Object.keys(composeEnv('grafana')), String(name)).toContain(name);
+      for (const file of datasourceFiles()) expect(composeSecretPaths('grafana').has(file), file).toBe(true);
     });
   });
 
@@ -267,7 +327,20 @@ describe('deploy contracts', () => {
       expect(mountedAt('warpwatch-grafana-alerting')).toBe('/etc/grafana/provisioning/alerting');
       expect(mountedAt('warpwatch-grafana-dashboards')).toBe(GRAFANA_DASHBOARDS_MOUNT);
       const env = asArray(firstContainer(grafana)['env']).map((e) => String(asRecord(e)['name']));
-      for (const name of ['WARPWATCH_INFLUX_URL', 'WARPWATCH_INFLUX_DATABASE', 'WARPWATCH_INFLUX_TOKEN', 'WARPWATCH_PROMETHEUS_URL']) expect(env).toContain(name);
+      for (const name of ['WARPWATCH_INFLUX_URL', 'WARPWATCH_INFLUX_DATABASE', 'WARPWATCH_PROMETHEUS_URL']) expect(env).toContain(name);
+      // Credentials as files of the Secret, at the paths compose uses: the datasource's $__file{…} and the admin password.
+      const secretVolumes = asArray(pod['volumes']).map(asRecord).filter((v) => asRecord(v['secret'])['secretName'] === 'warpwatch-secrets').map((v) => v['name']);
+      const secretFiles = new Map(asArray(firstContainer(grafana)['volumeMounts']).map(asRecord).filter((m) => secretVolumes.includes(m['name'])).map((m) => [String(m['mountPath']), m]));
+      for (const file of [...datasourceFiles(), '/run/secrets/grafana-admin-password']) {
+        expect(secretFiles.get(file)?.['subPath'], file).toBe(posix.basename(file));
+        expect(secretFiles.get(file)?.['readOnly'], file).toBe(true);
+      }
+      const envEntries = asArray(firstContainer(grafana)['env']).map(asRecord);
+      for (const entry of envEntries.filter((e) => /TOKEN|PASSWORD/.test(String(e['name'])))) {
+        expect(String(entry['name'])).toMatch(/_FILE$/);
+        expect(secretFiles.has(String(entry['value'])), String(entry['name'])).toBe(true);
+      }
+      expect(envEntries.map((e) => e['name'])).toContain('GF_SECURITY_ADMIN_PASSWORD__FILE');
     });
 
     it('lists only manifests that exist, one namespace for all', () => {
@@ -400,6 +473,8 @@ describe('Grafana datasource credentials', () => {
       expect(JSON.stringify(datasource['jsonData'] ?? {})).not.toMatch(/TOKEN|PASSWORD/);
       expect(JSON.stringify(datasource).replace(JSON.stringify(datasource['secureJsonData'] ?? {}), '')).not.toMatch(/TOKEN|PASSWORD/);
     }
-    expect(JSON.stringify(datasources.map((d) => d['secureJsonData']))).toContain('${WARPWATCH_INFLUX_TOKEN}');
+    // Read from the secret file (compose secret, k8s Secret), not from an environment variable.
+    expect(JSON.stringify(datasources.map((d) => d['secureJsonData']))).toContain('Token $__file{/run/secrets/influx-token}');
+    expect(JSON.stringify(datasources)).not.toMatch(/\$\{[A-Z0-9_]*TOKEN/);
   });
 });
