@@ -151,6 +151,7 @@ function userDocs(): string[] {
 /** Quoted paths that name no committed file on purpose, each with why. */
 const NOT_COMMITTED: Readonly<Record<string, string>> = {
   'deploy/.env': 'the user writes it; docker compose reads it from deploy/',
+  'deploy/secrets/influx-token': 'deploy/make-compose-secrets.sh writes it (gitignored: a secret)',
 };
 
 /**
