@@ -50,6 +50,8 @@ function runCollector(file: string): Promise<number | null> {
       'collect',
       '--replay',
       file,
+      // The file ends in a frame with a broken CRC on purpose (one rejected frame to the DLQ).
+      '--accept-damage',
       '--brokers',
       requiredEnv('WARPWATCH_KAFKA_BROKERS'),
       '--partitions',

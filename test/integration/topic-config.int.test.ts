@@ -151,12 +151,17 @@ describe('Kafka topic configuration (contracts/topics.ts)', () => {
       await admin.disconnect();
     }
     const expected = `topic ${id}.frames has max.message.bytes=${BROKER_DEFAULT_MAX_MESSAGE_BYTES}, it must take records of 4259856 bytes`;
+    const expectedDlq = `topic ${id}.dlq has max.message.bytes=${BROKER_DEFAULT_MAX_MESSAGE_BYTES}, it must take records of 4259856 bytes`;
     const log: string[] = [];
     const estimator = await startEstimator(loadEstimatorConfig({ env: estimatorEnv(id, db, `${id}-g`) }), (line) => log.push(line));
     try {
-      expect(log.filter((line) => line.includes('WW_ERR_KAFKA_TOPIC_CONFIG'))).toEqual([expect.stringContaining(`warpwatch estimate: WW_ERR_KAFKA_TOPIC_CONFIG: ${expected}`)]);
+      // The estimator reads the frames topic and writes quarantined frames to the DLQ topic: both are checked.
+      expect(log.filter((line) => line.includes('WW_ERR_KAFKA_TOPIC_CONFIG'))).toEqual([
+        expect.stringContaining(`warpwatch estimate: WW_ERR_KAFKA_TOPIC_CONFIG: ${expected}`),
+        expect.stringContaining(`warpwatch estimate: WW_ERR_KAFKA_TOPIC_CONFIG: ${expectedDlq}`),
+      ]);
       const { reasons } = await healthz(estimator.metricsPort);
-      expect(reasons).toEqual([expect.stringContaining(`topic-config: ${expected}`)]);
+      expect(reasons).toEqual([expect.stringContaining(`topic-config: ${expected}`), expect.stringContaining(`topic-config: ${expectedDlq}`)]);
       expect(reasons[0]).toContain(`--add-config max.message.bytes=${8 * 1024 * 1024}`);
     } finally {
       await estimator.stop();
