@@ -1,3 +1,4 @@
+import { DLQ_HEADERS } from '../contracts/index.ts';
 import type { Meter } from '@opentelemetry/api';
 import type { ProduceRecord } from './produce-record.ts';
 
@@ -169,7 +170,7 @@ export class CollectorMetrics {
   /** A batch was acknowledged; DLQ messages (those with a ww-error-code header) are counted apart. */
   delivered(records: readonly ProduceRecord[], durationMillis: number): void {
     let dlq = 0;
-    for (const record of records) if (record.headers['ww-error-code'] !== undefined) dlq += 1;
+    for (const record of records) if (record.headers[DLQ_HEADERS.errorCode] !== undefined) dlq += 1;
     const frames = records.length - dlq;
     this.#totals.framesOut += frames;
     this.#totals.dlqOut += dlq;

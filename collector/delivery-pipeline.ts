@@ -1,3 +1,4 @@
+import { DLQ_HEADERS } from '../contracts/index.ts';
 import { isUnreachableError } from '../service/index.ts';
 import type { CollectorMetrics } from './collector-metrics.ts';
 import type { DiskSpool } from './disk-spool.ts';
@@ -109,11 +110,11 @@ export function toDlqRecord(record: ProduceRecord, dlqTopic: string, code: strin
     value: record.value.subarray(0, Math.min(record.value.byteLength, maxValueBytes)),
     headers: {
       ...record.headers,
-      'ww-error-code': code,
-      'ww-error-message': message.slice(0, 300),
-      'ww-original-topic': record.topic,
-      'ww-original-key': record.key ?? '',
-      'ww-original-bytes': String(record.value.byteLength),
+      [DLQ_HEADERS.errorCode]: code,
+      [DLQ_HEADERS.errorMessage]: message.slice(0, 300),
+      [DLQ_HEADERS.originalTopic]: record.topic,
+      [DLQ_HEADERS.originalKey]: record.key ?? '',
+      [DLQ_HEADERS.originalBytes]: String(record.value.byteLength),
     },
     timestampMillis: record.timestampMillis,
   };
@@ -231,7 +232,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
         return undefined;
       }
     }
-    const rejected = delivered.filter((record) => record.headers['ww-error-code'] === 'WW_ERR_KAFKA_RECORD_REJECTED').length + dropped;
+    const rejected = delivered.filter((record) => record.headers[DLQ_HEADERS.errorCode] === 'WW_ERR_KAFKA_RECORD_REJECTED').length + dropped;
     log('warn', `WW_ERR_KAFKA_RECORD_REJECTED: Kafka rejected ${rejected} record(s) of a batch for good; moved to the DLQ ${options.dlqTopic} (value capped at ${dlqMaxValueBytes} bytes)${dropped > 0 ? `, ${dropped} dropped (the DLQ rejected them too)` : ''}`);
     return { delivered, dropped };
   };

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { KAFKA_HEADERS } from '../contracts/index.ts';
+import { DLQ_HEADERS, KAFKA_HEADERS } from '../contracts/index.ts';
 import type { CollectorMetrics, FrameSourceKind } from './collector-metrics.ts';
 import type { DeliveryPipeline, LogFunction } from './delivery-pipeline.ts';
 import type { ProduceRecord } from './produce-record.ts';
@@ -122,9 +122,9 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
       value: bytes,
       headers: {
         ...state.baseHeaders,
-        'ww-error-code': code,
-        'ww-error-message': message.slice(0, MAX_ERROR_MESSAGE_CHARS),
-        'ww-discarded-bytes': String(discardedLength),
+        [DLQ_HEADERS.errorCode]: code,
+        [DLQ_HEADERS.errorMessage]: message.slice(0, MAX_ERROR_MESSAGE_CHARS),
+        [DLQ_HEADERS.discardedBytes]: String(discardedLength),
         traceparent: nextTraceparent(),
       },
       timestampMillis: wallClockMillis(),

@@ -1,3 +1,4 @@
+import { DLQ_HEADERS } from '../contracts/index.ts';
 import type { ProduceRecord } from './produce-record.ts';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, crc32c } from '../protocol/index.ts';
 
@@ -75,7 +76,7 @@ function writeUtf8(out: Buffer, text: string, at: number): number {
 function isValidatedFrame(record: ProduceRecord): boolean {
   const v = record.value;
   return (
-    record.headers['ww-error-code'] === undefined &&
+    record.headers[DLQ_HEADERS.errorCode] === undefined &&
     v.length >= FRAME_HEADER_BYTES &&
     v[0] === FRAME_MAGIC[0] && v[1] === FRAME_MAGIC[1] && v[2] === FRAME_MAGIC[2] && v[3] === FRAME_MAGIC[3] &&
     (v[8]! | (v[9]! << 8) | (v[10]! << 16) | (v[11]! << 24)) >>> 0 === v.length - FRAME_HEADER_BYTES
