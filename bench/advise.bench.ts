@@ -1,5 +1,5 @@
 /**
- * Benchmark of `warpwatch advise` (issue 18 item 6): the whole computation behind the command
+ * Benchmark of `warpwatch advise`: the whole computation behind the command
  * (granularity n = 1..32, sorting, binning k = 2, 4, 8, parametric fit; `computeAdvice`) for
  * supports of 10^4 and 10^5 values, n = 32, 2^20 units per launch, against the previous method
  * doing the same steps in the same run: the sorting what-if with its stationary programme in

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the CLI's start (issue 17): wall time of `warpwatch --version` and of a small
+ * Benchmark of the CLI's start: wall time of `warpwatch --version` and of a small
  * `warpwatch model` call, run as child processes the way a user runs them, through the compiled
  * JavaScript in dist/ (bin/build.mjs) and through the transpile-at-start path (tsx, forced with
  * WARPWATCH_FROM_SOURCE=1), in the same run. A bare `node -e 0` is the floor: no CLI can start

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the collector (issue 5): frames/s and thread-records/s from unix-socket
+ * Benchmark of the collector: frames/s and thread-records/s from unix-socket
  * writers through validation, enrichment, batching and the idempotent kafkajs producer to
  * the real local Kafka (deploy/local), against a plain kafkajs producer sending the same
  * bytes with the same keys in the same run; memory at steady state.

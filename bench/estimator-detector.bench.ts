@@ -1,9 +1,9 @@
 /**
- * Operating characteristics of the estimator's change detector (issue 6, alerting): CUSUM
+ * Operating characteristics of the estimator's change detector (alerting): CUSUM
  * with the default parameters (k = 0.5σ, h = 8σ, 16 warm-up windows, σ ≥ 1 % of the level)
  * on seeded synthetic per-window loss series at several noise levels: false alarms per 10^4
  * stationary windows, detection delay after +5 % and +20 % steps, and a slow drift.
- * Targets (issue 6): ≤ 1 false alarm per 10^4 windows; a 20 % step within 3 windows.
+ * Targets: ≤ 1 false alarm per 10^4 windows; a 20 % step within 3 windows.
  */
 import { DEFAULT_CUSUM_OPTIONS, evaluateDetector } from '../estimator/index.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';

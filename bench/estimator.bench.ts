@@ -1,5 +1,5 @@
 /**
- * Benchmark of the estimator (issue 6), against the real local Kafka and InfluxDB
+ * Benchmark of the estimator, against the real local Kafka and InfluxDB
  * (deploy/local) with `warpwatch estimate` as a child process:
  *   1. end-to-end latency, frame produced → window point queryable in InfluxDB (InfluxQL), at
  *      1,000 launch summaries/s offered on an absolute schedule (100 streams × 10 launches/s,

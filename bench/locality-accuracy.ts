@@ -1,5 +1,5 @@
 /**
- * Accuracy of the locality-aware prediction (docs/model.md §11; issue 16 item 6): trained only
+ * Accuracy of the locality-aware prediction (docs/model.md §11): trained only
  * on the GroupSamples of a run at n = 32 (hash-sampled groups of 32 lanes as contiguous runs),
  * predict the loss at n′ = 4, 8, 16 and compare with the loss_counts of runs made at those n,
  * for the correlated workloads escape plain and sorted, relax (a solver on a 2-D field whose

@@ -1,5 +1,5 @@
 /**
- * Benchmark of the imbalance model (issue 2): fast E[X_W(32)] for supports of 10^2..10^5
+ * Benchmark of the imbalance model: fast E[X_W(32)] for supports of 10^2..10^5
  * values, the exact method where it finishes, exact vs fast on geo(0.05) (270 values).
  */
 import type { BenchContext, BenchResult } from './bench-context.ts';

@@ -1,5 +1,5 @@
 /**
- * Host CPU cost of the recorder per launch on the CPU path (issue 14 item 4): the C++ program
+ * Host CPU cost of the recorder per launch on the CPU path: the C++ program
  * kernels/tests/recorder-bench.cpp (BasicRecorder over FakeRuntime, no GPU) run as a child
  * process in three modes, in the same run:
  *  - `runtime-only` (baseline): the runtime calls a recorded launch needs (clear, copy, host

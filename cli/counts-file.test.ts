@@ -7,7 +7,7 @@ import { formatCountsCsv, parseStrictInteger, parseWeightsText, readWeightsFile,
 import { parseNumberOption } from './commands/numeric-options.ts';
 import { UsageError } from './usage-error.ts';
 
-// Issue 18, item 4: strict, explicit inputs.
+// Item 4: strict, explicit inputs.
 
 const entries = (map: Map<number, number>): [number, number][] => [...map.entries()].sort((a, b) => a[0] - b[0]);
 

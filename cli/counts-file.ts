@@ -4,8 +4,8 @@ import { FRAME_MAGIC } from '../protocol/index.ts';
 import { UsageError } from './usage-error.ts';
 
 /**
- * The `--counts FILE` and `--pmf FILE` formats of `warpwatch model` and `advise` (issue 18:
- * strict, explicit inputs). Formats:
+ * The `--counts FILE` and `--pmf FILE` formats of `warpwatch model` and `advise` (strict,
+ * explicit inputs). Formats:
  *
  * - CSV: lines `value,weight`; blank lines and `#` comments are skipped; the first line is a
  *   header only when none of its fields looks like a number (`value,count`), so a malformed

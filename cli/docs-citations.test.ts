@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultSocketPath } from '../collector/index.ts';
 import { createProgram } from './main.ts';
 
-// Issue 18: the docs must stand alone. Every "model.md §2c"-style citation in help text, code and
+// The docs must stand alone. Every "model.md §2c"-style citation in help text, code and
 // docs must name a page in the repository and a section heading that page has ("## 2. …",
 // "### 2c. …"); nothing may point outside the repository (../shared).
 

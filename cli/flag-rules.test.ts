@@ -1,4 +1,4 @@
-// Flags that do not apply are errors everywhere (issue 18): every combination each command's
+// Flags that do not apply are errors everywhere: every combination each command's
 // rule table names, through the real CLI: exit 2 and one line naming the flag, where it
 // applies and what the input is instead. Each case fails before any file is read or server asked.
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { UsageError } from './usage-error.ts';
 
 /**
- * When a flag applies (issue 18: flags that do not apply are errors, never silently ignored).
+ * When a flag applies (flags that do not apply are errors, never silently ignored).
  * Each command lists its rules in one table; {@link rejectFlagsThatDoNotApply} checks them all
  * and names every misplaced flag in one line.
  *

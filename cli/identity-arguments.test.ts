@@ -1,5 +1,5 @@
 // Every CLI flag that names part of a stream identity is read with the rules of
-// contracts/stream-identity.ts (issue 18): one coded line, exit 2, before anything runs.
+// contracts/stream-identity.ts: one coded line, exit 2, before anything runs.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Commander's errors as warpwatch says them (issue 18): one line under the `warpwatch:` prefix,
+// Commander's errors as warpwatch says them: one line under the `warpwatch:` prefix,
 // and for an unknown option or command what is allowed there.
 import { describe, expect, it } from 'vitest';
 import { runCli } from './testing/run-cli.ts';

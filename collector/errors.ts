@@ -1,5 +1,5 @@
 /**
- * Errors of the collector (issue 5). One base class with a stable `code`, a `retriable`
+ * Errors of the collector. One base class with a stable `code`, a `retriable`
  * flag and the underlying `cause`; every code is listed in {@link COLLECTOR_ERROR_CODES}
  * and documented in docs/errors.md (a test keeps both in sync).
  */

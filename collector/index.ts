@@ -1,4 +1,4 @@
-// Public API of collector/: the agent that forwards frames from GPU jobs to Kafka (issue 5).
+// Public API of collector/: the agent that forwards frames from GPU jobs to Kafka.
 export { COLLECTOR_ERROR_CODES, CollectorConfigError, CollectorError, KafkaProduceError, SpoolError } from './errors.ts';
 export type { CollectorErrorCode } from './errors.ts';
 export { defaultSocketPath, describeCollectorConfig, loadCollectorConfig, loadCollectorKafkaConfig } from './config.ts';

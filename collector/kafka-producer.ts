@@ -57,7 +57,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       // Bounded retries are a deliberate choice here: a failed batch is spooled and re-sent by a new producer.
       if (message.includes('Limiting retries for the idempotent producer')) return;
       // A broker that cannot be reached is said once per outage by the delivery pipeline, with
-      // what to try; kafkajs' own line per connection attempt would repeat it (issue 18).
+      // what to try; kafkajs' own line per connection attempt would repeat it.
       if (isUnreachableError(`${message} ${String(entry.log.error ?? '')}`)) return;
       // A failed TLS handshake is said by the delivery pipeline as WW_ERR_KAFKA_TLS, with what to change.
       if (kafkaTlsFailure(`${message} ${String(entry.log.error ?? '')}`) !== undefined) return;

@@ -1,4 +1,4 @@
-// The identity rules of contracts/stream-identity.ts (issue 18): each concept checked once, and
+// The identity rules of contracts/stream-identity.ts: each concept checked once, and
 // the parse functions the CLI uses raise WW_ERR_STREAM_IDENTITY with the flag, rule and value.
 import { describe, expect, it } from 'vitest';
 import {

@@ -1,5 +1,5 @@
 /**
- * Errors of dashboards/ (issue 7): dashboards, alert rules and the InfluxQL they carry.
+ * Errors of dashboards/: dashboards, alert rules and the InfluxQL they carry.
  * One base class with a stable `code`, a `retriable` flag and the underlying `cause`; every
  * code is listed in {@link DASHBOARDS_ERROR_CODES} and documented in docs/errors.md.
  */

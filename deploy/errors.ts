@@ -1,5 +1,5 @@
 /**
- * Errors of deploy/ (issue 4): the local Kafka/InfluxDB stack. One base class with a
+ * Errors of deploy/: the local Kafka/InfluxDB stack. One base class with a
  * stable `code`, a `retriable` flag and the underlying `cause`; every code is listed in
  * {@link DEPLOY_ERROR_CODES} and documented in docs/errors.md (a test keeps both in sync).
  */

@@ -1,7 +1,7 @@
 import { formatConfigProblem, type ConfigProblem } from '../service/index.ts';
 
 /**
- * Errors of the estimator (issue 6). One base class with a stable `code`, a `retriable`
+ * Errors of the estimator. One base class with a stable `code`, a `retriable`
  * flag and the underlying `cause`; every code is listed in {@link ESTIMATOR_ERROR_CODES}
  * and documented in docs/errors.md (a test keeps both in sync).
  */

@@ -484,7 +484,7 @@ describe('estimator-engine', () => {
     });
   });
 
-  describe('launch sampling (issue 14 item 4)', () => {
+  describe('launch sampling', () => {
     it('weights a summary that stands for sampled-out launches as if those launches had been recorded', () => {
       const oneStream = launches.filter((l) => l.key === launches[0]!.key).map((l) => l.frame);
       const [a, b] = [oneStream[0]!, oneStream[1]!];

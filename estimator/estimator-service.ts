@@ -182,7 +182,7 @@ export function idleCloseAllowed(
 }
 
 /**
- * Each server outage is said once (issue 18): the first failure, with what to try when nothing
+ * Each server outage is said once: the first failure, with what to try when nothing
  * answers (service/server-hint.ts), then one line when it ends; the retries between are quiet.
  */
 interface EstimatorOutages {

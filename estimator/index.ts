@@ -1,4 +1,4 @@
-// Public exports of estimator/ (issue 6): series names (imported by dashboards), window
+// Public exports of estimator/: series names (imported by dashboards), window
 // state, per-window computation, alerting, sinks, configuration and the service.
 export { MEASUREMENTS, TAGS, LABEL_TAGS, STREAM_TAGS, FIELDS, ALERT_KINDS, PIPELINE_SERVICES, TOPICS } from './series.ts';
 export type { MeasurementName, AlertKind } from './series.ts';

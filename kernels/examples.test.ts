@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFrames, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { DEFAULT_CUDA_TOOLKIT_DIR } from './index.ts';
 
-// examples/ (issue 14 item 6) built the way a user builds them: kernels/ installed into a
+// examples/ built the way a user builds them: kernels/ installed into a
 // temporary prefix, examples/ configured with find_package(warpwatch CONFIG) against it. The
 // CPU twins run and `warpwatch analyze` reads their frames; the CUDA programs are compiled with
 // nvcc (kernels/install-nvcc.sh; compile only, no GPU) whenever nvcc exists — required when CI is set.

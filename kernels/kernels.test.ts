@@ -130,7 +130,7 @@ describe('kernels', () => {
     });
   });
 
-  // relax and banded (issue 16): data-driven counts whose neighbouring units do similar work.
+  // relax and banded: data-driven counts whose neighbouring units do similar work.
   // Same seed → same frames; a new seed → new counts; and the layout's groups are far more
   // uniform than random ones: the loss from the counts lies well below §2's independent-lanes
   // model on the same histogram, and the ANOVA ICC of the lanes (every group sampled) is high.

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-// kernels/ as a package (issue 14 item 6): install into a temporary prefix, then build
+// kernels/ as a package: install into a temporary prefix, then build
 // consumers with find_package(warpwatch CONFIG), with pkg-config, and with FetchContent; GTest is
 // needed only when the tests are built; the probe refuses architectures below sm_70.
 

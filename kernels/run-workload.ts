@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { KernelsError } from './errors.ts';
 
 /**
- * The workload programs of kernels/ (issue 3; relax and banded: correlated work, issue 16):
+ * The workload programs of kernels/ (relax and banded: correlated work):
  * matpow (independent lanes), escape (Mandelbrot pixels), divergence (micro-benchmark), relax
  * (a solver on a 2-D field whose convergence varies smoothly in space) and banded (a CSR row
  * loop whose row lengths vary slowly along the rows). docs/kernels.md "Workload programs".

@@ -6,7 +6,7 @@ import { decodeFrames, type Frame, type GroupSamplesFrame, type LaunchSummaryFra
 import { ensureKernelsBuilt, runWorkload, workloadBinaryName } from './index.ts';
 import { groupStats, idealSelection, sampleStatistics, splitmix64, type GroupStats } from './sampling-statistics.ts';
 
-// Group sampling on a row-major 2-D workload (issue 14 item 5): escape over a 256×256 image,
+// Group sampling on a row-major 2-D workload: escape over a 256×256 image,
 // n = 32 (8 groups per image row, 2048 groups), sampling rate 1/64. The reference is the whole
 // population: a run with --sample-rate 1 records every group's lane counts. The default
 // selection (hash) must behave like an independent random 1-in-64 draw of the groups; stride

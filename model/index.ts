@@ -39,7 +39,7 @@ export { createCategoricalSampler, type CategoricalSampler } from './categorical
 export { createFamilySampler, sampleFamily } from './family-sampler.ts';
 export { logFactorial, logGamma, powInteger } from './special-functions.ts';
 
-// --- related models (issue 9): divergence cost, finishing-time bound, transit model ---
+// --- related models: divergence cost, finishing-time bound, transit model ---
 export {
   emulateReconvergenceStack,
   type LoopSpec,

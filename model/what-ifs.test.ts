@@ -158,7 +158,7 @@ describe('sortedGroupingLoss', () => {
   });
 
   it('the stationary programme of large launches agrees with the per-group programme within 1e-6 of the excess loss', () => {
-    // Issue 18: the per-group programme took 37 s for unif(0,10000) at N = 2^20; the stationary one
+    // The per-group programme took 37 s for unif(0,10000) at N = 2^20; the stationary one
     // (docs/model.md §2d) covers boundaries spread over ≥ n units and evaluates almost no group.
     for (const [dist, n, units] of [
       [geo, 4, 1 << 19],
@@ -191,7 +191,7 @@ describe('sortedGroupingLoss', () => {
   });
 
   it('the moment form of the stationary programme agrees with the quadrature form (the previous method) within 1e-6 of the excess', () => {
-    // Issue 18: advise --dist 'unif(0,100000)' spent ~9 s in the quadrature form. The moment form
+    // Advise --dist 'unif(0,100000)' spent ~9 s in the quadrature form. The moment form
     // sums a series for 1/Σ whose remainder is bounded by 1e-6 of each start value's excess; the
     // quadrature form is exact to ~1e-9. Cases with the value 0 and small values exercise the
     // quadrature fallback for start values the series cannot cover.

@@ -1,5 +1,5 @@
 /**
- * Says a server outage once (issue 18): the first failure of a streak is logged, the retries that
+ * Says a server outage once: the first failure of a streak is logged, the retries that
  * follow are not, until the server answers again (then one line says so, if asked).
  */
 

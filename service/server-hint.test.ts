@@ -1,4 +1,4 @@
-// What to try when a server does not answer (issue 18), and the once-per-outage log.
+// What to try when a server does not answer, and the once-per-outage log.
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS } from '../contracts/index.ts';

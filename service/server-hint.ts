@@ -1,6 +1,6 @@
 import { kafkaTlsFailure } from './kafka-security.ts';
 /**
- * What to try when Kafka or InfluxDB does not answer, said once (issue 18): `npm run stack -- up`
+ * What to try when Kafka or InfluxDB does not answer, said once: `npm run stack -- up`
  * when the address is the local stack's default, otherwise the variable (and flag) that set it.
  * Used by the collector, the estimator and the CLI commands that talk to the servers, so every
  * one of them gives the same advice.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU validation batch of issue 10, in one call on the device machine (no Node needed there):
+# The GPU validation batch (bench/gpu/README.md), in one call on the device machine (no Node needed there):
 # builds the CUDA workloads with CMake + nvcc, runs matpow (five families × n ∈ {2,4,8,16,32} ×
 # sync on/off, 2^18 groups, 256 threads per block), the probe-overhead pairs (probe off / on
 # without sampling / on with sampling), the divergence micro-benchmark and escape plain vs sorted,

@@ -17,7 +17,7 @@ describe('advice', () => {
       expect(advice.current.expectedLoss).toBe(advice.granularity[31]?.expectedLoss);
     });
 
-    it('reports progress within the sorting step: groups walked, under the sorting step index (issue 18)', () => {
+    it('reports progress within the sorting step: groups walked, under the sorting step index', () => {
       const calls: [string, number, number][] = [];
       computeAdvice({ distribution: geo, source: 'dist:geo(0.05)', groupSize: 32, unitsPerLaunch: 4096, binCounts: [2], onProgress: (step, index, steps) => calls.push([step, index, steps]) });
       expect(calls.filter(([step]) => !step.startsWith('sorting (')).map(([step, index]) => [step, index])).toEqual([

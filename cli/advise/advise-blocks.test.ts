@@ -1,4 +1,4 @@
-// advise --frames with block runs (issue 16 item 5): GroupSamples with selection `block` give the
+// advise --frames with block runs: GroupSamples with selection `block` give the
 // two-level loss (lanes in warps, warps in blocks; docs/model.md §11a); values by hand.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

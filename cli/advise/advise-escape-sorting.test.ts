@@ -1,4 +1,4 @@
-// advise --frames on escape recorded with the CPU backend (issue 16 item 4): its sorting claim,
+// advise --frames on escape recorded with the CPU backend: its sorting claim,
 // evaluated on the sampled runs' units with the coarse pre-pass estimate (docs/model.md §11b),
 // agrees with the loss measured on a run recorded with --sorted (the kernel sorts by a
 // low-resolution estimate: one escape count per 4×4 pixel block, interpolated). The ideal claim
@@ -64,7 +64,7 @@ describe('advise --frames escape (CPU backend, n = 32): the sorting claim agains
     };
     const measuredSorted = lossCounts(sorted);
     const measuredPlain = lossCounts(plain);
-    // The recorded runs themselves: escape sorted at n = 32 loses 1.16 by its counts, plain 1.44 (issue 16).
+    // The recorded runs themselves: escape sorted at n = 32 loses 1.16 by its counts, plain 1.44.
     expect(measuredSorted).toBeGreaterThan(1.1);
     expect(measuredSorted).toBeLessThan(1.25);
 

@@ -1,4 +1,4 @@
-// advise --frames with GroupSamples (issue 16 item 4): the locality-aware loss of the kernel's
+// advise --frames with GroupSamples: the locality-aware loss of the kernel's
 // own layout leads when it differs from the independent-lanes figure, which is shown as "if
 // work were assigned to lanes at random"; values checked against hand computation.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -147,7 +147,7 @@ describe('advise grouping policies vs Monte Carlo', () => {
     }
   }
 
-  // Issue 18: finite launches. The documented policy (docs/model.md §2d, binning): the launch's
+  // Finite launches. The documented policy (docs/model.md §2d, binning): the launch's
   // N' = ⌊N/n⌋·n units in bin order, cut into consecutive groups; groups across a bin boundary mix
   // two bins. Fixed seed (= N), 4000 launches: SE about 3e-4 at N = 4096 and 6e-4 at N = 1001.
   for (const units of [1001, 4096]) {

@@ -1,5 +1,5 @@
 /**
- * Progress of `warpwatch advise` on stderr (issue 18): the what-ifs of a large support can take
+ * Progress of `warpwatch advise` on stderr: the what-ifs of a large support can take
  * seconds. On a terminal one status line is rewritten in place and cleared at the end; otherwise
  * (a pipe, a log file) one line per step, at most a handful, plus one every 10 s within a long
  * step (updates within a step are thinned, on a terminal to 4 a second). Nothing is written for quick runs:

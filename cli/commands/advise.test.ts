@@ -70,7 +70,7 @@ describe('warpwatch advise', () => {
     expect(missing.stderr).toMatch(/cannot read --counts file/);
   });
 
-  it('refuses flags that do not apply to the input and stream ids that are not job/kernel (issue 18)', async () => {
+  it('refuses flags that do not apply to the input and stream ids that are not job/kernel', async () => {
     const cases: [string[], RegExp][] = [
       [['--dist', 'pois(3)', '--basis', 'window'], /^warpwatch: --basis applies to --stream read from Kafka only\n$/],
       [['--dist', 'pois(3)', '--groups', '8'], /^warpwatch: --groups applies to --workload only\n$/],

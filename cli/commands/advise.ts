@@ -58,7 +58,7 @@ interface AdviseContext {
   readonly frames: boolean;
 }
 
-/** The flags of `warpwatch advise` that apply to some inputs only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch advise` that apply to some inputs only (an error elsewhere). */
 export const ADVISE_FLAG_RULES: readonly FlagRule<AdviseContext>[] = [
   { flag: '--groups', applies: (c) => c.workload !== undefined, only: '--workload' },
   { flag: '--seed', applies: (c) => c.workload !== undefined, only: '--workload' },
@@ -202,7 +202,7 @@ async function runAdvise(flags: AdviseFlags, command: Command): Promise<void> {
 }
 
 /**
- * Registers `warpwatch advise` (issue 8): design what-ifs (docs/model.md §2d) for one
+ * Registers `warpwatch advise`: design what-ifs (docs/model.md §2d) for one
  * distribution — loss per group size 1..32, sorting, binning, parametric fit, and a
  * plain-language recommendation.
  *

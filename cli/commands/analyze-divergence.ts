@@ -1,6 +1,6 @@
 /**
- * The divergence-extended prediction of `loss_measured` for `warpwatch analyze` (issue 9,
- * docs/model.md §4): on the sampled groups of a stream (GroupSamples frames: lane counts and
+ * The divergence-extended prediction of `loss_measured` for `warpwatch analyze`
+ * (docs/model.md §4): on the sampled groups of a stream (GroupSamples frames: lane counts and
  * clocks), fit or take the divergence-management costs, predict the loss with them and say how
  * much of the measured-vs-counts gap they explain.
  */

@@ -277,7 +277,7 @@ function damageNote(read: FrameFileRead): string {
   return read.damaged.length === 0 ? '' : ` (${read.damaged.length} damaged stretch(es), ${read.damagedBytes} byte(s) skipped)`;
 }
 
-/** The flags of `warpwatch analyze` that apply in some combinations only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch analyze` that apply in some combinations only (an error elsewhere). */
 export const ANALYZE_FLAG_RULES: readonly FlagRule<{ readonly delta: boolean; readonly spill: boolean }>[] = [
   { flag: '--divergence-arch', applies: (c) => !(c.delta && c.spill), only: 'costs not given by both --delta and --spill', instead: () => 'both are given: the preset would set nothing' },
 ];

@@ -120,7 +120,7 @@ function runBound(flags: BoundFlags, command: Command): void {
 }
 
 /**
- * Registers `warpwatch bound` (issue 9, docs/model.md §5).
+ * Registers `warpwatch bound` (docs/model.md §5).
  *
  * @example registerBoundCommand(program)
  */

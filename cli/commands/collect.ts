@@ -48,7 +48,7 @@ const collect = (value: string, previous: string[] | undefined): string[] => [..
 
 /**
  * Registers `warpwatch collect`: the per-host agent that reads frames from a unix socket,
- * stdin or recorded files, validates them and forwards them to Kafka (issue 5).
+ * stdin or recorded files, validates them and forwards them to Kafka.
  *
  * @example registerCollectCommand(program)
  */
@@ -111,7 +111,7 @@ interface CollectContext {
   readonly replay: boolean;
 }
 
-/** The flags of `warpwatch collect` that apply to some configurations only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch collect` that apply to some configurations only (an error elsewhere). */
 export const COLLECT_FLAG_RULES: readonly FlagRule<CollectContext>[] = [
   { flag: '--socket-mode', applies: (c) => c.servesSocket, only: 'a served socket', instead: () => 'the sources are --stdin/--replay without --socket' },
   { flag: '--influx-database', applies: (c) => c.influx, only: '--influx-url', instead: () => 'no InfluxDB is written' },

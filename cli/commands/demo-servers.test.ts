@@ -1,4 +1,4 @@
-// `warpwatch demo --influx` / `--kafka` check their servers before any workload runs (issue 18):
+// `warpwatch demo --influx` / `--kafka` check their servers before any workload runs:
 // with no server behind WARPWATCH_INFLUX_URL / WARPWATCH_KAFKA_BROKERS the demo fails at once,
 // says once what to try (here the variable: the address is not the local stack's default), and
 // writes no output.

@@ -36,7 +36,7 @@ function utcStamp(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
-/** The flags of `warpwatch demo` that apply in some combinations only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch demo` that apply in some combinations only (an error elsewhere). */
 export const DEMO_FLAG_RULES: readonly FlagRule<{ readonly sizes: boolean; readonly launches: boolean }>[] = [
   // --quick sets the group sizes and the launches (the units per launch are the same): with both given it changes nothing.
   { flag: '--quick', applies: (c) => !(c.sizes && c.launches), only: 'group sizes or launches not given by --sizes and --launches', instead: () => 'both are given: --quick would change nothing' },
@@ -141,7 +141,7 @@ async function requireInflux(influx: Parameters<typeof ensureInfluxDatabase>[0])
 }
 
 /**
- * Registers `warpwatch demo` (issue 8): runs the reference workloads on the CPU backend,
+ * Registers `warpwatch demo`: runs the reference workloads on the CPU backend,
  * estimates through the estimator's code, prints a summary and writes an HTML report.
  *
  * @example registerDemoCommand(program)

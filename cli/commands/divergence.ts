@@ -25,7 +25,7 @@ function stackOptions(flags: StackFlags): { physicalEntries: number; spillChunkE
   return { physicalEntries, spillChunkEntries };
 }
 
-/** The flags of `warpwatch divergence fit` that apply in some combinations only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch divergence fit` that apply in some combinations only (an error elsewhere). */
 export const DIVERGENCE_FIT_FLAG_RULES: readonly FlagRule<{ readonly json: boolean }>[] = [
   { flag: '--residuals', applies: (c) => !c.json, only: 'the text output', instead: () => '--json always lists every residual' },
 ];
@@ -116,7 +116,7 @@ function runPredict(flags: PredictFlags): void {
 }
 
 /**
- * Registers `warpwatch divergence fit|predict` (issue 9, docs/model.md §4).
+ * Registers `warpwatch divergence fit|predict` (docs/model.md §4).
  *
  * @example registerDivergenceCommand(program)
  */

@@ -1,4 +1,4 @@
-// The estimator's drift and rising-imbalance rules on real frames (issue 16 item 3): escape
+// The estimator's drift and rising-imbalance rules on real frames: escape
 // (neighbouring pixels alike: the independent-lanes model overstates its loss about 2.5×) and
 // matpow (independent lanes), recorded by the CPU lockstep backend, run through the estimator
 // engine with the production defaults (`warpwatch estimate` with no settings) plus the estimator's

@@ -23,7 +23,7 @@ interface EstimateOptions {
 }
 
 /**
- * Registers `warpwatch estimate`: the estimator service (issue 6) — Kafka consumer group on
+ * Registers `warpwatch estimate`: the estimator service — Kafka consumer group on
  * warpwatch.frames → windowed distributions, predictions vs measurements, alerts →
  * InfluxDB, warpwatch.distributions, warpwatch.alerts.
  *
@@ -74,7 +74,7 @@ interface EstimateContext {
   readonly influx: boolean;
 }
 
-/** The flags of `warpwatch estimate` that apply to some configurations only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch estimate` that apply to some configurations only (an error elsewhere). */
 export const ESTIMATE_FLAG_RULES: readonly FlagRule<EstimateContext>[] = [
   { flag: '--half-life-launches', applies: (c) => c.currentMode === 'decay', only: '--current decay', instead: (c) => `the current mode is ${c.currentMode}` },
   { flag: '--last-launches', applies: (c) => c.currentMode === 'last-n', only: '--current last-n', instead: (c) => `the current mode is ${c.currentMode}` },

@@ -1,4 +1,4 @@
-// warpwatch model / advise --trace FILE (issue 16 item 4): a per-unit counts trace in unit order
+// warpwatch model / advise --trace FILE: a per-unit counts trace in unit order
 // gives the locality-aware loss of every n that divides its length with its interval, beside
 // the independent-lanes figure. Expectations by brute force, as exact fractions.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

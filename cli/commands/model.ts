@@ -182,7 +182,7 @@ function modelContextOf(flags: ModelFlags): ModelContext {
   return { input, family, quantiles: flags.quantiles !== undefined };
 }
 
-/** The flags of `warpwatch model` that apply to some inputs only (issue 18: an error elsewhere). */
+/** The flags of `warpwatch model` that apply to some inputs only (an error elsewhere). */
 export const MODEL_FLAG_RULES: readonly FlagRule<ModelContext>[] = [
   {
     flag: '--epsilon',
@@ -249,7 +249,7 @@ export function runModelCommand(flags: ModelFlags, options: { groupSizesGiven?: 
     try {
       value = expectedLoss(dist, n, { method });
     } catch (error) {
-      // Issue 18: one n too large for the exact method falls back to the fast one (§8: they agree to ~1e-13).
+      // One n too large for the exact method falls back to the fast one (§8: they agree to ~1e-13).
       if (!(error instanceof ModelError) || error.code !== 'WW_ERR_MODEL_EXACT_TOO_LARGE') throw error;
       method = 'fast';
       value = expectedLoss(dist, n, { method });

@@ -12,7 +12,7 @@ export function parseNumberOption(
 ): number {
   const { min, max, exclusiveMin = false, integer = false } = constraints;
   const allowed = `${integer ? 'a decimal integer' : 'a decimal number'}${min === undefined ? '' : exclusiveMin ? ` > ${min}` : ` ≥ ${min}`}${max === undefined ? '' : ` ≤ ${max}`}`;
-  // Strict syntax (issue 18): Number() would also take ' 5', '0x10', '1e3' and ''.
+  // Strict syntax: Number() would also take ' 5', '0x10', '1e3' and ''.
   const syntax = integer ? /^-?\d+$/ : /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
   if (!syntax.test(text)) throw new UsageError(`${flag} must be ${allowed}, got '${text}'`);
   const value = Number(text);

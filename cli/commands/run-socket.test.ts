@@ -1,4 +1,4 @@
-// `warpwatch run --socket` with no collector behind the socket (issue 18): the frames are not
+// `warpwatch run --socket` with no collector behind the socket: the frames are not
 // delivered, so the run fails (exit 1) and says so, and does not suggest analysing a socket.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

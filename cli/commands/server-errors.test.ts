@@ -1,5 +1,5 @@
 // With Kafka and InfluxDB down, `warpwatch collect` and `warpwatch estimate` say once, in one
-// line per server, what to try (issue 18), and keep retrying: the collector keeps spooling and
+// line per server, what to try, and keep retrying: the collector keeps spooling and
 // reports /healthz degraded (nothing lost), the estimator keeps running. Real processes against
 // real closed ports, no mocks. (The local-stack hint for the default addresses is checked in
 // service/server-hint.test.ts: the default ports may be served by a stack on this machine.)

@@ -60,7 +60,7 @@ function runTransit(flags: TransitFlags): void {
 }
 
 /**
- * Registers `warpwatch transit` (issue 9, docs/model.md §6).
+ * Registers `warpwatch transit` (docs/model.md §6).
  *
  * @example registerTransitCommand(program)
  */

@@ -1,4 +1,4 @@
-// Attribution end to end on the real servers (issue 15): frames of one job through the real
+// Attribution end to end on the real servers: frames of one job through the real
 // `warpwatch collect` (host, --label, WARPWATCH_LABEL_POD as the downward API sets it) into
 // Kafka, the real `warpwatch estimate` into InfluxDB (tags checked with InfluxQL), and
 // `warpwatch advise --stream` reading warpwatch.distributions. One kernel runs at n = 8 and

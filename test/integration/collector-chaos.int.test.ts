@@ -1,4 +1,4 @@
-// Chaos suite of the collector (issue 13), against a real Kafka node private to this file
+// Chaos suite of the collector, against a real Kafka node private to this file
 // (loopback only, bounded in time): the agent is the real CLI process, SIGKILLed while the
 // broker is dead and while it is frozen; its spool disk fills up (a small tmpfs this test
 // mounts; CI runs as root); a 1.67 MB frame arrives among normal ones; garbage floods on

@@ -1,4 +1,4 @@
-// Broker outage under load (issue 5): a private Kafka node is stopped for 30 s while socket
+// Broker outage under load: a private Kafka node is stopped for 30 s while socket
 // writers keep sending; the collector spools to disk and replays when the node is back.
 // Zero frames may be lost (duplicates are allowed: delivery is at-least-once).
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Collector against the real Kafka of the shared local stack (issue 5): many concurrent
+// Collector against the real Kafka of the shared local stack: many concurrent
 // socket writers, malformed frames to the DLQ, and SIGTERM of the real CLI process.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The container image, checked without a Docker engine (issue 17): the files of the image's
+// The container image, checked without a Docker engine: the files of the image's
 // final stage are assembled from the Dockerfile's own COPY lines into a temporary directory,
 // production dependencies are installed there as the dependencies stage does (`npm ci
 // --omit=dev`), and the CLI runs from that directory: `collect --help`, `estimate --help`, and

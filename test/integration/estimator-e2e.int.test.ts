@@ -1,4 +1,4 @@
-// End to end (issue 6): CPU-backend matpow with two distributions → `warpwatch collect
+// End to end: CPU-backend matpow with two distributions → `warpwatch collect
 // --replay` → Kafka → `warpwatch estimate` → InfluxDB, checked with InfluxQL: loss_predicted
 // agrees with loss_counts within sampling error (matpow draws every unit's exponent
 // independently, so the model's i.i.d. assumption holds), and loss_measured is present and

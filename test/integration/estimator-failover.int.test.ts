@@ -1,4 +1,4 @@
-// The estimator on real Kafka and InfluxDB (issue 15): failover time with the default
+// The estimator on real Kafka and InfluxDB: failover time with the default
 // session/heartbeat settings, a frame dated a year ahead in the middle of a stream, and a
 // corrupt record in the real checkpoint topic.
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Fault tolerance of `warpwatch estimate` against real Kafka and InfluxDB (issue 6):
+// Fault tolerance of `warpwatch estimate` against real Kafka and InfluxDB:
 // SIGKILL mid-stream and restart; two instances in one group with one of them killed.
 // In both cases the windows in InfluxDB must equal those of an uninterrupted run on the
 // same input (same frames, same partitions), field by field.

@@ -1,4 +1,4 @@
-// ensureInfluxDatabase against the real InfluxDB of the local stack (issue 15): a missing
+// ensureInfluxDatabase against the real InfluxDB of the local stack: a missing
 // database is created, an existing one is left alone; and `warpwatch estimate` pointed at a
 // database that does not exist starts and creates it instead of dropping every write.
 import { afterAll, describe, expect, it } from 'vitest';

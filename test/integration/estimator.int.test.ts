@@ -1,4 +1,4 @@
-// The estimator's adapters against the real servers (issue 6): influx-writer.ts (write,
+// The estimator's adapters against the real servers: influx-writer.ts (write,
 // read back with InfluxQL, outage buffering with counted drops, non-retriable refusals) and
 // kafka.ts (compacted topics created), plus /metrics and /healthz of a running service.
 import { ConfigResourceTypes } from 'kafkajs';

@@ -1,4 +1,4 @@
-// The installable CLI (issue 17): `npm pack` of this checkout gives a tarball that installs
+// The installable CLI: `npm pack` of this checkout gives a tarball that installs
 // globally and runs outside the checkout from its compiled JavaScript (dist/, built by the
 // `prepare` script), with no TypeScript and no tsx loader involved: `--version`, `demo --quick`
 // (which builds the CPU kernels from the C++ sources the package ships) and a `collect --replay`

@@ -1,4 +1,4 @@
-// The estimator's results as OpenTelemetry metrics against real servers (issue 17 item 1):
+// The estimator's results as OpenTelemetry metrics against real servers:
 // hand-made LaunchSummary frames → real Kafka → `startEstimator` → (a) /metrics scraped by a
 // real Prometheus 2.42 (Debian's package; without it the 3.16 below) and (b) OTLP/HTTP push into a real Prometheus 3.16
 // built from the Go module proxy (its OTLP receiver). Values are read back with PromQL through

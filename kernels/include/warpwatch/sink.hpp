@@ -1,7 +1,7 @@
 // Frame sinks and the writer thread: the part of the recorder that needs no CUDA, shared by
 // recorder.hpp (GPU jobs) and the CPU lockstep backend.
 //
-// Rule (issue 3): a monitored job must never stall because of monitoring. So
+// Rule: a monitored job must never stall because of monitoring. So
 //  * FrameWriter::submit never blocks: a full queue drops the frame and counts it;
 //  * UnixSocketSink uses non-blocking connect/send: EAGAIN, a missing or refusing socket, or a
 //    peer that went away drops the frame and counts it, and reconnects at most once a second;
