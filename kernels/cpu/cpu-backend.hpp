@@ -11,6 +11,7 @@
 // and are never to be reported as GPU measurements.
 #pragma once
 
+#include <cstdlib>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <xmmintrin.h>
@@ -202,7 +203,14 @@ inline void finishLaunch(LaunchInfo& info, const LaunchAccumulator& accumulator,
 }
 
 /// A launch id that is unique per run and launch: splitmix64 of the wall clock and the index.
-inline std::uint64_t makeLaunchId(std::uint64_t launchIndex) { return splitmix64(unixNanosNow() ^ (launchIndex * 0x9E3779B97F4A7C15ull)); }
+/// A fresh launch id: time-seeded, so each run samples other groups under hash selection. With
+/// WARPWATCH_CPU_LAUNCH_ID_SEED=<decimal u64> in the environment the ids, and so which groups are
+/// sampled, repeat from run to run (tests that compare a claim with a measurement need that).
+inline std::uint64_t makeLaunchId(std::uint64_t launchIndex) {
+  const char* seed = std::getenv("WARPWATCH_CPU_LAUNCH_ID_SEED");
+  const std::uint64_t base = seed != nullptr && *seed != '\0' ? std::strtoull(seed, nullptr, 10) : unixNanosNow();
+  return splitmix64(base ^ (launchIndex * 0x9E3779B97F4A7C15ull));
+}
 
 /// The LaunchInfo of one CPU launch of `groupCount` groups of `groupSize` lanes: job, kernel
 /// (`--kernel`, else `defaultKernel`), source cpu, sync, device, a fresh launch id, the sampling
