@@ -1,5 +1,5 @@
 // Public API of model/: pure imbalance mathematics (model.md). No I/O, no Node built-ins.
-export { CategoricalDistribution, type Truncation, type WeightInput } from './categorical-distribution.ts';
+export { CategoricalDistribution, type Truncation, type WeightInput } from './distributions/categorical-distribution.ts';
 export {
   FAMILY_NAMES,
   MAX_FAMILY_SUPPORT,
@@ -9,12 +9,12 @@ export {
   validateFamilySpec,
   type FamilyPmf,
   type FamilySpec,
-} from './family.ts';
-export { parseDistributionSpec } from './distribution-spec.ts';
+} from './distributions/family.ts';
+export { parseDistributionSpec } from './distributions/distribution-spec.ts';
 export { MODEL_ERROR_CODES, ModelError, type ModelErrorCode } from './errors.ts';
-export { MAX_GROUP_SIZE, assertGroupSize } from './group-size.ts';
-export { expectedLoss, LOSS_METHODS, type LossMethod } from './expected-loss.ts';
-export { fastExpectedLoss, type FastLossResult } from './fast-loss.ts';
+export { MAX_GROUP_SIZE, assertGroupSize } from './loss/group-size.ts';
+export { expectedLoss, LOSS_METHODS, type LossMethod } from './loss/expected-loss.ts';
+export { fastExpectedLoss, type FastLossResult } from './loss/fast-loss.ts';
 export {
   EXACT_CELL_LIMIT,
   EXACT_WORK_LIMIT,
@@ -24,20 +24,20 @@ export {
   type ExactCost,
   type ExactLossDistribution,
   type LossOutcome,
-} from './exact-loss.ts';
-export { DEFAULT_QUANTILE_SEED, EXACT_QUANTILE_WORK_LIMIT, lossQuantiles, type LossQuantiles } from './loss-quantiles.ts';
-export { expectedMaximum, sampleMaximumPmf, workloadLoss, type MaximumPmf } from './sample-maximum.ts';
-export { idleLaneShare } from './idle-lane-share.ts';
-export { DEFAULT_SWEEP_GROUP_SIZES, granularitySweep, type GranularityRow } from './granularity-sweep.ts';
-export { groupLoss } from './group-loss.ts';
-export { normalCdf, normalQuantileTwoSided } from './normal-quantile.ts';
-export { localityLoss, ratioEstimate, ratioOfConstantDenominator, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './locality-loss.ts';
-export { blockLoss, type BlockLoss } from './block-loss.ts';
-export { coarseEstimate, DEFAULT_PREPASS_STRIDE, runPolicyLoss, traceLocalityLoss, type RunPolicy, type RunPolicyLoss } from './run-policies.ts';
-export { createSeededRandom, type RandomSource } from './random.ts';
-export { createCategoricalSampler, type CategoricalSampler } from './categorical-sampler.ts';
-export { createFamilySampler, sampleFamily } from './family-sampler.ts';
-export { logFactorial, logGamma, powInteger } from './special-functions.ts';
+} from './loss/exact-loss.ts';
+export { DEFAULT_QUANTILE_SEED, EXACT_QUANTILE_WORK_LIMIT, lossQuantiles, type LossQuantiles } from './loss/loss-quantiles.ts';
+export { expectedMaximum, sampleMaximumPmf, workloadLoss, type MaximumPmf } from './loss/sample-maximum.ts';
+export { idleLaneShare } from './loss/idle-lane-share.ts';
+export { DEFAULT_SWEEP_GROUP_SIZES, granularitySweep, type GranularityRow } from './what-ifs/granularity-sweep.ts';
+export { groupLoss } from './loss/group-loss.ts';
+export { normalCdf, normalQuantileTwoSided } from './numerics/normal-quantile.ts';
+export { localityLoss, ratioEstimate, ratioOfConstantDenominator, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './loss/locality-loss.ts';
+export { blockLoss, type BlockLoss } from './loss/block-loss.ts';
+export { coarseEstimate, DEFAULT_PREPASS_STRIDE, runPolicyLoss, traceLocalityLoss, type RunPolicy, type RunPolicyLoss } from './what-ifs/run-policies.ts';
+export { createSeededRandom, type RandomSource } from './distributions/random.ts';
+export { createCategoricalSampler, type CategoricalSampler } from './distributions/categorical-sampler.ts';
+export { createFamilySampler, sampleFamily } from './distributions/family-sampler.ts';
+export { logFactorial, logGamma, powInteger } from './numerics/special-functions.ts';
 
 // --- related models: divergence cost, finishing-time bound, transit model ---
 export {
@@ -45,7 +45,7 @@ export {
   type LoopSpec,
   type ReconvergenceStackOptions,
   type ReconvergenceStackTrace,
-} from './reconvergence-stack.ts';
+} from './related/reconvergence-stack.ts';
 export {
   DIVERGENCE_ARCHITECTURES,
   divergenceArchitecture,
@@ -58,7 +58,7 @@ export {
   type DivergenceCyclePrediction,
   type ExtendedMeasuredLoss,
   type ExtendedMeasuredLossOptions,
-} from './divergence-cost.ts';
+} from './related/divergence-cost.ts';
 export {
   SAMPLED_GROUP_DIVERGENCE_FIT,
   addDivergenceObservation,
@@ -73,8 +73,8 @@ export {
   type DivergenceParameter,
   type DivergenceMeasurement,
   type DivergenceObservation,
-} from './divergence-fit.ts';
-export { solveLeastSquares, type LeastSquaresSolution } from './least-squares.ts';
+} from './related/divergence-fit.ts';
+export { solveLeastSquares, type LeastSquaresSolution } from './numerics/least-squares.ts';
 export {
   addRegressionRow,
   createRegressionMoments,
@@ -83,7 +83,7 @@ export {
   type RegressionMoments,
   type RegressionOptions,
   type StreamingRegressionFit,
-} from './streaming-regression.ts';
+} from './related/streaming-regression.ts';
 export {
   MIN_DIVERGENCE_FIT_GROUPS,
   cloneSampledGroups,
@@ -96,7 +96,7 @@ export {
   type SampledGroupInput,
   type SampledGroupsAccumulation,
   type SampledGroupsResult,
-} from './sampled-groups.ts';
+} from './related/sampled-groups.ts';
 export {
   PUBLISHED_FINISHING_TIME_MACHINE,
   PUBLISHED_SUB_BLOCK_SHAPE,
@@ -108,13 +108,13 @@ export {
   type FinishingTimeMachine,
   type FinishingTimeProblem,
   type SubBlockShape,
-} from './finishing-time-bound.ts';
+} from './related/finishing-time-bound.ts';
 export {
   simulateFinishingTime,
   type FinishingTimePolicy,
   type FinishingTimeSimulation,
   type FinishingTimeSimulationOptions,
-} from './finishing-time-simulation.ts';
+} from './related/finishing-time-simulation.ts';
 export {
   solveTransit,
   transitOperatingPoint,
@@ -125,14 +125,14 @@ export {
   type TransitBoundClass,
   type TransitOperatingPoint,
   type TransitSolution,
-} from './transit-model.ts';
-export { DEFAULT_SORTED_UNITS, MAX_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './sorted-grouping-loss.ts';
+} from './related/transit-model.ts';
+export { DEFAULT_SORTED_UNITS, MAX_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './what-ifs/sorted-grouping-loss.ts';
 export {
   MAX_OPTIMAL_BINNING_SUPPORT,
   binnedGroupingLoss,
   type BinEdgeChoice,
   type BinnedGroupingLoss,
   type GroupingBin,
-} from './binned-grouping-loss.ts';
-export { fitParametric, type ParametricFit } from './fit-parametric.ts';
-export { maximumSumMoments } from './fast-loss.ts';
+} from './what-ifs/binned-grouping-loss.ts';
+export { fitParametric, type ParametricFit } from './distributions/fit-parametric.ts';
+export { maximumSumMoments } from './loss/fast-loss.ts';
