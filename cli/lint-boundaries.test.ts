@@ -58,7 +58,7 @@ describe('folder boundaries (lint)', () => {
     expect(await ruleIds('cli/commands/example.test.ts', "import { x } from '../../estimator/test-support.ts';\nexport const y = x;\n")).toEqual([]);
     expect(await ruleIds('dashboards/example.test.ts', "import { x } from '../estimator/index.ts';\nexport const y = x;\n")).toHaveLength(1);
     expect(await ruleIds('test/integration/example.int.test.ts', "import { x } from '../../collector/disk-spool.ts';\nexport const y = x;\n")).toEqual([]);
-    expect(await ruleIds('bench/example.bench.ts', "import { x } from '../model/exact-loss.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('bench/example.bench.ts', "import { x } from '../model/loss/exact-loss.ts';\nexport const y = x;\n")).toEqual([]);
   });
 
   it('keeps kafkajs to type imports outside its adapter files', async () => {

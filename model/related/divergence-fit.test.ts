@@ -11,18 +11,9 @@ import {
 } from './divergence-fit.ts';
 import { divergencePatternBounds } from './divergence-cost.ts';
 import { solveLeastSquares } from '../numerics/least-squares.ts';
+import { mulberry32 } from '../distributions/random.ts';
 
-// Seeded generator (mulberry32) and Box–Muller normals for synthetic measurement noise.
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Box–Muller normals from the seeded generator, for synthetic measurement noise.
 function normal(random: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 }

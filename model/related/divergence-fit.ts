@@ -150,7 +150,7 @@ export interface DivergenceMomentsFit {
 }
 
 /**
- * Empty mergeable moments of divergence observations (model/streaming-regression.ts: merge
+ * Empty mergeable moments of divergence observations (model/related/streaming-regression.ts: merge
  * with mergeRegressionMoments; plain JSON, checkpointable).
  *
  * @example const moments = createDivergenceMoments();

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { finishingTimeBound, finishingTimeProgram, PUBLISHED_SUB_BLOCK_SHAPE } from './finishing-time-bound.ts';
 import { simulateFinishingTime, type FinishingTimePolicy } from './finishing-time-simulation.ts';
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../distributions/random.ts';
 
 // Published closed form (docs/model.md §5), evaluated here on its own.
 const published = (n: number, rep: number) => 3 * Math.ceil(n / 16) + 2 + 2 * Math.ceil(n / 16) * (rep - 1);

@@ -171,7 +171,7 @@ function mergeBlockSums(a: BlockSums | undefined, b: BlockSums | undefined): Blo
   return merged;
 }
 
-/** Σa/Σb with SE² = R/(R−1)·(Σa² − 2vΣab + v²Σb²)/(Σb)² (model/locality-loss.ts ratioEstimate, from sums). */
+/** Σa/Σb with SE² = R/(R−1)·(Σa² − 2vΣab + v²Σb²)/(Σb)² (model/loss/locality-loss.ts ratioEstimate, from sums). */
 function blockRatio(count: number, sa: number, sb: number, saa: number, sab: number, sbb: number): BlockRatio {
   const value = sb > 0 ? sa / sb : 1;
   const residual = Math.max(0, saa - 2 * value * sab + value * value * sbb);
@@ -475,7 +475,7 @@ export function summarizeSampledGroups(samples: SampledGroupsAccumulation, group
   };
 }
 
-/** The locality-aware loss at each recorded n′ (ratio estimator over sampled groups, model/locality-loss.ts). */
+/** The locality-aware loss at each recorded n′ (ratio estimator over sampled groups, model/loss/locality-loss.ts). */
 function localityOf(samples: SampledGroupsAccumulation, groupSize: number): SampledGroupsResult['locality'] {
   const g = samples.groups;
   const rows: { groupSize: number; loss: number; standardError: number | undefined }[] = [];

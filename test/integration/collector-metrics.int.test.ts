@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInfluxMetricsWriter, Secret } from '../../collector/index.ts';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { PIPELINE_HEALTH_UID, generateArtifacts, interpolateInfluxQl, type CatalogedQuery, type GrafanaQueryContext } from '../../dashboards/index.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../estimator/index.ts';
 import { requiredEnv, type InfluxResult } from './stack-env.ts';

@@ -3,7 +3,7 @@
  * deterministic GroupSamples and LaunchSummary frames whose content depends on their
  * sequence number, so a test can check every byte that arrives in Kafka.
  */
-import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
+import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 
 /** What distinguishes one fixture frame from another. */
 export interface FixtureFrameSpec {

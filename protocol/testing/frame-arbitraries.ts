@@ -3,9 +3,9 @@
  * (import directly: not part of index.ts, since fast-check is a dev dependency).
  */
 import fc from 'fast-check';
-import { identityCharactersProblem } from '../contracts/index.ts';
-import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SIZE, MAX_STRING_BYTES } from './limits.ts';
-import type { DeviceInfo, FrameIdentity, GroupSamplesFrame, LaunchSummaryFrame, Frame, GroupSample } from './types.ts';
+import { identityCharactersProblem } from '../../contracts/index.ts';
+import { HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_GROUP_SIZE, MAX_STRING_BYTES } from '../limits.ts';
+import type { DeviceInfo, FrameIdentity, GroupSamplesFrame, LaunchSummaryFrame, Frame, GroupSample } from '../types.ts';
 
 const encoder = new TextEncoder();
 const U64_MAX = (1n << 64n) - 1n;

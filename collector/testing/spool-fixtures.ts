@@ -1,5 +1,5 @@
-import { crc32c } from '../protocol/index.ts';
-import type { ProduceRecord } from './produce-record.ts';
+import { crc32c } from '../../protocol/index.ts';
+import type { ProduceRecord } from '../produce-record.ts';
 
 /**
  * A record in the formats written before sequence numbers, built here from their documented
