@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeInflux, type FakeInflux } from '../service/testing/fake-influx.ts';
 import { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 import type { MetricsPoint } from './pipeline-reporter.ts';
-import { Secret } from './secret.ts';
+import { Secret } from '../service/index.ts';
 
 const point = (index: number): MetricsPoint => ({
   measurement: 'warpwatch_pipeline',

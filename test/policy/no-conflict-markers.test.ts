@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const TEXT = /\.(ts|mjs|js|json|md|yaml|yml|cpp|hpp|cuh|cu|txt|sh|toml|xml|cmake|in)$|(^|\/)(Dockerfile|CMakeLists\.txt|run)$/;
 
 describe('the repository', () => {

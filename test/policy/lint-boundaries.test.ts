@@ -7,9 +7,9 @@ import path from 'node:path';
 import { ESLint, type Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { ADAPTER_FILES, FOLDER_IMPORTS, folderBoundaries } from '../eslint.config.js';
+import { ADAPTER_FILES, FOLDER_IMPORTS, folderBoundaries } from '../../eslint.config.js';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '../..');
 
 const config: Linter.Config[] = [
   {
@@ -55,10 +55,23 @@ describe('folder boundaries (lint)', () => {
   });
 
   it('leaves tests and benchmarks free to reach internals, but not folders their own folder may not import', async () => {
-    expect(await ruleIds('cli/commands/example.test.ts', "import { x } from '../../estimator/test-support.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('cli/commands/example.test.ts', "import { x } from '../../estimator/testing/test-support.ts';\nexport const y = x;\n")).toEqual([]);
     expect(await ruleIds('dashboards/example.test.ts', "import { x } from '../estimator/index.ts';\nexport const y = x;\n")).toHaveLength(1);
     expect(await ruleIds('test/integration/example.int.test.ts', "import { x } from '../../collector/disk-spool.ts';\nexport const y = x;\n")).toEqual([]);
     expect(await ruleIds('bench/example.bench.ts', "import { x } from '../model/loss/exact-loss.ts';\nexport const y = x;\n")).toEqual([]);
+  });
+
+  it('keeps testing/ fixtures to test code, and lets test code use model/ from any folder', async () => {
+    expect(await ruleIds('collector/example.ts', "import { x } from './testing/frame-fixtures.ts';\nexport const y = x;\n")).toEqual([
+      'warpwatch/folder-boundaries: Only tests and testing/ fixtures may import collector/testing/frame-fixtures.ts (test-only support).',
+    ]);
+    expect(await ruleIds('cli/commands/example.ts', "import { x } from '../../estimator/testing/test-support.ts';\nexport const y = x;\n")).toHaveLength(1);
+    expect(await ruleIds('collector/example.test.ts', "import { x } from './testing/frame-fixtures.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('collector/testing/example.ts', "import { x } from '../../protocol/frame-header.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('service/example.test.ts', "import { x } from '../model/index.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('service/example.ts', "import { x } from '../model/index.ts';\nexport const y = x;\n")).toEqual([
+      'warpwatch/folder-boundaries: service/ may not import model/ (docs/architecture.md §2).',
+    ]);
   });
 
   it('keeps kafkajs to type imports outside its adapter files', async () => {

@@ -3,14 +3,14 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { defaultSocketPath } from '../collector/index.ts';
-import { createProgram } from './main.ts';
+import { defaultSocketPath } from '../../collector/index.ts';
+import { createProgram } from '../../cli/main.ts';
 
 // The docs must stand alone. Every "model.md §2c"-style citation in help text, code and
 // docs must name a page in the repository and a section heading that page has ("## 2. …",
 // "### 2c. …"); nothing may point outside the repository (../shared).
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const SCANNED_FOLDERS = ['cli', 'model', 'estimator', 'bench', 'docs'];
 
 function filesUnder(folder: string): string[] {

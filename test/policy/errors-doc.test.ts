@@ -3,7 +3,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const folders = ['contracts', 'model', 'protocol', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'kernels', 'python'];
 
 /** Collects every `*_ERROR_CODES` array exported by a folder's errors.ts. */
