@@ -56,7 +56,7 @@ function launchBins(dist: CategoricalDistribution, bins: readonly { low: number;
 describe('binnedLaunchLoss (bin-ordered launch cut into consecutive groups)', () => {
   // Launches so small that bins often hold fewer than n units (or none): groups across 3+ bins,
   // bins inside one group, zeros. Enumeration has no quadrature; the model's 1/Σ quadrature is
-  // good to 5e-10 relative (laplace-quadrature.ts), the cost ratio needs none (rounding: 1e-11).
+  // good to 5e-10 relative (numerics/laplace-quadrature.ts), the cost ratio needs none (rounding: 1e-11).
   const cases: [Record<number, number>, number, number, number][] = [
     [{ 0: 3, 1: 2, 5: 4, 9: 1 }, 4, 3, 8],
     [{ 1: 5, 2: 1, 7: 3 }, 3, 2, 9],

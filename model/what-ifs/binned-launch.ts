@@ -14,7 +14,7 @@
  * E[n·max/Σ] of a mixed group is n·∫₀^∞ E[max·e^{−tΣ}] dt (docs/model.md §2b): with d units of bin
  * b and c units of the last bin b' (the maximum lies in the last bin), the integrand is
  * φ_b(t)^d·…·ψ_{b'}(c, t) with φ_b(t) = E[e^{−tW} | b] and ψ_b(c, t) = E[max·e^{−tΣ}] of c draws
- * from bin b. A quadrature on ln t (laplace-quadrature.ts, relative error ≤ 5e-10) evaluates it.
+ * from bin b. A quadrature on ln t (numerics/laplace-quadrature.ts, relative error ≤ 5e-10) evaluates it.
  *
  * Fast path: when every bin holds at least n units but for a probability below e^{−46}
  * (Bernstein), each mixed group spans exactly two bins and everything depends on C_b mod n only,
