@@ -1,4 +1,4 @@
-// Types of the named exports of eslint.config.js that cli/lint-boundaries.test.ts imports.
+// Types of the named exports of eslint.config.js that test/policy/lint-boundaries.test.ts imports.
 import type { Linter, Rule } from 'eslint';
 
 /** Which project folders each folder may import (docs/architecture.md §2). */

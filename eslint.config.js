@@ -36,24 +36,33 @@ export const ADAPTER_FILES = {
   kafkajs: ['collector/kafka-producer.ts', 'estimator/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/demo/distributions-reader.ts', 'deploy/local/readiness.ts'],
 };
 
-/** The boundary rule: an import of another folder must be allowed and go through its index.ts. */
+/**
+ * The boundary rule: an import of another folder must be allowed and go through its index.ts.
+ * Test code — `*.test.ts` files and each folder's `testing/` subfolder of test-only fixtures — may
+ * reach an allowed folder's internals and may use model/ from any folder (a pure leaf: seeded
+ * generators, distributions); other code may not import a `testing/` module, not even its own.
+ */
 export const folderBoundaries = {
-  meta: { type: 'problem', schema: [], messages: { folder: '{{from}}/ may not import {{to}}/ (docs/architecture.md §2).', deep: 'Import {{to}}/ through {{to}}/index.ts, not {{target}}.' } },
+  meta: { type: 'problem', schema: [], messages: { folder: '{{from}}/ may not import {{to}}/ (docs/architecture.md §2).', deep: 'Import {{to}}/ through {{to}}/index.ts, not {{target}}.', testing: 'Only tests and testing/ fixtures may import {{target}} (test-only support).' } },
   create(context) {
     const root = import.meta.dirname;
     const file = path.relative(root, context.filename);
     const from = file.split(path.sep)[0];
     const allowed = FOLDER_IMPORTS[from];
-    // Test files may reach another allowed folder's internals (fixtures, test support).
-    const isTest = /\.test\.ts$/.test(file);
+    // Test code (test files and testing/ fixtures) may reach another allowed folder's internals.
+    const isTest = /\.test\.ts$/.test(file) || file.split(path.sep).includes('testing');
     if (allowed === undefined) return {};
     const check = (node) => {
       const source = node.source;
       if (source === null || source === undefined || source.type !== 'Literal' || typeof source.value !== 'string' || !source.value.startsWith('.')) return;
       const target = path.relative(root, path.resolve(path.dirname(context.filename), source.value)).split(path.sep).join('/');
       const to = target.split('/')[0];
+      if (!isTest && target.split('/').includes('testing')) {
+        context.report({ node: source, messageId: 'testing', data: { target } });
+        return;
+      }
       if (to === from || !projectFolders.concat(['model', 'bin']).includes(to)) return;
-      if (!allowed.includes(to)) context.report({ node: source, messageId: 'folder', data: { from, to } });
+      if (!allowed.includes(to) && !(isTest && to === 'model')) context.report({ node: source, messageId: 'folder', data: { from, to } });
       else if (to !== 'bin' && !isTest && target !== `${to}/index.ts`) context.report({ node: source, messageId: 'deep', data: { to, target } });
     };
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };

@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` (pure logic, beside the code) and `integration` (real Kafka and
-// InfluxDB started by deploy/local through the global setup). `npm test` runs both.
+// Two projects: `unit` (pure logic beside the code, and the repository-wide policy checks of
+// test/policy/) and `integration` (real Kafka and InfluxDB started by deploy/local through the
+// global setup). `npm test` runs both.
 export default defineConfig({
   test: {
     // Stopping Kafka cleanly can take up to 30 s on a loaded 2-core machine.
@@ -10,7 +11,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{contracts,service,model,protocol,collector,estimator,dashboards,cli,deploy,bench,kernels,python}/**/*.test.ts'],
+          include: ['{contracts,service,model,protocol,collector,estimator,dashboards,cli,deploy,bench,kernels,python}/**/*.test.ts', 'test/policy/**/*.test.ts'],
           exclude: ['**/node_modules/**', '**/*.int.test.ts'],
           testTimeout: 60_000,
         },

@@ -16,7 +16,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { streamKeyOf } from '../contracts/index.ts';
 import { createKafkaProducer, loadCollectorConfig, startCollector, threadRecordsOf, type RunningCollector } from '../collector/index.ts';
 import { createTraceparentGenerator } from '../collector/trace-context.ts';
-import { fixtureFrameBytes } from '../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../collector/testing/frame-fixtures.ts';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { decodeFrame } from '../protocol/index.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { CategoricalDistribution, createSeededRandom } from '../model/index.ts';
 import type { LaunchSummaryFrame } from '../protocol/index.ts';
 import { createEstimatorEngine, modelFitter, syntheticLaunchSummary, type EngineOptions } from '../estimator/index.ts';
-import { testEngineOptions } from '../estimator/test-support.ts';
+import { testEngineOptions } from '../estimator/testing/test-support.ts';
 import { frameAt, samplesFrameAt, samplesTemplates, templates } from './estimator-frames.ts';
 
 /** Where the committed golden outputs live. */

@@ -26,7 +26,7 @@ import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-i
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { decodeFrame } from '../protocol/index.ts';
 import { createEstimatorEngine, MEASUREMENTS } from '../estimator/index.ts';
-import { testEngineOptions } from '../estimator/test-support.ts';
+import { testEngineOptions } from '../estimator/testing/test-support.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 import {
   frameAt,

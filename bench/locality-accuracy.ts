@@ -23,7 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureKernelsBuilt, runWorkload, workloadBinaryName } from '../kernels/index.ts';
-import { localityLoss } from '../model/index.ts';
+import { localityLoss, mulberry32 } from '../model/index.ts';
 import { decodeFrames, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { machineInfo } from './machine-info.ts';
 
@@ -47,18 +47,6 @@ const samplingMonteCarlo: Record<string, unknown>[] = [];
 /** Monte Carlo draws per sample size, and the sample sizes (runs): one launch at 1/64, 8 launches. */
 const MONTE_CARLO_DRAWS = 300;
 const MONTE_CARLO_RUNS = [128, 1024];
-
-/** mulberry32: a small seeded PRNG, uniform in [0, 1) (the draws are the same on every run). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** m of the items drawn without replacement (partial Fisher–Yates on a copy). */
 function drawWithoutReplacement<T>(items: readonly T[], m: number, random: () => number): T[] {

@@ -26,6 +26,7 @@ import {
   type GroupSamplesFrame,
   type LaunchSummaryFrame,
 } from '../protocol/index.ts';
+import { mulberry32 } from '../model/index.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 
 /** protocol/ as the "protocol" helper delivered it, before this performance work. */
@@ -37,18 +38,6 @@ interface Codec {
   encodeFrame(frame: Frame): Uint8Array;
   decodeFrame(bytes: Uint8Array, options?: { crcVerified?: boolean }): Frame;
   createFrameSplitter(): { push(chunk: Uint8Array): unknown[]; end(): unknown[] };
-}
-
-/** Deterministic 32-bit generator (mulberry32), so every run benches the same frames. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Iteration counts with a geometric-like spread (1..~2000), as a divergent loop gives. */
@@ -70,7 +59,7 @@ const identity = {
 } as const;
 
 function launchSummary(groups: number): LaunchSummaryFrame {
-  const counts = laneCountsOf(seeded(1), groups * 32);
+  const counts = laneCountsOf(mulberry32(1), groups * 32);
   let sumMax = 0;
   let sum = 0;
   for (let g = 0; g < groups; g++) {
@@ -95,7 +84,7 @@ function launchSummary(groups: number): LaunchSummaryFrame {
 }
 
 function groupSamples(groups: number): GroupSamplesFrame {
-  const random = seeded(groups);
+  const random = mulberry32(groups);
   return {
     type: 'group-samples',
     ...identity,

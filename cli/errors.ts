@@ -1,5 +1,5 @@
 /**
- * Error codes of cli/ subfolders, gathered so that cli/errors-doc.test.ts (which reads one
+ * Error codes of cli/ subfolders, gathered so that test/policy/errors-doc.test.ts (which reads one
  * errors.ts per top-level folder) sees them: the demo (cli/demo/errors.ts), advise
  * (cli/advise/errors.ts), compare (cli/compare/errors.ts) and the frame-file readers
  * (cli/frame-file.ts). `WW_ERR_USAGE` (cli/usage-error.ts) is listed by the test itself.

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeFrame } from '../protocol/index.ts';
 import { startCollector, type RunningCollector } from './collector.ts';
 import { loadCollectorConfig } from './config.ts';
-import { fixtureFrameBytes } from './frame-fixtures.ts';
+import { fixtureFrameBytes } from './testing/frame-fixtures.ts';
 import { startHealthServer } from './health-server.ts';
 import type { InfluxWriterStats } from '../service/index.ts';
 import type { MetricsPoint, MetricsPointWriter } from './pipeline-reporter.ts';

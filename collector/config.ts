@@ -1,9 +1,8 @@
 import { hostname, homedir } from 'node:os';
 import { join } from 'node:path';
 import { COLLECTOR_FIELDS, hostProblem, labelProblem } from '../contracts/index.ts';
-import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile } from '../service/index.ts';
+import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile, type Secret } from '../service/index.ts';
 import { CollectorConfigError } from './errors.ts';
-import type { Secret } from './secret.ts';
 
 /** What to do when the disk spool is full: discard the oldest segment or the incoming record. */
 export type SpoolPolicy = (typeof COLLECTOR_FIELDS.spoolPolicy.values)[number];

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDiskSpool, type DiskSpool, type DiskSpoolOptions, type SpoolDropReason, type SpoolFs } from './disk-spool.ts';
 import { SpoolError } from './errors.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { legacySpoolRecord } from './spool-fixtures.ts';
+import { legacySpoolRecord } from './testing/spool-fixtures.ts';
 import { encodeSpoolRecord, scanSpoolSegment } from './spool-record.ts';
 
 const record = (i: number, valueBytes = 100): ProduceRecord => ({

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { decodeFrame } from '../protocol/index.ts';
 import { CollectorMetrics } from './collector-metrics.ts';
 import { createFrameIntake, type FrameIntake } from './frame-intake.ts';
-import { fixtureFrameBytes } from './frame-fixtures.ts';
+import { fixtureFrameBytes } from './testing/frame-fixtures.ts';
 import type { ProduceRecord } from './produce-record.ts';
 import { threadRecordsOf } from './stream-validator.ts';
 

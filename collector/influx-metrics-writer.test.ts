@@ -4,10 +4,10 @@
 // overflow are logged once each and the recovery once, and the token never reaches a log line.
 // The success path runs against the real InfluxDB in test/integration/collector-metrics.int.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeInflux, type FakeInflux } from '../service/fake-influx.ts';
+import { startFakeInflux, type FakeInflux } from '../service/testing/fake-influx.ts';
 import { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 import type { MetricsPoint } from './pipeline-reporter.ts';
-import { Secret } from './secret.ts';
+import { Secret } from '../service/index.ts';
 
 const point = (index: number): MetricsPoint => ({
   measurement: 'warpwatch_pipeline',

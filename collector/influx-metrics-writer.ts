@@ -1,9 +1,8 @@
 import { COLLECTOR_FIELDS } from '../contracts/index.ts';
 import { readFileSync } from 'node:fs';
-import { createInfluxWriter, secretFileText, type InfluxWriter } from '../service/index.ts';
+import { createInfluxWriter, secretFileText, type InfluxWriter, type Secret } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
-import type { Secret } from './secret.ts';
 
 /**
  * The collector's InfluxDB adapter: the shared writer of service/influx-writer.ts (bounded

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fixtureFrameBytes } from './frame-fixtures.ts';
+import { fixtureFrameBytes } from './testing/frame-fixtures.ts';
 import type { ProduceRecord } from './produce-record.ts';
-import { legacySpoolRecord } from './spool-fixtures.ts';
+import { legacySpoolRecord } from './testing/spool-fixtures.ts';
 import { SPOOL_RECORD_HEADER_BYTES, decodeSpoolRecords, encodeSpoolRecord, scanSpoolSegment } from './spool-record.ts';
 
 const valueArbitrary = fc.oneof(

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame } from '../protocol/index.ts';
 import { startCollector, type RunningCollector } from './collector.ts';
 import { loadCollectorConfig } from './config.ts';
-import { fixtureGroupSamples } from './frame-fixtures.ts';
+import { fixtureGroupSamples } from './testing/frame-fixtures.ts';
 import type { ProduceRecord } from './produce-record.ts';
 
 interface Accounting {

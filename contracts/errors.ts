@@ -3,7 +3,7 @@
  * host, device, label, group size, source) breaks the rules of stream-identity.ts; an existing
  * Kafka topic cannot take what a service sends or reads (topics.ts topicConfigProblems, said by
  * the collector and the estimator with WW_ERR_KAFKA_TOPIC_CONFIG). Listed in
- * docs/errors.md (cli/errors-doc.test.ts checks they match).
+ * docs/errors.md (test/policy/errors-doc.test.ts checks they match).
  */
 
 /** Every error code contracts/ raises. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAlertState, evaluateAlerts, evaluateStale, type AlertOptions } from './alert-detector.ts';
-import { testEngineOptions } from './test-support.ts';
+import { testEngineOptions } from './testing/test-support.ts';
 import type { WindowResult } from './window-result.ts';
 
 const identity = { stream: 'j/k', job: 'j', kernel: 'k', device: 'd', groupSize: 32, source: 'cpu' as const, deviceUuid: '00000000-0000-0000-0000-000000000000', host: 'h', labels: {} };

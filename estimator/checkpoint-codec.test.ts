@@ -4,7 +4,7 @@ import { createAlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { streamIdentityOf, type SamplesObservation } from './launch-observation.ts';
 import { createStreamState, recordObservation } from './stream-state.ts';
-import { testEngineOptions } from './test-support.ts';
+import { testEngineOptions } from './testing/test-support.ts';
 
 const options = testEngineOptions().window;
 

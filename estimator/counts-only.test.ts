@@ -14,7 +14,7 @@ import { distributionRecord } from './kafka-records.ts';
 import { isCountsOnly, streamIdentityOf } from './launch-observation.ts';
 import { windowPoints } from './series-points.ts';
 import { closeWindowsThrough, createStreamState, mergeWindowAccumulations, recordObservation, type WindowAccumulation } from './stream-state.ts';
-import { testEngineOptions } from './test-support.ts';
+import { testEngineOptions } from './testing/test-support.ts';
 import { computeWindowResult } from './window-result.ts';
 
 const options = testEngineOptions();

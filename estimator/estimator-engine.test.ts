@@ -5,7 +5,7 @@ import { attributionFromHeaders, StreamIdentityError, streamKeyOf } from '../con
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import { MEASUREMENTS } from './series.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
-import { generateLaunches, testEngineOptions } from './test-support.ts';
+import { generateLaunches, testEngineOptions } from './testing/test-support.ts';
 
 /** The key the engine publishes a test stream's distribution under (no collector headers: empty host). */
 function distributionKey(job: string, kernel: string): string {

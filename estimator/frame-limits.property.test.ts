@@ -7,7 +7,7 @@ import { createEstimatorEngine, type FrameOutcome, type QuarantineRecord } from 
 import { modelFitter } from './estimator-service.ts';
 import { MEASUREMENTS } from './series.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
-import { testEngineOptions } from './test-support.ts';
+import { testEngineOptions } from './testing/test-support.ts';
 import type { WindowResult } from './window-result.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeInflux, type FakeInflux } from '../service/fake-influx.ts';
+import { startFakeInflux, type FakeInflux } from '../service/testing/fake-influx.ts';
 import { EstimatorError } from './errors.ts';
 import { createEstimatorInfluxWriter, type EstimatorInfluxOptions } from './influx-writer.ts';
 import { MEASUREMENTS } from './series.ts';

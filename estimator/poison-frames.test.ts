@@ -5,7 +5,7 @@ import { createEstimatorEngine, type EngineOutputs, type EngineTelemetry, type F
 import { dlqRecordOf } from './quarantine.ts';
 import { FIELDS, MEASUREMENTS } from './series.ts';
 import type { SeriesPoint } from './series-points.ts';
-import { testEngineOptions } from './test-support.ts';
+import { testEngineOptions } from './testing/test-support.ts';
 
 /**
  * Frames that SPEC.md allows but whose sums cannot be used (docs/estimator.md, Overflow), and

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 const root = ${JSON.stringify(fileURLToPath(new URL('..', import.meta.url)))};
 const { encodeFrame } = await import(root + 'protocol/index.ts');
 const { createEstimatorEngine } = await import(root + 'estimator/estimator-engine.ts');
-const { testEngineOptions, generateLaunches } = await import(root + 'estimator/test-support.ts');
+const { testEngineOptions, generateLaunches } = await import(root + 'estimator/testing/test-support.ts');
 const base = generateLaunches({ streams: 1, launchesPerStream: 1, launchIntervalMillis: 1, startMillis: 1_700_000_000_000, groups: 8, groupSize: 32, seed: 3 })[0].frame;
 const options = testEngineOptions({ window: { ...testEngineOptions().window, windowMillis: 600_000 }, idleCloseMillis: 600_000 });
 const noop = () => undefined;

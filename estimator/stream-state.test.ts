@@ -12,7 +12,7 @@ import {
   recordLaunchInWindow,
   recordObservation,
 } from './stream-state.ts';
-import { generateLaunches, testEngineOptions } from './test-support.ts';
+import { generateLaunches, testEngineOptions } from './testing/test-support.ts';
 
 const windowOptions = testEngineOptions().window;
 const launches = generateLaunches({ streams: 1, launchesPerStream: 30, launchIntervalMillis: 250, startMillis: 1_700_000_000_000, groups: 16, groupSize: 8, seed: 5 }).map(

@@ -7,7 +7,7 @@ import { FIELDS, MEASUREMENTS } from '../contracts/index.ts';
 import { windowPoints } from './series-points.ts';
 import { createWindowAccumulation, recordLaunchInWindow, recordSamplesInWindow } from './stream-state.ts';
 import { syntheticLaunchSummary } from './synthetic-launch.ts';
-import { testEngineOptions } from './test-support.ts';
+import { testEngineOptions } from './testing/test-support.ts';
 import { computeWindowResult, createWindowModelCache, relativeError } from './window-result.ts';
 
 const histogramOptions = testEngineOptions().window.histogram;

@@ -3,6 +3,8 @@
 // kernels/measure-sampling.ts): per-group sums, the one-way ANOVA ICC, the splitmix64 hash of
 // the GroupSamples `hash` selection, and a fixed-seed Monte Carlo of an ideal random selection.
 
+import { mulberry32 } from '../model/index.ts';
+
 /** Per-group sums of one group's lane counts. */
 export interface GroupStats {
   /** Σ w over the lanes. */
@@ -67,18 +69,6 @@ export function splitmix64(value: bigint): bigint {
   z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & mask;
   z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & mask;
   return z ^ (z >> 31n);
-}
-
-/** mulberry32: a small fixed-seed generator, uniform in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Mean and standard deviation of a list. */

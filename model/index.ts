@@ -1,138 +1,87 @@
-// Public API of model/: pure imbalance mathematics (model.md). No I/O, no Node built-ins.
-export { CategoricalDistribution, type Truncation, type WeightInput } from './categorical-distribution.ts';
-export {
-  FAMILY_NAMES,
-  MAX_FAMILY_SUPPORT,
-  familyLogPmf,
-  formatDistributionSpec,
-  generateFamilyPmf,
-  validateFamilySpec,
-  type FamilyPmf,
-  type FamilySpec,
-} from './family.ts';
-export { parseDistributionSpec } from './distribution-spec.ts';
-export { MODEL_ERROR_CODES, ModelError, type ModelErrorCode } from './errors.ts';
-export { MAX_GROUP_SIZE, assertGroupSize } from './group-size.ts';
-export { expectedLoss, LOSS_METHODS, type LossMethod } from './expected-loss.ts';
-export { fastExpectedLoss, type FastLossResult } from './fast-loss.ts';
-export {
-  EXACT_CELL_LIMIT,
-  EXACT_WORK_LIMIT,
-  exactCost,
-  exactExpectedLoss,
-  exactLossDistribution,
-  type ExactCost,
-  type ExactLossDistribution,
-  type LossOutcome,
-} from './exact-loss.ts';
-export { DEFAULT_QUANTILE_SEED, EXACT_QUANTILE_WORK_LIMIT, lossQuantiles, type LossQuantiles } from './loss-quantiles.ts';
-export { expectedMaximum, sampleMaximumPmf, workloadLoss, type MaximumPmf } from './sample-maximum.ts';
-export { idleLaneShare } from './idle-lane-share.ts';
-export { DEFAULT_SWEEP_GROUP_SIZES, granularitySweep, type GranularityRow } from './granularity-sweep.ts';
-export { groupLoss } from './group-loss.ts';
-export { normalCdf, normalQuantileTwoSided } from './normal-quantile.ts';
-export { localityLoss, ratioEstimate, ratioOfConstantDenominator, type LocalityLoss, type LocalityLossRow, type RatioEstimate } from './locality-loss.ts';
-export { blockLoss, type BlockLoss } from './block-loss.ts';
-export { coarseEstimate, DEFAULT_PREPASS_STRIDE, runPolicyLoss, traceLocalityLoss, type RunPolicy, type RunPolicyLoss } from './run-policies.ts';
-export { createSeededRandom, type RandomSource } from './random.ts';
-export { createCategoricalSampler, type CategoricalSampler } from './categorical-sampler.ts';
-export { createFamilySampler, sampleFamily } from './family-sampler.ts';
-export { logFactorial, logGamma, powInteger } from './special-functions.ts';
+// Public API of model/: pure imbalance mathematics (docs/model.md). No I/O, no Node built-ins.
+// It exports what other folders use; the modules' other names stay inside model/ (its tests import
+// the modules directly). The subfolders read as a table of contents (docs/model.md §10):
+//   distributions/  work distributions W: categorical, families, specs, samplers, fits, seeded random
+//   loss/           the imbalance model: exact and fast E[X_W(n)], one group's loss, quantiles, locality
+//   what-ifs/       design what-ifs: granularity, sorting, binning, run policies
+//   related/        related models: divergence cost and its fit, sampled groups, finishing time, transit
+//   numerics/       special functions, quantiles, least squares, quadrature
+//   testing/        test-only fixtures (brute force, random distributions)
+export { ModelError } from './errors.ts';
 
-// --- related models: divergence cost, finishing-time bound, transit model ---
-export {
-  emulateReconvergenceStack,
-  type LoopSpec,
-  type ReconvergenceStackOptions,
-  type ReconvergenceStackTrace,
-} from './reconvergence-stack.ts';
+// --- distributions/ ---
+export { CategoricalDistribution } from './distributions/categorical-distribution.ts';
+export { createCategoricalSampler } from './distributions/categorical-sampler.ts';
+export { parseDistributionSpec } from './distributions/distribution-spec.ts';
+export { sampleFamily } from './distributions/family-sampler.ts';
+export { formatDistributionSpec } from './distributions/family.ts';
+export { fitParametric } from './distributions/fit-parametric.ts';
+export { createSeededRandom, mulberry32, type RandomSource } from './distributions/random.ts';
+
+// --- loss/ ---
+export { blockLoss } from './loss/block-loss.ts';
+export { exactCost, exactExpectedLoss, exactLossDistribution } from './loss/exact-loss.ts';
+export { expectedLoss, type LossMethod } from './loss/expected-loss.ts';
+export { fastExpectedLoss } from './loss/fast-loss.ts';
+export { groupLoss } from './loss/group-loss.ts';
+export { MAX_GROUP_SIZE } from './loss/group-size.ts';
+export { idleLaneShare } from './loss/idle-lane-share.ts';
+export { localityLoss } from './loss/locality-loss.ts';
+export { DEFAULT_QUANTILE_SEED, lossQuantiles } from './loss/loss-quantiles.ts';
+export { workloadLoss } from './loss/sample-maximum.ts';
+
+// --- numerics/ ---
+export { normalQuantileTwoSided } from './numerics/normal-quantile.ts';
+
+// --- related/ ---
 export {
   DIVERGENCE_ARCHITECTURES,
   divergenceArchitecture,
   divergencePatternBounds,
-  predictDivergenceCycles,
   extendedMeasuredLoss,
-  type DivergenceArchitecture,
-  type DivergenceArchitectureName,
-  type DivergenceCostParameters,
-  type DivergenceCyclePrediction,
-  type ExtendedMeasuredLoss,
-  type ExtendedMeasuredLossOptions,
-} from './divergence-cost.ts';
+  predictDivergenceCycles,
+} from './related/divergence-cost.ts';
 export {
-  SAMPLED_GROUP_DIVERGENCE_FIT,
-  addDivergenceObservation,
-  createDivergenceMoments,
-  fitDivergenceCost,
-  solveDivergenceMoments,
-  divergenceObservationOf,
-  divergenceObservationOfGroup,
-  type DivergenceFit,
-  type DivergenceFitOptions,
-  type DivergenceMomentsFit,
-  type DivergenceParameter,
   type DivergenceMeasurement,
   type DivergenceObservation,
-} from './divergence-fit.ts';
-export { solveLeastSquares, type LeastSquaresSolution } from './least-squares.ts';
+  divergenceObservationOf,
+  divergenceObservationOfGroup,
+  type DivergenceParameter,
+  fitDivergenceCost,
+  SAMPLED_GROUP_DIVERGENCE_FIT,
+  solveDivergenceMoments,
+} from './related/divergence-fit.ts';
 export {
-  addRegressionRow,
-  createRegressionMoments,
-  mergeRegressionMoments,
-  solveRegressionMoments,
-  type RegressionMoments,
-  type RegressionOptions,
-  type StreamingRegressionFit,
-} from './streaming-regression.ts';
+  finishingTimeBound,
+  type FinishingTimeProblem,
+  PUBLISHED_FINISHING_TIME_MACHINE,
+  PUBLISHED_SUB_BLOCK_SHAPE,
+} from './related/finishing-time-bound.ts';
+export { simulateFinishingTime } from './related/finishing-time-simulation.ts';
+export { type LoopSpec } from './related/reconvergence-stack.ts';
 export {
-  MIN_DIVERGENCE_FIT_GROUPS,
   cloneSampledGroups,
   createSampledGroups,
   mergeSampledGroups,
+  MIN_DIVERGENCE_FIT_GROUPS,
   recordSampledBlock,
   recordSampledGroup,
-  summarizeSampledGroups,
-  type SampledDivergenceFit,
   type SampledGroupInput,
   type SampledGroupsAccumulation,
   type SampledGroupsResult,
-} from './sampled-groups.ts';
+  summarizeSampledGroups,
+} from './related/sampled-groups.ts';
 export {
-  PUBLISHED_FINISHING_TIME_MACHINE,
-  PUBLISHED_SUB_BLOCK_SHAPE,
-  finishingTimeBound,
-  finishingTimeProgram,
-  normaliseFinishingTimeProblem,
-  type FinishingTimeBound,
-  type FinishingTimeInstruction,
-  type FinishingTimeMachine,
-  type FinishingTimeProblem,
-  type SubBlockShape,
-} from './finishing-time-bound.ts';
-export {
-  simulateFinishingTime,
-  type FinishingTimePolicy,
-  type FinishingTimeSimulation,
-  type FinishingTimeSimulationOptions,
-} from './finishing-time-simulation.ts';
-export {
-  solveTransit,
-  transitOperatingPoint,
-  normaliseTransitParameters,
-  memorySupply,
   computeDemand,
-  type TransitParameters,
-  type TransitBoundClass,
+  memorySupply,
+  solveTransit,
   type TransitOperatingPoint,
+  type TransitParameters,
   type TransitSolution,
-} from './transit-model.ts';
-export { DEFAULT_SORTED_UNITS, MAX_SORTED_UNITS, sortedGroupingLoss, type SortedGroupingLoss } from './sorted-grouping-loss.ts';
-export {
-  MAX_OPTIMAL_BINNING_SUPPORT,
-  binnedGroupingLoss,
-  type BinEdgeChoice,
-  type BinnedGroupingLoss,
-  type GroupingBin,
-} from './binned-grouping-loss.ts';
-export { fitParametric, type ParametricFit } from './fit-parametric.ts';
-export { maximumSumMoments } from './fast-loss.ts';
+} from './related/transit-model.ts';
+
+// --- what-ifs/ ---
+export { binnedGroupingLoss, type GroupingBin } from './what-ifs/binned-grouping-loss.ts';
+export { granularitySweep } from './what-ifs/granularity-sweep.ts';
+export { DEFAULT_PREPASS_STRIDE, runPolicyLoss, traceLocalityLoss } from './what-ifs/run-policies.ts';
+export { sortedGroupingLoss } from './what-ifs/sorted-grouping-loss.ts';

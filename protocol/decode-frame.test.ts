@@ -4,7 +4,7 @@ import { crc32c } from './crc32c.ts';
 import { decodeFrame } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { FrameError, PROTOCOL_ERROR_CODES } from './errors.ts';
-import { frameArbitrary } from './frame-arbitraries.ts';
+import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { FRAME_HEADER_BYTES, MAX_PAYLOAD_BYTES } from './limits.ts';
 import { SAMPLE_GROUP_SAMPLES, SAMPLE_LAUNCH_SUMMARY } from './sample-frames.ts';
 import type { Frame } from './types.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { decodeFrames, readFrameFile, scanFrameFile } from './decode-frames.ts';
-import { frameArbitrary } from './frame-arbitraries.ts';
+import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, MAX_PAYLOAD_BYTES } from './limits.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { FrameError } from './errors.ts';

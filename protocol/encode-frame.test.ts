@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { decodeFrame } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { FrameError } from './errors.ts';
-import { frameArbitrary } from './frame-arbitraries.ts';
+import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { SAMPLE_GROUP_SAMPLES, SAMPLE_LAUNCH_SUMMARY } from './sample-frames.ts';
 import type { Frame } from './types.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { encodeFrame } from './encode-frame.ts';
-import { frameArbitrary } from './frame-arbitraries.ts';
+import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { crc32c } from './crc32c.ts';
 import { createFrameSplitter } from './frame-splitter.ts';
 import type { FrameSplitItem, FrameSplitterOptions } from './frame-splitter.ts';

@@ -9,7 +9,7 @@ import { crc32c } from './crc32c.ts';
 import { decodeFrame, summarizeFrame } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { FrameError } from './errors.ts';
-import { frameArbitrary } from './frame-arbitraries.ts';
+import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { FRAME_HEADER_BYTES } from './limits.ts';
 import { SAMPLE_GROUP_SAMPLES } from './sample-frames.ts';
 import type { Frame } from './types.ts';

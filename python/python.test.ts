@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyzeFrames } from '../cli/commands/analyze.ts';
 import { splitmix64 } from '../kernels/sampling-statistics.ts';
 import { decodeFrame, decodeFrames, encodeFrame, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
-import { frameArbitrary } from '../protocol/frame-arbitraries.ts';
+import { frameArbitrary } from '../protocol/testing/frame-arbitraries.ts';
 import { PYTHON_ERROR_CODES } from './errors.ts';
 import { escapeCounts, expectedFromCounts } from './escape-reference.ts';
 import { ensurePythonInstalled, PYTHON_DIR, runPython } from './index.ts';

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeInflux, type FakeInflux } from './fake-influx.ts';
+import { startFakeInflux, type FakeInflux } from './testing/fake-influx.ts';
 import type { InfluxPoint } from './influx-line.ts';
 import {
   createInfluxWriter,
@@ -14,7 +14,7 @@ import {
   type InfluxWriterStats,
 } from './influx-writer.ts';
 
-// The writer's logic against a real local HTTP server standing in for InfluxDB (fake-influx.ts):
+// The writer's logic against a real local HTTP server standing in for InfluxDB (testing/fake-influx.ts):
 // batching, concurrency, retries, drops by reason, close. Every test checks the books:
 // pointsIn = pointsWritten + Σ dropped + buffered. The real InfluxDB runs in
 // test/integration/estimator.int.test.ts and collector-metrics.int.test.ts.

@@ -1,17 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { mulberry32 } from '../model/index.ts';
 import { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
-
-/** mulberry32: a fixed-seed uniform [0, 1) source. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 afterEach(() => {
   vi.useRealTimers();
@@ -25,7 +14,7 @@ describe('backoffDelayMillis', () => {
   });
 
   it('spreads by ±jitter/2 around the un-jittered delay, with that delay as the mean (fixed seed, 20 000 draws)', () => {
-    const random = seeded(19);
+    const random = mulberry32(19);
     const draws = Array.from({ length: 20_000 }, () => backoffDelayMillis(2, { initialMillis: 20, maxMillis: 40, jitter: 0.5 }, random));
     expect(Math.min(...draws)).toBeGreaterThanOrEqual(30);
     expect(Math.max(...draws)).toBeLessThan(50);

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS } from '../contracts/index.ts';
 import { createOutageLog } from './outage-log.ts';
 import { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
-import { closedPort } from './test-support.ts';
+import { closedPort } from './testing/test-support.ts';
 
 
 describe('unreachableServerHint', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
 import { createEstimatorEngine } from '../../estimator/index.ts';
-import { testEngineOptions } from '../../estimator/test-support.ts';
+import { testEngineOptions } from '../../estimator/testing/test-support.ts';
 import { createSeededRandom, groupLoss } from '../../model/index.ts';
 import { encodeFrame, histogramOfCounts, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';

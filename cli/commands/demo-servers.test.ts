@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../testing/run-cli.ts';
-import { closedPort } from '../../service/test-support.ts';
+import { closedPort } from '../../service/testing/test-support.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-demo-servers-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

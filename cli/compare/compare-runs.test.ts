@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../model/index.ts';
 import { decodeFrames, encodeFrame, histogramOfCounts, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
 import type { ComparedValue, RunComparison } from './compare-runs.ts';
@@ -21,18 +22,6 @@ const identity = {
   startUnixNanos: 0n,
   endUnixNanos: 1n,
 };
-
-/** mulberry32: a fixed-seed generator of uniforms in [0, 1). */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Group {
   counts: number[];
@@ -122,7 +111,7 @@ const valueOf = (c: RunComparison, q: ComparedValue['quantity']): ComparedValue 
 describe('warpwatch compare (launches as units)', () => {
   const LAUNCHES = 8;
   const launchesOf = (seed: number, lo: number, hi: number): Group[][] => {
-    const random = generator(seed);
+    const random = mulberry32(seed);
     return Array.from({ length: LAUNCHES }, () => groupsOf(random, 64, lo, hi));
   };
   const runA = launchesOf(1, 1, 10);
@@ -184,7 +173,7 @@ describe('warpwatch compare (launches as units)', () => {
 
 describe('warpwatch compare (one launch: sampled groups as units)', () => {
   const GROUPS = 400;
-  const runOf = (seed: number, lo: number, hi: number): Group[] => groupsOf(generator(seed), GROUPS, lo, hi);
+  const runOf = (seed: number, lo: number, hi: number): Group[] => groupsOf(mulberry32(seed), GROUPS, lo, hi);
   const fileOf = (name: string, groups: Group[]): string => write(name, [summaryOf(1n, groups), samplesOf(1n, groups)]);
   const runA = runOf(11, 1, 10);
   const runSame = runOf(12, 1, 10);
@@ -217,7 +206,7 @@ describe('warpwatch compare (one launch: sampled groups as units)', () => {
   });
 
   it('without samples and with one launch the noise is unknown, and streams in one run only are listed', async () => {
-    const random = generator(21);
+    const random = mulberry32(21);
     const a = write('bare-a.wwf', [summaryOf(1n, groupsOf(random, 16, 1, 10))]);
     const b = write('bare-b.wwf', [summaryOf(1n, groupsOf(random, 16, 1, 10)), { ...summaryOf(1n, groupsOf(random, 4, 1, 3)), kernel: 'extra' }]);
     const c = await compare(a, b);
@@ -230,7 +219,7 @@ describe('warpwatch compare (one launch: sampled groups as units)', () => {
   });
 
   it('compares nothing when the stream ids differ: exit 2 with WW_ERR_COMPARE_NOTHING and the --pair to try', async () => {
-    const random = generator(31);
+    const random = mulberry32(31);
     const plain = Array.from({ length: 4 }, () => groupsOf(random, 32, 1, 10));
     const sorted = Array.from({ length: 4 }, () => groupsOf(random, 32, 4, 6));
     const a = write('escape.wwf', plain.map((groups, i) => ({ ...summaryOf(BigInt(i + 1), groups), kernel: 'escape' })));
@@ -260,7 +249,7 @@ describe('warpwatch compare (one launch: sampled groups as units)', () => {
 
   it('calls a change against two zero standard errors beyond noise without a z (not ±∞)', async () => {
     // Every launch the same groups: each run's launch means do not vary, so both SEs are 0.
-    const random = generator(41);
+    const random = mulberry32(41);
     const groupsA = groupsOf(random, 16, 1, 10);
     const groupsB = groupsOf(random, 16, 1, 10);
     const a = write('constant-a.wwf', [1n, 2n, 3n].map((id) => summaryOf(id, groupsA)));

@@ -1,7 +1,7 @@
 /**
  * Independent references for tests: full enumeration of all |supp|^n samples (tiny cases only).
  */
-import type { CategoricalDistribution } from '../categorical-distribution.ts';
+import type { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 
 /** Result of {@link bruteForceLoss}: E[X], E[max], and P(X = x) keyed by the reduced fraction "p/q". */
 export interface BruteForceResult {

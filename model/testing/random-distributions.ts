@@ -1,8 +1,8 @@
 /**
  * Seeded generator of awkward test distributions: zero-heavy, gapped, bimodal, spiky, flat.
  */
-import { CategoricalDistribution } from '../categorical-distribution.ts';
-import type { RandomSource } from '../random.ts';
+import { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
+import type { RandomSource } from '../distributions/random.ts';
 
 /** Kinds of distributions {@link randomTestDistribution} produces. */
 export const TEST_DISTRIBUTION_KINDS = ['flat', 'zero-heavy', 'gapped', 'bimodal', 'spiky'] as const;

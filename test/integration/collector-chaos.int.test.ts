@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { FAST_ENV, distinctFrames, frames, sleep, startAgent, until, writeAll } from './collector-agent-helpers.ts';
 import { consumeTopic, createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
 

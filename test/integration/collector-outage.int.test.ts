@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { metrics } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaProducer, loadCollectorConfig, startCollector } from '../../collector/index.ts';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { decodeFrame } from '../../protocol/index.ts';
 import { consumeTopic, createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
 

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { consumeTopic } from './collector-kafka-helpers.ts';
 import { createDatabase, dropDatabase, estimatorEnv, influxQuery, spawnEstimator, stopChild, uniqueId, waitUntil } from './estimator-support.ts';
 import { requiredEnv } from './stack-env.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { metrics } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKafkaProducer, loadCollectorConfig, startCollector, type RunningCollector } from '../../collector/index.ts';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { decodeFrame } from '../../protocol/index.ts';
 import { consumeTopic, topicPartitionCount } from './collector-kafka-helpers.ts';
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { decodeFrame } from '../../protocol/index.ts';
 import { consumeTopic } from './collector-kafka-helpers.ts';
 

@@ -3,7 +3,7 @@
 // corrupt record in the real checkpoint topic.
 import { afterAll, describe, expect, it } from 'vitest';
 import { MEASUREMENTS } from '../../estimator/index.ts';
-import { generateLaunches } from '../../estimator/test-support.ts';
+import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import {
   connectedProducer,

@@ -4,7 +4,7 @@
 // same input (same frames, same partitions), field by field.
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeFrame } from '../../protocol/index.ts';
-import { generateLaunches } from '../../estimator/test-support.ts';
+import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { MEASUREMENTS } from '../../estimator/index.ts';
 import {
   connectedProducer,

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { decodeFrame, encodeFrame } from '../../protocol/index.ts';
 import { freePort, influxQuery, type LocalInfluxCredentials } from '../../deploy/local/index.ts';
 import { estimatorEnv, spawnEstimator, stopChild, waitUntil } from './estimator-support.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityCharactersProblem } from '../../contracts/index.ts';
 import { estimatorStatus } from '../../estimator/estimator-service.ts';
 import { loadEstimatorConfig, MEASUREMENTS, startEstimator } from '../../estimator/index.ts';
-import { generateLaunches } from '../../estimator/test-support.ts';
+import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import { createInfluxWriter, INFLUX_DROP_REASONS, type InfluxPoint, type InfluxWriter, type InfluxWriterStats } from '../../service/index.ts';
 import { brokers, connectedProducer, createDatabase, createTopic, dropDatabase, influxQuery, influxUrl, uniqueId, waitUntil } from './estimator-support.ts';

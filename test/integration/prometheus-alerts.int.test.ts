@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
+import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { stringify } from 'yaml';
 import { RESULT_METRIC_PROMETHEUS_NAMES, SERVICE_METRICS } from '../../contracts/index.ts';
 import { PROMETHEUS_JOBS, buildPrometheusRules } from '../../dashboards/index.ts';
