@@ -52,9 +52,17 @@ def test_the_cupy_examples_kernel_source_compiles_with_nvrtc_for_sm_80(arch: str
 
 def test_raw_kernel_and_raw_module_hand_cupy_the_probe_options(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+    def raw_kernel(*a: Any, **k: Any) -> str:
+        calls.append(("RawKernel", a, k))
+        return "kernel"
+
+    def raw_module(*a: Any, **k: Any) -> str:
+        calls.append(("RawModule", a, k))
+        return "module"
+
     stub = types.ModuleType("cupy")
-    stub.RawKernel = lambda *a, **k: calls.append(("RawKernel", a, k)) or "kernel"  # type: ignore[attr-defined]
-    stub.RawModule = lambda *a, **k: calls.append(("RawModule", a, k)) or "module"  # type: ignore[attr-defined]
+    setattr(stub, "RawKernel", raw_kernel)
+    setattr(stub, "RawModule", raw_module)
     monkeypatch.setitem(sys.modules, "cupy", stub)
     assert cupy_support.raw_kernel("src", "k", options=("-DX=1",)) == "kernel"
     assert cupy_support.raw_module("src", name_expressions=["k<8>"]) == "module"

@@ -81,7 +81,7 @@ class TorchOps:
         return self.torch.zeros(nbytes, dtype=self.torch.uint8, pin_memory=True)
 
     def host_bytes(self, buffer: Any) -> np.ndarray:
-        return buffer.numpy()
+        return np.asarray(buffer.numpy(), dtype=np.uint8)
 
     def clear_async(self, buffer: Any, nbytes: int, stream: Any) -> None:
         with self.torch.cuda.stream(stream):
