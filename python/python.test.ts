@@ -89,7 +89,7 @@ describe('python package', () => {
     }
   }, 300_000);
 
-  it('passes pytest (codec vs golden vectors and the C++ selection and bins, probe buffers vs the C++ frame builder, recorder accounting and sinks)', async () => {
+  it('passes pytest (codec vs golden vectors and the C++ selection and bins, probe buffers vs the C++ frame builder, recorder accounting and sinks, probe read-back vs a fake GPU, the CuPy kernel source through NVRTC, the GPU examples\' clean skip)', async () => {
     const result = await runPython(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {}, 900_000);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/\d+ passed/);
