@@ -319,3 +319,56 @@ def test_construction_rejects_bad_options_and_reports_allocation_failures(tmp_pa
     with pytest.raises(RuntimeError, match="alloc_device"):
         ProbeReadback(recorder, FakeGpu(fail=frozenset({"alloc_device"})))
     recorder.close(timeout=1)
+
+
+EXIT_SCRIPT = r"""
+import sys, time
+import numpy as np
+from warpwatch.probe_buffers import LAUNCH_TOTALS_DTYPE
+from warpwatch.probe_readback import ProbeReadback
+from warpwatch.recorder import Recorder
+
+class Buf:
+    def __init__(self, n): self.data = bytearray(n); self.ptr = id(self)
+
+class SlowGpu:  # every event completes 0.3 s after it was recorded; the totals hold one group of counts 1..4
+    def device(self): raise RuntimeError("no device description")
+    def alloc_device(self, n): return Buf(n)
+    def device_pointer(self, b): return b.ptr
+    def alloc_pinned(self, n): return Buf(n)
+    def host_bytes(self, b): return np.frombuffer(b.data, dtype=np.uint8)
+    def clear_async(self, b, n, s): pass
+    def copy_to_host_async(self, h, d, n, s):
+        t = np.frombuffer(h.data, dtype=LAUNCH_TOTALS_DTYPE, count=1)
+        t["histogram"][0][1:5] = 1
+        t["groupsCounted"], t["sumMaxCounts"], t["sumCounts"], t["sumCountsLoss"] = 1, 4, 10, 1.6
+    def record_event(self, s): return time.monotonic() + 0.3
+    def event_done(self, e): return time.monotonic() >= e
+    def copy_to_host_private(self, h, d, n): pass
+
+rec = Recorder(sys.argv[1], job="exit-job", sampling_stride=0)
+readback = ProbeReadback(rec, SlowGpu(), exit_timeout=5.0)
+ticket = readback.begin_launch("k", group_size=4, group_count=1)
+readback.end_launch(ticket)
+print(ticket.launch_id)
+"""
+
+
+def test_the_interpreters_exit_waits_for_launches_in_flight(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "frames.bin"
+    script = tmp_path / "job.py"
+    script.write_text(EXIT_SCRIPT)
+    import warpwatch
+
+    package = Path(warpwatch.__file__).resolve().parents[1]
+    env = {"PYTHONPATH": str(package), "PYTHONSAFEPATH": "1", "PATH": "/usr/bin:/bin"}
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - started < 30
+    frames = decode_frames(out.read_bytes())  # the job exited 0.3 s before its launch's event completed
+    assert len(frames) == 1 and isinstance(frames[0], LaunchSummary)
+    assert (frames[0].launch_id, frames[0].groups_counted, frames[0].sum_max_counts, frames[0].sum_counts) == (int(result.stdout), 1, 4, 10)

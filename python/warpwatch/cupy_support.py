@@ -18,7 +18,8 @@ Example (GPU)::
     readback = ProbeReadback(recorder, CupyOps())
     stream = cupy.cuda.Stream(non_blocking=True)
     ticket = readback.begin_launch("escape", group_size=32, group_count=groups, stream=stream)
-    kernel((blocks,), (256,), (counts, ticket.buffers, cupy.uint64(groups)), stream=stream)
+    with stream:                                     # CuPy launches on the current stream
+        kernel((blocks,), (256,), (counts, ticket.buffers, cupy.uint64(groups)))
     readback.end_launch(ticket)                      # returns at once; frames follow when the stream gets there
 """
 
@@ -103,7 +104,7 @@ class CupyOps:
         return self._cupy.cuda.alloc_pinned_memory(nbytes)
 
     def host_bytes(self, buffer: Any) -> np.ndarray:
-        return np.frombuffer(buffer, dtype=np.uint8, count=buffer.size())
+        return np.frombuffer(buffer, dtype=np.uint8)  # the whole (possibly rounded-up) allocation; readers take the head
 
     @staticmethod
     def _stream_ptr(stream: Any) -> int:

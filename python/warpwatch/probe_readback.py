@@ -31,7 +31,8 @@ Example (CuPy, on a GPU)::
     rec = Recorder("unix:/run/warpwatch.sock", job="train")
     readback = ProbeReadback(rec, CupyOps())
     ticket = readback.begin_launch("escape", group_size=32, group_count=groups, stream=stream.ptr)
-    kernel((blocks,), (threads,), (work, ticket.buffers, groups), stream=stream)
+    with stream:
+        kernel((blocks,), (threads,), (work, ticket.buffers, groups))
     readback.end_launch(ticket)
     ...
     readback.close(timeout=5.0); rec.close(timeout=5.0)
@@ -39,6 +40,7 @@ Example (CuPy, on a GPU)::
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from dataclasses import dataclass, field
@@ -167,12 +169,14 @@ class ProbeReadback:
     :param sample_capacity: sample slots per launch (1..2^31); the sampling stride is thinned so that
         a launch's sampled groups fit (``fit_sampling_stride``, as the C++ recorder)
     :param poll_interval: seconds between event queries while launches are in flight
+    :param exit_timeout: seconds the interpreter's exit waits for launches in flight (an ``atexit``
+        hook, which runs before the recorder's own when the recorder was created first)
     :raises ValueError: bad staging_slots / sample_capacity
     :raises Exception: whatever the adapter raises while allocating the buffers (set-up, before any launch)
     """
 
     def __init__(self, recorder: Recorder, ops: DeviceOps, staging_slots: int = 4, sample_capacity: int = 256,
-                 poll_interval: float = 0.0005) -> None:
+                 poll_interval: float = 0.0005, exit_timeout: float = 2.0) -> None:
         if staging_slots < 1:
             raise ValueError(f"staging_slots must be at least 1, got {staging_slots}")
         if not 1 <= sample_capacity <= 1 << 31:
@@ -199,6 +203,11 @@ class ProbeReadback:
         self._processing = 0
         self._thread = threading.Thread(target=self._run, name="warpwatch-probe-readback", daemon=True)
         self._thread.start()
+        self._exit_timeout = exit_timeout
+        atexit.register(self._at_exit)
+
+    def _at_exit(self) -> None:
+        self.close(self._exit_timeout)
 
     def _allocate_slot(self) -> _Slot:
         ops = self.ops
@@ -300,8 +309,12 @@ class ProbeReadback:
                 left = self._in_flight_locked()
                 self._counts["launches_not_recorded_at_close"] += len(self._pending)
                 self._pending.clear()
-                # A launch the reader holds right now (stuck in an adapter call) is counted by the reader.
-                return ReadbackCloseResult(complete=left == 0, launches_not_recorded=left)
+            try:
+                atexit.unregister(self._at_exit)
+            except Exception:  # noqa: BLE001
+                pass
+            # A launch the reader holds right now (stuck in an adapter call) is counted by the reader.
+            return ReadbackCloseResult(complete=left == 0, launches_not_recorded=left)
         except Exception:  # noqa: BLE001
             return ReadbackCloseResult(complete=False, launches_not_recorded=-1)
 

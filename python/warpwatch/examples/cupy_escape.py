@@ -66,8 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     launch_ids = []
     for _ in range(args.launches):
         ticket = readback.begin_launch(args.kernel, group_size=args.group, group_count=groups, stream=stream.ptr)
-        kernel((blocks,), (threads,), (counts, ticket.buffers, np.uint32(args.width), np.uint32(args.height), np.uint32(args.max_iter),
-                                       np.uint64(groups)), stream=stream)
+        with stream:  # CuPy launches on the current stream
+            kernel((blocks,), (threads,), (counts, ticket.buffers, np.uint32(args.width), np.uint32(args.height), np.uint32(args.max_iter),
+                                           np.uint64(groups)))
         readback.end_launch(ticket)  # returns at once: the read-back follows the stream
         launch_ids.append(ticket.launch_id)
     started = time.monotonic()
