@@ -39,7 +39,7 @@ _MEMCPY_DEVICE_TO_HOST = 2
 
 
 def _cupy() -> Any:
-    import cupy  # type: ignore[import-not-found,import-untyped,unused-ignore]  # the [cupy] extra
+    import cupy  # the [cupy] extra
 
     return cupy
 

@@ -76,7 +76,7 @@ def include_dir() -> Path:
 def _nvidia_roots() -> list[Path]:
     roots: list[Path] = []
     try:
-        import nvidia  # type: ignore[import-not-found]  # namespace package of NVIDIA's wheels
+        import nvidia  # namespace package of NVIDIA's wheels
     except ImportError:
         return roots
     for entry in getattr(nvidia, "__path__", []):

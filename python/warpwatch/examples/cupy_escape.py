@@ -27,7 +27,7 @@ PROG = "python -m warpwatch.examples.cupy_escape"
 
 def _cupy_or_reason() -> tuple[Any, str]:
     try:
-        import cupy  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        import cupy
     except Exception as error:  # noqa: BLE001 - ImportError, or a CUDA library CuPy cannot load
         return None, f"no CuPy ({type(error).__name__}: {error})"
     try:

@@ -18,7 +18,8 @@ import time
 from typing import Sequence
 
 import numpy as np
-from numba import cuda  # type: ignore[import-untyped]  # module level: the simulator swaps it in kernels' globals
+import numpy.typing as npt
+from numba import cuda  # module level: the simulator swaps it in kernels' globals
 
 from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main
 from warpwatch.frame import Device
@@ -32,8 +33,8 @@ def run_escape(width: int, height: int, max_iter: int, n: int) -> tuple[np.ndarr
     reduce_groups = group_reducer(n, THREADS_PER_BLOCK)
     units = width * height
 
-    @cuda.jit
-    def escape(width, height, max_iter, counts, totals):  # type: ignore[no-untyped-def]
+    @cuda.jit  # type: ignore[untyped-decorator]  # numba-cuda has no type information
+    def escape(width: int, height: int, max_iter: int, counts: npt.NDArray[np.int64], totals: npt.NDArray[np.int64]) -> None:
         unit = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         w = 0
         if unit < width * height:

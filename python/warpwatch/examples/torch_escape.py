@@ -118,7 +118,7 @@ def _sm_clock_hz(index: int) -> int:
 
 def _torch_or_reason() -> tuple[Any, str]:
     try:
-        import torch  # type: ignore[import-not-found,unused-ignore]
+        import torch
     except Exception as error:  # noqa: BLE001 - not installed, or a CUDA library it cannot load
         return None, f"no torch ({type(error).__name__}: {error})"
     if not torch.cuda.is_available():
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if torch is None:
         return skipped(PROG, reason)
 
-    from torch.utils.cpp_extension import load_inline  # type: ignore[import-not-found,unused-ignore]
+    from torch.utils.cpp_extension import load_inline
 
     from warpwatch.nvrtc_check import include_dir
     from warpwatch.probe_readback import ProbeReadback

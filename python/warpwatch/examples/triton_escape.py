@@ -23,16 +23,18 @@ import time
 from typing import Sequence
 
 import numpy as np
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main
 from warpwatch.frame import Device
 from warpwatch.triton_support import HostArray
 
 
-@triton.jit
-def escape_kernel(counts_ptr, width, height, max_iter, BLOCK: tl.constexpr):  # type: ignore[no-untyped-def]
+# Inside a Triton kernel the pointer and the scalars are all tl.tensor (annotations Triton reads
+# as no specialisation; `int` would fix them to i32). triton has no type information (pyproject.toml).
+@triton.jit  # type: ignore[untyped-decorator]
+def escape_kernel(counts_ptr: tl.tensor, width: tl.tensor, height: tl.tensor, max_iter: tl.tensor, BLOCK: tl.constexpr) -> None:
     pid = tl.program_id(0)
     unit = pid * BLOCK + tl.arange(0, BLOCK)
     inside = unit < width * height
