@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 from warpwatch.counts import LaunchClocks, LaunchInfo, launch_frames
-from warpwatch.frame import Device, GroupSamples, LaunchSummary, decode_frames, histogram_bin_of, is_group_sampled
-from warpwatch.probe_buffers import GROUP_SAMPLE_SLOT_DTYPE, LAUNCH_TOTALS_DTYPE
+from warpwatch.frame import Device, GroupSamples, LaunchSummary, SelectionName, decode_frames, histogram_bin_of, is_group_sampled
+from warpwatch.probe_buffers import GROUP_SAMPLE_SLOT_DTYPE, LAUNCH_TOTALS_DTYPE, probe_buffers_value
 from warpwatch.probe_readback import ProbeReadback
 from warpwatch.recorder import Recorder
 
 DEVICE = Device("Fake GPU", bytes(range(16)), (8, 0), 1_410_000_000)
-SELECTIONS = {0: "stride", 1: "hash", 2: "block"}
+SELECTIONS: dict[int, SelectionName] = {0: "stride", 1: "hash", 2: "block"}
 
 
 class FakeBuffer:
@@ -142,7 +142,7 @@ def fake_probe_kernel(gpu: FakeGpu, buffers: np.ndarray, counts: np.ndarray, n: 
             t["sumCountsLoss"] += n * max(w) / sum(w) if sum(w) else 1.0
             for x in w:
                 t["histogram"][histogram_bin_of(x)] += 1
-            if stride and is_group_sampled(selection, launch_id, g, stride, per_block):  # type: ignore[arg-type]
+            if stride and is_group_sampled(selection, launch_id, g, stride, per_block):
                 slot = int(t["sampleSlotsClaimed"])
                 t["sampleSlotsClaimed"] += 1
                 if slot >= capacity:
@@ -310,12 +310,51 @@ def test_a_hung_gpu_call_in_the_reader_does_not_block_the_job_or_close(tmp_path:
     recorder.close(timeout=1)
 
 
-def test_construction_rejects_bad_options_and_reports_allocation_failures(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("options", "message"), [
+    ({"staging_slots": 0}, "staging_slots must be an integer >= 1, got 0"),
+    ({"staging_slots": 1.5}, "staging_slots must be an integer >= 1, got 1.5"),
+    ({"sample_capacity": 0}, "sample_capacity must be an integer 1..2^31, got 0"),
+    ({"sample_capacity": (1 << 31) + 1}, "sample_capacity must be an integer 1..2^31, got 2147483649"),
+    ({"poll_interval": 0.0}, "poll_interval must be a finite number of seconds > 0, got 0.0"),
+    ({"poll_interval": float("nan")}, "poll_interval must be a finite number of seconds > 0, got nan"),
+    ({"exit_timeout": -1.0}, "exit_timeout must be a finite number of seconds >= 0, got -1.0"),
+])
+def test_bad_options_are_one_coded_line(tmp_path: Path, options: dict[str, Any], message: str) -> None:
     recorder = Recorder(str(tmp_path / "f.bin"), job="job")
-    with pytest.raises(ValueError, match="staging_slots"):
-        ProbeReadback(recorder, FakeGpu(), staging_slots=0)
-    with pytest.raises(ValueError, match="sample_capacity"):
-        ProbeReadback(recorder, FakeGpu(), sample_capacity=0)
+    gpu = FakeGpu()
+    with pytest.raises(ValueError) as error:
+        ProbeReadback(recorder, gpu, **options)
+    assert str(error.value) == f"WW_ERR_PYTHON_READBACK: ProbeReadback {message}"
+    assert gpu.buffers == {}  # rejected before any allocation
+    recorder.close(timeout=1)
+
+
+def test_a_launch_with_a_bad_selection_is_counted_failed_not_raised_and_loses_no_slot(tmp_path: Path) -> None:
+    out = tmp_path / "frames.bin"
+    recorder = Recorder(str(out), job="job", sampling_stride=2)
+    gpu = FakeGpu()
+    readback = ProbeReadback(recorder, gpu, staging_slots=1, sample_capacity=64)
+    for bad in ({"selection": "bogus"}, {"groups_per_block": -1}, {"groups_per_block": 1 << 32}):
+        ticket = readback.begin_launch("escape", group_size=4, group_count=16, stream="s", **bad)  # must not raise
+        readback.end_launch(ticket)
+        assert not ticket.recording and int(ticket.buffers[0]["samplingStride"]) == 0
+    stats = readback.stats()
+    assert (stats.launches_begun, stats.launches_failed, stats.slots_retired) == (3, 3, 0) and stats.balanced
+    launch(readback, gpu, "s", np.arange(64, dtype=np.uint32), 4)  # the one slot is still there
+    gpu.run("s")
+    assert wait_for(lambda: readback.stats().launches_recorded == 1)
+    assert readback.close(timeout=2).complete and recorder.close(timeout=2).complete
+    assert [f.sum_counts for f in decode_frames(out.read_bytes()) if isinstance(f, LaunchSummary)] == [sum(range(64))]
+
+
+def test_probe_buffers_value_rejects_an_unknown_selection_with_its_code() -> None:
+    with pytest.raises(ValueError) as error:
+        probe_buffers_value(0x1000, 0x2000, 16, 1, 7, "bogus")
+    assert str(error.value) == "WW_ERR_PYTHON_READBACK: selection must be stride, hash or block, got 'bogus'"
+
+
+def test_construction_reports_allocation_failures(tmp_path: Path) -> None:
+    recorder = Recorder(str(tmp_path / "f.bin"), job="job")
     with pytest.raises(RuntimeError, match="alloc_device"):
         ProbeReadback(recorder, FakeGpu(fail=frozenset({"alloc_device"})))
     recorder.close(timeout=1)

@@ -41,6 +41,7 @@ Example (CuPy, on a GPU)::
 from __future__ import annotations
 
 import atexit
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from typing import Any, Optional, Protocol
 import numpy as np
 
 from .counts import LaunchInfo, fit_sampling_stride
-from .frame import Device, SelectionName
+from .frame import U32_MAX, Device, SelectionName
 from .probe_buffers import GROUP_SAMPLE_SLOT_DTYPE, LAUNCH_TOTALS_DTYPE, probe_buffers_value, probe_frames
 from .recorder import Recorder
 
@@ -133,6 +134,29 @@ class _Slot:
     samples_ptr: int
 
 
+_SELECTIONS: tuple[SelectionName, ...] = ("stride", "hash", "block")
+
+
+def _options_problem(staging_slots: int, sample_capacity: int, poll_interval: float, exit_timeout: float) -> str | None:
+    """What is wrong with :class:`ProbeReadback`'s options (the first problem), or None."""
+
+    def is_int(value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    def is_number(value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+    if not is_int(staging_slots) or staging_slots < 1:
+        return f"staging_slots must be an integer >= 1, got {staging_slots!r}"
+    if not is_int(sample_capacity) or not 1 <= sample_capacity <= 1 << 31:
+        return f"sample_capacity must be an integer 1..2^31, got {sample_capacity!r}"
+    if not is_number(poll_interval) or poll_interval <= 0:
+        return f"poll_interval must be a finite number of seconds > 0, got {poll_interval!r}"
+    if not is_number(exit_timeout) or exit_timeout < 0:
+        return f"exit_timeout must be a finite number of seconds >= 0, got {exit_timeout!r}"
+    return None
+
+
 @dataclass(eq=False)
 class LaunchTicket:
     """One launch's claim, from :meth:`ProbeReadback.begin_launch` to :meth:`ProbeReadback.end_launch`.
@@ -171,16 +195,17 @@ class ProbeReadback:
     :param poll_interval: seconds between event queries while launches are in flight
     :param exit_timeout: seconds the interpreter's exit waits for launches in flight (an ``atexit``
         hook, which runs before the recorder's own when the recorder was created first)
-    :raises ValueError: bad staging_slots / sample_capacity
+    :raises ValueError: ``WW_ERR_PYTHON_READBACK`` (one line naming the option): staging_slots not an
+        integer >= 1, sample_capacity not an integer 1..2^31, poll_interval not a finite number > 0,
+        exit_timeout not a finite number >= 0
     :raises Exception: whatever the adapter raises while allocating the buffers (set-up, before any launch)
     """
 
     def __init__(self, recorder: Recorder, ops: DeviceOps, staging_slots: int = 4, sample_capacity: int = 256,
                  poll_interval: float = 0.0005, exit_timeout: float = 2.0) -> None:
-        if staging_slots < 1:
-            raise ValueError(f"staging_slots must be at least 1, got {staging_slots}")
-        if not 1 <= sample_capacity <= 1 << 31:
-            raise ValueError(f"sample_capacity must be 1..2^31, got {sample_capacity}")
+        problem = _options_problem(staging_slots, sample_capacity, poll_interval, exit_timeout)
+        if problem:
+            raise ValueError(f"WW_ERR_PYTHON_READBACK: ProbeReadback {problem}")
         self.recorder = recorder
         self.ops = ops
         self.sample_capacity = sample_capacity
@@ -235,6 +260,9 @@ class ProbeReadback:
                 self._counts["launches_begun"] += 1
                 if self._closing:
                     self._counts["launches_after_close"] += 1
+                    return ticket
+                if sel not in _SELECTIONS or not 0 <= groups_per_block <= U32_MAX:
+                    self._counts["launches_failed"] += 1  # bad launch options: before a slot is taken, none is lost
                     return ticket
                 if not self._free:
                     self._counts["launches_skipped"] += 1
@@ -322,7 +350,10 @@ class ProbeReadback:
 
     def _scratch_buffers(self, launch_id: int, selection: SelectionName, groups_per_block: int) -> np.ndarray:
         # Sampling off, no sample slots: the kernel writes only the scratch totals (as the C++ recorder's scratchBuffers).
-        return probe_buffers_value(self._scratch_ptr, self._scratch_ptr, 0, 0, launch_id, selection, groups_per_block).reshape(1)
+        try:
+            return probe_buffers_value(self._scratch_ptr, self._scratch_ptr, 0, 0, launch_id, selection, groups_per_block).reshape(1)
+        except Exception:  # noqa: BLE001 - a bad selection or groupsPerBlock, which sampling off makes irrelevant
+            return probe_buffers_value(self._scratch_ptr, self._scratch_ptr, 0, 0, launch_id, "stride", 0).reshape(1)
 
     def _in_flight_locked(self) -> int:
         return len(self._pending) + self._processing
