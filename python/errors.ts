@@ -15,6 +15,8 @@ export const PYTHON_ERROR_CODES = [
   'WW_ERR_PYTHON_GROUP_SIZE',
   // A non-contiguous array given to the Triton interpreter wrapper: python/warpwatch/triton_support.py.
   'WW_ERR_PYTHON_ARRAY',
+  // Bad ProbeReadback options, or an unknown selection given to probe_buffers_value: python/warpwatch/probe_readback.py, probe_buffers.py.
+  'WW_ERR_PYTHON_READBACK',
   // Bad arguments to an example, or device totals that disagree with the host's: python/warpwatch/examples/.
   'WW_ERR_PYTHON_EXAMPLE',
 ] as const;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the warpwatch Python package with its [nvrtc,numba,triton] extras and pytest into a
-# cached virtual environment, for the Python tests (python/*.test.ts runs them from `npm test`).
+# Installs the warpwatch Python package with its [nvrtc,numba,triton] extras and its [test] extra
+# (pytest, mypy) into a cached virtual environment, for the Python tests (python/*.test.ts runs
+# them from `npm test`).
 #
 #   python/install.sh        # prints the venv's python on stdout; progress on stderr
 #
@@ -29,7 +30,7 @@ flock 9
 if [[ ! -f "$deps_stamp" || ! -x "$py" ]]; then
   python="${PYTHON:-python3}"
   command -v "$python" >/dev/null || { echo "python/install.sh: $python not found (needs Python >= 3.10)" >&2; exit 1; }
-  echo "python/install.sh: installing warpwatch[nvrtc,numba,triton] and pytest into $venv" >&2
+  echo "python/install.sh: installing warpwatch[nvrtc,numba,triton,test] into $venv" >&2
   rm -rf "$venv"
   "$python" -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input "setuptools>=68" "$root/python[nvrtc,numba,triton,test]" >&2

@@ -80,6 +80,17 @@ describe('python package', () => {
     expect([...used].sort()).toEqual([...PYTHON_ERROR_CODES].sort());
   });
 
+  it('type-checks python/warpwatch and python/tests with mypy --strict (the [tool.mypy] settings of python/pyproject.toml)', async () => {
+    // The files and the strictness come from pyproject.toml (mypy reads it from python/, the cwd);
+    // --strict again here so that the test cannot pass on a weakened config. The cache lives in
+    // the scratch folder: no .mypy_cache in the checkout.
+    const result = await runPython(python, ['-m', 'mypy', '--strict', '--config-file', 'pyproject.toml', '--cache-dir', join(scratch, 'mypy-cache')], {}, 600_000);
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    // Every .py file of both folders was checked (a narrowed `files` setting would show here).
+    const sources = ['warpwatch', 'tests'].flatMap((dir) => readdirSync(join(PYTHON_DIR, dir), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.py')));
+    expect(result.stdout).toContain(`Success: no issues found in ${sources.length} source files`);
+  }, 600_000);
+
   it('compiles the NVRTC-safe device header to PTX and cubin for sm_70, sm_80 and sm_90 (python -m warpwatch.nvrtc_check)', async () => {
     const result = await runPython(python, ['-m', 'warpwatch.nvrtc_check']);
     expect(result.status, result.stdout + result.stderr).toBe(0);
@@ -89,7 +100,7 @@ describe('python package', () => {
     }
   }, 300_000);
 
-  it('passes pytest (codec vs golden vectors and the C++ selection and bins, probe buffers vs the C++ frame builder, recorder accounting and sinks)', async () => {
+  it('passes pytest (codec vs golden vectors and the C++ selection and bins, probe buffers vs the C++ frame builder, recorder accounting and sinks, probe read-back vs a fake GPU, the CuPy kernel source through NVRTC, the GPU examples\' clean skip)', async () => {
     const result = await runPython(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], {}, 900_000);
     expect(result.status, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toMatch(/\d+ passed/);

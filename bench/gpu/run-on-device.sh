@@ -3,7 +3,8 @@
 # builds the CUDA workloads with CMake + nvcc, runs matpow (five families × n ∈ {2,4,8,16,32} ×
 # sync on/off, 2^18 groups, 256 threads per block), the probe-overhead pairs (probe off / on
 # without sampling / on with sampling), the divergence micro-benchmark and escape plain vs sorted,
-# and writes frame files, exit reports and the divergence CSV under OUT_DIR. Summarise them on the
+# the Python producer's checks and GPU examples (when a Python with numpy is there), and writes frame
+# files, exit reports, the divergence CSV and the Python logs under OUT_DIR. Summarise them on the
 # development machine with `npx tsx bench/gpu/summarize.ts OUT_DIR` (bench/gpu/README.md).
 #
 # Usage: bench/gpu/run-on-device.sh [--quick] [--backend cuda|cpu] OUT_DIR
@@ -104,5 +105,30 @@ for n in 8 32; do
       --out "$out/escape/escape_n${n}_${variant}.wwf" 2> "$out/escape/escape_n${n}_${variant}.json"
   done
 done
+
+# The Python producer on the GPU (docs/python.md): the NVRTC check of the device header, the Numba
+# example on the device (no simulator), and the CuPy and PyTorch load_inline examples. They need a
+# Python with numpy and the [nvrtc]/[numba]/[cupy] wheels, or torch (WARPWATCH_PYTHON, default
+# python3; the package itself comes from this checkout): each writes its log and frames under
+# OUT_DIR/python, a missing framework is one "skipped:" line, and no failure here stops the batch.
+python="${WARPWATCH_PYTHON:-python3}"
+mkdir -p "$out/python"
+if "$python" -c 'import numpy' 2> /dev/null; then
+  py_step() {  # name, then the arguments of python
+    local name="$1"; shift
+    step "python $name"
+    if PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$@" > "$out/python/$name.log" 2>&1; then
+      echo "exit 0" >> "$out/python/$name.log"
+    else
+      echo "exit $?" >> "$out/python/$name.log"
+    fi
+  }
+  py_step nvrtc_check -m warpwatch.nvrtc_check
+  py_step numba_escape -m warpwatch.examples.numba_escape --out "$out/python/numba_escape.wwf" --n 8 --launches 2
+  py_step cupy_escape -m warpwatch.examples.cupy_escape --out "$out/python/cupy_escape.wwf" --n 32 --launches 2
+  py_step torch_escape -m warpwatch.examples.torch_escape --out "$out/python/torch_escape.wwf" --n 32 --launches 2
+else
+  echo "skipped: $python has no numpy" > "$out/python/skipped.txt"
+fi
 
 step "done: $(du -sh "$out" | cut -f1) in $out"

@@ -25,7 +25,10 @@ from warpwatch.frame import (
     FrameError,
     GroupSample,
     GroupSamples,
+    IdentityFields,
     LaunchSummary,
+    SelectionName,
+    Source,
     decode_frame,
     encode_frame,
 )
@@ -107,9 +110,12 @@ def _count(rng: random.Random) -> int:
 def random_frame(rng: random.Random) -> Frame:
     """A random valid frame of either type (both selections' rules, extreme values included)."""
     n = rng.randint(1, 32)
-    identity = dict(
-        job=_text(rng, 1, True), kernel=_text(rng, 1, False), launch_id=_u64(rng), frame_sequence=rng.randrange(1 << 32),
-        source=rng.choice(["cuda", "cpu"]), group_size=n, sync=rng.random() < 0.5,
+    # The draws in the order they have always had (seeded runs give the same frames).
+    job, kernel, launch_id, frame_sequence = _text(rng, 1, True), _text(rng, 1, False), _u64(rng), rng.randrange(1 << 32)
+    sources: list[Source] = ["cuda", "cpu"]
+    identity = IdentityFields(
+        job=job, kernel=kernel, launch_id=launch_id,
+        source=rng.choice(sources), group_size=n, sync=rng.random() < 0.5,
         device=Device(name=_text(rng, 0, False), uuid=bytes(rng.randrange(256) for _ in range(16)),
                       compute_capability=(rng.randrange(256), rng.randrange(256)), clock_hz=rng.choice([1, 10**9, rng.randint(1, MAX_COUNT)])),
         start_unix_nanos=_u64(rng), end_unix_nanos=_u64(rng),
@@ -125,18 +131,22 @@ def random_frame(rng: random.Random) -> Frame:
             share = rest if i == len(bins) - 1 else rng.randint(0, rest)
             counts[i] += share
             rest -= share
-        loss = lambda: rng.choice([0.0, rng.uniform(0, 1e12), float(rng.randint(0, 10**6)) / 7])  # noqa: E731
-        return LaunchSummary(**identity, group_count=groups_counted + rng.choice([0, rng.randrange(1000)]), groups_counted=groups_counted,
+
+        def loss() -> float:
+            return rng.choice([0.0, rng.uniform(0, 1e12), float(rng.randint(0, 10**6)) / 7])
+
+        return LaunchSummary(**identity, frame_sequence=frame_sequence, group_count=groups_counted + rng.choice([0, rng.randrange(1000)]), groups_counted=groups_counted,
                              sum_simt_clocks=_u64(rng), sum_mimd_clocks=_u64(rng), sum_measured_loss=loss(), sum_counts_loss=loss(),
                              sum_max_counts=_count(rng), sum_counts=_count(rng), dropped_samples=_count(rng),
                              histogram=list(zip(bins, counts)))
     group_count = rng.choice([1, rng.randint(1, 1 << 20), rng.randint(1, MAX_COUNT)])
-    selection = rng.choice(["stride", "hash", "block"])
+    selections: list[SelectionName] = ["stride", "hash", "block"]
+    selection = rng.choice(selections)
     groups = [
         GroupSample(rng.randrange(group_count), _u64(rng), _u64(rng), [rng.randrange(1 << 32) for _ in range(n)], [_u64(rng) for _ in range(n)])
         for _ in range(rng.randint(0, 6))
     ]
-    return GroupSamples(**identity, group_count=group_count, selection=selection, sampling_stride=rng.randint(1, (1 << 32) - 1),
+    return GroupSamples(**identity, frame_sequence=frame_sequence, group_count=group_count, selection=selection, sampling_stride=rng.randint(1, (1 << 32) - 1),
                         groups_per_block=rng.randint(1, 0xFFFF) if selection == "block" else 0, groups=groups)
 
 

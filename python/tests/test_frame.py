@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,6 +17,7 @@ from warpwatch.frame import (
     GroupSample,
     GroupSamples,
     LaunchSummary,
+    SelectionName,
     crc32c,
     decode_frame,
     decode_frames,
@@ -70,11 +72,10 @@ def test_invalid_vectors_are_rejected_with_their_code(name: str) -> None:
     assert error.value.code == code, str(error.value)
 
 
-def _summary(**overrides: object) -> LaunchSummary:
-    base = dict(job="job", kernel="kernel", group_size=2, group_count=1, groups_counted=1, sum_counts_loss=1.0, sum_measured_loss=1.0,
-                sum_max_counts=3, sum_counts=6, histogram=[(3, 2)])
-    base.update(overrides)
-    return LaunchSummary(**base)  # type: ignore[arg-type]
+def _summary() -> LaunchSummary:
+    """A valid one-group summary; ``replace(_summary(), field=...)`` for a variant."""
+    return LaunchSummary(job="job", kernel="kernel", group_size=2, group_count=1, groups_counted=1, sum_counts_loss=1.0, sum_measured_loss=1.0,
+                         sum_max_counts=3, sum_counts=6, histogram=[(3, 2)])
 
 
 @pytest.mark.parametrize("field", ["job", "kernel", "device"])
@@ -92,7 +93,7 @@ def test_identity_strings_reject_control_characters(field: str, char: str) -> No
 
 
 def test_decoder_rejects_control_characters_written_by_another_producer() -> None:
-    good = encode_frame(_summary(kernel="kernel"))
+    good = encode_frame(replace(_summary(), kernel="kernel"))
     # Same length: patch the kernel's bytes to "ker\x07el" and fix the CRC.
     payload = bytearray(good[16:])
     at = payload.index(b"kernel")
@@ -104,21 +105,21 @@ def test_decoder_rejects_control_characters_written_by_another_producer() -> Non
 
 
 def test_unicode_beyond_controls_is_fine() -> None:
-    frame = _summary(job="trän-ü\u00a0日本", kernel="k😀", device=Device(name="\u00a0NVIDIA"))
+    frame = replace(_summary(), job="trän-ü\u00a0日本", kernel="k😀", device=Device(name="\u00a0NVIDIA"))
     assert decode_frame(encode_frame(frame)) == frame
 
 
 def test_limits_and_codes() -> None:
     with pytest.raises(FrameError, match="OVER_LIMIT"):
-        encode_frame(_summary(job="j" * 256))
+        encode_frame(replace(_summary(), job="j" * 256))
     with pytest.raises(FrameError, match="INVALID"):
-        encode_frame(_summary(job="a/b"))
+        encode_frame(replace(_summary(), job="a/b"))
     with pytest.raises(FrameError, match="OVER_LIMIT"):
-        encode_frame(_summary(group_size=33))
+        encode_frame(replace(_summary(), group_size=33))
     with pytest.raises(FrameError, match="INVALID"):
-        encode_frame(_summary(histogram=[(3, 1)]))  # total 1 != 1 group x 2 lanes
+        encode_frame(replace(_summary(), histogram=[(3, 1)]))  # total 1 != 1 group x 2 lanes
     with pytest.raises(FrameError, match="OVER_LIMIT"):
-        encode_frame(_summary(groups_counted=2**53, group_count=2**53))
+        encode_frame(replace(_summary(), groups_counted=2**53, group_count=2**53))
     with pytest.raises(FrameError, match="INVALID"):
         encode_frame(GroupSamples(job="j", kernel="k", group_size=1, group_count=4, selection="hash", groups_per_block=2))
     with pytest.raises(FrameError, match="INVALID"):
@@ -188,8 +189,8 @@ def test_hash_selection_and_bins_equal_the_cpp_recorder() -> None:
         elif op == "b":
             got.append(str(histogram_bin_of(a)))
         else:
-            selection = ("stride", "hash", "block")[int(op)]
-            got.append("1" if is_group_sampled(selection, a, b, s, per) else "0")  # type: ignore[arg-type]
+            selections: tuple[SelectionName, ...] = ("stride", "hash", "block")
+            got.append("1" if is_group_sampled(selections[int(op)], a, b, s, per) else "0")
     assert got == expected
     # The selection is not trivial: some groups are in, some out.
     assert 0 < got.count("1") < len(got)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from warpwatch.counts import LaunchInfo
-from warpwatch.frame import Device, decode_frames, encode_frame
+from warpwatch.frame import Device, LaunchSummary, decode_frames, encode_frame
 from warpwatch.probe_buffers import GROUP_SAMPLE_SLOT_DTYPE, LAUNCH_TOTALS_DTYPE, PROBE_BUFFERS_DTYPE, probe_buffers_value, probe_frames
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +69,12 @@ int main(int argc, char** argv) {
 """
 
 
+def _offset(dtype: np.dtype[np.void], name: str) -> int:
+    """The byte offset of field ``name`` in a structured dtype."""
+    assert dtype.fields is not None
+    return int(dtype.fields[name][1])
+
+
 def test_probe_buffers_give_the_cpp_recorders_frames_byte_for_byte(tmp_path: Path) -> None:
     compiler = shutil.which("g++") or shutil.which("c++")
     assert compiler is not None, "a C++ compiler (g++) is needed: the repository's C++ tests need it too"
@@ -79,9 +85,9 @@ def test_probe_buffers_give_the_cpp_recorders_frames_byte_for_byte(tmp_path: Pat
                          capture_output=True, text=True, check=True).stdout.split("\n")
     sizes, offsets, inner = ([int(x) for x in line.split()] for line in out[:3])
     assert sizes == [LAUNCH_TOTALS_DTYPE.itemsize, GROUP_SAMPLE_SLOT_DTYPE.itemsize, PROBE_BUFFERS_DTYPE.itemsize] == [19528, 408, 40]
-    assert offsets == [PROBE_BUFFERS_DTYPE.fields[k][1] for k in PROBE_BUFFERS_DTYPE.names]
-    assert inner == [LAUNCH_TOTALS_DTYPE.fields["groupsCounted"][1], LAUNCH_TOTALS_DTYPE.fields["sumMeasuredLoss"][1],
-                     LAUNCH_TOTALS_DTYPE.fields["sampleSlotsClaimed"][1], GROUP_SAMPLE_SLOT_DTYPE.fields["laneFinishClocks"][1]]
+    assert offsets == [_offset(PROBE_BUFFERS_DTYPE, k) for k in PROBE_BUFFERS_DTYPE.names or ()]
+    assert inner == [_offset(LAUNCH_TOTALS_DTYPE, "groupsCounted"), _offset(LAUNCH_TOTALS_DTYPE, "sumMeasuredLoss"),
+                     _offset(LAUNCH_TOTALS_DTYPE, "sampleSlotsClaimed"), _offset(GROUP_SAMPLE_SLOT_DTYPE, "laneFinishClocks")]
 
     totals = (tmp_path / "totals.bin").read_bytes()
     slots = np.frombuffer((tmp_path / "slots.bin").read_bytes(), dtype=GROUP_SAMPLE_SLOT_DTYPE)
@@ -93,6 +99,7 @@ def test_probe_buffers_give_the_cpp_recorders_frames_byte_for_byte(tmp_path: Pat
     expected = (tmp_path / "frames.bin").read_bytes()
     assert b"".join(encode_frame(f) for f in frames) == expected
     summary = decode_frames(expected)[0]
+    assert isinstance(summary, LaunchSummary)
     assert summary.dropped_samples > 0 and len(slots) == 100  # the capacity overflow is carried, not hidden
 
 

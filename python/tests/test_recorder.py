@@ -15,7 +15,7 @@ import numpy as np
 
 from warpwatch.counts import LaunchInfo, launch_frames, sampled_group_indices
 from warpwatch.frame import GroupSamples, LaunchSummary, decode_frames, is_group_sampled
-from warpwatch.recorder import Recorder
+from warpwatch.recorder import Recorder, RecorderStats
 from warpwatch.sinks import Sink, UnixSocketSink
 
 
@@ -25,9 +25,8 @@ def _frame(kernel: str = "k") -> LaunchSummary:
     return frames[0]
 
 
-def _balanced(stats: object) -> bool:
-    s = stats
-    return s.submitted == s.written + s.dropped + s.queued  # type: ignore[attr-defined]
+def _balanced(s: RecorderStats) -> bool:
+    return s.submitted == s.written + s.dropped + s.queued
 
 
 def test_file_sink_writes_every_frame_numbered_in_order(tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from .frame import (
     Frame,
     GroupSample,
     GroupSamples,
+    IdentityFields,
     LaunchSummary,
     SelectionName,
     Source,
@@ -147,13 +148,13 @@ def launch_frames(info: LaunchInfo, counts: np.ndarray | Sequence[int], clocks: 
         simt, mimd = int(simt_per.sum()), int(mimd_per.sum())
         measured = float(np.where(mimd_per == 0, 1.0, simt_per.astype(np.float64) / np.maximum(mimd_per, 1).astype(np.float64)).sum())
         device = Device(device.name, device.uuid, device.compute_capability, clocks.clock_hz)
-    identity = dict(job=info.job, kernel=info.kernel, launch_id=info.launch_id, frame_sequence=0, source=info.source, group_size=n,
-                    sync=info.sync, device=device, start_unix_nanos=info.start_unix_nanos, end_unix_nanos=info.end_unix_nanos)
+    identity = IdentityFields(job=info.job, kernel=info.kernel, launch_id=info.launch_id, source=info.source, group_size=n,
+                              sync=info.sync, device=device, start_unix_nanos=info.start_unix_nanos, end_unix_nanos=info.end_unix_nanos)
     stride = fit_sampling_stride(info.selection, info.sampling_stride, groups, info.sample_capacity, info.groups_per_block)
     picked = sampled_group_indices(info.selection, info.launch_id, groups, stride, info.groups_per_block)
     kept = picked[: info.sample_capacity]
     dropped = len(picked) - len(kept)
-    summary = LaunchSummary(**identity, group_count=groups, groups_counted=groups, sum_simt_clocks=simt, sum_mimd_clocks=mimd,  # type: ignore[arg-type]
+    summary = LaunchSummary(**identity, frame_sequence=0, group_count=groups, groups_counted=groups, sum_simt_clocks=simt, sum_mimd_clocks=mimd,
                             sum_measured_loss=measured, sum_counts_loss=float(h.sum()), sum_max_counts=int(maxima.sum()),
                             sum_counts=int(sums.sum()), dropped_samples=dropped,
                             histogram=[(int(b), int(c)) for b, c in zip(bins, bin_counts)])
@@ -170,6 +171,6 @@ def launch_frames(info: LaunchInfo, counts: np.ndarray | Sequence[int], clocks: 
             samples.append(GroupSample(g, int(clocks.start[g]), int(clocks.end[g]), [int(x) for x in w[g]], [int(x) for x in clocks.lane_finish[g]]))
     per_block = info.groups_per_block if info.selection == "block" else 0
     for at in range(0, len(samples), MAX_GROUP_SAMPLES):
-        frames.append(GroupSamples(**identity, group_count=groups, selection=info.selection, sampling_stride=stride,  # type: ignore[arg-type]
+        frames.append(GroupSamples(**identity, frame_sequence=0, group_count=groups, selection=info.selection, sampling_stride=stride,
                                    groups_per_block=per_block, groups=samples[at:at + MAX_GROUP_SAMPLES]))
     return frames

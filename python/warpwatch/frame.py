@@ -20,7 +20,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Iterator, Literal, Union
+from typing import Iterator, Literal, TypedDict, Union
 
 # ------------------------------------------------------------------------------------------
 # Constants (SPEC.md "Header", "Size bounds", "Histogram bins").
@@ -45,8 +45,8 @@ TYPE_GROUP_SAMPLES = 2
 
 Source = Literal["cuda", "cpu"]
 SelectionName = Literal["stride", "hash", "block"]
-_SOURCES: tuple[str, ...] = ("cuda", "cpu")
-_SELECTIONS: tuple[str, ...] = ("stride", "hash", "block")
+_SOURCES: tuple[Source, ...] = ("cuda", "cpu")
+_SELECTIONS: tuple[SelectionName, ...] = ("stride", "hash", "block")
 
 ErrorCode = Literal[
     "WW_ERR_FRAME_TRUNCATED",
@@ -210,6 +210,21 @@ class _Identity:
     device: Device = field(default_factory=Device)
     start_unix_nanos: int = 0
     end_unix_nanos: int = 0
+
+
+class IdentityFields(TypedDict):
+    """The identity a launch's frames share (every ``_Identity`` field but ``frame_sequence``), as
+    keyword arguments: ``LaunchSummary(**identity, frame_sequence=0, ...)``."""
+
+    job: str
+    kernel: str
+    launch_id: int
+    source: Source
+    group_size: int
+    sync: bool
+    device: Device
+    start_unix_nanos: int
+    end_unix_nanos: int
 
 
 @dataclass
@@ -519,11 +534,11 @@ def decode_frame(data: bytes | bytearray | memoryview) -> Frame:
     job = r.string("job")
     kernel = r.string("kernel")
     name = r.string("device name")
-    identity = dict(job=job, kernel=kernel, launch_id=launch_id, frame_sequence=sequence, source=_SOURCES[source], group_size=n,
-                    sync=flags == 1, device=Device(name=name, uuid=uuid, compute_capability=(major, minor), clock_hz=clock_hz),
-                    start_unix_nanos=start, end_unix_nanos=end)
+    identity = IdentityFields(job=job, kernel=kernel, launch_id=launch_id, source=_SOURCES[source], group_size=n, sync=flags == 1,
+                              device=Device(name=name, uuid=uuid, compute_capability=(major, minor), clock_hz=clock_hz),
+                              start_unix_nanos=start, end_unix_nanos=end)
     # The identity checks come before the body is read, as in the TypeScript decoder.
-    _check_identity(_Identity(**identity))  # type: ignore[arg-type]
+    _check_identity(_Identity(**identity, frame_sequence=sequence))
     frame: Frame
     if kind == TYPE_LAUNCH_SUMMARY:
         fixed = _SUMMARY.unpack(r.take(_SUMMARY.size, "launch summary fields"))
@@ -532,7 +547,7 @@ def decode_frame(data: bytes | bytearray | memoryview) -> Frame:
             raise _over(f"histogram entries must be at most {MAX_HISTOGRAM_ENTRIES}, got {entries}")
         raw = r.take(12 * entries, "histogram entries")
         histogram = [struct.unpack_from("<IQ", raw, 12 * i) for i in range(entries)]
-        frame = LaunchSummary(**identity, group_count=fixed[0], groups_counted=fixed[1], sum_simt_clocks=fixed[2], sum_mimd_clocks=fixed[3],
+        frame = LaunchSummary(**identity, frame_sequence=sequence, group_count=fixed[0], groups_counted=fixed[1], sum_simt_clocks=fixed[2], sum_mimd_clocks=fixed[3],
                               sum_measured_loss=fixed[4], sum_counts_loss=fixed[5], sum_max_counts=fixed[6], sum_counts=fixed[7],
                               dropped_samples=fixed[8], histogram=[(b, c) for b, c in histogram])
     else:
@@ -554,7 +569,7 @@ def decode_frame(data: bytes | bytearray | memoryview) -> Frame:
             values = lanes.unpack_from(raw, at + 24)
             at += 24 + lanes.size
             groups.append(GroupSample(index, c0, cend, list(values[:n]), list(values[n:])))
-        frame = GroupSamples(**identity, group_count=group_count, selection=_SELECTIONS[selection], sampling_stride=stride,
+        frame = GroupSamples(**identity, frame_sequence=sequence, group_count=group_count, selection=_SELECTIONS[selection], sampling_stride=stride,
                              groups_per_block=per_block, groups=groups)
     if r.at != len(payload):
         raise _invalid(f"{len(payload) - r.at} bytes left over after the last payload field")

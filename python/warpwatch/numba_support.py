@@ -27,10 +27,20 @@ only (SPEC.md "Counts-only frames").
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Protocol, cast
+
+import numpy as np
+import numpy.typing as npt
 
 # Module-level imports: the simulator swaps the `cuda` a kernel sees through its globals.
-from numba import cuda, int64  # type: ignore[import-untyped]
+from numba import cuda, int64
+
+
+class GroupReducer(Protocol):
+    """The device function :func:`group_reducer` builds: ``reduce(w, totals)``, called in a kernel by
+    every thread of the block with its lane's count ``w``; adds into ``totals`` (int64, 2 elements)."""
+
+    def __call__(self, w: int, totals: npt.NDArray[np.int64], /) -> None: ...
 
 
 def simulator_enabled() -> bool:
@@ -38,7 +48,7 @@ def simulator_enabled() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") == "1"
 
 
-def group_reducer(n: int, threads_per_block: int, simulator: bool | None = None) -> Callable[..., Any]:
+def group_reducer(n: int, threads_per_block: int, simulator: bool | None = None) -> GroupReducer:
     """A ``@cuda.jit(device=True)`` function ``reduce(w, totals)`` adding Σ max and Σ sum over the
     block's groups of ``n`` lanes into ``totals[0]`` and ``totals[1]`` (int64).
 
@@ -54,11 +64,12 @@ def group_reducer(n: int, threads_per_block: int, simulator: bool | None = None)
     use_shared = simulator_enabled() if simulator is None else simulator
     group = n
     block = threads_per_block
+    # numba-cuda has no type information: its decorators return Any (the override in pyproject.toml).
 
     if use_shared:
 
-        @cuda.jit(device=True)
-        def reduce_shared(w, totals):  # type: ignore[no-untyped-def]
+        @cuda.jit(device=True)  # type: ignore[untyped-decorator]
+        def reduce_shared(w: int, totals: npt.NDArray[np.int64]) -> None:
             shared = cuda.shared.array(block, int64)
             tid = cuda.threadIdx.x
             shared[tid] = w
@@ -74,10 +85,10 @@ def group_reducer(n: int, threads_per_block: int, simulator: bool | None = None)
                 cuda.atomic.add(totals, 0, m)
                 cuda.atomic.add(totals, 1, s)
 
-        return reduce_shared
+        return cast(GroupReducer, reduce_shared)
 
-    @cuda.jit(device=True)
-    def reduce_warp(w, totals):  # type: ignore[no-untyped-def]
+    @cuda.jit(device=True)  # type: ignore[untyped-decorator]
+    def reduce_warp(w: int, totals: npt.NDArray[np.int64]) -> None:
         m = int64(w)
         s = int64(w)
         offset = group // 2
@@ -92,4 +103,4 @@ def group_reducer(n: int, threads_per_block: int, simulator: bool | None = None)
             cuda.atomic.add(totals, 0, m)
             cuda.atomic.add(totals, 1, s)
 
-    return reduce_warp
+    return cast(GroupReducer, reduce_warp)

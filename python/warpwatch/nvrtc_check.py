@@ -76,7 +76,7 @@ def include_dir() -> Path:
 def _nvidia_roots() -> list[Path]:
     roots: list[Path] = []
     try:
-        import nvidia  # type: ignore[import-not-found]  # namespace package of NVIDIA's wheels
+        import nvidia  # namespace package of NVIDIA's wheels
     except ImportError:
         return roots
     for entry in getattr(nvidia, "__path__", []):
@@ -98,6 +98,22 @@ def _find(relative: str) -> Path:
 def cuda_include_dirs() -> list[Path]:
     """The CUDA runtime and CCCL include directories from the ``[nvrtc]`` wheels."""
     return [_find("cuda_runtime/include"), _find("cuda_cccl/include")]
+
+
+def probe_compile_options(cuda_headers: bool = True) -> tuple[str, ...]:
+    """The NVRTC options a source that includes ``warpwatch/probe-device.cuh`` needs (no architecture):
+    C++17 and the include path: this package's header directory, and with ``cuda_headers`` the CUDA
+    runtime and CCCL include directories of the ``[nvrtc]`` wheels (leave them out where the
+    compiler's caller supplies its own CUDA headers).
+
+    :raises NvrtcUnavailable: ``cuda_headers`` and the wheels are missing
+
+    Example: ``cupy.RawModule(code=src, options=probe_compile_options())``
+    """
+    options = ["-std=c++17", f"-I{include_dir()}"]
+    if cuda_headers:
+        options += [f"-I{d}" for d in cuda_include_dirs()]
+    return tuple(options)
 
 
 @dataclass(frozen=True)
@@ -150,9 +166,7 @@ def compile_with_probe(source: str, arch: str, extra_options: Sequence[str] = ()
     program = ctypes.c_void_p()
     nvrtc.check(lib.nvrtcCreateProgram(ctypes.byref(program), source.encode(), name.encode(), 0, None, None), "nvrtcCreateProgram")
     try:
-        options = [f"--gpu-architecture={arch}", "-std=c++17", f"-I{include_dir()}"]
-        options += [f"-I{d}" for d in cuda_include_dirs()]
-        options += list(extra_options)
+        options = [f"--gpu-architecture={arch}", *probe_compile_options(), *extra_options]
         encoded = [o.encode() for o in options]
         array = (ctypes.c_char_p * len(encoded))(*encoded)
         status = lib.nvrtcCompileProgram(program, len(encoded), array)

@@ -25,7 +25,17 @@ from typing import Any
 import numpy as np
 
 from .counts import LaunchInfo
-from .frame import HISTOGRAM_BIN_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, Device, Frame, GroupSample, GroupSamples, LaunchSummary
+from .frame import (
+    HISTOGRAM_BIN_COUNT,
+    MAX_GROUP_SAMPLES,
+    MAX_GROUP_SIZE,
+    Device,
+    Frame,
+    GroupSample,
+    GroupSamples,
+    IdentityFields,
+    LaunchSummary,
+)
 
 #: ``warpwatch::LaunchTotals`` (device-common.hpp), little-endian, no padding.
 LAUNCH_TOTALS_DTYPE = np.dtype([
@@ -67,10 +77,10 @@ def probe_buffers_value(totals_ptr: int, samples_ptr: int, sample_capacity: int,
                         selection: str = "hash", groups_per_block: int = 0) -> np.ndarray:
     """A ``ProbeBuffers`` value (a 0-d structured array; pass ``value`` or its bytes as the kernel's struct argument).
 
-    :raises ValueError: unknown selection
+    :raises ValueError: ``WW_ERR_PYTHON_READBACK``: unknown selection
     """
     if selection not in _SELECTION_CODES:
-        raise ValueError(f"selection must be stride, hash or block, got {selection!r}")
+        raise ValueError(f"WW_ERR_PYTHON_READBACK: selection must be stride, hash or block, got {selection!r}")
     value = np.zeros((), dtype=PROBE_BUFFERS_DTYPE)
     value["totals"], value["samples"] = totals_ptr, samples_ptr
     value["sampleCapacity"], value["samplingStride"] = sample_capacity, sampling_stride
@@ -93,8 +103,8 @@ def probe_frames(info: LaunchInfo, totals: Any, slots: np.ndarray, clock_hz: int
     if clock_hz is not None:
         device = Device(device.name, device.uuid, device.compute_capability, clock_hz)
     group_count = info.group_count or int(t["groupsCounted"])
-    identity: dict[str, Any] = dict(job=info.job, kernel=info.kernel, launch_id=info.launch_id, source=info.source, group_size=info.group_size,
-                                    sync=info.sync, device=device, start_unix_nanos=info.start_unix_nanos, end_unix_nanos=info.end_unix_nanos)
+    identity = IdentityFields(job=info.job, kernel=info.kernel, launch_id=info.launch_id, source=info.source, group_size=info.group_size,
+                              sync=info.sync, device=device, start_unix_nanos=info.start_unix_nanos, end_unix_nanos=info.end_unix_nanos)
     histogram = t["histogram"]
     bins = np.nonzero(histogram)[0]
     summary = LaunchSummary(**identity, frame_sequence=0, group_count=group_count, groups_counted=int(t["groupsCounted"]),

@@ -13,15 +13,16 @@ with Numba in general) there is no clock: the frames are counts only (SPEC.md).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import time
 from typing import Sequence
 
 import numpy as np
-from numba import cuda  # type: ignore[import-untyped]  # module level: the simulator swaps it in kernels' globals
+import numpy.typing as npt
+from numba import cuda  # module level: the simulator swaps it in kernels' globals
 
+from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main
+from warpwatch.frame import Device
 from warpwatch.numba_support import group_reducer
 
 THREADS_PER_BLOCK = 64
@@ -32,8 +33,8 @@ def run_escape(width: int, height: int, max_iter: int, n: int) -> tuple[np.ndarr
     reduce_groups = group_reducer(n, THREADS_PER_BLOCK)
     units = width * height
 
-    @cuda.jit
-    def escape(width, height, max_iter, counts, totals):  # type: ignore[no-untyped-def]
+    @cuda.jit  # type: ignore[untyped-decorator]  # numba-cuda has no type information
+    def escape(width: int, height: int, max_iter: int, counts: npt.NDArray[np.int64], totals: npt.NDArray[np.int64]) -> None:
         unit = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         w = 0
         if unit < width * height:
@@ -60,46 +61,31 @@ def run_escape(width: int, height: int, max_iter: int, n: int) -> tuple[np.ndarr
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; exit 0 on success, 2 on bad arguments (one WW_ERR_ line)."""
-    parser = argparse.ArgumentParser(prog="python -m warpwatch.examples.numba_escape", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="where the frames go: a file, unix:PATH (collector socket) or - (stdout)")
-    parser.add_argument("--width", type=int, default=64)
-    parser.add_argument("--height", type=int, default=64)
-    parser.add_argument("--max-iter", type=int, default=100)
-    parser.add_argument("--n", type=int, default=8, help="lanes per group (divides 32)")
-    parser.add_argument("--launches", type=int, default=1)
-    parser.add_argument("--job", default="numba-escape")
-    parser.add_argument("--kernel", default="escape")
-    parser.add_argument("--sampling-stride", type=int, default=4)
-    args = parser.parse_args(argv)
-    if args.width * args.height % 32 != 0 or args.width < 1 or args.height < 1:
-        print(f"WW_ERR_PYTHON_EXAMPLE: width·height must be a positive multiple of 32, got {args.width}x{args.height}", file=sys.stderr)
+    args = escape_parser("python -m warpwatch.examples.numba_escape", __doc__, job="numba-escape").parse_args(argv)
+    error = grid_error(args.width, args.height, 32, "32")
+    if error:
+        print(error, file=sys.stderr)
         return 2
 
-    from warpwatch.frame import Device
     from warpwatch.numba_support import simulator_enabled
-    from warpwatch.recorder import Recorder
 
     simulated = simulator_enabled()
-    device = Device(name="numba-cuda-simulator" if simulated else "numba-cuda")
     # A simulator is not a GPU: source cpu (clocks would be host ns; there are none).
-    recorder = Recorder(args.out, job=args.job, device=device, source="cpu" if simulated else "cuda", sampling_stride=args.sampling_stride)
+    recorder = open_recorder(args, Device(name="numba-cuda-simulator" if simulated else "numba-cuda"), "cpu" if simulated else "cuda")
     report = []
     for _ in range(args.launches):
         start = time.time_ns()
-        counts, totals = run_escape(args.width, args.height, args.max_iter, args.n)
+        counts, totals = run_escape(args.width, args.height, args.max_iter, args.group)
         end = time.time_ns()
-        groups = counts.reshape(-1, args.n).astype(np.int64)
+        groups = counts.reshape(-1, args.group).astype(np.int64)
         if int(totals[0]) != int(groups.max(axis=1).sum()) or int(totals[1]) != int(groups.sum()):
             print(f"WW_ERR_PYTHON_EXAMPLE: device totals {totals.tolist()} differ from the host's", file=sys.stderr)
+            recorder.close(timeout=1)
             return 1
-        launch_id = recorder.record_counts(args.kernel, counts, args.n, start_unix_nanos=start, end_unix_nanos=end)
+        launch_id = recorder.record_counts(args.kernel, counts, args.group, start_unix_nanos=start, end_unix_nanos=end)
         report.append({"launchId": str(launch_id), "sumMaxCounts": int(totals[0]), "sumCounts": int(totals[1])})
-    result = recorder.close(timeout=10)
-    stats = recorder.stats()
-    summary = {"launches": report, "written": stats.written, "dropped": stats.dropped, "complete": result.complete}
-    print(json.dumps(summary), file=sys.stderr if args.out in ("-", "stdout") else sys.stdout)
-    return 0 if result.complete and stats.dropped == 0 else 1
+    return finish(recorder, args, report)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -17,21 +17,24 @@ written (with torch or any array the launcher accepts).
 
 from __future__ import annotations
 
-import argparse
-import json
+import os
 import sys
 import time
 from typing import Sequence
 
 import numpy as np
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
+from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main
+from warpwatch.frame import Device
 from warpwatch.triton_support import HostArray
 
 
-@triton.jit
-def escape_kernel(counts_ptr, width, height, max_iter, BLOCK: tl.constexpr):  # type: ignore[no-untyped-def]
+# Inside a Triton kernel the pointer and the scalars are all tl.tensor (annotations Triton reads
+# as no specialisation; `int` would fix them to i32). triton has no type information (pyproject.toml).
+@triton.jit  # type: ignore[untyped-decorator]
+def escape_kernel(counts_ptr: tl.tensor, width: tl.tensor, height: tl.tensor, max_iter: tl.tensor, BLOCK: tl.constexpr) -> None:
     pid = tl.program_id(0)
     unit = pid * BLOCK + tl.arange(0, BLOCK)
     inside = unit < width * height
@@ -64,45 +67,27 @@ def run_escape(width: int, height: int, max_iter: int, block: int) -> np.ndarray
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; exit 0 on success, 2 on bad arguments (one WW_ERR_ line)."""
-    parser = argparse.ArgumentParser(prog="python -m warpwatch.examples.triton_escape", description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="where the frames go: a file, unix:PATH (collector socket) or - (stdout)")
-    parser.add_argument("--width", type=int, default=64)
-    parser.add_argument("--height", type=int, default=64)
-    parser.add_argument("--max-iter", type=int, default=100)
-    parser.add_argument("--block", type=int, default=16, help="elements per program = n (a power of two, 1..32)")
-    parser.add_argument("--launches", type=int, default=1)
-    parser.add_argument("--job", default="triton-escape")
-    parser.add_argument("--kernel", default="escape")
-    parser.add_argument("--sampling-stride", type=int, default=4)
-    args = parser.parse_args(argv)
-    if args.block not in (1, 2, 4, 8, 16, 32):
-        print(f"WW_ERR_PYTHON_EXAMPLE: --block must be a power of two 1..32 (it is n), got {args.block}", file=sys.stderr)
+    args = escape_parser("python -m warpwatch.examples.triton_escape", __doc__, job="triton-escape", group_flag="--block",
+                         group_help="elements per program = n (a power of two, 1..32)", group_default=16).parse_args(argv)
+    if args.group not in (1, 2, 4, 8, 16, 32):
+        print(f"WW_ERR_PYTHON_EXAMPLE: --block must be a power of two 1..32 (it is n), got {args.group}", file=sys.stderr)
         return 2
-    if args.width < 1 or args.height < 1 or args.width * args.height % args.block != 0:
-        print(f"WW_ERR_PYTHON_EXAMPLE: width·height must be a positive multiple of --block, got {args.width}x{args.height}", file=sys.stderr)
+    error = grid_error(args.width, args.height, args.group, "--block")
+    if error:
+        print(error, file=sys.stderr)
         return 2
-
-    import os
-
-    from warpwatch.frame import Device
-    from warpwatch.recorder import Recorder
 
     interpreted = os.environ.get("TRITON_INTERPRET", "0") == "1"
-    device = Device(name="triton-interpreter" if interpreted else "triton")
-    recorder = Recorder(args.out, job=args.job, device=device, source="cpu" if interpreted else "cuda", sampling_stride=args.sampling_stride)
+    recorder = open_recorder(args, Device(name="triton-interpreter" if interpreted else "triton"), "cpu" if interpreted else "cuda")
     report = []
     for _ in range(args.launches):
         start = time.time_ns()
-        counts = run_escape(args.width, args.height, args.max_iter, args.block)
+        counts = run_escape(args.width, args.height, args.max_iter, args.group)
         end = time.time_ns()
-        launch_id = recorder.record_counts(args.kernel, counts, args.block, start_unix_nanos=start, end_unix_nanos=end)
+        launch_id = recorder.record_counts(args.kernel, counts, args.group, start_unix_nanos=start, end_unix_nanos=end)
         report.append({"launchId": str(launch_id), "sumCounts": int(counts.astype(np.int64).sum())})
-    result = recorder.close(timeout=10)
-    stats = recorder.stats()
-    summary = {"launches": report, "written": stats.written, "dropped": stats.dropped, "complete": result.complete}
-    print(json.dumps(summary), file=sys.stderr if args.out in ("-", "stdout") else sys.stdout)
-    return 0 if result.complete and stats.dropped == 0 else 1
+    return finish(recorder, args, report)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_main(main)

@@ -1,0 +1,94 @@
+"""What every escape-time example shares: the command line, the pixel grid and its reference
+counts, the recorder, the exit report, and the clean skip of the GPU-only examples.
+
+The pixel rule (all examples): pixel (x, y) of a width x height grid is unit y·width + x,
+c = (-2 + 2.5·x/width) + i·(-1.25 + 2.5·y/height), iterations z <- z² + c from z = 0 while
+|z|² <= 4, at most --max-iter, written out in reals (zr² − zi² + cr, 2·zr·zi + ci) so that every
+implementation reproduces the counts exactly (CUDA C++ compiled with ``--fmad=false``: no fused
+multiply-adds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from warpwatch.frame import Device, Source
+from warpwatch.recorder import Recorder
+
+#: Exit code of a GPU example where its GPU or its framework is absent (after one ``skipped: ...`` line).
+SKIPPED = 0
+
+
+def escape_parser(prog: str, doc: str | None, job: str, group_flag: str = "--n", group_help: str = "lanes per group (divides 32)",
+                  group_default: int = 8) -> argparse.ArgumentParser:
+    """The examples' common arguments: --out, the grid, --max-iter, the group size flag, --launches, --job,
+    --kernel, --sampling-stride (the group size lands in ``args.group`` whatever its flag's name)."""
+    parser = argparse.ArgumentParser(prog=prog, description=(doc or "").splitlines()[0] if doc else None)
+    parser.add_argument("--out", required=True, help="where the frames go: a file, unix:PATH (collector socket) or - (stdout)")
+    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--height", type=int, default=64)
+    parser.add_argument("--max-iter", type=int, default=100)
+    parser.add_argument(group_flag, dest="group", type=int, default=group_default, help=group_help)
+    parser.add_argument("--launches", type=int, default=1)
+    parser.add_argument("--job", default=job)
+    parser.add_argument("--kernel", default="escape")
+    parser.add_argument("--sampling-stride", type=int, default=4)
+    return parser
+
+
+def grid_error(width: int, height: int, multiple: int, what: str) -> str | None:
+    """One ``WW_ERR_PYTHON_EXAMPLE`` line when width·height is not a positive multiple of ``multiple``, else None."""
+    if width < 1 or height < 1 or width * height % multiple != 0:
+        return f"WW_ERR_PYTHON_EXAMPLE: width·height must be a positive multiple of {what}, got {width}x{height}"
+    return None
+
+
+def escape_reference(width: int, height: int, max_iter: int) -> np.ndarray:
+    """The escape counts of every pixel (uint32, unit order), computed on the host with numpy: the
+    check on what a GPU example's kernel stored."""
+    unit = np.arange(width * height)
+    cr = -2.0 + 2.5 * (unit % width) / width
+    ci = -1.25 + 2.5 * (unit // width) / height
+    zr, zi = np.zeros_like(cr), np.zeros_like(ci)
+    w = np.zeros(unit.size, dtype=np.uint32)
+    active = np.ones(unit.size, dtype=bool)
+    for _ in range(max_iter):
+        active &= zr * zr + zi * zi <= 4.0
+        if not active.any():
+            break
+        t = zr * zr - zi * zi + cr
+        zi = np.where(active, 2.0 * zr * zi + ci, zi)
+        zr = np.where(active, t, zr)
+        w += active
+    return w
+
+
+def open_recorder(args: argparse.Namespace, device: Device, source: Source) -> Recorder:
+    """The example's recorder: frames to ``--out``, the job name, the sampling stride."""
+    return Recorder(args.out, job=args.job, device=device, source=source, sampling_stride=args.sampling_stride)
+
+
+def finish(recorder: Recorder, args: argparse.Namespace, report: Sequence[dict[str, Any]], ok: bool = True) -> int:
+    """Close the recorder, print the JSON summary (stdout, or stderr when the frames go to stdout) and
+    return the exit code: 0 when every frame was written and ``ok``."""
+    result = recorder.close(timeout=10)
+    stats = recorder.stats()
+    summary = {"launches": list(report), "written": stats.written, "dropped": stats.dropped, "complete": result.complete}
+    print(json.dumps(summary), file=sys.stderr if args.out in ("-", "stdout") else sys.stdout)
+    return 0 if ok and result.complete and stats.dropped == 0 else 1
+
+
+def skipped(prog: str, reason: str) -> int:
+    """Print ``skipped: <reason>`` (stdout) for a GPU example that cannot run here; returns :data:`SKIPPED`."""
+    print(f"{prog}: skipped: {reason}")
+    return SKIPPED
+
+
+def run_main(main: Callable[[Sequence[str] | None], int]) -> None:
+    """``sys.exit(main(None))`` for ``python -m warpwatch.examples.X``."""
+    sys.exit(main(None))
