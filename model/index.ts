@@ -28,6 +28,7 @@ export {
 export { DEFAULT_QUANTILE_SEED, EXACT_QUANTILE_WORK_LIMIT, lossQuantiles, type LossQuantiles } from './loss-quantiles.ts';
 export { expectedMaximum, sampleMaximumPmf, workloadLoss, type MaximumPmf } from './sample-maximum.ts';
 export { idleLaneShare } from './idle-lane-share.ts';
+export { relativeError } from './relative-error.ts';
 export { DEFAULT_SWEEP_GROUP_SIZES, granularitySweep, type GranularityRow } from './granularity-sweep.ts';
 export { groupLoss } from './group-loss.ts';
 export { normalCdf, normalQuantileTwoSided } from './normal-quantile.ts';
