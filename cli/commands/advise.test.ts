@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution, expectedLoss } from '../../model/index.ts';
-import type { Advice } from '../advise/advice.ts';
+import type { Advice } from '../../analysis/index.ts';
 import { runCli, type CliRun } from '../testing/run-cli.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-advise-cli-'));

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { CPU_WORKLOAD_TARGETS, ensureKernelsBuilt, streamWorkloadFrames } from '../../kernels/index.ts';
 import { CategoricalDistribution, exactLossDistribution } from '../../model/index.ts';
 import { sampledRunsKey, type DemoResults, type DemoRun } from '../report/demo-results.ts';
 import { demoHeadlines } from '../report/summary-columns.ts';
@@ -7,7 +7,6 @@ import { demoEstimatorConfig } from './demo-estimator.ts';
 import { DEMO_DEFAULTS, DEMO_SAMPLE_RATE, resolveDemoSettings } from './demo-plan.ts';
 import { createInProcessTransport } from './in-process-transport.ts';
 import { runDemo } from './run-demo.ts';
-import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from './workload-process.ts';
 
 // A small real demo: the CPU programs of kernels/ (built here if needed) stream frames into
 // the estimator engine in process. Expected values come from the programs' own C++ tally
