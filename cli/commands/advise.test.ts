@@ -70,6 +70,12 @@ describe('warpwatch advise', () => {
     expect(missing.stderr).toMatch(/cannot read --counts file/);
   });
 
+  it('--workload: flags the program refuses (its exit 2) are a usage error, one line with the program’s words', async () => {
+    const result = await advise('--workload', 'matpow', '--seed', 'abc');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/^warpwatch: warpwatch-matpow-cpu --dist pois\(30\) .*--seed abc .*--out - ended with exit 2: \S*warpwatch-matpow-cpu: --seed must be an integer 0\.\.18446744073709551615, got 'abc'\n$/);
+  });
+
   it('refuses flags that do not apply to the input and stream ids that are not job/kernel', async () => {
     const cases: [string[], RegExp][] = [
       [['--dist', 'pois(3)', '--basis', 'window'], /^warpwatch: --basis applies to --stream read from Kafka only\n$/],
