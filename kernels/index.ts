@@ -9,8 +9,6 @@ export {
   streamWorkloadFrames,
   workloadBinaryName,
   type BackendName,
-  type StreamedWorkloadRun,
-  type WorkloadFailure,
   type WorkloadName,
   type WorkloadReport,
 } from './run-workload.ts';
