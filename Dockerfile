@@ -16,6 +16,7 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
 COPY cli ./cli
+COPY analysis ./analysis
 COPY model ./model
 COPY contracts ./contracts
 COPY protocol ./protocol

@@ -5,6 +5,8 @@ import type { Linter, Rule } from 'eslint';
 export declare const FOLDER_IMPORTS: Readonly<Record<string, readonly string[]>>;
 /** Client libraries of external systems → the adapter files allowed to load them. */
 export declare const ADAPTER_FILES: Readonly<Record<string, readonly string[]>>;
+/** The rules that keep analysis/ free of I/O (no Node built-ins, no packages, no process globals). */
+export declare const ANALYSIS_NO_IO_RULES: Linter.RulesRecord;
 /** The lint rule that enforces FOLDER_IMPORTS and index-only imports. */
 export declare const folderBoundaries: Rule.RuleModule;
 declare const config: Linter.Config[];

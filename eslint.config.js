@@ -1,5 +1,6 @@
 // ESLint flat config: typescript-eslint type-aware rules, no floating promises, no `export *`,
-// a rule that keeps model/ pure (no Node built-ins, no other project folder), and the folder
+// rules that keep model/ pure (no Node built-ins, no other project folder) and analysis/ free of
+// I/O (no Node built-ins, no packages), and the folder
 // boundaries of docs/architecture.md §2 (which folder may import which, through its index.ts
 // only; client libraries of external systems only in their adapter files).
 import js from '@eslint/js';
@@ -9,7 +10,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
-const projectFolders = ['protocol', 'kernels', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'bench', 'test', 'contracts', 'service'];
+const projectFolders = ['analysis', 'protocol', 'kernels', 'collector', 'estimator', 'dashboards', 'cli', 'deploy', 'bench', 'test', 'contracts', 'service'];
 
 /**
  * Which project folders each folder may import (docs/architecture.md §2, "may import").
@@ -23,9 +24,10 @@ export const FOLDER_IMPORTS = {
   kernels: ['contracts', 'model', 'protocol'],
   collector: ['contracts', 'protocol', 'service'],
   estimator: ['contracts', 'model', 'protocol', 'service'],
+  analysis: ['contracts', 'model', 'protocol', 'estimator'],
   dashboards: ['contracts'],
   deploy: ['contracts', 'dashboards', 'collector', 'estimator', 'service'],
-  cli: ['contracts', 'model', 'protocol', 'service', 'kernels', 'collector', 'estimator', 'dashboards', 'deploy', 'bin'],
+  cli: ['contracts', 'model', 'protocol', 'service', 'analysis', 'kernels', 'collector', 'estimator', 'dashboards', 'deploy', 'bin'],
 };
 
 /**
@@ -33,7 +35,17 @@ export const FOLDER_IMPORTS = {
  * imports are allowed anywhere: they load nothing). Tests and benchmarks are exempt.
  */
 export const ADAPTER_FILES = {
-  kafkajs: ['collector/kafka-producer.ts', 'estimator/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/demo/distributions-reader.ts', 'deploy/local/readiness.ts'],
+  kafkajs: ['collector/kafka-producer.ts', 'estimator/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/distributions-reader.ts', 'deploy/local/readiness.ts'],
+};
+
+/**
+ * analysis/ is domain code between model/ and cli/ (docs/architecture.md §2): it computes on what
+ * it is given and reads, writes, spawns and connects nothing, so it imports project folders only
+ * (no Node built-ins, no packages) and uses no process-level globals. Its tests are exempt.
+ */
+export const ANALYSIS_NO_IO_RULES = {
+  'no-restricted-imports': ['error', { patterns: [{ regex: '^[^.]', message: 'analysis/ does no I/O: it imports project folders only (no Node built-ins, no packages).' }] }],
+  'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname', 'fetch', 'setTimeout', 'setInterval'],
 };
 
 /**
@@ -123,6 +135,7 @@ export default tseslint.config(
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname', 'setTimeout', 'setInterval'],
     },
   },
+  { files: ['analysis/**/*.ts'], ignores: ['**/*.test.ts'], rules: ANALYSIS_NO_IO_RULES },
   {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: { ...globals.node } },

@@ -11,7 +11,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{contracts,service,model,protocol,collector,estimator,dashboards,cli,deploy,bench,kernels,python}/**/*.test.ts', 'test/policy/**/*.test.ts'],
+          include: ['{contracts,service,model,analysis,protocol,collector,estimator,dashboards,cli,deploy,bench,kernels,python}/**/*.test.ts', 'test/policy/**/*.test.ts'],
           exclude: ['**/node_modules/**', '**/*.int.test.ts'],
           testTimeout: 60_000,
         },

@@ -7,7 +7,7 @@
  * state) instead of the moment form with a proven remainder bound (docs/model.md §2d).
  */
 import type { BenchContext, BenchResult } from './bench-context.ts';
-import { computeAdvice } from '../cli/advise/advice.ts';
+import { computeAdvice } from '../analysis/index.ts';
 import {
   binnedGroupingLoss,
   CategoricalDistribution,

@@ -6,6 +6,7 @@ import {
   granularitySweep,
   lossQuantiles,
   normalQuantileTwoSided,
+  relativeError as modelRelativeError,
   summarizeSampledGroups,
   type SampledGroupsResult,
   workloadLoss,
@@ -125,11 +126,10 @@ export interface WindowResult {
   readonly histogram: readonly { readonly low: number; readonly high: number; readonly count: number; readonly probability: number }[];
 }
 
-/** η(a, b) = |(a − b)/a|, undefined when either is missing, a = 0, or the quotient is not finite (a tiny a, a huge b: docs/estimator.md, Overflow). */
+/** η(a, b) = |(a − b)/a| (model/loss/relative-error.ts), undefined when either is missing, a = 0, or the quotient is not finite (a tiny a, a huge b: docs/estimator.md, Overflow). */
 export function relativeError(a: number | undefined, b: number | undefined): number | undefined {
-  if (a === undefined || b === undefined || a === 0) return undefined;
-  const eta = Math.abs((a - b) / a);
-  return Number.isFinite(eta) ? eta : undefined;
+  const eta = modelRelativeError(a, b);
+  return eta !== undefined && Number.isFinite(eta) ? eta : undefined;
 }
 
 function distributionOf(counts: ReadonlyMap<number, number>): CategoricalDistribution {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyzeFrames } from '../cli/commands/analyze.ts';
+import { analyzeFrames } from '../analysis/index.ts';
 import { splitmix64 } from '../kernels/sampling-statistics.ts';
 import { decodeFrame, decodeFrames, encodeFrame, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { frameArbitrary } from '../protocol/testing/frame-arbitraries.ts';

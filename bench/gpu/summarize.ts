@@ -10,8 +10,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { computeAdvice } from '../../cli/advise/advice.ts';
-import { analyzeFrames, type StreamAnalysis } from '../../cli/commands/analyze.ts';
+import { analyzeFrames, computeAdvice, type StreamAnalysis } from '../../analysis/index.ts';
 import { CategoricalDistribution, divergenceObservationOf, fitDivergenceCost } from '../../model/index.ts';
 import { parseDivergenceCsv } from '../../cli/divergence-csv.ts';
 import { decodeFrames, histogramToCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';

@@ -1,5 +1,5 @@
-import { alignColumns } from '../demo/demo-summary.ts';
-import type { Advice } from './advice.ts';
+import { alignColumns } from '../report/align-columns.ts';
+import type { Advice } from '../../analysis/index.ts';
 
 function fixed(value: number, digits = 4): string {
   return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';

@@ -1,15 +1,15 @@
+import { runsByLaunchOf } from '../../analysis/index.ts';
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
 import { anyTcpReachable, kafkaTlsFailure, unreachableServerHint } from '../../service/index.ts';
 import type { DistributionRecord } from '../../estimator/index.ts';
-import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { CPU_WORKLOAD_TARGETS, ensureKernelsBuilt, streamWorkloadFrames, WorkloadError } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
 import { decodeFrame, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { samplesObservationFromFrame } from '../../estimator/index.ts';
 import { readTraceFile, readWeightsFile, type WeightKind } from '../counts-file.ts';
 import { readFrameFile, type FrameFileRead } from '../frame-file.ts';
-import { scanDistributions } from '../demo/distributions-reader.ts';
-import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from '../demo/workload-process.ts';
+import { scanDistributions } from '../distributions-reader.ts';
 import { UsageError } from '../usage-error.ts';
 import { AdviseError } from './errors.ts';
 
@@ -142,22 +142,6 @@ export function adviseInputFromFrames(file: string, streamId: string | undefined
     blocks: samples.filter((frame) => frame.groupSize === commonGroupSize(selected)).flatMap((frame) => samplesObservationFromFrame(frame).blocks ?? []),
     frameFile,
   };
-}
-
-/**
- * The sampled groups' lane counts grouped by launch id (a launch may span several GroupSamples
- * frames): the runs of `advise --frames`, also taken by the demo's advice.
- *
- * @example runsByLaunchOf(samples).flat().length // sampled groups in all
- */
-export function runsByLaunchOf(samples: readonly GroupSamplesFrame[]): number[][][] {
-  const byLaunch = new Map<bigint, number[][]>();
-  for (const frame of samples) {
-    const runs = byLaunch.get(frame.launchId) ?? [];
-    for (const group of frame.groups) runs.push([...group.laneCounts]);
-    byLaunch.set(frame.launchId, runs);
-  }
-  return [...byLaunch.values()];
 }
 
 /**
@@ -309,7 +293,8 @@ export async function adviseInputFromStream(
  * Runs a CPU workload (kernels/, built if needed) and takes the distribution of its
  * LaunchSummary frames.
  *
- * @throws UsageError when the workload rejects its flags; DemoError when it fails.
+ * @throws UsageError when the workload rejects its flags (exit 2); WorkloadError (kernels/,
+ *   WW_ERR_KERNELS_WORKLOAD_FAILED) when it is missing, fails or prints no report.
  * @example await adviseInputFromWorkload({ workload: 'matpow', args: ['--dist', 'pois(30)', '--n', '32'] })
  */
 export async function adviseInputFromWorkload(options: { readonly workload: 'matpow' | 'escape'; readonly args: readonly string[]; readonly onBuildLine?: (line: string) => void }): Promise<AdviseInput> {
@@ -329,8 +314,8 @@ export async function adviseInputFromWorkload(options: { readonly workload: 'mat
       },
     });
   } catch (error) {
-    // The program exits 2 on bad flags; its message names them.
-    if (error instanceof Error && /exit 2\b/.test(error.message)) throw new UsageError(error.message, { cause: error });
+    // The program exits 2 on bad flags (failure `usage`); its message names them.
+    if (error instanceof WorkloadError && error.failure === 'usage') throw new UsageError(error.message, { cause: error });
     throw error;
   }
   const counts = countsOfSummaries(summaries);

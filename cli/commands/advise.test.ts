@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution, expectedLoss } from '../../model/index.ts';
-import type { Advice } from '../advise/advice.ts';
+import type { Advice } from '../../analysis/index.ts';
 import { runCli, type CliRun } from '../testing/run-cli.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-advise-cli-'));
@@ -68,6 +68,12 @@ describe('warpwatch advise', () => {
     const missing = await advise('--counts', join(directory, 'nope.json'));
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/cannot read --counts file/);
+  });
+
+  it('--workload: flags the program refuses (its exit 2) are a usage error, one line with the program’s words', async () => {
+    const result = await advise('--workload', 'matpow', '--seed', 'abc');
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/^warpwatch: warpwatch-matpow-cpu --dist pois\(30\) .*--seed abc .*--out - ended with exit 2: \S*warpwatch-matpow-cpu: --seed must be an integer 0\.\.18446744073709551615, got 'abc'\n$/);
   });
 
   it('refuses flags that do not apply to the input and stream ids that are not job/kernel', async () => {

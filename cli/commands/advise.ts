@@ -11,7 +11,7 @@ import {
   type AdviseInput,
   type DistributionBasis,
 } from '../advise/advise-input.ts';
-import { computeAdvice } from '../advise/advice.ts';
+import { computeAdvice } from '../../analysis/index.ts';
 import { formatAdviceText } from '../advise/advice-text.ts';
 import { renderAdviceReport } from '../report/advice-report.ts';
 import { kafkaSecurityFromEnv } from '../kafka-security.ts';

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { compareRuns } from '../compare/compare-runs.ts';
 import { runCli } from '../testing/run-cli.ts';
-import { analyzeFrames } from './analyze.ts';
+import { analyzeFrames } from '../../analysis/index.ts';
 
 const directory = mkdtempSync(join(tmpdir(), 'ww-analyze-counts-only-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));

@@ -8,8 +8,7 @@ import { testEngineOptions } from '../../estimator/testing/test-support.ts';
 import { createSeededRandom, groupLoss } from '../../model/index.ts';
 import { encodeFrame, histogramOfCounts, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
-import { analyzeFrames, type StreamAnalysis } from './analyze.ts';
-import { divergenceSettingsOf } from './analyze-divergence.ts';
+import { analyzeFrames, divergenceSettingsOf, type StreamAnalysis } from '../../analysis/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-analyze-divergence-'));
 

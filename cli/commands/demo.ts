@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { CPU_WORKLOAD_TARGETS, ensureKernelsBuilt } from '../../kernels/index.ts';
 import { ensureInfluxDatabase } from '../../estimator/index.ts';
 import { DemoError } from '../demo/errors.ts';
 import { resolveDemoSettings } from '../demo/demo-plan.ts';
@@ -13,7 +13,6 @@ import { createKafkaDemoTransport } from '../demo/kafka-transport.ts';
 import { withKafkaSecurity } from '../kafka-security.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
-import { CPU_WORKLOAD_TARGETS } from '../demo/workload-process.ts';
 import { parseGroupSize } from '../../contracts/index.ts';
 import { anyTcpReachable, unreachableServerHint } from '../../service/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { groupLoss } from '../../model/index.ts';
 import { decodeFrames, encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { runCli } from '../testing/run-cli.ts';
-import { analyzeFrames } from './analyze.ts';
+import { analyzeFrames } from '../../analysis/index.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'ww-run-analyze-'));
 

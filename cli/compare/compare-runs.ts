@@ -15,7 +15,7 @@
 import { createSampledGroups, recordSampledGroup } from '../../model/index.ts';
 import { sampledGroupInputOf } from '../../estimator/index.ts';
 import { streamIdOf, type Frame, type GroupSample, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { analyzeFrames, isCountsOnlySummary, type StreamAnalysis } from '../commands/analyze.ts';
+import { analyzeFrames, isCountsOnlySummary, type StreamAnalysis } from '../../analysis/index.ts';
 
 /** |z| above which a change is called beyond noise (two-sided p ≈ 0.0027 under normality). */
 export const NOISE_Z = 3;

@@ -1,12 +1,13 @@
 import type { DistributionRecord } from '../../estimator/index.ts';
 import type { WorkloadReport } from '../../kernels/index.ts';
+import { relativeError } from '../../model/index.ts';
 import type { DemoRun } from '../report/demo-results.ts';
 import type { DemoRunPlan } from './demo-plan.ts';
 import { DemoError } from './errors.ts';
 
-/** η(a, b) = |(a − b)/a| (docs/model.md §2c); NaN when a is 0. */
-function relativeError(a: number, b: number): number {
-  return a === 0 ? Number.NaN : Math.abs((a - b) / a);
+/** η(a, b) = |(a − b)/a| (model/loss/relative-error.ts, docs/model.md §2c); NaN in the demo's results when a is 0 (η undefined). */
+function eta(a: number, b: number): number {
+  return relativeError(a, b) ?? Number.NaN;
 }
 
 function required(value: number | null, what: string, stream: string): number {
@@ -83,9 +84,9 @@ export function demoRunOf(plan: DemoRunPlan, records: readonly DistributionRecor
     lossMeasured,
     workloadLossPredicted: required(p.workloadLossPredicted, 'workload_loss_predicted', stream),
     workloadLossMeasured: sumWorkloadMeasured / groups,
-    etaPredictedCounts: relativeError(lossPredicted, lossCounts),
-    etaCountsMeasured: relativeError(lossCounts, lossMeasured),
-    etaPredictedMeasured: relativeError(lossPredicted, lossMeasured),
+    etaPredictedCounts: eta(lossPredicted, lossCounts),
+    etaCountsMeasured: eta(lossCounts, lossMeasured),
+    etaPredictedMeasured: eta(lossPredicted, lossMeasured),
     lossQuantiles: p.lossQuantiles === null ? undefined : { q50: p.lossQuantiles['0.5'], q90: p.lossQuantiles['0.9'], q99: p.lossQuantiles['0.99'] },
     fit: p.fit === null ? undefined : { family: p.fit.family, parameters: p.fit.parameters, aic: p.fit.aic },
     histogram,

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { DemoRun } from '../report/demo-results.ts';
 import { agreementOf } from '../report/agreement.ts';
 import { SUMMARY_COLUMNS } from '../report/summary-columns.ts';
-import { alignColumns, formatDemoSummary } from './demo-summary.ts';
+import { alignColumns } from '../report/align-columns.ts';
+import { formatDemoSummary } from './demo-summary.ts';
 
 describe('demo-summary', () => {
   describe('alignColumns', () => {

@@ -1,4 +1,5 @@
 import { agreementOf } from '../report/agreement.ts';
+import { alignColumns } from '../report/align-columns.ts';
 import type { DemoResults, DemoRun } from '../report/demo-results.ts';
 import { demoHeadlines, ESCAPE_BUMP, etaLocalityMeasured, fixedOrNa, percentOrNa, PREDICTIONS_DIFFER, SUMMARY_COLUMNS, type WorkloadHeadline } from '../report/summary-columns.ts';
 
@@ -9,26 +10,6 @@ import { demoHeadlines, ESCAPE_BUMP, etaLocalityMeasured, fixedOrNa, percentOrNa
 
 const fixed = fixedOrNa;
 const percent = (value: number): string => percentOrNa(value);
-
-/**
- * Lays out rows as aligned columns: the first `leftColumns` columns left-aligned, the rest
- * right-aligned (numbers), two spaces between columns.
- *
- * @example alignColumns([['a', '1'], ['bb', '10']], 1) // ['a    1', 'bb  10']
- */
-export function alignColumns(rows: readonly (readonly string[])[], leftColumns: number): string[] {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
-  return rows.map((row) =>
-    row
-      .map((cell, i) => {
-        const pad = ' '.repeat((widths[i] ?? 0) - [...cell].length);
-        return i < leftColumns ? cell + pad : pad + cell;
-      })
-      .join('  ')
-      .trimEnd(),
-  );
-}
 
 /**
  * Formats the summary: first one headline per workload variant (how much of the lane time its

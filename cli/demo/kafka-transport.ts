@@ -8,7 +8,7 @@ import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';
 import { summarizeFrame } from '../../protocol/index.ts';
-import { tailDistributions, type DistributionsTail } from './distributions-reader.ts';
+import { tailDistributions, type DistributionsTail } from '../distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 import { UsageError } from '../usage-error.ts';
 import { DemoError } from './errors.ts';

@@ -1,13 +1,16 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ensureKernelsBuilt } from '../../kernels/index.ts';
+import { CPU_WORKLOAD_TARGETS, ensureKernelsBuilt, streamWorkloadFrames, WorkloadError } from '../../kernels/index.ts';
 import { CategoricalDistribution, exactLossDistribution } from '../../model/index.ts';
 import { sampledRunsKey, type DemoResults, type DemoRun } from '../report/demo-results.ts';
 import { demoHeadlines } from '../report/summary-columns.ts';
 import { demoEstimatorConfig } from './demo-estimator.ts';
 import { DEMO_DEFAULTS, DEMO_SAMPLE_RATE, resolveDemoSettings } from './demo-plan.ts';
 import { createInProcessTransport } from './in-process-transport.ts';
+import { DemoError } from './errors.ts';
 import { runDemo } from './run-demo.ts';
-import { CPU_WORKLOAD_TARGETS, streamWorkloadFrames } from './workload-process.ts';
 
 // A small real demo: the CPU programs of kernels/ (built here if needed) stream frames into
 // the estimator engine in process. Expected values come from the programs' own C++ tally
@@ -108,6 +111,23 @@ describe('runDemo (real CPU workloads, in-process estimator)', () => {
     });
     expect(again.report.groups).toBe(run.groups);
     expect(run.lossCounts).toBeCloseTo(again.report.lossCounts, 5);
+  });
+});
+
+describe('runDemo: a workload program that fails', () => {
+  it('is the demo\'s WW_ERR_DEMO_WORKLOAD (the kernels\' typed WorkloadError as its cause), with the program\'s message', async () => {
+    const job = 'demo-missing-program';
+    const settings = resolveDemoSettings({ quick: true, job, groupSizes: [8], families: ['pois(30)'], launches: 1 });
+    const transport = createInProcessTransport(demoEstimatorConfig({}, { influx: false, job }), undefined);
+    const emptyDir = mkdtempSync(join(tmpdir(), 'ww-demo-no-programs-'));
+    try {
+      const error = await runDemo({ settings, binDir: emptyDir, transport, influx: false, buildMillis: 0, startedAtMillis: Date.now() }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DemoError);
+      expect(error).toMatchObject({ code: 'WW_ERR_DEMO_WORKLOAD', message: `${join(emptyDir, 'warpwatch-matpow-cpu')} does not exist: the kernels build did not produce the CPU matpow program` });
+      expect((error as Error).cause).toBeInstanceOf(WorkloadError);
+    } finally {
+      await transport.close();
+    }
   });
 });
 

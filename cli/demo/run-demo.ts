@@ -1,13 +1,12 @@
 import { cpus, platform, release } from 'node:os';
-import type { WorkloadReport } from '../../kernels/index.ts';
+import { runsByLaunchOf } from '../../analysis/index.ts';
+import { streamWorkloadFrames, WorkloadError, type WorkloadReport } from '../../kernels/index.ts';
 import { decodeFrame, decodeFrameHeader, type GroupSamplesFrame } from '../../protocol/index.ts';
-import { runsByLaunchOf } from '../advise/advise-input.ts';
 import { sampledRunsKey, type DemoResults, type DemoRun } from '../report/demo-results.ts';
 import { planDemoRuns, type DemoRunPlan, type DemoSettings } from './demo-plan.ts';
 import { demoRunOf } from './demo-run-result.ts';
 import type { DemoStreamRef, DemoTransport } from './demo-transport.ts';
 import { DemoError } from './errors.ts';
-import { streamWorkloadFrames } from './workload-process.ts';
 
 /** What the demo reports while it runs (the CLI draws progress bars from it; tests ignore it). */
 export interface DemoProgress {
@@ -139,6 +138,8 @@ export async function runDemo(inputs: DemoInputs): Promise<DemoResults> {
     };
   } catch (error) {
     if (error instanceof DemoError) throw error;
+    // A program that failed (missing, exit non-zero, no report) is the demo's workload error, whatever the kernels' kind.
+    if (error instanceof WorkloadError) throw new DemoError('WW_ERR_DEMO_WORKLOAD', error.message, { cause: error });
     throw new DemoError('WW_ERR_DEMO_TRANSPORT', `demo failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   } finally {
     progress.stop();

@@ -1,4 +1,4 @@
-import type { Advice } from '../advise/advice.ts';
+import type { Advice } from '../../analysis/index.ts';
 import { REPORT_STYLE } from './report-style.ts';
 import { idleLaneShare, percentOrNa } from './summary-columns.ts';
 import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';

@@ -1,4 +1,4 @@
-import { BALANCED_LOSS, computeAdvice, type Advice } from '../advise/advice.ts';
+import { BALANCED_LOSS, computeAdvice, type Advice } from '../../analysis/index.ts';
 import { CategoricalDistribution, idleLaneShare } from '../../model/index.ts';
 import { sampledRunsKey, type DemoRun } from './demo-results.ts';
 

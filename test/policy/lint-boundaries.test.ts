@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ESLint, type Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { ADAPTER_FILES, FOLDER_IMPORTS, folderBoundaries } from '../../eslint.config.js';
+import { ADAPTER_FILES, ANALYSIS_NO_IO_RULES, FOLDER_IMPORTS, folderBoundaries } from '../../eslint.config.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -24,6 +24,7 @@ const config: Linter.Config[] = [
       '@typescript-eslint/no-restricted-imports': ['error', { paths: [{ name: 'kafkajs', message: 'adapter only', allowTypeImports: true }] }],
     },
   },
+  { files: ['analysis/**/*.ts'], ignores: ['**/*.test.ts'], rules: ANALYSIS_NO_IO_RULES },
 ];
 
 /** Lints `code` as the file `file` (relative to the repository root); returns the rule ids reported. */
@@ -72,6 +73,32 @@ describe('folder boundaries (lint)', () => {
     expect(await ruleIds('service/example.ts', "import { x } from '../model/index.ts';\nexport const y = x;\n")).toEqual([
       'warpwatch/folder-boundaries: service/ may not import model/ (docs/architecture.md §2).',
     ]);
+  });
+
+  it('lets analysis/ import model/ and protocol/ but not cli/ or kernels/, and cli/ and bench/ import analysis/', async () => {
+    expect(await ruleIds('analysis/example.ts', "import { x } from '../model/index.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('analysis/example.ts', "import { x } from '../protocol/index.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('analysis/example.ts', "import { x } from '../cli/usage-error.ts';\nexport const y = x;\n")).toEqual([
+      'warpwatch/folder-boundaries: analysis/ may not import cli/ (docs/architecture.md §2).',
+    ]);
+    expect(await ruleIds('analysis/example.ts', "import { x } from '../kernels/index.ts';\nexport const y = x;\n")).toHaveLength(1);
+    expect(await ruleIds('model/example.ts', "import { x } from '../analysis/index.ts';\nexport const y = x;\n")).toHaveLength(1);
+    expect(await ruleIds('cli/commands/example.ts', "import { x } from '../../analysis/index.ts';\nexport const y = x;\n")).toEqual([]);
+    expect(await ruleIds('cli/commands/example.ts', "import { x } from '../../analysis/advice.ts';\nexport const y = x;\n")).toEqual([
+      'warpwatch/folder-boundaries: Import analysis/ through analysis/index.ts, not analysis/advice.ts.',
+    ]);
+    expect(await ruleIds('bench/example.bench.ts', "import { x } from '../analysis/advice.ts';\nexport const y = x;\n")).toEqual([]);
+  });
+
+  it('keeps analysis/ free of I/O: no Node built-ins, no packages, no process globals (its tests exempt)', async () => {
+    expect(await ruleIds('analysis/example.ts', "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n")).toEqual([
+      "no-restricted-imports: 'node:fs' import is restricted from being used by a pattern. analysis/ does no I/O: it imports project folders only (no Node built-ins, no packages).",
+    ]);
+    expect(await ruleIds('analysis/example.ts', "import { spawn } from 'child_process';\nexport const y = spawn;\n")).toHaveLength(1);
+    expect(await ruleIds('analysis/example.ts', "import { Command } from 'commander';\nexport const y = Command;\n")).toHaveLength(1);
+    expect(await ruleIds('analysis/example.ts', 'export const y = process.env.HOME;\n')).toEqual(["no-restricted-globals: Unexpected use of 'process'."]);
+    expect(await ruleIds('analysis/example.test.ts', "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n")).toEqual([]);
+    expect(await ruleIds('cli/example.ts', "import { readFileSync } from 'node:fs';\nexport const y = readFileSync;\n")).toEqual([]);
   });
 
   it('keeps kafkajs to type imports outside its adapter files', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { binnedGroupingLoss, CategoricalDistribution, expectedLoss, parseDistributionSpec, workloadLoss } from '../../model/index.ts';
+import { binnedGroupingLoss, CategoricalDistribution, expectedLoss, parseDistributionSpec, workloadLoss } from '../model/index.ts';
 import { BALANCED_LOSS, computeAdvice } from './advice.ts';
 
 const geo = CategoricalDistribution.fromFamily(parseDistributionSpec('geo(0.05)'));

@@ -15,9 +15,9 @@ import {
   solveDivergenceMoments,
   type DivergenceObservation,
   type DivergenceParameter,
-} from '../../model/index.ts';
-import { sampledGroupInputOf } from '../../estimator/index.ts';
-import type { GroupSample } from '../../protocol/index.ts';
+} from '../model/index.ts';
+import { sampledGroupInputOf } from '../estimator/index.ts';
+import type { GroupSample } from '../protocol/index.ts';
 
 /**
  * How `analyze` obtains the divergence costs: `fit` them from the sampled groups' clocks, take

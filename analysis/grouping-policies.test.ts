@@ -6,7 +6,7 @@ import {
   groupLoss,
   parseDistributionSpec,
   type RandomSource,
-} from '../../model/index.ts';
+} from '../model/index.ts';
 import { computeAdvice } from './advice.ts';
 
 // advise's sorting and binning predictions (docs/model.md §2d) against a Monte Carlo simulation of

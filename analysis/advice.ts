@@ -12,7 +12,7 @@ import {
   DEFAULT_PREPASS_STRIDE,
   type CategoricalDistribution,
   type GroupingBin,
-} from '../../model/index.ts';
+} from '../model/index.ts';
 
 /**
  * `warpwatch advise`: from one iteration-count distribution, the design what-ifs of

@@ -1,8 +1,8 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
-import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
-import type { DistributionRecord } from '../../estimator/index.ts';
-import { retryTransientKafka } from '../../estimator/index.ts';
-import { DemoError } from './errors.ts';
+import type { EstimatorKafkaSecurity } from '../estimator/index.ts';
+import type { DistributionRecord } from '../estimator/index.ts';
+import { retryTransientKafka } from '../estimator/index.ts';
+import { DemoError } from './demo/errors.ts';
 
 /**
  * The CLI's one Kafka reader (kafkajs): tails or scans the estimator's compacted
