@@ -2,21 +2,21 @@ import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
 import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type OutageLog } from '../service/index.ts';
-import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
+import { DEFAULT_CUSUM_OPTIONS } from './engine/change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
-import { createCheckpointProtocol } from './checkpoint-protocol.ts';
-import { createEstimatorEngine, type EngineOptions, type EstimatorEngine } from './estimator-engine.ts';
+import { createCheckpointProtocol } from './engine/checkpoint-protocol.ts';
+import { createEstimatorEngine, type EngineOptions, type EstimatorEngine } from './engine/estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
-import { PROGRESS_LOG_MILLIS, progressLine, type ProgressSnapshot } from './progress-log.ts';
-import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './estimator-telemetry.ts';
-import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './influx-writer.ts';
-import { createEstimatorKafka, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './kafka.ts';
-import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
-import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
-import { createOutgoingQueue, type OutgoingQueue } from './outgoing-queue.ts';
-import { createOncePerStreamLog, dlqRecordOf } from './quarantine.ts';
-import { pipelinePoint } from './series-points.ts';
-import type { ParametricFitter } from './window-result.ts';
+import { PROGRESS_LOG_MILLIS, progressLine, type ProgressSnapshot } from './adapters/progress-log.ts';
+import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './adapters/estimator-telemetry.ts';
+import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './adapters/influx-writer.ts';
+import { createEstimatorKafka, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './adapters/kafka.ts';
+import { createMetricsExport, type MetricsExport } from './adapters/metrics-export.ts';
+import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './adapters/metrics-server.ts';
+import { createOutgoingQueue, type OutgoingQueue } from './adapters/outgoing-queue.ts';
+import { createOncePerStreamLog, dlqRecordOf } from './adapters/quarantine.ts';
+import { pipelinePoint } from './engine/series-points.ts';
+import type { ParametricFitter } from './engine/window-result.ts';
 
 /**
  * The estimator process (`warpwatch estimate`): Kafka consumer group on the frames topic →

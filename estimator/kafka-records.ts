@@ -1,8 +1,8 @@
 import type { SampledGroupsResult } from '../model/index.ts';
-import type { AlertEvent } from './alert-detector.ts';
-import { histogramEntries, type CountHistogram } from './count-histogram.ts';
-import type { CurrentDistributionOptions, StreamState } from './stream-state.ts';
-import type { WindowResult } from './window-result.ts';
+import type { AlertEvent } from './engine/alert-detector.ts';
+import { histogramEntries, type CountHistogram } from './engine/count-histogram.ts';
+import type { CurrentDistributionOptions, StreamState } from './engine/stream-state.ts';
+import type { WindowResult } from './engine/window-result.ts';
 
 /**
  * JSON values the estimator publishes on Kafka: the latest distribution and predictions per

@@ -1,8 +1,8 @@
 import { CategoricalDistribution, createSeededRandom, type RandomSource } from '../model/index.ts';
 import type { LaunchSummaryFrame } from '../protocol/index.ts';
-import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
-import type { EngineOptions } from './estimator-engine.ts';
-import { syntheticLaunchSummary } from './synthetic-launch.ts';
+import { DEFAULT_CUSUM_OPTIONS } from './engine/change-detector.ts';
+import type { EngineOptions } from './engine/estimator-engine.ts';
+import { syntheticLaunchSummary } from './engine/synthetic-launch.ts';
 
 /**
  * Shared fixtures for the estimator's tests and benchmarks: engine options with small,
