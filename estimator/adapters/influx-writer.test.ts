@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeInflux, type FakeInflux } from '../../service/fake-influx.ts';
 import { EstimatorError } from '../errors.ts';
 import { createEstimatorInfluxWriter, type EstimatorInfluxOptions } from './influx-writer.ts';
-import { MEASUREMENTS } from '../series.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import type { SeriesPoint } from '../engine/series-points.ts';
 
 // The estimator's adapter over the shared writer (service/influx-writer.ts, whose batching,

@@ -1,6 +1,6 @@
 import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type LogEntry, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
-import { TOPIC_SPECS } from '../../contracts/index.ts';
+import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
 import { ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retry, type ServiceTopicsReport } from '../../service/index.ts';
 import type { EstimatorConfig } from '../config.ts';
 
@@ -46,6 +46,16 @@ export interface OutgoingRecord {
   /** JSON text for the result topics; the frame's bytes (capped) for a DLQ record; null = tombstone. */
   readonly value: string | Buffer | null;
   readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The record to produce for a distribution or alert record the engine published: the stream key
+ * and the record's JSON text (contracts/wire-records.ts).
+ *
+ * @example outgoingResultRecord(key, alert) // { key, value: '{"schema":"warpwatch.alert/v1",...}' }
+ */
+export function outgoingResultRecord(key: string, record: DistributionRecord | AlertRecord): OutgoingRecord {
+  return { key, value: encodeWireRecord(record) };
 }
 
 /**

@@ -41,7 +41,7 @@ export interface MetricsExportOptions {
   /** OTLP push, or undefined for none. */
   readonly otlp: OtlpPushOptions | undefined;
   /** Cap and TTL of the per-stream export table (result-metrics.ts). */
-  readonly maxStreams: number;
+  readonly maxMetricStreams: number;
   readonly streamTtlMillis: number;
   /** Collector labels exported as attributes (pod → k8s.pod.name, …; result-metrics.ts). */
   readonly labelAttributes?: readonly string[] | undefined;
@@ -112,12 +112,12 @@ function countingExporter(inner: PushMetricExporter, url: string, log: (line: st
  *
  * @throws RangeError for an invalid cap or TTL (the config validates them first).
  * @example
- * const exp = createMetricsExport({ instanceId: 'est-1', prometheus: true, otlp: undefined, maxStreams: 1000, streamTtlMillis: 3_600_000, log: console.error });
+ * const exp = createMetricsExport({ instanceId: 'est-1', prometheus: true, otlp: undefined, maxMetricStreams: 1000, streamTtlMillis: 3_600_000, log: console.error });
  * exp.results.recordWindow(result); // then scrape /metrics
  */
 export function createMetricsExport(options: MetricsExportOptions): MetricsExport {
   const resource = estimatorResource(options.instanceId, options.serviceVersion);
-  const results = createResultMetrics({ maxStreams: options.maxStreams, streamTtlMillis: options.streamTtlMillis, labelAttributes: options.labelAttributes });
+  const results = createResultMetrics({ maxMetricStreams: options.maxMetricStreams, streamTtlMillis: options.streamTtlMillis, labelAttributes: options.labelAttributes });
   const readers: MetricReader[] = [];
   let prometheus: PrometheusExporter | undefined;
   if (options.prometheus) {

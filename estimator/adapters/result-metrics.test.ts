@@ -2,7 +2,7 @@ import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporte
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import type { AlertEvent } from '../engine/alert-detector.ts';
-import type { StreamIdentity } from '../engine/launch-observation.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
 import { createMetricsExport } from './metrics-export.ts';
 import { createResultMetrics, laneIdleShare, RESULT_METRIC_PROMETHEUS_NAMES as P } from './result-metrics.ts';
 import type { WindowResult } from '../engine/window-result.ts';
@@ -76,7 +76,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
   });
 
   it('exports the latest window per stream with identity labels; counters add up; missing values are not exported', async () => {
-    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    const results = createResultMetrics({ maxMetricStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
     results.recordWindow(windowResult('a', { lossPredicted: 1.5, lossCounts: 1.25, lossMeasured: 1.75, workloadLossMeasured: 2, workloadLossPredicted: 4 / 3 }));
     results.recordWindow(windowResult('a', { lossPredicted: 1.125, lossCounts: 1.0625, lossMeasured: undefined, workloadLossMeasured: undefined, workloadLossPredicted: 1.25, groups: 6 }));
     results.recordAlert(alert('a', 'rising_imbalance'));
@@ -99,14 +99,14 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
   });
 
   it('exports the block-level loss of a window with block runs (model.md §11a)', async () => {
-    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    const results = createResultMetrics({ maxMetricStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
     results.recordWindow(windowResult('b', { lossPredicted: 1.5, lossCounts: 1.25, lossMeasured: 1.75, workloadLossMeasured: 2, workloadLossPredicted: 4 / 3, lossBlock: 1.375 }));
     const lines = await scrape(results);
     expect(lines.some((l) => l.startsWith(`${P.lossBlock}{warpwatch_stream="b/k",`) && l.endsWith(' 1.375'))).toBe(true);
   });
 
   it('exports the locality-aware loss of a window with sampled groups (model.md §11)', async () => {
-    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    const results = createResultMetrics({ maxMetricStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
     results.recordWindow(windowResult('l', { lossPredicted: 4.17, lossCounts: 1.7, lossMeasured: 1.71, lossLocality: 1.6875 }));
     results.recordWindow(windowResult('m', { lossPredicted: 1.5 }));
     const lines = await scrape(results);
@@ -117,7 +117,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
   });
 
   it('collector labels named in labelAttributes become attributes (pod → k8s_pod_name, others warpwatch_label_<name>); the latest labels win', async () => {
-    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000, labelAttributes: ['pod', 'namespace', 'team'] });
+    const results = createResultMetrics({ maxMetricStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000, labelAttributes: ['pod', 'namespace', 'team'] });
     const labelled = (pod: string): WindowResult => ({ ...windowResult('p', { lossPredicted: 1.5 }), identity: { ...identity('p'), labels: { pod, namespace: 'ns', team: 'vision', node: 'n7' } } });
     results.recordWindow(labelled('pod-a'));
     let line = (await scrape(results)).find((l) => l.startsWith(`${P.lossPredicted}{`)) ?? '';
@@ -131,7 +131,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
     line = lines[0] ?? '';
     expect(line).toContain('k8s_pod_name="pod-b"');
     // Without labelAttributes no label is exported.
-    const plain = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
+    const plain = createResultMetrics({ maxMetricStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000 });
     plain.recordWindow(labelled('pod-a'));
     expect((await scrape(plain)).join('\n')).not.toContain('pod-a');
   });
@@ -139,7 +139,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
   it('escapes label values as the Prometheus text format requires: \\ as \\\\, " as \\", a newline as \\n', async () => {
     // The identity rules keep control characters out of streams (contracts/stream-identity.ts);
     // the exposition must stay well-formed whatever a value holds.
-    const results = createResultMetrics({ maxStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000, labelAttributes: ['team'] });
+    const results = createResultMetrics({ maxMetricStreams: 10, streamTtlMillis: 60_000, nowMillis: () => 5_000, labelAttributes: ['team'] });
     const odd = 'k\\"q\nz\\';
     results.recordWindow({ ...windowResult('p', { lossPredicted: 1.5 }), identity: { ...identity('p'), kernel: odd, stream: `p/${odd}`, labels: { team: 'a "b" \\c' } } });
     const lines = (await scrape(results)).filter((l) => l.startsWith(`${P.lossPredicted}{`));
@@ -153,7 +153,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
 
   it('caps the exported streams: the least recently updated one goes, counted with reason cap; idle streams go after the TTL', async () => {
     let now = 0;
-    const results = createResultMetrics({ maxStreams: 2, streamTtlMillis: 10_000, nowMillis: () => now });
+    const results = createResultMetrics({ maxMetricStreams: 2, streamTtlMillis: 10_000, nowMillis: () => now });
     results.recordWindow(windowResult('a', { lossPredicted: 2 }));
     now = 1;
     results.recordWindow(windowResult('b', { lossPredicted: 3 }));
@@ -181,7 +181,7 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
   });
 
   it('the resource names the service, the instance and the host (not unknown_service)', async () => {
-    const exp = createMetricsExport({ instanceId: 'est-7', prometheus: true, otlp: undefined, maxStreams: 5, streamTtlMillis: 1_000, log: () => {} });
+    const exp = createMetricsExport({ instanceId: 'est-7', prometheus: true, otlp: undefined, maxMetricStreams: 5, streamTtlMillis: 1_000, log: () => {} });
     const text = new PrometheusSerializer().serialize((await exp.prometheus!.collect()).resourceMetrics);
     await exp.shutdown();
     const target = text.split('\n').find((l) => l.startsWith('target_info{')) ?? '';
@@ -192,6 +192,6 @@ describe('result metrics (per-stream OpenTelemetry results)', () => {
   });
 
   it('rejects a cap below 1', () => {
-    expect(() => createResultMetrics({ maxStreams: 0, streamTtlMillis: 1 })).toThrow(RangeError);
+    expect(() => createResultMetrics({ maxMetricStreams: 0, streamTtlMillis: 1 })).toThrow(RangeError);
   });
 });

@@ -4,14 +4,14 @@ import { emptyResource } from '@opentelemetry/resources';
 import { labelAttributeName, RESULT_METRICS, STREAM_ATTRIBUTES } from '../../contracts/index.ts';
 import { idleLaneShare } from '../../model/index.ts';
 import type { AlertEvent } from '../engine/alert-detector.ts';
-import type { StreamIdentity } from '../engine/launch-observation.ts';
-import { streamKeyOf } from '../engine/launch-observation.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
+import { streamKeyOf } from '../../contracts/index.ts';
 import type { WindowResult } from '../engine/window-result.ts';
 
 /**
  * The estimator's results as OpenTelemetry metrics (beside InfluxDB): per stream the latest
  * window's losses and lane idle share (gauges) and the windows, groups and alerts so far
- * (counters), with the stream identity as attributes. A table of at most `maxStreams`
+ * (counters), with the stream identity as attributes. A table of at most `maxMetricStreams`
  * streams is kept; a new stream beyond the cap evicts the least recently updated one
  * (reason `cap`), and a stream without a window for `streamTtlMillis` is evicted at the next
  * collection (reason `idle`); both are counted. The table is read by a {@link MetricProducer}
@@ -34,7 +34,7 @@ export type EvictionReason = 'cap' | 'idle';
 /** Options of {@link createResultMetrics}. */
 export interface ResultMetricsOptions {
   /** Most streams exported at a time (1..); beyond it the least recently updated is evicted. */
-  readonly maxStreams: number;
+  readonly maxMetricStreams: number;
   /** A stream without a closed window for this long (ms, processing time) is evicted. */
   readonly streamTtlMillis: number;
   /**
@@ -204,13 +204,13 @@ function resultMetricData(
 /**
  * Creates the export table and its producer.
  *
- * @throws RangeError when maxStreams < 1 or streamTtlMillis ≤ 0.
+ * @throws RangeError when maxMetricStreams < 1 or streamTtlMillis ≤ 0.
  * @example
- * const results = createResultMetrics({ maxStreams: 1000, streamTtlMillis: 3_600_000 });
+ * const results = createResultMetrics({ maxMetricStreams: 1000, streamTtlMillis: 3_600_000 });
  * new PrometheusExporter({ preventServerStart: true, metricProducers: [results.producer] });
  */
 export function createResultMetrics(options: ResultMetricsOptions): ResultMetrics {
-  if (!Number.isInteger(options.maxStreams) || options.maxStreams < 1) throw new RangeError(`maxStreams must be an integer ≥ 1, got ${options.maxStreams}`);
+  if (!Number.isInteger(options.maxMetricStreams) || options.maxMetricStreams < 1) throw new RangeError(`maxMetricStreams must be an integer ≥ 1, got ${options.maxMetricStreams}`);
   if (!(options.streamTtlMillis > 0)) throw new RangeError(`streamTtlMillis must be > 0, got ${options.streamTtlMillis}`);
   const now = options.nowMillis ?? Date.now;
   // Insertion order = least recently updated first (an update re-inserts the row).
@@ -230,7 +230,7 @@ export function createResultMetrics(options: ResultMetricsOptions): ResultMetric
       rows.set(key, existing);
       return existing;
     }
-    while (rows.size >= options.maxStreams) {
+    while (rows.size >= options.maxMetricStreams) {
       const oldest = rows.keys().next().value;
       if (oldest === undefined) break;
       rows.delete(oldest);

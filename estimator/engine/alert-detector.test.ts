@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAlertState, evaluateAlerts, evaluateStale, type AlertOptions } from './alert-detector.ts';
+import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertOptions } from './alert-detector.ts';
 import { testEngineOptions } from '../test-support.ts';
 import type { WindowResult } from './window-result.ts';
 
@@ -15,7 +15,7 @@ function windowResult(index: number, lossMeasured: number, lossPredicted: number
   };
 }
 
-const options: AlertOptions = testEngineOptions().alerts;
+const options: AlertOptions = alertOptionsOf(testEngineOptions().alerts);
 
 describe('alert-detector', () => {
   describe('evaluateAlerts', () => {

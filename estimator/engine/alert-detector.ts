@@ -1,6 +1,5 @@
-import { createCusumState, updateCusum, type CusumOptions, type CusumState } from './change-detector.ts';
-import type { StreamIdentity } from './launch-observation.ts';
-import { ALERT_KINDS, FIELDS, type AlertKind } from '../series.ts';
+import { createCusumState, DEFAULT_CUSUM_OPTIONS, updateCusum, type CusumOptions, type CusumState } from './change-detector.ts';
+import { ALERT_KINDS, FIELDS, type AlertEvidence, type AlertKind, type AlertSeries, type StreamIdentity } from '../../contracts/index.ts';
 import type { WindowResult } from './window-result.ts';
 
 /**
@@ -9,7 +8,48 @@ import type { WindowResult } from './window-result.ts';
  * (drift: the model stops explaining the job), and fixed thresholds. Pure: state in, events out.
  */
 
-/** Alerting parameters (a slice of the estimator config). */
+/**
+ * The alerting settings: the `alerts` slice of the estimator config (EstimatorConfig['alerts'],
+ * WARPWATCH_ALERT_*; docs/estimator.md, Alerts), read by the engine as it is.
+ */
+export interface AlertSettings {
+  /** Windows that form a detector's reference before it alerts. */
+  readonly warmupWindows: number;
+  /** Slack k of the change detectors (σ). */
+  readonly referenceSigmas: number;
+  /** Threshold h of the change detectors (σ). */
+  readonly thresholdSigmas: number;
+  /** Relative σ floor of the rising-imbalance detectors. */
+  readonly minRelativeSigma: number;
+  /** Absolute σ floor of the drift detector's log ratio. */
+  readonly driftMinSigma: number;
+  /** Alert when loss_measured exceeds this (undefined: no threshold). */
+  readonly lossMeasuredThreshold: number | undefined;
+  /** Alert when η(loss_predicted, loss_measured) exceeds this (undefined: none). */
+  readonly driftThreshold: number | undefined;
+  /** A stream silent this long (processing time, ms) raises a `stale` alert; undefined = off. */
+  readonly staleAfterMillis: number | undefined;
+}
+
+/**
+ * The detectors' parameters from the alerting settings: the rising-imbalance CUSUM (one-sided,
+ * relative σ floor) and the drift CUSUM (two-sided on the log ratio, absolute σ floor), both
+ * from DEFAULT_CUSUM_OPTIONS with the settings' warm-up, slack and threshold.
+ *
+ * @example alertOptionsOf(config.alerts).drift.direction // 'both'
+ */
+export function alertOptionsOf(settings: AlertSettings): AlertOptions {
+  const shared = { warmupWindows: settings.warmupWindows, referenceSigmas: settings.referenceSigmas, thresholdSigmas: settings.thresholdSigmas };
+  return {
+    rising: { ...DEFAULT_CUSUM_OPTIONS, ...shared, minRelativeSigma: settings.minRelativeSigma },
+    drift: { ...DEFAULT_CUSUM_OPTIONS, direction: 'both', ...shared, minRelativeSigma: 0, minAbsoluteSigma: settings.driftMinSigma },
+    lossMeasuredThreshold: settings.lossMeasuredThreshold,
+    driftThreshold: settings.driftThreshold,
+    staleAfterMillis: settings.staleAfterMillis,
+  };
+}
+
+/** The detectors' parameters ({@link alertOptionsOf} of the alerting settings). */
 export interface AlertOptions {
   /** Detector for loss_measured and loss_predicted (rising imbalance). */
   readonly rising: CusumOptions;
@@ -23,9 +63,6 @@ export interface AlertOptions {
   readonly staleAfterMillis: number | undefined;
 }
 
-/** The series an alert is about. */
-export type AlertSeries = 'loss_measured' | 'loss_predicted' | 'measured_over_predicted' | 'frames';
-
 /** One alert event (also the JSON value on warpwatch.alerts, see docs/estimator.md). */
 export interface AlertEvent {
   readonly kind: AlertKind;
@@ -37,16 +74,7 @@ export interface AlertEvent {
   readonly newLevel: number;
   /** CUSUM statistic in σ units, or the value that crossed a threshold. */
   readonly statistic: number;
-  readonly evidence: {
-    readonly detector: 'cusum' | 'threshold';
-    /** Windows since the estimated change point (CUSUM) or 1 (threshold). */
-    readonly windowsSinceChange: number;
-    /** Start of the estimated change (ms since epoch). */
-    readonly changeStartMillis: number;
-    readonly baselineSigma: number | undefined;
-    readonly threshold: number;
-    readonly windowMillis: number;
-  };
+  readonly evidence: AlertEvidence;
   readonly message: string;
 }
 

@@ -3,7 +3,7 @@ import type { AlertState } from './alert-detector.ts';
 import type { CusumState } from './change-detector.ts';
 import type { CountHistogram } from './count-histogram.ts';
 import { EstimatorError } from '../errors.ts';
-import type { StreamIdentity } from './launch-observation.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
 import type { StreamState, WindowAccumulation } from './stream-state.ts';
 
 /**

@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { FIELDS } from '../../contracts/index.ts';
-import { createAlertState, evaluateAlerts } from './alert-detector.ts';
+import { createAlertState, evaluateAlerts, alertOptionsOf } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
-import { distributionRecord } from '../kafka-records.ts';
+import { distributionRecord } from './records.ts';
 import { isCountsOnly, streamIdentityOf } from './launch-observation.ts';
 import { windowPoints } from './series-points.ts';
 import { closeWindowsThrough, createStreamState, mergeWindowAccumulations, recordObservation, type WindowAccumulation } from './stream-state.ts';
@@ -95,7 +95,7 @@ describe('counts-only frames in the estimator', () => {
     expect(record.predictions.workloadLossMeasured).toBeNull();
     // The detectors see no measured value: their measured-loss and drift state stay as fresh.
     const alerts = createAlertState();
-    for (let k = 0; k < 5; k += 1) evaluateAlerts(alerts, result, { ...options.alerts, lossMeasuredThreshold: 0.5 });
+    for (let k = 0; k < 5; k += 1) evaluateAlerts(alerts, result, alertOptionsOf({ ...options.alerts, lossMeasuredThreshold: 0.5 }));
     expect(alerts.lossMeasured).toEqual(createAlertState().lossMeasured);
     expect(alerts.drift).toEqual(createAlertState().drift);
   });

@@ -3,7 +3,7 @@ import { CategoricalDistribution, ModelError, expectedLoss, workloadLoss } from 
 import { crc32c, decodeFrame, encodeFrame, FrameError, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { attributionFromHeaders, StreamIdentityError, streamKeyOf } from '../../contracts/index.ts';
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
-import { MEASUREMENTS } from '../series.ts';
+import { encodeWireRecord, MEASUREMENTS, type DistributionRecord } from '../../contracts/index.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 import { generateLaunches, testEngineOptions } from '../test-support.ts';
 
@@ -26,7 +26,7 @@ function collector() {
     distributions,
     outputs: {
       writePoints: (p: readonly SeriesPoint[]) => points.push(...p),
-      publishDistribution: (key: string, value: string) => distributions.set(key, value),
+      publishDistribution: (key: string, record: DistributionRecord) => distributions.set(key, encodeWireRecord(record)),
       publishAlert: () => {},
     },
   };
@@ -273,7 +273,7 @@ describe('estimator-engine', () => {
       const oneStream = launches.filter((l) => l.key === launches[0]!.key);
       const outcomes: FrameOutcome[] = [];
       const out = collector();
-      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const engine = createEstimatorEngine(testEngineOptions({ window: { ...testEngineOptions().window, maxFutureSkewMillis: 300_000 } }), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
       const wallOf = (l: (typeof oneStream)[number]): number => Number(l.frame.endUnixNanos / 1_000_000n) + 50; // the host clock, just after the launch ended
       let offset = 0;
       const [first, ...rest] = oneStream;
@@ -322,7 +322,7 @@ describe('estimator-engine', () => {
     it('records every frame of the steady stream and places the outlier in its own window when the stream gets there', () => {
       const outcomes: FrameOutcome[] = [];
       const out = collector();
-      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const engine = createEstimatorEngine(testEngineOptions({ window: { ...testEngineOptions().window, maxFutureSkewMillis: 300_000 } }), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
       frames.forEach((f, i) => engine.handleMessage(0, String(i), encodeFrame(f), sentOf(i) + 10, undefined, sentOf(i)));
       expect(outcomes.filter((o) => o !== 'recorded')).toEqual([]);
       expect(outcomes).toHaveLength(200);
@@ -346,7 +346,7 @@ describe('estimator-engine', () => {
 
     it('keeps the outlier out of the way when the stream pauses and resumes before reaching it', () => {
       const outcomes: FrameOutcome[] = [];
-      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), collector().outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const engine = createEstimatorEngine(testEngineOptions({ window: { ...testEngineOptions().window, maxFutureSkewMillis: 300_000 } }), collector().outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
       // The first 101 frames (with the outlier), a pause of 5 s (idle close at 1 s), then the rest 5 s later.
       const pause = 5_000;
       frames.forEach((f, i) => {
@@ -360,7 +360,7 @@ describe('estimator-engine', () => {
 
     it('without record timestamps (handleObservation, replays of old tests) the watermark is the largest event time, as before', () => {
       const outcomes: FrameOutcome[] = [];
-      const engine = createEstimatorEngine(testEngineOptions({ maxFutureSkewMillis: 300_000 }), collector().outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const engine = createEstimatorEngine(testEngineOptions({ window: { ...testEngineOptions().window, maxFutureSkewMillis: 300_000 } }), collector().outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
       frames.forEach((f, i) => engine.handleMessage(0, String(i), encodeFrame(f), sentOf(i) + 10));
       // The outlier moved the watermark: of the 99 steady frames after it, only the first of each
       // window is recorded (and its window closed at once); the others are late.
@@ -400,7 +400,7 @@ describe('estimator-engine', () => {
 
     it('keeps two devices of the same model and two group sizes of one kernel apart, tagged with device UUID, host and allowlisted labels', () => {
       const out = collector();
-      const engine = createEstimatorEngine(testEngineOptions({ labelTags: ['pod', 'host'] }), out.outputs, quietTelemetry);
+      const engine = createEstimatorEngine(testEngineOptions({ tagLabels: ['pod', 'host'] }), out.outputs, quietTelemetry);
       const variants = [
         { uuid: uuidA, groupSize: base[0]!.groupSize },
         { uuid: uuidB, groupSize: base[0]!.groupSize },
@@ -439,7 +439,7 @@ describe('estimator-engine', () => {
     it('evicts the least recently recorded stream beyond maxStreams, after writing its open windows', () => {
       const out = collector();
       const evicted: string[] = [];
-      const engine = createEstimatorEngine(testEngineOptions({ maxStreams: 2 }), out.outputs, { ...quietTelemetry, streamEvicted: (key) => evicted.push(key) });
+      const engine = createEstimatorEngine(testEngineOptions({ maxLiveStreams: 2 }), out.outputs, { ...quietTelemetry, streamEvicted: (key) => evicted.push(key) });
       const frame = base[0]!;
       const uuids = [uuidA, uuidB, '33333333-3333-3333-3333-333333333333'];
       uuids.forEach((uuid, i) => engine.handleMessage(0, String(i), encodeFrame({ ...frame, device: { ...frame.device, uuid } }), WALL + i));
@@ -455,7 +455,7 @@ describe('estimator-engine', () => {
     it('under churn evicts in order of last record (a stream that records again moves back), never a released partition’s stream, and counts every stream once', () => {
       const out = collector();
       const evicted: string[] = [];
-      const engine = createEstimatorEngine(testEngineOptions({ maxStreams: 3 }), out.outputs, { ...quietTelemetry, streamEvicted: (key) => evicted.push(key) });
+      const engine = createEstimatorEngine(testEngineOptions({ maxLiveStreams: 3 }), out.outputs, { ...quietTelemetry, streamEvicted: (key) => evicted.push(key) });
       const frame = base[0]!;
       const uuid = (i: number): string => `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`;
       const keyOf = (i: number): string => streamKeyOf({ job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: uuid(i), host: '' });

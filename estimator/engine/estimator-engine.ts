@@ -1,12 +1,12 @@
-import { attributionFromHeaders } from '../../contracts/index.ts';
+import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
 import { decodeFrame, FrameError, type FrameKind } from '../../protocol/index.ts';
-import { createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertOptions, type AlertState } from './alert-detector.ts';
+import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
-import { alertRecord, distributionRecord } from '../kafka-records.ts';
-import { isSamplesObservation, streamIdentityOf, streamKeyOf, streamKeyOfObservation, type Observation } from './launch-observation.ts';
+import { isSamplesObservation, streamIdentityOf, streamKeyOfObservation, type Observation } from './launch-observation.ts';
+import { alertRecord, distributionRecord } from './records.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
@@ -17,7 +17,7 @@ import {
   type WindowAccumulation,
   type WindowOptions,
 } from './stream-state.ts';
-import { computeWindowResult, createWindowModelCache, type WindowComputeOptions, type WindowResult } from './window-result.ts';
+import { computeWindowResult, createWindowModelCache, type ParametricFitter, type WindowComputeOptions, type WindowResult } from './window-result.ts';
 
 /**
  * The estimator's core, without I/O: takes frames-topic messages per partition, keeps the
@@ -29,8 +29,10 @@ import { computeWindowResult, createWindowModelCache, type WindowComputeOptions,
 /** Where results go (the service wires Influx and Kafka; tests collect them). */
 export interface EngineOutputs {
   writePoints(points: readonly SeriesPoint[]): void;
-  publishDistribution(key: string, value: string): void;
-  publishAlert(key: string, value: string): void;
+  /** The stream's latest distribution after a window close (key = stream key); the Kafka adapter encodes it. */
+  publishDistribution(key: string, record: DistributionRecord): void;
+  /** An alert raised (key = stream key); the Kafka adapter encodes it. */
+  publishAlert(key: string, record: AlertRecord): void;
   /** Every computed window (the OpenTelemetry result metrics, result-metrics.ts); optional. */
   recordWindow?: ((result: WindowResult) => void) | undefined;
   /** Every alert raised; optional. */
@@ -79,7 +81,7 @@ export interface EngineTelemetry {
    * Optional: tests may leave it out.
    */
   checkpointCorrupt?(key: string, error: unknown): void;
-  /** A stream forgotten to stay within maxStreams (its open windows were closed and written first). Optional. */
+  /** A stream forgotten to stay within maxLiveStreams (its open windows were closed and written first). Optional. */
   streamEvicted?(streamKey: string): void;
   /** A frame or window quarantined or rejected (also handed to EngineOutputs.quarantine), with the error behind it. Optional. */
   quarantined?(record: QuarantineRecord, error: unknown): void;
@@ -96,25 +98,55 @@ export interface EngineTelemetry {
  */
 export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'future' | 'quarantined' | 'replayed';
 
-/** Engine options (slices of the config). */
-export interface EngineOptions {
-  readonly window: WindowOptions;
-  readonly compute: WindowComputeOptions;
-  readonly alerts: AlertOptions;
-  readonly predictionBasis: 'window' | 'current' | 'cumulative';
-  readonly histogramPoints: boolean;
+/** Which histogram loss_predicted is computed from at a window close (WARPWATCH_PREDICTION_BASIS). */
+export type PredictionBasis = 'window' | 'current' | 'cumulative';
+
+/**
+ * The window settings: the `window` slice of the estimator config (EstimatorConfig['window']),
+ * read by the engine as it is: the windows of stream-state.ts plus when idle streams close and
+ * are forgotten, the prediction basis and the future-skew bound.
+ */
+export interface EngineWindowSettings extends WindowOptions {
+  /** A stream that recorded nothing for this long (processing time, ms) has its open windows closed. */
   readonly idleCloseMillis: number;
+  /** A stream idle this long (processing time, ms) is forgotten (state tombstoned in the checkpoint). */
   readonly streamRetentionMillis: number;
-  /** Frames dated more than this ahead of the wall clock (ms) are rejected as `future`. */
+  readonly predictionBasis: PredictionBasis;
+  /** Frames dated more than this ahead of the wall clock (ms) are rejected as `future`; they never move a watermark. */
   readonly maxFutureSkewMillis: number;
+}
+
+/**
+ * The compute settings: the `compute` slice of the estimator config (EstimatorConfig['compute']),
+ * read by the engine as it is: window-result.ts's options without the fitter (a function, passed
+ * in as EngineOptions.fitter), whether to fit, and whether to write histogram points.
+ */
+export interface EngineComputeSettings extends Omit<WindowComputeOptions, 'fitter'> {
+  /** Fit the parametric families (with EngineOptions.fitter) at each window close. */
+  readonly fit: boolean;
+  /** Write warpwatch_histogram points (one per bin per window). */
+  readonly histogramPoints: boolean;
+}
+
+/**
+ * Engine options: slices of the estimator config as they are (EstimatorConfig's window, compute,
+ * alerts, maxLiveStreams, tagLabels: `{ ...config, fitter, monotonicMillis }` is a valid value)
+ * and what is passed in: the fitter and a clock.
+ */
+export interface EngineOptions {
+  readonly window: EngineWindowSettings;
+  readonly compute: EngineComputeSettings;
+  readonly alerts: AlertSettings;
   /**
-   * Live streams held at most (all partitions); a new stream beyond it evicts the stream that
-   * recorded least recently (its open windows are closed and written, its state tombstoned,
-   * counted by streamEvicted). Default unlimited.
+   * Live streams held at most (all partitions; WARPWATCH_MAX_STREAMS); a new stream beyond it
+   * evicts the stream that recorded least recently (its open windows are closed and written, its
+   * state tombstoned, counted by streamEvicted). Default unlimited.
    */
-  readonly maxStreams?: number | undefined;
-  /** Collector labels written as InfluxDB tags when a stream has them (default none). */
-  readonly labelTags?: readonly string[] | undefined;
+  readonly maxLiveStreams?: number | undefined;
+  /** Collector labels written as InfluxDB tags when a stream has them (WARPWATCH_TAG_LABELS; default none). */
+  readonly tagLabels?: readonly string[] | undefined;
+  /** The parametric fitter used when compute.fit is on (the service passes model/'s); none: no fit. */
+  readonly fitter?: ParametricFitter | undefined;
   /** A monotonic clock in milliseconds used only to time the model (telemetry). */
   readonly monotonicMillis: () => number;
 }
@@ -211,6 +243,8 @@ const MODEL_CACHE_MAX_SUPPORT = 262_144;
  * engine.handleMessage(0, '17', frameBytes, Date.now());
  */
 export function createEstimatorEngine(options: EngineOptions, outputs: EngineOutputs, telemetry: EngineTelemetry): EstimatorEngine {
+  const compute: WindowComputeOptions = { ...options.compute, fitter: options.compute.fit ? options.fitter : undefined };
+  const alerts = alertOptionsOf(options.alerts);
   const partitions = new Map<number, PartitionState>();
   // Live streams share their device, host and label strings (identity-pool.ts).
   const identities = createIdentityPool();
@@ -235,9 +269,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
 
   const publishAlerts = (alerts: readonly AlertEvent[]): void => {
     if (alerts.length === 0) return;
-    outputs.writePoints(alerts.map((alert) => alertPoint(alert, options.labelTags)));
+    outputs.writePoints(alerts.map((alert) => alertPoint(alert, options.tagLabels)));
     for (const alert of alerts) {
-      outputs.publishAlert(streamKeyOf(alert.identity), JSON.stringify(alertRecord(alert)));
+      outputs.publishAlert(streamKeyOf(alert.identity), alertRecord(alert));
       outputs.recordAlert?.(alert);
       telemetry.alertRaised(alert.kind);
     }
@@ -286,20 +320,20 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   /** Computes one closed window and hands its points, records and alerts to the outputs. */
   const emitWindow = (entry: StreamEntry, window: WindowAccumulation, wallMillis: number): void => {
     const basis =
-      options.predictionBasis === 'window'
+      options.window.predictionBasis === 'window'
         ? window.histogram
-        : options.predictionBasis === 'current'
+        : options.window.predictionBasis === 'current'
           ? entry.state.current.histogram
           : entry.state.cumulative;
     const started = options.monotonicMillis();
     let result: WindowResult;
     try {
-      result = computeWindowResult(entry.state.identity, window, basis, options.compute, modelCache);
+      result = computeWindowResult(entry.state.identity, window, basis, compute, modelCache);
     } catch (error) {
       telemetry.modelError(error, entry.state.key);
       try {
         // The measurements of the window still count: without the failed prediction.
-        result = computeWindowResult(entry.state.identity, window, createCountHistogram(), options.compute);
+        result = computeWindowResult(entry.state.identity, window, createCountHistogram(), compute);
       } catch (fallbackError) {
         // Nothing can be computed for this window (counted); the other closed windows go on.
         telemetry.modelError(fallbackError, entry.state.key);
@@ -308,17 +342,15 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     }
     if (result.overflowedSums !== undefined && result.overflowedSums.length > 0) telemetry.windowOverflowed?.(entry.state.key, window.startMillis, result.overflowedSums);
     telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
-    outputs.writePoints(windowPoints(result, { includeHistogram: options.histogramPoints, labelTags: options.labelTags }));
+    outputs.writePoints(windowPoints(result, { includeHistogram: options.compute.histogramPoints, labelTags: options.tagLabels }));
     outputs.recordWindow?.(result);
-    publishAlerts(evaluateAlerts(entry.alerts, result, options.alerts));
+    publishAlerts(evaluateAlerts(entry.alerts, result, alerts));
     outputs.publishDistribution(
       entry.state.key,
-      JSON.stringify(
-        distributionRecord(entry.state, window.histogram, result, {
-          current: options.window.current,
-          basis: options.predictionBasis,
-        }),
-      ),
+      distributionRecord(entry.state, window.histogram, result, {
+        current: options.window.current,
+        basis: options.window.predictionBasis,
+      }),
     );
   };
 
@@ -356,13 +388,13 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     if (next > part.nextOffset) part.nextOffset = next;
     // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
     // every later frame would be late. Rejected before anything is kept.
-    if (observation.eventTimeMillis > wallMillis + options.maxFutureSkewMillis) return 'future';
+    if (observation.eventTimeMillis > wallMillis + options.window.maxFutureSkewMillis) return 'future';
     const key = streamKeyOfObservation(observation);
     let entry = part.streams.get(key);
     if (entry === undefined) {
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
-      if (options.maxStreams !== undefined && liveStreams() >= options.maxStreams) evictLeastRecent(wallMillis);
+      if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
       entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1n };
       // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
       part.streams.set(entry.state.key, entry);
@@ -434,18 +466,18 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       for (const [partition, part] of partitions) {
         if (!isCaughtUp(partition)) continue;
         for (const [key, entry] of part.streams) {
-          const closed = closeIdleWindows(entry.state, wallMillis, options.idleCloseMillis);
+          const closed = closeIdleWindows(entry.state, wallMillis, options.window.idleCloseMillis);
           if (closed.length > 0) {
             part.dirty.add(key);
             emitClosed(entry, closed, wallMillis);
             closedCount += closed.length;
           }
-          const stale = evaluateStale(entry.alerts, entry.state.identity, wallMillis, entry.state.lastRecordWallMillis, options.alerts);
+          const stale = evaluateStale(entry.alerts, entry.state.identity, wallMillis, entry.state.lastRecordWallMillis, alerts);
           if (stale !== undefined) {
             part.dirty.add(key);
             publishAlerts([stale]);
           }
-          if (entry.state.windows.size === 0 && wallMillis - entry.state.lastRecordWallMillis >= options.streamRetentionMillis) {
+          if (entry.state.windows.size === 0 && wallMillis - entry.state.lastRecordWallMillis >= options.window.streamRetentionMillis) {
             part.streams.delete(key);
             part.dirty.delete(key);
             part.forgotten.add(key);

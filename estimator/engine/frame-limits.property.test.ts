@@ -5,7 +5,7 @@ import type { AlertEvent } from './alert-detector.ts';
 import { decodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { createEstimatorEngine, type FrameOutcome, type QuarantineRecord } from './estimator-engine.ts';
 import { modelFitter } from '../estimator-service.ts';
-import { MEASUREMENTS } from '../series.ts';
+import { encodeWireRecord, MEASUREMENTS } from '../../contracts/index.ts';
 import { toLineProtocol, type SeriesPoint } from './series-points.ts';
 import { testEngineOptions } from '../test-support.ts';
 import type { WindowResult } from './window-result.ts';
@@ -145,14 +145,14 @@ function drive(frames: readonly Frame[]): void {
   const quarantined: QuarantineRecord[] = [];
   const outcomes: FrameOutcome[] = [];
   const modelErrors: unknown[] = [];
-  const options = testEngineOptions({ compute: { ...testEngineOptions().compute, fitter: modelFitter } });
+  const options = testEngineOptions({ compute: { ...testEngineOptions().compute, fit: true }, fitter: modelFitter });
   const engine = createEstimatorEngine(
     // Two warm-up windows, loss threshold on: the detectors are monitoring early and every branch runs.
-    { ...options, alerts: { ...options.alerts, rising: { ...options.alerts.rising, warmupWindows: 2 }, drift: { ...options.alerts.drift, warmupWindows: 2 }, lossMeasuredThreshold: 2, driftThreshold: 0.5 } },
+    { ...options, alerts: { ...options.alerts, warmupWindows: 2, lossMeasuredThreshold: 2, driftThreshold: 0.5 } },
     {
       writePoints: (p) => points.push(...p),
-      publishDistribution: (_key, value) => records.push(value),
-      publishAlert: (_key, value) => records.push(value),
+      publishDistribution: (_key, record) => records.push(encodeWireRecord(record)),
+      publishAlert: (_key, record) => records.push(encodeWireRecord(record)),
       recordWindow: (result) => results.push(result),
       recordAlert: (alert) => alerts.push(alert),
       quarantine: (record) => quarantined.push(record),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NIL_UUID } from '../../contracts/index.ts';
 import { createIdentityPool } from './identity-pool.ts';
-import type { StreamIdentity } from './launch-observation.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
 
 const identity = (job: string, labels: Record<string, string>, host = 'gpu-node-7'): StreamIdentity => ({
   stream: `${job}/k`,

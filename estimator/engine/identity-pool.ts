@@ -1,4 +1,4 @@
-import type { StreamIdentity } from './launch-observation.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
 
 /**
  * Shared copies of what many streams repeat in their identity: the device model and UUID, the

@@ -1,7 +1,5 @@
-import { NIL_UUID, streamKeyOf as contractStreamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
+import { NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { SampledGroupInput } from '../../model/index.ts';
-
-export type { StreamIdentity } from '../../contracts/index.ts';
 
 /**
  * The stream and frame identity every observation carries (LaunchSummary and GroupSamples
@@ -112,25 +110,14 @@ export function streamIdentityOf(observation: ObservationStream): StreamIdentity
 }
 
 /**
- * The key of a stream's state, its distributions record and its Kafka frames:
- * `<job>/<kernel>|n=<n>|<source>|<device UUID>|<host>` (contracts/stream-identity.ts).
- *
- * @example
- * streamKeyOf(identity); // 'matpow/matpow16|n=32|cpu|00000000-0000-0000-0000-000000000000|node7'
- */
-export function streamKeyOf(identity: StreamIdentity): string {
-  return contractStreamKeyOf(identity);
-}
-
-/**
  * The key of the stream an observation belongs to: the same text as
- * `streamKeyOf(streamIdentityOf(observation))`, without building the identity (the per-frame
+ * `streamKeyOf(streamIdentityOf(observation))` (contracts/stream-identity.ts), without building the identity (the per-frame
  * path; docs/estimator.md, Performance).
  *
  * @example streamKeyOfObservation(observation) // 'matpow/matpow16|n=32|cpu|00000000-0000-0000-0000-000000000000|node7'
  */
 export function streamKeyOfObservation(observation: ObservationStream): string {
-  return contractStreamKeyOf({
+  return streamKeyOf({
     job: observation.job,
     kernel: observation.kernel,
     groupSize: observation.groupSize,

@@ -3,7 +3,7 @@ import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { DLQ_HEADERS } from '../../contracts/index.ts';
 import { createEstimatorEngine, type EngineOutputs, type EngineTelemetry, type FrameOutcome, type QuarantineRecord } from './estimator-engine.ts';
 import { dlqRecordOf } from '../adapters/quarantine.ts';
-import { FIELDS, MEASUREMENTS } from '../series.ts';
+import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
 import type { SeriesPoint } from './series-points.ts';
 import { testEngineOptions } from '../test-support.ts';
 
@@ -57,7 +57,7 @@ function harness(outputOverrides: Partial<EngineOutputs> = {}) {
   const options = testEngineOptions();
   const engine = createEstimatorEngine(
     // Two warm-up windows: the detectors are monitoring by the third window.
-    { ...options, alerts: { ...options.alerts, rising: { ...options.alerts.rising, warmupWindows: 2 }, drift: { ...options.alerts.drift, warmupWindows: 2 } } },
+    { ...options, alerts: { ...options.alerts, warmupWindows: 2 } },
     {
       writePoints: (p) => points.push(...p),
       publishDistribution: () => {},

@@ -1,7 +1,7 @@
 import { encodeLineProtocol, type InfluxPoint } from '../../service/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
-import type { StreamIdentity } from './launch-observation.ts';
-import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../series.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
+import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../contracts/index.ts';
 import type { WindowResult } from './window-result.ts';
 
 /**

@@ -28,7 +28,7 @@ const { encodeFrame } = await import(root + 'protocol/index.ts');
 const { createEstimatorEngine } = await import(root + 'estimator/engine/estimator-engine.ts');
 const { testEngineOptions, generateLaunches } = await import(root + 'estimator/test-support.ts');
 const base = generateLaunches({ streams: 1, launchesPerStream: 1, launchIntervalMillis: 1, startMillis: 1_700_000_000_000, groups: 8, groupSize: 32, seed: 3 })[0].frame;
-const options = testEngineOptions({ window: { ...testEngineOptions().window, windowMillis: 600_000 }, idleCloseMillis: 600_000 });
+const options = testEngineOptions({ window: { ...testEngineOptions().window, windowMillis: 600_000, idleCloseMillis: 600_000 } });
 const noop = () => undefined;
 const engine = createEstimatorEngine(options, { writePoints: noop, publishDistribution: noop, publishAlert: noop }, { frame: noop, windowClosed: noop, modelError: noop, alertRaised: noop });
 const headers = { 'ww-host': ${JSON.stringify(HOST)}, 'ww-label-pod': ${JSON.stringify(POD)}, 'ww-label-namespace': 'ml' };

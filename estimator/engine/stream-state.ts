@@ -11,13 +11,12 @@ import {
 import {
   isCountsOnly,
   isSamplesObservation,
-  streamKeyOf,
   streamKeyOfObservation,
   type LaunchObservation,
   type Observation,
   type SamplesObservation,
-  type StreamIdentity,
 } from './launch-observation.ts';
+import { streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, type SampledGroupsAccumulation } from '../../model/index.ts';
 
 /**

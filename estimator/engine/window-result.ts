@@ -11,7 +11,7 @@ import {
   workloadLoss,
 } from '../../model/index.ts';
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
-import type { StreamIdentity } from './launch-observation.ts';
+import type { StreamIdentity } from '../../contracts/index.ts';
 import { hashString, poissonDeviate } from './random-deviates.ts';
 import { hasOverflowed, type WindowAccumulation, type WindowSum } from './stream-state.ts';
 
@@ -55,7 +55,7 @@ export interface WindowComputeOptions {
   /** ... else Monte Carlo over this many simulated groups (seeded per stream and window). */
   readonly quantileSamples: number;
   /** Parametric fitter, or undefined when none is available (fit fields are then absent). */
-  readonly fitter: ParametricFitter | undefined;
+  readonly fitter?: ParametricFitter | undefined;
 }
 
 /** The quantities of model.md §2c for one closed window of one stream. */

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInfluxMetricsWriter, Secret } from '../../collector/index.ts';
 import { fixtureFrameBytes } from '../../collector/frame-fixtures.ts';
 import { PIPELINE_HEALTH_UID, generateArtifacts, interpolateInfluxQl, type CatalogedQuery, type GrafanaQueryContext } from '../../dashboards/index.ts';
-import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../estimator/index.ts';
+import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../contracts/index.ts';
 import { requiredEnv, type InfluxResult } from './stack-env.ts';
 
 

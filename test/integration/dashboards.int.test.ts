@@ -6,23 +6,8 @@
 // writer (estimator/influx-writer.ts), so the dashboards are checked against what it writes.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ALERT_KINDS,
-  FIELDS,
-  MEASUREMENTS,
-  PIPELINE_SERVICES,
-  TAGS,
-  LABEL_TAGS,
-  alertPoint,
-  createEstimatorInfluxWriter,
-  pipelinePoint,
-  windowPoints,
-  type AlertEvent,
-  type AlertKind,
-  type SeriesPoint,
-  type StreamIdentity,
-  type WindowResult,
-} from '../../estimator/index.ts';
+import { alertPoint, createEstimatorInfluxWriter, pipelinePoint, windowPoints, type AlertEvent, type SeriesPoint, type WindowResult } from '../../estimator/index.ts';
+import { ALERT_KINDS, FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS, LABEL_TAGS, type AlertKind, type StreamIdentity } from '../../contracts/index.ts';
 import {
   ALL_VALUE_MARKER,
   ALERT_DEFINITIONS,
