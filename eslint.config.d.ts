@@ -5,6 +5,8 @@ import type { Linter, Rule } from 'eslint';
 export declare const FOLDER_IMPORTS: Readonly<Record<string, readonly string[]>>;
 /** Client libraries of external systems → the adapter files allowed to load them. */
 export declare const ADAPTER_FILES: Readonly<Record<string, readonly string[]>>;
+/** The config block that keeps estimator/engine/ free of adapters and I/O modules. */
+export declare const ENGINE_PURITY: Linter.Config;
 /** The lint rule that enforces FOLDER_IMPORTS and index-only imports. */
 export declare const folderBoundaries: Rule.RuleModule;
 declare const config: Linter.Config[];

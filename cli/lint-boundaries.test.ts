@@ -67,7 +67,7 @@ describe('folder boundaries (lint)', () => {
   });
 
   it('keeps the estimator engine free of adapters and I/O modules, also for types', async () => {
-    const engineConfig: Linter.Config[] = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ENGINE_PURITY as Linter.Config];
+    const engineConfig: Linter.Config[] = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ENGINE_PURITY];
     const lint = async (file: string, code: string): Promise<string[]> => {
       const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: engineConfig });
       const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
