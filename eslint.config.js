@@ -35,7 +35,30 @@ export const FOLDER_IMPORTS = {
  * imports are allowed anywhere: they load nothing). Tests and benchmarks are exempt.
  */
 export const ADAPTER_FILES = {
-  kafkajs: ['collector/kafka-producer.ts', 'estimator/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/distributions-reader.ts', 'deploy/local/readiness.ts'],
+  kafkajs: ['collector/kafka-producer.ts', 'estimator/adapters/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/distributions-reader.ts', 'deploy/local/readiness.ts'],
+};
+
+/**
+ * The estimator's engine (estimator/engine/, docs/estimator.md "Layout") is pure: I/O is passed in.
+ * Its files import no adapter (estimator/adapters/), not the service wiring or the config loader,
+ * no Node built-in and no client library of an external system, not even for types. Tests in
+ * estimator/engine/ are exempt (they drive the engine with real frames and the service's fitter).
+ */
+export const ENGINE_PURITY = {
+  files: ['estimator/engine/**/*.ts'],
+  ignores: ['estimator/engine/**/*.test.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: [...nodeBuiltins, 'kafkajs'].map((name) => ({ name, message: 'estimator/engine/ is pure: no I/O modules (I/O is passed in).' })),
+        patterns: [
+          { group: ['@opentelemetry/*', '@influxdata/*', 'kafkajs/*'], message: 'estimator/engine/ is pure: no client library of an external system.' },
+          { group: ['../adapters', '../adapters/*', '../estimator-service.ts', '../config.ts', '../index.ts'], message: 'estimator/engine/ imports no adapter, service wiring or config loader.' },
+        ],
+      },
+    ],
+  },
 };
 
 /**
@@ -117,6 +140,7 @@ export default tseslint.config(
       ],
     },
   })),
+  ENGINE_PURITY,
   {
     files: ['model/**/*.ts'],
     rules: {

@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CategoricalDistribution, createSeededRandom } from '../model/index.ts';
 import type { LaunchSummaryFrame } from '../protocol/index.ts';
+import { encodeWireRecord } from '../contracts/index.ts';
 import { createEstimatorEngine, modelFitter, syntheticLaunchSummary, type EngineOptions } from '../estimator/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
 import { frameAt, samplesFrameAt, samplesTemplates, templates } from './estimator-frames.ts';
@@ -98,11 +99,10 @@ function optionSets(): { name: string; options: EngineOptions; tickEvery?: numbe
     {
       name: 'current-bootstrap-montecarlo-evicting',
       options: testEngineOptions({
-        predictionBasis: 'current',
-        histogramPoints: false,
-        maxStreams: 7,
-        labelTags: ['pod'],
-        compute: { ...base.compute, standardErrorMethod: 'bootstrap', bootstrapReplicates: 16, quantileExactWorkLimit: 0, quantileSamples: 500 },
+        window: { ...base.window, predictionBasis: 'current' },
+        maxLiveStreams: 7,
+        tagLabels: ['pod'],
+        compute: { ...base.compute, histogramPoints: false, standardErrorMethod: 'bootstrap', bootstrapReplicates: 16, quantileExactWorkLimit: 0, quantileSamples: 500 },
         alerts: { ...base.alerts, lossMeasuredThreshold: 6, driftThreshold: 0.25 },
       }),
       tickEvery: 37,
@@ -110,9 +110,9 @@ function optionSets(): { name: string; options: EngineOptions; tickEvery?: numbe
     {
       name: 'cumulative-fitted-2s',
       options: testEngineOptions({
-        predictionBasis: 'cumulative',
-        window: { ...base.window, windowMillis: 2_000 },
-        compute: { ...base.compute, bootstrapReplicates: 32, fitter: modelFitter },
+        window: { ...base.window, predictionBasis: 'cumulative', windowMillis: 2_000 },
+        compute: { ...base.compute, bootstrapReplicates: 32, fit: true },
+        fitter: modelFitter,
       }),
     },
   ];
@@ -137,8 +137,9 @@ export function goldenOutputs(): string {
       options,
       {
         writePoints: (points) => lines.push(stringify({ points })),
-        publishDistribution: (key, value) => lines.push(stringify({ distribution: key, value })),
-        publishAlert: (key, value) => lines.push(stringify({ alert: key, value })),
+        // The records as the Kafka adapter encodes them (contracts/wire-records.ts).
+        publishDistribution: (key, record) => lines.push(stringify({ distribution: key, value: encodeWireRecord(record) })),
+        publishAlert: (key, record) => lines.push(stringify({ alert: key, value: encodeWireRecord(record) })),
         quarantine: (record) => lines.push(stringify({ quarantine: record })),
       },
       { frame: () => {}, windowClosed: () => {}, modelError: (error, key) => lines.push(stringify({ modelError: key, error: String(error) })), alertRaised: () => {} },

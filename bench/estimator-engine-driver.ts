@@ -13,8 +13,8 @@
  *     npx tsx bench/estimator-engine-driver.ts memory                # RSS: 10,000 live streams; 20,000 against a 10,000 cap
  *     node --cpu-prof --cpu-prof-dir /tmp/prof --import tsx bench/estimator-engine-driver.ts profile --case 1s
  *
- * The engine runs with the service's default settings (engineOptionsFromConfig of an empty
- * environment: the parametric fit, bootstrap/linearised standard error, exact or Monte Carlo
+ * The engine runs with the service's default settings (the config of an empty environment
+ * with the service's fitter: the parametric fit, bootstrap/linearised standard error, exact or Monte Carlo
  * quantiles, the sweep) and its points are turned into line protocol as the InfluxDB writer does.
  */
 import { execFileSync } from 'node:child_process';
@@ -84,13 +84,14 @@ function runEngine(estimator: Estimator, load: Workload, extra: Record<string, s
   let windows = 0;
   let lineBytes = 0;
   const engine = estimator.createEstimatorEngine(
-    estimator.engineOptionsFromConfig(config),
+    engineOptionsOf(estimator, config),
     {
       writePoints: (points) => {
         for (const point of points) lineBytes += estimator.toLineProtocol(point).length;
       },
-      publishDistribution: (_key, value) => {
-        lineBytes += value.length;
+      // A record as the Kafka adapter encodes it (an engine before records were typed handed the text).
+      publishDistribution: (_key, record: unknown) => {
+        lineBytes += (typeof record === 'string' ? record : JSON.stringify(record)).length;
       },
       publishAlert: () => {},
     },
@@ -112,6 +113,17 @@ function cpuMicros(fn: () => void): number {
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * The engine options of the service for `config`: the config with the service's fitter and
+ * clock; a baseline checkout from before the config slices were the engine's options maps them
+ * with its own `engineOptionsFromConfig`.
+ */
+function engineOptionsOf(estimator: Estimator, config: ReturnType<Estimator['loadEstimatorConfig']>): Parameters<Estimator['createEstimatorEngine']>[0] {
+  const older = (estimator as Partial<Record<'engineOptionsFromConfig', (c: typeof config) => Parameters<Estimator['createEstimatorEngine']>[0]>>).engineOptionsFromConfig;
+  if (older !== undefined) return older(config);
+  return { ...config, fitter: estimator.modelFitter, monotonicMillis: () => performance.now() };
 }
 
 async function loadEstimator(root: string): Promise<Estimator> {
@@ -184,7 +196,7 @@ async function throughput(): Promise<void> {
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadAverage1mStart: loadBefore, loadAverage1mEnd: loadavg()[0], node: process.version, date: new Date().toISOString(), commit, dirty },
       timeBasis: 'cpu (process.cpuUsage, user + system), medians over interleaved rounds',
       baseline: baselineRoot === undefined ? null : `engine of ${baselineRoot} (argument --baseline)`,
-      settings: 'engineOptionsFromConfig of an empty environment (the service defaults, parametric fit included), WARPWATCH_HISTOGRAM_POINTS=false as in the Kafka throughput bench; points turned into line protocol',
+      settings: 'the config of an empty environment as engine options (the service defaults, parametric fit included), WARPWATCH_HISTOGRAM_POINTS=false as in the Kafka throughput bench; points turned into line protocol',
       results: [...results, ...kept],
     };
     writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
@@ -222,7 +234,7 @@ async function memory(): Promise<void> {
   let windows = 0;
   let points = 0;
   const engine = estimator.createEstimatorEngine(
-    estimator.engineOptionsFromConfig(config),
+    engineOptionsOf(estimator, config),
     { writePoints: (p) => (points += p.length), publishDistribution: () => {}, publishAlert: () => {} },
     { frame: () => {}, windowClosed: () => (windows += 1), modelError: () => {}, alertRaised: () => {}, streamEvicted: () => (evicted += 1) },
   );

@@ -25,7 +25,8 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { decodeFrame } from '../protocol/index.ts';
-import { createEstimatorEngine, MEASUREMENTS } from '../estimator/index.ts';
+import { createEstimatorEngine } from '../estimator/index.ts';
+import { MEASUREMENTS } from '../contracts/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 import {

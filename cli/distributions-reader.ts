@@ -1,6 +1,6 @@
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import type { EstimatorKafkaSecurity } from '../estimator/index.ts';
-import type { DistributionRecord } from '../estimator/index.ts';
+import { decodeDistributionRecord, type DistributionRecord } from '../contracts/index.ts';
 import { retryTransientKafka } from '../estimator/index.ts';
 import { DemoError } from './demo/errors.ts';
 
@@ -26,13 +26,7 @@ export interface DistributionsTail {
 }
 
 function parseRecord(value: Buffer | null): DistributionRecord | undefined {
-  if (value === null) return undefined;
-  try {
-    const parsed = JSON.parse(value.toString('utf8')) as DistributionRecord;
-    return parsed.schema === 'warpwatch.distribution/v1' ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
+  return decodeDistributionRecord(value === null ? null : value.toString('utf8'));
 }
 
 function clientOf(options: DistributionsReaderOptions): Kafka {

@@ -360,7 +360,7 @@ export const ESTIMATOR_FIELDS = {
   alertDriftThreshold: { kind: 'number', env: 'WARPWATCH_ALERT_DRIFT_THRESHOLD', min: 0, max: 1e6, offWord: true, defaultText: 'off', doc: 'alert when prediction and measurement drift apart by this' },
   alertStaleMillis: { kind: 'number', env: 'WARPWATCH_ALERT_STALE_MILLIS', min: 1_000, max: 30 * DAY_MILLIS, offWord: true, defaultText: 'off', unit: MILLIS, doc: 'a stream silent this long raises a `stale` alert' },
   checkpointIntervalMillis: { kind: 'integer', env: 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', min: 10, max: 3_600_000, default: 2_000, unit: MILLIS, doc: 'how often state is checkpointed and offsets committed' },
-  maxStreams: { kind: 'integer', env: 'WARPWATCH_MAX_STREAMS', min: 1, max: 10_000_000, default: 10_000, unit: 'streams', doc: 'live streams per instance; beyond, the least recently recorded is evicted' },
+  maxLiveStreams: { kind: 'integer', env: 'WARPWATCH_MAX_STREAMS', min: 1, max: 10_000_000, default: 10_000, unit: 'streams', doc: 'live streams per instance; beyond, the least recently recorded is evicted' },
   tagLabels: {
     kind: 'list',
     env: 'WARPWATCH_TAG_LABELS',
@@ -381,7 +381,7 @@ export const ESTIMATOR_FIELDS = {
     doc: 'full URL of the OTLP/HTTP metrics endpoint the metrics are pushed to',
   },
   otlpIntervalMillis: { kind: 'integer', env: 'WARPWATCH_OTLP_INTERVAL_MILLIS', min: 100, max: 3_600_000, default: 10_000, unit: MILLIS, doc: 'OTLP push period (request timeout: min(10 s, period))' },
-  metricsMaxStreams: { kind: 'integer', env: 'WARPWATCH_METRICS_MAX_STREAMS', min: 1, max: 1_000_000, default: 1_000, unit: 'streams', doc: 'cap on streams exported as metrics' },
+  maxMetricStreams: { kind: 'integer', env: 'WARPWATCH_METRICS_MAX_STREAMS', min: 1, max: 1_000_000, default: 1_000, unit: 'streams', doc: 'cap on streams exported as metrics' },
   metricsStreamTtlMillis: { kind: 'integer', env: 'WARPWATCH_METRICS_STREAM_TTL_MILLIS', min: 1_000, max: 30 * DAY_MILLIS, default: 3_600_000, unit: MILLIS, doc: 'idle time after which a stream leaves the metrics export table' },
   shutdownTimeoutMillis: SERVICE_SHARED.shutdownTimeoutMillis,
   instance: { ...SERVICE_SHARED.instance, defaultText: '`<hostname>-<pid>`', doc: 'instance name: tag `instance` of `warpwatch_pipeline`, OTel `service.instance.id`, Kafka client id suffix' },
@@ -435,4 +435,4 @@ export const LOCAL_STACK_FIELDS = {
 } as const satisfies ConfigFields;
 
 /** The estimator fields of its OpenTelemetry export (docs/exporting.md's table). */
-export const ESTIMATOR_EXPORT_FIELD_KEYS = ['metricsPort', 'metricsHost', 'otlpEndpoint', 'otlpIntervalMillis', 'metricsMaxStreams', 'metricsStreamTtlMillis'] as const satisfies readonly (keyof typeof ESTIMATOR_FIELDS)[];
+export const ESTIMATOR_EXPORT_FIELD_KEYS = ['metricsPort', 'metricsHost', 'otlpEndpoint', 'otlpIntervalMillis', 'maxMetricStreams', 'metricsStreamTtlMillis'] as const satisfies readonly (keyof typeof ESTIMATOR_FIELDS)[];

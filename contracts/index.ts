@@ -67,3 +67,5 @@ export type {
   TextField,
   UrlField,
 } from './config-fields.ts';
+export { decodeDistributionRecord, encodeWireRecord } from './wire-records.ts';
+export type { AlertEvidence, AlertRecord, AlertSeries, DistributionEntries, DistributionRecord } from './wire-records.ts';

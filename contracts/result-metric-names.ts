@@ -1,7 +1,7 @@
 /**
  * Names of the estimator's results as OpenTelemetry metrics and their Prometheus spellings:
  * the metric names, the Prometheus names PromQL queries use, and the stream identity's
- * attribute names. Written by estimator/result-metrics.ts, queried by dashboards/ (the
+ * attribute names. Written by estimator/adapters/result-metrics.ts, queried by dashboards/ (the
  * Prometheus overview) and documented in docs/exporting.md. Pure data.
  */
 

@@ -9,7 +9,7 @@ import { SERVICE_METRICS } from './service-metric-names.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const text = (path: string): string => readFileSync(join(root, path), 'utf8');
-const SOURCES = { collector: text('collector/collector-metrics.ts'), estimator: text('estimator/estimator-telemetry.ts') };
+const SOURCES = { collector: text('collector/collector-metrics.ts'), estimator: text('estimator/adapters/estimator-telemetry.ts') };
 const DOCS = { collector: text('docs/collector.md'), estimator: text('docs/estimator.md') };
 
 describe('SERVICE_METRICS', () => {

@@ -1,6 +1,6 @@
 /**
  * The collector's and the estimator's self-telemetry instruments that alert rules read, by
- * their OpenTelemetry name (as collector/collector-metrics.ts and estimator/estimator-telemetry.ts
+ * their OpenTelemetry name (as collector/collector-metrics.ts and estimator/adapters/estimator-telemetry.ts
  * create them) and their Prometheus name on `/metrics` (dots become underscores, counters get
  * `_total`; units in braces add no suffix). The full lists are in docs/collector.md
  * ("Telemetry") and docs/estimator.md ("Self-telemetry"). Pure data.

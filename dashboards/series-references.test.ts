@@ -1,7 +1,8 @@
 import { describe, it, expect } from 'vitest';
 // The cross-check needs what the estimator writes (its point builders), beside what dashboards query.
 // eslint-disable-next-line warpwatch/folder-boundaries
-import { FIELDS, MEASUREMENTS, alertPoint, pipelinePoint, windowPoints, type AlertEvent, type WindowResult } from '../estimator/index.ts';
+import { alertPoint, pipelinePoint, windowPoints, type AlertEvent, type WindowResult } from '../estimator/index.ts';
+import { FIELDS, MEASUREMENTS } from '../contracts/index.ts';
 import { MEASUREMENT_TAGS } from './influxql-query.ts';
 import { findUnknownSeriesNames } from './series-references.ts';
 

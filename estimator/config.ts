@@ -3,6 +3,8 @@ import { hostname } from 'node:os';
 import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
 import { ConfigReader, type EnvSource } from '../service/index.ts';
 import { EstimatorConfigError } from './errors.ts';
+import type { AlertSettings } from './engine/alert-detector.ts';
+import type { EngineComputeSettings, EngineWindowSettings } from './engine/estimator-engine.ts';
 
 /** Which histogram loss_predicted is computed from at window close. */
 export type PredictionBasis = (typeof ESTIMATOR_FIELDS.predictionBasis.values)[number];
@@ -67,50 +69,16 @@ export interface EstimatorConfig {
         readonly requestTimeoutMillis: number;
       }
     | undefined;
-  readonly window: {
-    readonly windowMillis: number;
-    readonly allowedLatenessMillis: number;
-    /** A stream that recorded nothing for this long (processing time) has its open windows closed. */
-    readonly idleCloseMillis: number;
-    /** A stream idle this long (processing time) is forgotten (state tombstoned in the checkpoint). */
-    readonly streamRetentionMillis: number;
-    readonly current: { readonly mode: 'decay'; readonly halfLifeLaunches: number } | { readonly mode: 'last-n'; readonly launches: number };
-    readonly predictionBasis: PredictionBasis;
-    readonly dedupeCapacity: number;
-    /** A frame whose event time is more than this ahead of the wall clock is rejected (outcome `future`); it never moves a watermark. */
-    readonly maxFutureSkewMillis: number;
-    readonly maxExactSupport: number;
-    readonly subBinsPerOctave: number;
-  };
-  readonly compute: {
-    readonly bootstrapReplicates: number;
-    /** Standard error of loss_predicted: auto (linearised when the support is smaller than the replicates), bootstrap, linearised. */
-    readonly standardErrorMethod: 'auto' | 'bootstrap' | 'linearised';
-    readonly confidenceLevel: number;
-    readonly sweepGroupSizes: readonly number[];
-    readonly quantiles: boolean;
-    readonly quantileExactWorkLimit: number;
-    readonly quantileSamples: number;
-    readonly fit: boolean;
-    /** Write warpwatch_histogram points (one per bin per window). */
-    readonly histogramPoints: boolean;
-  };
-  readonly alerts: {
-    readonly warmupWindows: number;
-    readonly referenceSigmas: number;
-    readonly thresholdSigmas: number;
-    readonly minRelativeSigma: number;
-    /** Absolute σ floor of the drift detector's log ratio. */
-    readonly driftMinSigma: number;
-    readonly lossMeasuredThreshold: number | undefined;
-    readonly driftThreshold: number | undefined;
-    /** A stream silent this long (processing time) raises a `stale` alert; undefined = off. */
-    readonly staleAfterMillis: number | undefined;
-  };
+  /** Windows, idle close and retention, prediction basis, future skew: the engine's window settings as they are. */
+  readonly window: EngineWindowSettings;
+  /** Standard error, quantiles, sweep, fit, histogram points: the engine's compute settings as they are. */
+  readonly compute: EngineComputeSettings;
+  /** WARPWATCH_ALERT_*: the engine's alerting settings as they are. */
+  readonly alerts: AlertSettings;
   /** How often state is checkpointed and offsets committed (processing time). */
   readonly checkpointIntervalMillis: number;
-  /** Live streams held at most per instance; beyond, the least recently recorded is evicted (counted). */
-  readonly maxStreams: number;
+  /** Live streams held at most per instance (WARPWATCH_MAX_STREAMS); beyond, the least recently recorded is evicted (counted). */
+  readonly maxLiveStreams: number;
   /** Collector labels written as InfluxDB tags (WARPWATCH_TAG_LABELS). */
   readonly tagLabels: readonly string[];
   /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
@@ -118,8 +86,8 @@ export interface EstimatorConfig {
   readonly metricsHost: string;
   /** OTLP/HTTP (protobuf) push of the OpenTelemetry metrics, or undefined when off (metrics-export.ts). */
   readonly otlp: { readonly url: string; readonly intervalMillis: number } | undefined;
-  /** The per-stream result metrics (result-metrics.ts): cap on exported streams and their idle TTL. */
-  readonly resultMetrics: { readonly maxStreams: number; readonly streamTtlMillis: number };
+  /** The per-stream result metrics (adapters/result-metrics.ts): cap on exported streams (WARPWATCH_METRICS_MAX_STREAMS) and their idle TTL. */
+  readonly resultMetrics: { readonly maxMetricStreams: number; readonly streamTtlMillis: number };
   readonly shutdownTimeoutMillis: number;
 }
 
@@ -171,13 +139,13 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
   const v = reader.read({
     instance: F.instance,
     checkpointIntervalMillis: F.checkpointIntervalMillis,
-    maxStreams: F.maxStreams,
+    maxLiveStreams: F.maxLiveStreams,
     tagLabels: F.tagLabels,
     metricsPort: F.metricsPort,
     metricsHost: F.metricsHost,
     otlpEndpoint: F.otlpEndpoint,
     otlpIntervalMillis: F.otlpIntervalMillis,
-    metricsMaxStreams: F.metricsMaxStreams,
+    maxMetricStreams: F.maxMetricStreams,
     metricsStreamTtlMillis: F.metricsStreamTtlMillis,
     shutdownTimeoutMillis: F.shutdownTimeoutMillis,
   });
@@ -189,12 +157,12 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
     compute: readCompute(reader),
     alerts: readAlerts(reader),
     checkpointIntervalMillis: v.checkpointIntervalMillis,
-    maxStreams: v.maxStreams,
+    maxLiveStreams: v.maxLiveStreams,
     tagLabels: v.tagLabels,
     metricsPort: v.metricsPort,
     metricsHost: v.metricsHost,
     otlp: v.otlpEndpoint === undefined ? undefined : Object.freeze({ url: v.otlpEndpoint, intervalMillis: v.otlpIntervalMillis }),
-    resultMetrics: Object.freeze({ maxStreams: v.metricsMaxStreams, streamTtlMillis: v.metricsStreamTtlMillis }),
+    resultMetrics: Object.freeze({ maxMetricStreams: v.maxMetricStreams, streamTtlMillis: v.metricsStreamTtlMillis }),
     shutdownTimeoutMillis: v.shutdownTimeoutMillis,
   };
   if (reader.problems.length > 0) throw new EstimatorConfigError(reader.problems);
@@ -300,8 +268,7 @@ function readWindow(reader: ConfigReader): EstimatorConfig['window'] {
     predictionBasis: v.predictionBasis,
     dedupeCapacity: v.dedupeCapacity,
     maxFutureSkewMillis: v.maxFutureSkewMillis,
-    maxExactSupport: v.maxExactSupport,
-    subBinsPerOctave: Number(v.subBinsPerOctave),
+    histogram: Object.freeze({ maxExactSupport: v.maxExactSupport, subBinsPerOctave: Number(v.subBinsPerOctave) }),
   });
 }
 

@@ -2,21 +2,20 @@ import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
 import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type OutageLog } from '../service/index.ts';
-import { DEFAULT_CUSUM_OPTIONS } from './change-detector.ts';
 import type { EstimatorConfig } from './config.ts';
-import { createCheckpointProtocol } from './checkpoint-protocol.ts';
-import { createEstimatorEngine, type EngineOptions, type EstimatorEngine } from './estimator-engine.ts';
+import { createCheckpointProtocol } from './engine/checkpoint-protocol.ts';
+import { createEstimatorEngine, type EstimatorEngine } from './engine/estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
-import { PROGRESS_LOG_MILLIS, progressLine, type ProgressSnapshot } from './progress-log.ts';
-import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './estimator-telemetry.ts';
-import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './influx-writer.ts';
-import { createEstimatorKafka, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './kafka.ts';
-import { createMetricsExport, type MetricsExport } from './metrics-export.ts';
-import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './metrics-server.ts';
-import { createOutgoingQueue, type OutgoingQueue } from './outgoing-queue.ts';
-import { createOncePerStreamLog, dlqRecordOf } from './quarantine.ts';
-import { pipelinePoint } from './series-points.ts';
-import type { ParametricFitter } from './window-result.ts';
+import { PROGRESS_LOG_MILLIS, progressLine, type ProgressSnapshot } from './adapters/progress-log.ts';
+import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './adapters/estimator-telemetry.ts';
+import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './adapters/influx-writer.ts';
+import { createEstimatorKafka, outgoingResultRecord, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './adapters/kafka.ts';
+import { createMetricsExport, type MetricsExport } from './adapters/metrics-export.ts';
+import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './adapters/metrics-server.ts';
+import { createOutgoingQueue, type OutgoingQueue } from './adapters/outgoing-queue.ts';
+import { createOncePerStreamLog, dlqRecordOf } from './adapters/quarantine.ts';
+import { pipelinePoint } from './engine/series-points.ts';
+import type { ParametricFitter } from './engine/window-result.ts';
 
 /**
  * The estimator process (`warpwatch estimate`): Kafka consumer group on the frames topic →
@@ -36,58 +35,6 @@ export interface RunningEstimator {
 
 /** The default fitter: model.md §2d families by maximum likelihood, best AIC first. */
 export const modelFitter: ParametricFitter = (distribution, sampleSize) => fitParametric(distribution, { sampleSize });
-
-/** Engine options from the config (`fitter` defaults to {@link modelFitter}). */
-export function engineOptionsFromConfig(config: EstimatorConfig, fitter: ParametricFitter = modelFitter): EngineOptions {
-  return {
-    window: {
-      windowMillis: config.window.windowMillis,
-      allowedLatenessMillis: config.window.allowedLatenessMillis,
-      current: config.window.current,
-      dedupeCapacity: config.window.dedupeCapacity,
-      histogram: { maxExactSupport: config.window.maxExactSupport, subBinsPerOctave: config.window.subBinsPerOctave },
-    },
-    compute: {
-      bootstrapReplicates: config.compute.bootstrapReplicates,
-      standardErrorMethod: config.compute.standardErrorMethod,
-      confidenceLevel: config.compute.confidenceLevel,
-      sweepGroupSizes: config.compute.sweepGroupSizes,
-      quantiles: config.compute.quantiles,
-      quantileExactWorkLimit: config.compute.quantileExactWorkLimit,
-      quantileSamples: config.compute.quantileSamples,
-      fitter: config.compute.fit ? fitter : undefined,
-    },
-    alerts: {
-      rising: {
-        ...DEFAULT_CUSUM_OPTIONS,
-        warmupWindows: config.alerts.warmupWindows,
-        referenceSigmas: config.alerts.referenceSigmas,
-        thresholdSigmas: config.alerts.thresholdSigmas,
-        minRelativeSigma: config.alerts.minRelativeSigma,
-      },
-      drift: {
-        ...DEFAULT_CUSUM_OPTIONS,
-        direction: 'both',
-        warmupWindows: config.alerts.warmupWindows,
-        referenceSigmas: config.alerts.referenceSigmas,
-        thresholdSigmas: config.alerts.thresholdSigmas,
-        minRelativeSigma: 0,
-        minAbsoluteSigma: config.alerts.driftMinSigma,
-      },
-      lossMeasuredThreshold: config.alerts.lossMeasuredThreshold,
-      driftThreshold: config.alerts.driftThreshold,
-      staleAfterMillis: config.alerts.staleAfterMillis,
-    },
-    predictionBasis: config.window.predictionBasis,
-    histogramPoints: config.compute.histogramPoints,
-    idleCloseMillis: config.window.idleCloseMillis,
-    streamRetentionMillis: config.window.streamRetentionMillis,
-    maxFutureSkewMillis: config.window.maxFutureSkewMillis,
-    maxStreams: config.maxStreams,
-    labelTags: config.tagLabels,
-    monotonicMillis: () => performance.now(),
-  };
-}
 
 const MAX_OUTGOING_RECORDS = 100_000;
 /** Processing time after which a batch handler yields to the event loop (ms). */
@@ -340,7 +287,7 @@ async function startMetricsEndpoints(
     instanceId: config.instanceId,
     prometheus: config.metricsPort !== undefined,
     otlp: config.otlp,
-    maxStreams: config.resultMetrics.maxStreams,
+    maxMetricStreams: config.resultMetrics.maxMetricStreams,
     streamTtlMillis: config.resultMetrics.streamTtlMillis,
     labelAttributes: config.tagLabels,
     log,
@@ -412,11 +359,12 @@ function createServiceEngine(
   const quarantineLog = createOncePerStreamLog(log);
   const overflowLog = createOncePerStreamLog(log);
   return createEstimatorEngine(
-    engineOptionsFromConfig(config, sinks.fitter),
+    // The config's slices are the engine's options as they are; the fitter and the clock are passed in.
+    { ...config, fitter: sinks.fitter ?? modelFitter, monotonicMillis: () => performance.now() },
     {
       writePoints: (points) => influx?.write(points),
-      publishDistribution: (key, value) => outgoing.queue(config.kafka.distributionsTopic, { key, value }),
-      publishAlert: (key, value) => outgoing.queue(config.kafka.alertsTopic, { key, value }),
+      publishDistribution: (key, record) => outgoing.queue(config.kafka.distributionsTopic, outgoingResultRecord(key, record)),
+      publishAlert: (key, record) => outgoing.queue(config.kafka.alertsTopic, outgoingResultRecord(key, record)),
       recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
       recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
       // Queued with the result records: the checkpoint flushes them before it commits the offsets.
@@ -426,7 +374,7 @@ function createServiceEngine(
       ...telemetry.engine,
       streamEvicted(streamKey) {
         telemetry.engine.streamEvicted?.(streamKey);
-        log(`warpwatch estimate: stream ${streamKey} evicted (WARPWATCH_MAX_STREAMS = ${config.maxStreams} live streams); its open windows were written first`);
+        log(`warpwatch estimate: stream ${streamKey} evicted (WARPWATCH_MAX_STREAMS = ${config.maxLiveStreams} live streams); its open windows were written first`);
       },
       quarantined(record, error) {
         telemetry.engine.quarantined?.(record, error);

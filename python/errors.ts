@@ -1,7 +1,7 @@
 /**
  * Errors of python/ (the Python producer, docs/python.md). They are raised or printed by the
  * Python package (one line starting with the code); this table is the TS side's record of them,
- * so docs/errors.md stays in sync (cli/errors-doc.test.ts) and python/python.test.ts checks that
+ * so docs/errors.md stays in sync (test/policy/errors-doc.test.ts) and python/python.test.ts checks that
  * the Python sources use no other code.
  */
 

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRIFT_RELATIVE_ERROR_THRESHOLD } from '../../dashboards/index.ts';
-import { createEstimatorEngine, engineOptionsFromConfig, loadEstimatorConfig } from '../../estimator/index.ts';
+import { createEstimatorEngine, loadEstimatorConfig, modelFitter } from '../../estimator/index.ts';
 import type { AlertEvent, WindowResult } from '../../estimator/index.ts';
 import { ensureKernelsBuilt, runWorkload, workloadBinaryName } from '../../kernels/index.ts';
 import { decodeFrames, encodeFrame, type Frame } from '../../protocol/index.ts';
@@ -56,7 +56,7 @@ function runEngine(streams: readonly { frames: readonly Frame[]; scaleFrom?: num
   const windows: WindowResult[] = [];
   const alerts: AlertEvent[] = [];
   const engine = createEstimatorEngine(
-    { ...engineOptionsFromConfig(config), monotonicMillis: () => 0 },
+    { ...config, fitter: modelFitter, monotonicMillis: () => 0 },
     { writePoints: () => {}, publishDistribution: () => {}, publishAlert: () => {}, recordWindow: (w) => windows.push(w), recordAlert: (a) => alerts.push(a) },
     { frame: () => {}, windowClosed: () => {}, modelError: (error) => { throw error; }, alertRaised: () => {} },
   );

@@ -1,6 +1,6 @@
 import type { EstimatorConfig } from '../../estimator/index.ts';
 import { loadEstimatorConfig } from '../../estimator/index.ts';
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { fitParametric } from '../../model/index.ts';
 

@@ -1,4 +1,4 @@
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import type { WorkloadReport } from '../../kernels/index.ts';
 import { relativeError } from '../../model/index.ts';
 import type { DemoRun } from '../report/demo-results.ts';

@@ -1,4 +1,4 @@
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 
 /** Which run a set of window results belongs to. */
 export interface DemoStreamRef {

@@ -1,9 +1,8 @@
 import type { EstimatorConfig } from '../../estimator/index.ts';
-import { createEstimatorEngine, type EngineTelemetry } from '../../estimator/index.ts';
-import { engineOptionsFromConfig } from '../../estimator/index.ts';
+import { createEstimatorEngine, modelFitter, type EngineTelemetry } from '../../estimator/index.ts';
 import { createEstimatorInfluxWriter } from '../../estimator/index.ts';
 import type { InfluxWriter } from '../../service/index.ts';
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { DemoError } from './errors.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
@@ -31,11 +30,11 @@ export function createInProcessTransport(config: EstimatorConfig, fitter: Parame
     alertRaised: () => undefined,
   };
   const engine = createEstimatorEngine(
-    engineOptionsFromConfig(config, fitter),
+    // The config's slices are the engine's options as they are; the fitter and the clock are passed in.
+    { ...config, fitter: fitter ?? modelFitter, monotonicMillis: () => performance.now() },
     {
       writePoints: (points) => influx?.write(points),
-      publishDistribution: (_key, value) => {
-        const record = JSON.parse(value) as DistributionRecord;
+      publishDistribution: (_key, record) => {
         const key = streamRefKey(record.stream, record.groupSize);
         const list = records.get(key) ?? [];
         list.push(record);

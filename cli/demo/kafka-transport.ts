@@ -3,7 +3,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { CollectorConfigError, createKafkaProducer, loadCollectorKafkaConfig } from '../../collector/index.ts';
 import type { EstimatorConfig } from '../../estimator/index.ts';
 import { startEstimator, type RunningEstimator } from '../../estimator/index.ts';
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';

@@ -1,8 +1,8 @@
 import { CategoricalDistribution, createSeededRandom, type RandomSource } from '../../model/index.ts';
 import type { LaunchSummaryFrame } from '../../protocol/index.ts';
-import { DEFAULT_CUSUM_OPTIONS } from '../change-detector.ts';
-import type { EngineOptions } from '../estimator-engine.ts';
-import { syntheticLaunchSummary } from '../synthetic-launch.ts';
+import { DEFAULT_CUSUM_OPTIONS } from '../engine/change-detector.ts';
+import type { EngineOptions } from '../engine/estimator-engine.ts';
+import { syntheticLaunchSummary } from '../engine/synthetic-launch.ts';
 
 /**
  * Shared fixtures for the estimator's tests and benchmarks: engine options with small,
@@ -18,6 +18,10 @@ export function testEngineOptions(overrides: Partial<EngineOptions> = {}): Engin
       current: { mode: 'decay', halfLifeLaunches: 8 },
       dedupeCapacity: 256,
       histogram: { maxExactSupport: 4096, subBinsPerOctave: 128 },
+      idleCloseMillis: 1_000,
+      streamRetentionMillis: 3_600_000,
+      predictionBasis: 'window',
+      maxFutureSkewMillis: 300_000,
     },
     compute: {
       bootstrapReplicates: 8,
@@ -26,20 +30,20 @@ export function testEngineOptions(overrides: Partial<EngineOptions> = {}): Engin
       quantiles: true,
       quantileExactWorkLimit: 2_000_000,
       quantileSamples: 2_000,
-      fitter: undefined,
+      fit: false,
+      histogramPoints: true,
     },
+    // The detectors of DEFAULT_CUSUM_OPTIONS (the service's defaults, alert-detector.ts alertOptionsOf).
     alerts: {
-      rising: DEFAULT_CUSUM_OPTIONS,
-      drift: { ...DEFAULT_CUSUM_OPTIONS, direction: 'both', minRelativeSigma: 0, minAbsoluteSigma: 0.01 },
+      warmupWindows: DEFAULT_CUSUM_OPTIONS.warmupWindows,
+      referenceSigmas: DEFAULT_CUSUM_OPTIONS.referenceSigmas,
+      thresholdSigmas: DEFAULT_CUSUM_OPTIONS.thresholdSigmas,
+      minRelativeSigma: DEFAULT_CUSUM_OPTIONS.minRelativeSigma,
+      driftMinSigma: 0.01,
       lossMeasuredThreshold: undefined,
       driftThreshold: undefined,
       staleAfterMillis: undefined,
     },
-    predictionBasis: 'window',
-    histogramPoints: true,
-    idleCloseMillis: 1_000,
-    maxFutureSkewMillis: 300_000,
-    streamRetentionMillis: 3_600_000,
     monotonicMillis: () => 0,
     ...overrides,
   };

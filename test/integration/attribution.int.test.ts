@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MEASUREMENTS } from '../../estimator/index.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { brokers, createDatabase, createTopic, dropDatabase, estimatorEnv, influxQuery, spawnEstimator, stopChild, uniqueId, waitUntil, type EstimatorChild } from './estimator-support.ts';

@@ -15,7 +15,7 @@ import { createInfluxMetricsWriter } from '../../collector/index.ts';
 import { Secret } from '../../service/index.ts';
 import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
 import { PIPELINE_HEALTH_UID, generateArtifacts, interpolateInfluxQl, type CatalogedQuery, type GrafanaQueryContext } from '../../dashboards/index.ts';
-import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../estimator/index.ts';
+import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../contracts/index.ts';
 import { requiredEnv, type InfluxResult } from './stack-env.ts';
 
 

@@ -2,27 +2,12 @@
 // template variables substituted the way Grafana's InfluxQL datasource does
 // (dashboards/grafana-macros.ts), runs against the real InfluxDB 1.8 of deploy/local and
 // returns the series its panel expects. The data is written by the estimator's own code:
-// windowPoints / alertPoint / pipelinePoint (estimator/series-points.ts) through its InfluxDB
-// writer (estimator/influx-writer.ts), so the dashboards are checked against what it writes.
+// windowPoints / alertPoint / pipelinePoint (estimator/engine/series-points.ts) through its InfluxDB
+// writer (estimator/adapters/influx-writer.ts), so the dashboards are checked against what it writes.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ALERT_KINDS,
-  FIELDS,
-  MEASUREMENTS,
-  PIPELINE_SERVICES,
-  TAGS,
-  LABEL_TAGS,
-  alertPoint,
-  createEstimatorInfluxWriter,
-  pipelinePoint,
-  windowPoints,
-  type AlertEvent,
-  type AlertKind,
-  type SeriesPoint,
-  type StreamIdentity,
-  type WindowResult,
-} from '../../estimator/index.ts';
+import { alertPoint, createEstimatorInfluxWriter, pipelinePoint, windowPoints, type AlertEvent, type SeriesPoint, type WindowResult } from '../../estimator/index.ts';
+import { ALERT_KINDS, FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS, LABEL_TAGS, type AlertKind, type StreamIdentity } from '../../contracts/index.ts';
 import {
   ALL_VALUE_MARKER,
   ALERT_DEFINITIONS,

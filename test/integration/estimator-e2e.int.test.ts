@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CategoricalDistribution, createCategoricalSampler, createSeededRandom, groupLoss, parseDistributionSpec } from '../../model/index.ts';
-import { MEASUREMENTS, type DistributionRecord } from '../../estimator/index.ts';
+import { MEASUREMENTS, type DistributionRecord } from '../../contracts/index.ts';
 import {
   brokers,
   createDatabase,

@@ -2,7 +2,7 @@
 // session/heartbeat settings, a frame dated a year ahead in the middle of a stream, and a
 // corrupt record in the real checkpoint topic.
 import { afterAll, describe, expect, it } from 'vitest';
-import { MEASUREMENTS } from '../../estimator/index.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import {

@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeFrame } from '../../protocol/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
-import { MEASUREMENTS } from '../../estimator/index.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import {
   connectedProducer,
   createDatabase,

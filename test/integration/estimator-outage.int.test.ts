@@ -13,7 +13,8 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CategoricalDistribution, createSeededRandom } from '../../model/index.ts';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { MEASUREMENTS, syntheticLaunchSummary } from '../../estimator/index.ts';
+import { syntheticLaunchSummary } from '../../estimator/index.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import { createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
 import { createDatabase, dropDatabase, estimatorEnv, influxUrl, spawnEstimator, stopChild, uniqueId, waitUntil, type EstimatorChild } from './estimator-support.ts';
 

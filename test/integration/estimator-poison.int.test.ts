@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DLQ_HEADERS } from '../../contracts/index.ts';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { FIELDS, MEASUREMENTS } from '../../estimator/index.ts';
+import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
   connectedProducer,

@@ -3,16 +3,8 @@
 // kafka.ts (compacted topics created), plus /metrics and /healthz of a running service.
 import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  createEstimatorKafka,
-  createEstimatorInfluxWriter,
-  EstimatorError,
-  loadEstimatorConfig,
-  MEASUREMENTS,
-  startEstimator,
-  type EstimatorInfluxOptions,
-  type SeriesPoint,
-} from '../../estimator/index.ts';
+import { createEstimatorKafka, createEstimatorInfluxWriter, EstimatorError, loadEstimatorConfig, startEstimator, type EstimatorInfluxOptions, type SeriesPoint } from '../../estimator/index.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import { brokers, createDatabase, dropDatabase, influxQuery, influxUrl, kafkaClient, uniqueId } from './estimator-support.ts';
 
 const databases: string[] = [];

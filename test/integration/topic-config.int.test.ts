@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadEstimatorConfig, MEASUREMENTS, startEstimator } from '../../estimator/index.ts';
+import { loadEstimatorConfig, startEstimator } from '../../estimator/index.ts';
+import { MEASUREMENTS } from '../../contracts/index.ts';
 import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { brokers, createDatabase, dropDatabase, estimatorEnv, influxQuery, kafkaClient, uniqueId, waitUntil } from './estimator-support.ts';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { ESLint, type Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
 import { describe, expect, it } from 'vitest';
-import { ADAPTER_FILES, ANALYSIS_NO_IO_RULES, FOLDER_IMPORTS, folderBoundaries } from '../../eslint.config.js';
+import { ADAPTER_FILES, ANALYSIS_NO_IO_RULES, ENGINE_PURITY, FOLDER_IMPORTS, folderBoundaries } from '../../eslint.config.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -104,6 +104,24 @@ describe('folder boundaries (lint)', () => {
   it('keeps kafkajs to type imports outside its adapter files', async () => {
     expect(await ruleIds('estimator/example.ts', "import { Kafka } from 'kafkajs';\nexport const k = Kafka;\n")).toHaveLength(1);
     expect(await ruleIds('estimator/example.ts', "import type { SASLOptions } from 'kafkajs';\nexport type S = SASLOptions;\n")).toEqual([]);
+  });
+
+  it('keeps the estimator engine free of adapters and I/O modules, also for types', async () => {
+    const engineConfig: Linter.Config[] = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ENGINE_PURITY];
+    const lint = async (file: string, code: string): Promise<string[]> => {
+      const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: engineConfig });
+      const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
+      return (result?.messages ?? []).map((m) => m.ruleId ?? 'parse');
+    };
+    const engineFile = 'estimator/engine/example.ts';
+    for (const source of ["'../adapters/kafka.ts'", "'../estimator-service.ts'", "'../config.ts'", "'node:fs'", "'net'", "'kafkajs'", "'@opentelemetry/api'"]) {
+      expect(await lint(engineFile, `import { x } from ${source};\nexport const y = x;\n`), source).toEqual(['no-restricted-imports']);
+    }
+    expect(await lint(engineFile, "import type { EstimatorKafka } from '../adapters/kafka.ts';\nexport type K = EstimatorKafka;\n")).toEqual(['no-restricted-imports']);
+    // The engine's own files, contracts/, model/ and protocol/ are fine; adapters and engine tests may do I/O.
+    expect(await lint(engineFile, "import { a } from './stream-state.ts';\nimport { b } from '../../contracts/index.ts';\nimport { c } from '../errors.ts';\nexport const y = [a, b, c];\n")).toEqual([]);
+    expect(await lint('estimator/adapters/example.ts', "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n")).toEqual([]);
+    expect(await lint('estimator/engine/example.test.ts', "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n")).toEqual([]);
   });
 
   it('matches the architecture table: every folder’s allowed imports are named there', async () => {

@@ -1,0 +1,456 @@
+import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type LogEntry, type Message, type Producer } from 'kafkajs';
+import { EstimatorError } from '../errors.ts';
+import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
+import { ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retry, type ServiceTopicsReport } from '../../service/index.ts';
+import type { EstimatorConfig } from '../config.ts';
+
+/**
+ * The one adapter to Kafka (kafkajs) for the estimator: topic creation, the consumer group
+ * on the frames topic (manual commits), a producer for distributions, alerts and
+ * checkpoints, and a mirror that tails the compacted checkpoint topic so a newly assigned
+ * partition can be restored. Everything else gets plain functions from here.
+ */
+
+/** Settings: the kafka slice of EstimatorConfig plus the instance name (Kafka client id suffix). */
+export type EstimatorKafkaOptions = EstimatorConfig['kafka'] & { readonly instanceId: string };
+
+/** One consumed message as the service sees it. */
+export interface ConsumedMessage {
+  readonly offset: string;
+  readonly key: string | undefined;
+  readonly value: Uint8Array;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Broker/producer timestamp, ms since epoch. */
+  readonly timestampMillis: number;
+}
+
+/** What the consumer loop calls. */
+export interface FramesHandlers {
+  /** The group assigned these partitions of the frames topic (after every rebalance). */
+  onAssignment(partitions: readonly number[]): void;
+  /** A batch of one partition, in offset order. */
+  onBatch(batch: {
+    partition: number;
+    messages: readonly ConsumedMessage[];
+    highWatermark: string;
+    heartbeat: () => Promise<void>;
+    isStale: () => boolean;
+  }): Promise<void>;
+  /** The consumer crashed (kafkajs restarts it when `restart` is true). */
+  onCrash(error: Error, restart: boolean): void;
+}
+
+/** A record to produce; value null = tombstone (compacted topics). */
+export interface OutgoingRecord {
+  readonly key: string;
+  /** JSON text for the result topics; the frame's bytes (capped) for a DLQ record; null = tombstone. */
+  readonly value: string | Buffer | null;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The record to produce for a distribution or alert record the engine published: the stream key
+ * and the record's JSON text (contracts/wire-records.ts).
+ *
+ * @example outgoingResultRecord(key, alert) // { key, value: '{"schema":"warpwatch.alert/v1",...}' }
+ */
+export function outgoingResultRecord(key: string, record: DistributionRecord | AlertRecord): OutgoingRecord {
+  return { key, value: encodeWireRecord(record) };
+}
+
+/**
+ * Records per producer request. kafkajs groups a request's messages by partition by copying the
+ * partition's array once per message (quadratic in the request's size): one checkpoint round of
+ * 10,000 streams in one request made ~200 MB of short-lived arrays, which grew the heap by tens
+ * of MB. Larger writes go out as consecutive requests of at most this many records, in order.
+ */
+export const PRODUCE_CHUNK_RECORDS = 500;
+
+/**
+ * The kafkajs messages of one write, in order, split into requests of at most
+ * {@link PRODUCE_CHUNK_RECORDS}. `partition`, when given, is set on every message: kafkajs then
+ * skips hashing the key (its murmur2 allocates objects per 4 bytes of key), which the
+ * one-partition checkpoint topic does not need.
+ *
+ * @example producerRequests([{ key: 'a', value: '1' }], 0) // [[{ key: 'a', value: '1', partition: 0, headers: undefined }]]
+ */
+export function producerRequests(records: readonly OutgoingRecord[], partition?: number): Message[][] {
+  const requests: Message[][] = [];
+  for (let from = 0; from < records.length; from += PRODUCE_CHUNK_RECORDS) {
+    requests.push(
+      records.slice(from, from + PRODUCE_CHUNK_RECORDS).map((record) => ({
+        key: record.key,
+        value: record.value,
+        headers: record.headers ? { ...record.headers } : undefined,
+        ...(partition === undefined ? {} : { partition }),
+      })),
+    );
+  }
+  return requests;
+}
+
+/** A tail of the compacted checkpoint topic: key → latest value. */
+export interface CheckpointMirror {
+  /** Latest values whose key starts with `prefix`. */
+  entries(prefix: string): Map<string, string>;
+  /** Waits until the mirror has read everything written to the checkpoint topic before this call. */
+  catchUp(timeoutMillis: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The adapter. */
+export interface EstimatorKafka {
+  /**
+   * Creates the missing topics as contracts/topics.ts TOPIC_SPECS defines them (the same
+   * settings the collector uses, whichever service starts first) and checks the existing ones
+   * against it; the problems found are then in {@link EstimatorKafka.topicProblems}.
+   */
+  ensureTopics(): Promise<void>;
+  /** What the last {@link EstimatorKafka.ensureTopics} found wrong with the topics (empty = they fit): one sentence each. */
+  topicProblems(): readonly string[];
+  startCheckpointMirror(): Promise<CheckpointMirror>;
+  /** Joins the group and runs the frames consumer until stop(). */
+  runFramesConsumer(handlers: FramesHandlers): Promise<void>;
+  commit(partition: number, nextOffset: string): Promise<void>;
+  /**
+   * The frames topic's offsets per partition as the broker answers now (`high`: the high
+   * watermark, `low`: the first offset still held), for the consumer lag. Asks with an admin
+   * client of its own that retries once only: an unreachable broker makes it fail within about
+   * the connection timeout rather than after kafkajs' retries.
+   *
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer.
+   * @example const offsets = await kafka.frameOffsets(); offsets.get(0) // { low: 0n, high: 1042n }
+   */
+  frameOffsets(): Promise<Map<number, { low: bigint; high: bigint }>>;
+  produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  if (headers === undefined) return result;
+  for (const [name, value] of Object.entries(headers)) {
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first === undefined) continue;
+    result[name] = typeof first === 'string' ? first : first.toString('utf8');
+  }
+  return result;
+}
+
+function kafkaError(action: string, error: unknown): EstimatorError {
+  const tls = kafkaTlsFailure(error);
+  if (tls !== undefined) return new EstimatorError('WW_ERR_KAFKA_TLS', `${action}: TLS handshake failed: ${tls}`, { retriable: false, cause: error });
+  const retriable = typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
+  return new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `${action}: ${error instanceof Error ? error.message : String(error)}`, { retriable, cause: error });
+}
+
+/** Broker answers that mean "not yet": KRaft announces a new topic's leader in metadata a moment before the partition serves requests. */
+const TRANSIENT_KAFKA_ERRORS = new Set([
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+  'LEADER_NOT_AVAILABLE',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'REQUEST_TIMED_OUT',
+  'COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'NOT_COORDINATOR',
+  'OFFSET_NOT_AVAILABLE',
+]);
+
+/**
+ * Whether a kafkajs error is a transient broker state worth retrying (leader moving or not yet
+ * elected, coordinator loading). Looks through kafkajs' retry wrappers (`originalError`, `cause`).
+ *
+ * @example
+ * isTransientKafkaError(Object.assign(new Error('x'), { type: 'NOT_LEADER_FOR_PARTITION' })); // true
+ */
+export function isTransientKafkaError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const type = (current as { type?: unknown }).type;
+    if (typeof type === 'string' && TRANSIENT_KAFKA_ERRORS.has(type)) return true;
+    current = (current as { originalError?: unknown; cause?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Runs a Kafka admin call again while it fails with a transient broker state (see
+ * isTransientKafkaError), with doubling pauses from 100 ms up to 1 s (service/retry.ts), for at
+ * most `timeoutMillis` in all. kafkajs' own admin retry does not cover these for every call
+ * (`fetchTopicOffsets` gives up at once on NOT_LEADER_FOR_PARTITION, which a freshly created
+ * topic answers for a moment on KRaft).
+ *
+ * @throws the last error when it is not transient or the time is up.
+ * @example
+ * const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets('warpwatch.frames'));
+ */
+export async function retryTransientKafka<T>(operation: () => Promise<T>, timeoutMillis = 15_000): Promise<T> {
+  return retry(operation, { initialMillis: 100, maxMillis: 1_000, timeoutMillis, shouldRetry: isTransientKafkaError });
+}
+
+/**
+ * Creates the adapter (connects lazily).
+ *
+ * @param events.onUnreachable called with kafkajs' message each time a connection to a broker
+ *   fails because nothing answers (refused, unknown host, timed out); kafkajs logs nothing else.
+ * @param events.onTlsFailure called with what to change when a TLS handshake fails
+ *   (service/kafka-security.ts kafkaTlsFailure); never retried in plaintext.
+ * @example
+ * const kafka = createEstimatorKafka({ ...config.kafka, instanceId: config.instanceId });
+ * await kafka.ensureTopics();
+ */
+export function createEstimatorKafka(
+  options: EstimatorKafkaOptions,
+  events: { readonly onUnreachable?: (message: string) => void; readonly onTlsFailure?: (reason: string) => void } = {},
+): EstimatorKafka {
+  const kafka = new Kafka({
+    clientId: `${options.clientId}-${options.instanceId}`,
+    brokers: [...options.brokers],
+    ...options.security,
+    connectionTimeout: options.connectionTimeoutMillis,
+    // kafkajs says nothing itself; a broker that cannot be reached is passed on (the service
+    // says it once per outage, with what to try), the moment the first connection fails.
+    logLevel: logLevel.ERROR,
+    logCreator: () => (entry: LogEntry) => {
+      const text = `${entry.log.message}${entry.log.error === undefined ? '' : `: ${String(entry.log.error)}`}`;
+      const tls = kafkaTlsFailure(text);
+      if (tls !== undefined) events.onTlsFailure?.(tls);
+      else if (isUnreachableError(text)) events.onUnreachable?.(text);
+    },
+    retry: { retries: 8, initialRetryTime: 200 },
+  });
+  let admin: Admin | undefined;
+  let probeAdmin: Admin | undefined;
+  let stopped = false;
+  let producer: Producer | undefined;
+  let consumer: Consumer | undefined;
+  const mirrors: CheckpointMirror[] = [];
+  let problems: readonly string[] = [];
+  // The largest record the frames topic allows (its max.message.bytes once checked): the
+  // consumer fetches at least this much per partition, so no allowed frame is too large to read.
+  let framesMaxMessageBytes = TOPIC_SPECS.frames.maxMessageBytes;
+
+  const getAdmin = async (): Promise<Admin> => {
+    if (admin === undefined) {
+      admin = kafka.admin();
+      await admin.connect();
+    }
+    return admin;
+  };
+  const getProducer = async (): Promise<Producer> => {
+    if (producer === undefined) {
+      const created = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await created.connect();
+      producer = created;
+    }
+    return producer;
+  };
+
+  return {
+    async ensureTopics() {
+      try {
+        const report = await createMissingTopics(await getAdmin(), options);
+        problems = report.problems;
+        framesMaxMessageBytes = Math.max(TOPIC_SPECS.frames.maxMessageBytes, report.maxMessageBytes.get(options.framesTopic) ?? 0);
+      } catch (error) {
+        throw kafkaError(`creating or checking topics on ${options.brokers.join(',')}`, error);
+      }
+    },
+
+    topicProblems: () => problems,
+
+    async startCheckpointMirror() {
+      const mirror = await startCheckpointMirror(kafka, getAdmin, options);
+      mirrors.push(mirror);
+      return mirror;
+    },
+
+    async runFramesConsumer(handlers) {
+      consumer = kafka.consumer({
+        groupId: options.groupId,
+        sessionTimeout: options.sessionTimeoutMillis,
+        heartbeatInterval: options.heartbeatIntervalMillis,
+        // kafkajs notices a rebalance (a dead member's partitions to take over) at its next
+        // heartbeat, which waits for the fetch in progress: an idle fetch long-polls this long.
+        // The default (5 s) on top of the session timeout made failover take ~11 s.
+        maxWaitTimeInMs: Math.min(1_000, options.heartbeatIntervalMillis),
+        // Fetch sizes that take the largest record the frames topic allows (kafkajs' defaults: 1 MiB per partition, 10 MiB per fetch).
+        maxBytesPerPartition: framesMaxMessageBytes,
+        maxBytes: Math.max(10 * 1024 * 1024, 2 * framesMaxMessageBytes),
+        allowAutoTopicCreation: false,
+      });
+      await runFramesConsumer(consumer, options, handlers);
+    },
+
+    async commit(partition, nextOffset) {
+      if (consumer === undefined) return;
+      try {
+        await consumer.commitOffsets([{ topic: options.framesTopic, partition, offset: nextOffset }]);
+      } catch (error) {
+        throw kafkaError(`committing offset ${nextOffset} of ${options.framesTopic}[${partition}]`, error);
+      }
+    },
+
+    async frameOffsets() {
+      try {
+        if (probeAdmin === undefined) {
+          const created = kafka.admin({ retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 1_000 } });
+          await created.connect();
+          if (stopped) {
+            await created.disconnect();
+            throw new Error('the estimator is stopping');
+          }
+          probeAdmin = created;
+        }
+        const offsets = await probeAdmin.fetchTopicOffsets(options.framesTopic);
+        return new Map(offsets.map((o) => [o.partition, { low: BigInt(o.low), high: BigInt(o.high) }]));
+      } catch (error) {
+        // Connect afresh next time: a connection to a broker that went away is not reused.
+        const stale = probeAdmin;
+        probeAdmin = undefined;
+        await stale?.disconnect().catch(() => {});
+        throw kafkaError(`reading the offsets of ${options.framesTopic}`, error);
+      }
+    },
+
+    async produce(topic, records) {
+      if (records.length === 0) return;
+      try {
+        const client = await getProducer();
+        const checkpoints = topic === options.checkpointTopic;
+        // The checkpoint topic has one partition (ensureTopics; the mirror reads partition 0).
+        for (const messages of producerRequests(records, checkpoints ? 0 : undefined)) {
+          await client.send({
+            topic,
+            acks: -1,
+            // Checkpoints are the largest records (dedupe memory, histograms: ~2× the frames' bytes at
+            // 10 launches/s per stream); gzip runs in libuv's thread pool, off the event loop, and the
+            // mirror (any kafkajs consumer) decompresses transparently.
+            compression: checkpoints ? CompressionTypes.GZIP : CompressionTypes.None,
+            messages,
+          });
+        }
+      } catch (error) {
+        throw kafkaError(`producing ${records.length} records to ${topic}`, error);
+      }
+    },
+
+    async stop() {
+      stopped = true;
+      const tasks: Promise<unknown>[] = [];
+      if (consumer !== undefined) tasks.push(consumer.disconnect());
+      for (const mirror of mirrors) tasks.push(mirror.stop());
+      await Promise.allSettled(tasks);
+      await Promise.allSettled([producer?.disconnect(), admin?.disconnect(), probeAdmin?.disconnect()]);
+    },
+  };
+}
+
+/**
+ * Creates the topics of {@link EstimatorKafka.ensureTopics} that do not exist yet (contracts/topics.ts
+ * TOPIC_SPECS), checks them all, and waits until every new partition serves requests.
+ */
+async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions): Promise<ServiceTopicsReport> {
+  const report = await ensureServiceTopics(
+    client,
+    [
+      { role: 'frames', name: options.framesTopic },
+      { role: 'distributions', name: options.distributionsTopic },
+      { role: 'alerts', name: options.alertsTopic },
+      { role: 'dlq', name: options.dlqTopic },
+      { role: 'estimatorCheckpoints', name: options.checkpointTopic },
+    ],
+    { partitions: options.partitions, replicationFactor: options.replicationFactor },
+  );
+  // Leaders are in the metadata now; wait until every new partition also serves requests.
+  for (const topic of report.created) await retryTransientKafka(() => client.fetchTopicOffsets(topic));
+  return report;
+}
+
+/**
+ * Tails the compacted checkpoint topic from its beginning with a consumer of its own (group
+ * `<group>.checkpoint-mirror.<instance>`, no commits), keeping the latest value per key.
+ */
+async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin>, options: EstimatorKafkaOptions): Promise<CheckpointMirror> {
+  const values = new Map<string, string>();
+  let position = -1n;
+  const mirrorConsumer = kafka.consumer({
+    groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}`,
+    sessionTimeout: options.sessionTimeoutMillis,
+    heartbeatInterval: options.heartbeatIntervalMillis,
+  });
+  await mirrorConsumer.connect();
+  await mirrorConsumer.subscribe({ topic: options.checkpointTopic, fromBeginning: true });
+  await mirrorConsumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }: EachBatchPayload) => {
+      for (const message of batch.messages) {
+        const key = message.key?.toString('utf8');
+        if (key !== undefined) {
+          if (message.value === null) values.delete(key);
+          else values.set(key, message.value.toString('utf8'));
+        }
+        position = BigInt(message.offset);
+      }
+      await Promise.resolve();
+    },
+  });
+  return {
+    entries(prefix) {
+      const result = new Map<string, string>();
+      for (const [key, value] of values) if (key.startsWith(prefix)) result.set(key, value);
+      return result;
+    },
+    async catchUp(timeoutMillis) {
+      const client = await getAdmin();
+      const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.checkpointTopic));
+      const high = BigInt(offsets[0]?.high ?? '0');
+      const deadline = Date.now() + timeoutMillis;
+      while (position + 1n < high) {
+        if (Date.now() > deadline) {
+          throw new EstimatorError(
+            'WW_ERR_ESTIMATOR_CHECKPOINT_READ',
+            `checkpoint topic ${options.checkpointTopic} not read up to offset ${high} within ${timeoutMillis} ms (at ${position + 1n})`,
+            { retriable: true },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    async stop() {
+      await mirrorConsumer.disconnect();
+    },
+  };
+}
+
+/** Joins the group with `consumer` and hands assignments, batches (messages decoded to {@link ConsumedMessage}) and crashes to `handlers`; commits are the caller's. */
+async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOptions, handlers: FramesHandlers): Promise<void> {
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? []);
+  });
+  consumer.on(consumer.events.CRASH, (event) => {
+    handlers.onCrash(event.payload.error, event.payload.restart);
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic: options.framesTopic, fromBeginning: options.fromBeginning });
+  await consumer.run({
+    autoCommit: false,
+    partitionsConsumedConcurrently: 1,
+    eachBatch: async ({ batch, heartbeat, isStale }: EachBatchPayload) => {
+      await handlers.onBatch({
+        partition: batch.partition,
+        highWatermark: batch.highWatermark,
+        heartbeat,
+        isStale,
+        messages: batch.messages.map((message) => ({
+          offset: message.offset,
+          key: message.key?.toString('utf8'),
+          value: message.value ?? new Uint8Array(0),
+          headers: headersToStrings(message.headers),
+          timestampMillis: Number(message.timestamp),
+        })),
+      });
+    },
+  });
+}

@@ -1,0 +1,582 @@
+import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
+import { decodeFrame, FrameError, type FrameKind } from '../../protocol/index.ts';
+import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
+import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
+import { createCountHistogram } from './count-histogram.ts';
+import { createIdentityPool } from './identity-pool.ts';
+import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
+import { isSamplesObservation, streamIdentityOf, streamKeyOfObservation, type Observation } from './launch-observation.ts';
+import { alertRecord, distributionRecord } from './records.ts';
+import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
+import {
+  closeIdleWindows,
+  closeWindowsThrough,
+  createStreamState,
+  recordObservation,
+  type StreamState,
+  type WindowAccumulation,
+  type WindowOptions,
+} from './stream-state.ts';
+import { computeWindowResult, createWindowModelCache, type ParametricFitter, type WindowComputeOptions, type WindowResult } from './window-result.ts';
+
+/**
+ * The estimator's core, without I/O: takes frames-topic messages per partition, keeps the
+ * per-stream state, closes windows, computes results, raises alerts, and hands points and
+ * records to the injected outputs. Checkpoints are produced and restored here; the Kafka
+ * adapter (kafka.ts) and the service (estimator-service.ts) move them.
+ */
+
+/** Where results go (the service wires Influx and Kafka; tests collect them). */
+export interface EngineOutputs {
+  writePoints(points: readonly SeriesPoint[]): void;
+  /** The stream's latest distribution after a window close (key = stream key); the Kafka adapter encodes it. */
+  publishDistribution(key: string, record: DistributionRecord): void;
+  /** An alert raised (key = stream key); the Kafka adapter encodes it. */
+  publishAlert(key: string, record: AlertRecord): void;
+  /** Every computed window (the OpenTelemetry result metrics, result-metrics.ts); optional. */
+  recordWindow?: ((result: WindowResult) => void) | undefined;
+  /** Every alert raised; optional. */
+  recordAlert?: ((alert: AlertEvent) => void) | undefined;
+  /**
+   * A frame or window the engine could not use (docs/estimator.md, Quarantine): the service
+   * writes it to the DLQ topic. Optional: without it such frames and windows are only counted.
+   */
+  quarantine?: ((record: QuarantineRecord) => void) | undefined;
+}
+
+/**
+ * Something the engine hands to the DLQ instead of using it: a frame rejected at decode
+ * (`rejected`, with the protocol's or the identity rules' code), or a frame or window whose
+ * handling failed with an unexpected error (`quarantined`: WW_ERR_ESTIMATOR_FRAME_QUARANTINED,
+ * WW_ERR_ESTIMATOR_WINDOW_QUARANTINED). Processing goes on after either.
+ */
+export interface QuarantineRecord {
+  readonly kind: 'frame' | 'window';
+  readonly reason: 'rejected' | 'quarantined';
+  /** A WW_ERR_* code (docs/errors.md). */
+  readonly code: string;
+  /** One line: what went wrong. */
+  readonly message: string;
+  readonly partition: number;
+  /** The frame's offset; for a window, the offset of its stream's last applied frame (undefined when none is known). */
+  readonly offset: string | undefined;
+  /** The stream key when known (a frame that did not decode has none). */
+  readonly streamKey: string | undefined;
+  /** The frame's bytes, or the window's summary as JSON text. */
+  readonly value: Uint8Array | string;
+  /** The frame's Kafka headers (ww-host, ww-label-*, traceparent), when it came with some. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** Observations of the engine's work (the service maps them to OpenTelemetry metrics). */
+export interface EngineTelemetry {
+  /** One message handled; `type` is the frame type when it decoded (`launch-summary` | `group-samples`). */
+  frame(outcome: FrameOutcome, type?: FrameKind): void;
+  windowClosed(modelMillis: number, eventLagMillis: number): void;
+  modelError(error: unknown, streamKey: string): void;
+  alertRaised(kind: string): void;
+  /**
+   * A checkpoint record that could not be decoded (WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT): its
+   * stream (or, for the partition marker, the partition's skip threshold) starts empty.
+   * Optional: tests may leave it out.
+   */
+  checkpointCorrupt?(key: string, error: unknown): void;
+  /** A stream forgotten to stay within maxLiveStreams (its open windows were closed and written first). Optional. */
+  streamEvicted?(streamKey: string): void;
+  /** A frame or window quarantined or rejected (also handed to EngineOutputs.quarantine), with the error behind it. Optional. */
+  quarantined?(record: QuarantineRecord, error: unknown): void;
+  /** A window written without the quantities derived from the sums that overflowed (WindowAccumulation.overflowed). Optional. */
+  windowOverflowed?(streamKey: string, startMillis: number, sums: readonly string[]): void;
+}
+
+/**
+ * What happened to one message: `rejected` (not a valid frame: to the DLQ with its code),
+ * `future` (a valid frame dated more than maxFutureSkewMillis ahead of the wall clock: not
+ * recorded, the watermark untouched; code WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE), `quarantined`
+ * (handling it failed with an unexpected error: to the DLQ, WW_ERR_ESTIMATOR_FRAME_QUARANTINED),
+ * `duplicate`, `late`, `replayed` (already applied before a restart), or `recorded`.
+ */
+export type FrameOutcome = 'recorded' | 'duplicate' | 'late' | 'rejected' | 'future' | 'quarantined' | 'replayed';
+
+/** Which histogram loss_predicted is computed from at a window close (WARPWATCH_PREDICTION_BASIS). */
+export type PredictionBasis = 'window' | 'current' | 'cumulative';
+
+/**
+ * The window settings: the `window` slice of the estimator config (EstimatorConfig['window']),
+ * read by the engine as it is: the windows of stream-state.ts plus when idle streams close and
+ * are forgotten, the prediction basis and the future-skew bound.
+ */
+export interface EngineWindowSettings extends WindowOptions {
+  /** A stream that recorded nothing for this long (processing time, ms) has its open windows closed. */
+  readonly idleCloseMillis: number;
+  /** A stream idle this long (processing time, ms) is forgotten (state tombstoned in the checkpoint). */
+  readonly streamRetentionMillis: number;
+  readonly predictionBasis: PredictionBasis;
+  /** Frames dated more than this ahead of the wall clock (ms) are rejected as `future`; they never move a watermark. */
+  readonly maxFutureSkewMillis: number;
+}
+
+/**
+ * The compute settings: the `compute` slice of the estimator config (EstimatorConfig['compute']),
+ * read by the engine as it is: window-result.ts's options without the fitter (a function, passed
+ * in as EngineOptions.fitter), whether to fit, and whether to write histogram points.
+ */
+export interface EngineComputeSettings extends Omit<WindowComputeOptions, 'fitter'> {
+  /** Fit the parametric families (with EngineOptions.fitter) at each window close. */
+  readonly fit: boolean;
+  /** Write warpwatch_histogram points (one per bin per window). */
+  readonly histogramPoints: boolean;
+}
+
+/**
+ * Engine options: slices of the estimator config as they are (EstimatorConfig's window, compute,
+ * alerts, maxLiveStreams, tagLabels: `{ ...config, fitter, monotonicMillis }` is a valid value)
+ * and what is passed in: the fitter and a clock.
+ */
+export interface EngineOptions {
+  readonly window: EngineWindowSettings;
+  readonly compute: EngineComputeSettings;
+  readonly alerts: AlertSettings;
+  /**
+   * Live streams held at most (all partitions; WARPWATCH_MAX_STREAMS); a new stream beyond it
+   * evicts the stream that recorded least recently (its open windows are closed and written, its
+   * state tombstoned, counted by streamEvicted). Default unlimited.
+   */
+  readonly maxLiveStreams?: number | undefined;
+  /** Collector labels written as InfluxDB tags when a stream has them (WARPWATCH_TAG_LABELS; default none). */
+  readonly tagLabels?: readonly string[] | undefined;
+  /** The parametric fitter used when compute.fit is on (the service passes model/'s); none: no fit. */
+  readonly fitter?: ParametricFitter | undefined;
+  /** A monotonic clock in milliseconds used only to time the model (telemetry). */
+  readonly monotonicMillis: () => number;
+}
+
+interface StreamEntry {
+  /** The frames-topic partition the stream lives in. */
+  readonly partition: number;
+  readonly state: StreamState;
+  readonly alerts: AlertState;
+  /** Offset after the last message of this stream applied (BigInt for comparison). */
+  appliedOffset: bigint;
+}
+
+interface PartitionState {
+  readonly streams: Map<string, StreamEntry>;
+  /** Streams changed since the last checkpoint. */
+  readonly dirty: Set<string>;
+  /** Streams forgotten since the last checkpoint (tombstones to write). */
+  readonly forgotten: Set<string>;
+  /** Skip threshold for streams without their own checkpoint (the restored partition marker). */
+  markerOffset: bigint;
+  /** Offset after the last message handled. */
+  nextOffset: bigint;
+}
+
+/** One record to write to the checkpoint topic: stream key → JSON (null = tombstone). */
+export interface CheckpointRecord {
+  /** Stream key, or undefined for the partition marker. */
+  readonly streamKey: string | undefined;
+  readonly value: string | null;
+}
+
+/** The engine API. */
+export interface EstimatorEngine {
+  /**
+   * Handles one frames-topic message (raw frame bytes) of `partition` at `offset`; its Kafka
+   * `headers` give the host and labels of the collector that forwarded it (ww-host,
+   * ww-label-*); its record timestamp `recordTimestampMillis` (ms since the epoch: when the
+   * collector read the frame) bounds how far the frame moves its stream's watermark, so a
+   * frame dated ahead of the rest of its stream does not make the stream's next frames late
+   * (stream-state.ts watermarkCandidate). Returns what happened to it; never throws: a bad
+   * frame is `rejected`, a frame whose handling fails unexpectedly `quarantined` (both handed
+   * to outputs.quarantine).
+   */
+  handleMessage(
+    partition: number,
+    offset: string,
+    value: Uint8Array,
+    wallMillis: number,
+    headers?: Readonly<Record<string, string>>,
+    recordTimestampMillis?: number,
+  ): FrameOutcome;
+  /** Handles an already decoded observation, a launch summary's or GroupSamples' (tests, benchmarks, the in-process demo path). */
+  handleObservation(partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome;
+  /**
+   * Closes windows of streams idle for idleCloseMillis in partitions that are caught up, and
+   * forgets streams idle beyond the retention. Returns the number of windows closed.
+   */
+  tick(wallMillis: number, isCaughtUp: (partition: number) => boolean): number;
+  /** Closes every open window of every stream (end of input). */
+  closeAll(): number;
+  /** Records to write so that `partition` can be restored at its current position; clears dirty marks. */
+  checkpoint(partition: number): { records: CheckpointRecord[]; nextOffset: string } | undefined;
+  /** Restores a partition from checkpoint records (stream key → JSON; the marker holds `{ nextOffset }`). */
+  restorePartition(partition: number, records: ReadonlyMap<string, string>, marker: string | undefined, wallMillis: number): void;
+  /** Forgets a partition (revoked): its state lives on in the checkpoint topic. */
+  releasePartition(partition: number): void;
+  hasPartition(partition: number): boolean;
+  /**
+   * The offset after the last message of `partition` handled (or restored from its checkpoint
+   * marker): where its consumer stands. The service compares it with the partition's high
+   * watermark to know the consumer lag. Undefined when the partition is not held.
+   *
+   * @example engine.nextOffset(0) // 1042n
+   */
+  nextOffset(partition: number): bigint | undefined;
+  partitions(): number[];
+  liveStreams(): number;
+}
+
+/**
+ * Distinct bases (histograms the model ran on) whose model answers an engine keeps
+ * (window-result.ts WindowModelCache), and their histogram entries in all: ~1 KB per basis
+ * plus ~12 bytes of key per entry, at most ~7 MB.
+ */
+const MODEL_CACHE_CAPACITY = 4096;
+const MODEL_CACHE_MAX_SUPPORT = 262_144;
+
+/**
+ * Creates an engine.
+ *
+ * @example
+ * const engine = createEstimatorEngine(options, outputs, telemetry);
+ * engine.handleMessage(0, '17', frameBytes, Date.now());
+ */
+export function createEstimatorEngine(options: EngineOptions, outputs: EngineOutputs, telemetry: EngineTelemetry): EstimatorEngine {
+  const compute: WindowComputeOptions = { ...options.compute, fitter: options.compute.fit ? options.fitter : undefined };
+  const alerts = alertOptionsOf(options.alerts);
+  const partitions = new Map<number, PartitionState>();
+  // Live streams share their device, host and label strings (identity-pool.ts).
+  const identities = createIdentityPool();
+  // Window closes on a basis modelled before reuse its model (docs/estimator.md, Performance).
+  const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY, MODEL_CACHE_MAX_SUPPORT);
+  // Every live stream, least recently recorded first (a stream moves to the end when it records):
+  // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md, Performance).
+  const recency = new Map<StreamEntry, PartitionState>();
+  const touch = (entry: StreamEntry, part: PartitionState): void => {
+    recency.delete(entry);
+    recency.set(entry, part);
+  };
+
+  const partitionState = (partition: number): PartitionState => {
+    let state = partitions.get(partition);
+    if (state === undefined) {
+      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      partitions.set(partition, state);
+    }
+    return state;
+  };
+
+  const publishAlerts = (alerts: readonly AlertEvent[]): void => {
+    if (alerts.length === 0) return;
+    outputs.writePoints(alerts.map((alert) => alertPoint(alert, options.tagLabels)));
+    for (const alert of alerts) {
+      outputs.publishAlert(streamKeyOf(alert.identity), alertRecord(alert));
+      outputs.recordAlert?.(alert);
+      telemetry.alertRaised(alert.kind);
+    }
+  };
+
+  /**
+   * Hands a closed window whose handling threw to the DLQ (its summary; nothing of it was
+   * written, or only part): the stream's other windows and streams go on.
+   */
+  const quarantineWindow = (entry: StreamEntry, window: WindowAccumulation, error: unknown): void => {
+    const record: QuarantineRecord = {
+      kind: 'window',
+      reason: 'quarantined',
+      code: 'WW_ERR_ESTIMATOR_WINDOW_QUARANTINED',
+      message: `window [${window.startMillis}, ${window.endMillis}) of stream ${entry.state.key} could not be closed (${errorText(error)}); not written`,
+      partition: entry.partition,
+      offset: entry.appliedOffset > 0n ? String(entry.appliedOffset - 1n) : undefined,
+      streamKey: entry.state.key,
+      value: JSON.stringify({
+        schema: 'warpwatch.quarantined-window/v1',
+        stream: entry.state.key,
+        startMillis: window.startMillis,
+        endMillis: window.endMillis,
+        launches: window.launches,
+        groups: window.groups,
+        units: window.units,
+        sampleFrames: window.sampleFrames,
+        overflowed: window.overflowed ?? [],
+      }),
+    };
+    outputs.quarantine?.(record);
+    telemetry.quarantined?.(record, error);
+  };
+
+  const emitClosed = (entry: StreamEntry, closed: readonly WindowAccumulation[], wallMillis: number): void => {
+    for (const window of closed) {
+      // The last line of defence: one window that cannot be closed costs only itself.
+      try {
+        emitWindow(entry, window, wallMillis);
+      } catch (error) {
+        quarantineWindow(entry, window, error);
+      }
+    }
+  };
+
+  /** Computes one closed window and hands its points, records and alerts to the outputs. */
+  const emitWindow = (entry: StreamEntry, window: WindowAccumulation, wallMillis: number): void => {
+    const basis =
+      options.window.predictionBasis === 'window'
+        ? window.histogram
+        : options.window.predictionBasis === 'current'
+          ? entry.state.current.histogram
+          : entry.state.cumulative;
+    const started = options.monotonicMillis();
+    let result: WindowResult;
+    try {
+      result = computeWindowResult(entry.state.identity, window, basis, compute, modelCache);
+    } catch (error) {
+      telemetry.modelError(error, entry.state.key);
+      try {
+        // The measurements of the window still count: without the failed prediction.
+        result = computeWindowResult(entry.state.identity, window, createCountHistogram(), compute);
+      } catch (fallbackError) {
+        // Nothing can be computed for this window (counted); the other closed windows go on.
+        telemetry.modelError(fallbackError, entry.state.key);
+        return;
+      }
+    }
+    if (result.overflowedSums !== undefined && result.overflowedSums.length > 0) telemetry.windowOverflowed?.(entry.state.key, window.startMillis, result.overflowedSums);
+    telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
+    outputs.writePoints(windowPoints(result, { includeHistogram: options.compute.histogramPoints, labelTags: options.tagLabels }));
+    outputs.recordWindow?.(result);
+    publishAlerts(evaluateAlerts(entry.alerts, result, alerts));
+    outputs.publishDistribution(
+      entry.state.key,
+      distributionRecord(entry.state, window.histogram, result, {
+        current: options.window.current,
+        basis: options.window.predictionBasis,
+      }),
+    );
+  };
+
+  const liveStreams = (): number => recency.size;
+
+  /** Drops a partition's state and its streams from the recency order. */
+  const forgetPartition = (partition: number): void => {
+    const part = partitions.get(partition);
+    if (part === undefined) return;
+    for (const entry of part.streams.values()) recency.delete(entry);
+    partitions.delete(partition);
+  };
+
+  /**
+   * Forgets the stream that recorded least recently (ties, e.g. streams restored together, in
+   * the order they were recorded or restored), after writing its open windows.
+   */
+  const evictLeastRecent = (wallMillis: number): void => {
+    const first = recency.entries().next();
+    if (first.done === true) return;
+    const [entry, part] = first.value;
+    const key = entry.state.key;
+    recency.delete(entry);
+    emitClosed(entry, closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY), wallMillis);
+    part.streams.delete(key);
+    part.dirty.delete(key);
+    part.forgotten.add(key);
+    telemetry.streamEvicted?.(key);
+  };
+
+  /** Records one observation at `offsetValue` (parsed once per message: BigInt parsing and arithmetic allocate). */
+  const handleObservation = (partition: number, offsetValue: bigint, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
+    const part = partitionState(partition);
+    const next = offsetValue + 1n;
+    if (next > part.nextOffset) part.nextOffset = next;
+    // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
+    // every later frame would be late. Rejected before anything is kept.
+    if (observation.eventTimeMillis > wallMillis + options.window.maxFutureSkewMillis) return 'future';
+    const key = streamKeyOfObservation(observation);
+    let entry = part.streams.get(key);
+    if (entry === undefined) {
+      // A stream without its own checkpoint: everything below the partition marker is already accounted for.
+      if (offsetValue < part.markerOffset) return 'replayed';
+      if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
+      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1n };
+      // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
+      part.streams.set(entry.state.key, entry);
+      part.forgotten.delete(key);
+      touch(entry, part);
+    } else if (offsetValue < entry.appliedOffset) {
+      return 'replayed';
+    }
+    entry.appliedOffset = next;
+    entry.alerts.staleRaised = false;
+    part.dirty.add(entry.state.key);
+    const outcome = recordObservation(entry.state, observation, options.window, wallMillis, sentMillis);
+    if (outcome.status === 'recorded') touch(entry, part);
+    emitClosed(entry, outcome.closed, wallMillis);
+    return outcome.status;
+  };
+
+  const engine: EstimatorEngine = {
+    handleObservation(partition, offset, observation, wallMillis) {
+      const outcome = handleObservation(partition, BigInt(offset), observation, wallMillis);
+      telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
+      return outcome;
+    },
+    handleMessage(partition, offset, value, wallMillis, headers, recordTimestampMillis) {
+      let outcome: FrameOutcome;
+      let type: FrameKind | undefined;
+      let observation: Observation | undefined;
+      let offsetValue: bigint | undefined;
+      try {
+        const frame = decodeFrame(value);
+        type = frame.type;
+        const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
+        // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
+        observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
+        offsetValue = BigInt(offset);
+        outcome = handleObservation(partition, offsetValue, observation, wallMillis, recordTimestampMillis);
+      } catch (error) {
+        // Decoding and converting the frame can make it a bad frame (`rejected`); any other
+        // failure is unexpected (`quarantined`): the last line of defence, so that one frame never
+        // stops the partition (docs/estimator.md, Quarantine). Both go to the DLQ.
+        const rejected = observation === undefined && (error instanceof FrameError || error instanceof RangeError || wwCodeOf(error) !== undefined);
+        outcome = rejected ? 'rejected' : 'quarantined';
+        const code = rejected ? (wwCodeOf(error) ?? 'WW_ERR_FRAME_INVALID') : 'WW_ERR_ESTIMATOR_FRAME_QUARANTINED';
+        const record: QuarantineRecord = {
+          kind: 'frame',
+          reason: outcome,
+          code,
+          message: rejected ? errorText(error) : `handling the frame failed (${errorText(error)}); quarantined, not recorded`,
+          partition,
+          offset,
+          streamKey: observation === undefined ? undefined : streamKeyOf(streamIdentityOf(observation)),
+          value,
+          headers,
+        };
+        outputs.quarantine?.(record);
+        telemetry.quarantined?.(record, error);
+      }
+      // handleObservation moved the partition's position already when it ran.
+      if (offsetValue === undefined) {
+        const part = partitionState(partition);
+        const next = BigInt(offset) + 1n;
+        if (next > part.nextOffset) part.nextOffset = next;
+      }
+      telemetry.frame(outcome, type);
+      return outcome;
+    },
+    tick(wallMillis, isCaughtUp) {
+      let closedCount = 0;
+      for (const [partition, part] of partitions) {
+        if (!isCaughtUp(partition)) continue;
+        for (const [key, entry] of part.streams) {
+          const closed = closeIdleWindows(entry.state, wallMillis, options.window.idleCloseMillis);
+          if (closed.length > 0) {
+            part.dirty.add(key);
+            emitClosed(entry, closed, wallMillis);
+            closedCount += closed.length;
+          }
+          const stale = evaluateStale(entry.alerts, entry.state.identity, wallMillis, entry.state.lastRecordWallMillis, alerts);
+          if (stale !== undefined) {
+            part.dirty.add(key);
+            publishAlerts([stale]);
+          }
+          if (entry.state.windows.size === 0 && wallMillis - entry.state.lastRecordWallMillis >= options.window.streamRetentionMillis) {
+            part.streams.delete(key);
+            part.dirty.delete(key);
+            part.forgotten.add(key);
+            recency.delete(entry);
+          }
+        }
+      }
+      return closedCount;
+    },
+    closeAll() {
+      let closedCount = 0;
+      for (const part of partitions.values()) {
+        for (const [key, entry] of part.streams) {
+          const closed = closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY);
+          if (closed.length === 0) continue;
+          part.dirty.add(key);
+          emitClosed(entry, closed, entry.state.lastRecordWallMillis);
+          closedCount += closed.length;
+        }
+      }
+      return closedCount;
+    },
+    checkpoint(partition) {
+      const part = partitions.get(partition);
+      if (part === undefined) return undefined;
+      const records: CheckpointRecord[] = [];
+      for (const key of part.dirty) {
+        const entry = part.streams.get(key);
+        if (entry === undefined) continue;
+        records.push({
+          streamKey: key,
+          value: encodeStreamCheckpoint({ state: entry.state, alerts: entry.alerts, appliedOffset: entry.appliedOffset.toString() }),
+        });
+      }
+      for (const key of part.forgotten) records.push({ streamKey: key, value: null });
+      const nextOffset = part.nextOffset.toString();
+      records.push({ streamKey: undefined, value: JSON.stringify({ v: 1, nextOffset }) });
+      part.dirty.clear();
+      part.forgotten.clear();
+      return { records, nextOffset };
+    },
+    restorePartition(partition, records, marker, wallMillis) {
+      forgetPartition(partition);
+      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      if (marker !== undefined) {
+        let parsed: { nextOffset?: unknown } | undefined;
+        try {
+          parsed = JSON.parse(marker) as { nextOffset?: unknown };
+        } catch (error) {
+          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, error);
+        }
+        if (parsed !== undefined && typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
+          part.markerOffset = BigInt(parsed.nextOffset);
+          part.nextOffset = part.markerOffset;
+        } else if (parsed !== undefined) {
+          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, new Error(`no decimal nextOffset in ${marker.slice(0, 100)}`));
+        }
+      }
+      for (const [key, text] of records) {
+        // A record that cannot be decoded costs its stream's state, never the partition: the
+        // stream starts empty (frames below the marker stay skipped as replayed) and the
+        // record is overwritten at the next checkpoint.
+        try {
+          const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
+          const entry: StreamEntry = { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) };
+          part.streams.set(key, entry);
+          touch(entry, part);
+        } catch (error) {
+          telemetry.checkpointCorrupt?.(key, error);
+        }
+      }
+      partitions.set(partition, part);
+    },
+    releasePartition(partition) {
+      forgetPartition(partition);
+    },
+    hasPartition(partition) {
+      return partitions.has(partition);
+    },
+    nextOffset(partition) {
+      return partitions.get(partition)?.nextOffset;
+    },
+    partitions() {
+      return [...partitions.keys()];
+    },
+    liveStreams() {
+      return liveStreams();
+    },
+  };
+  return engine;
+}
+
+/** The WW_ERR_* code an error carries (FrameError, StreamIdentityError, EstimatorError), if any. */
+function wwCodeOf(error: unknown): string | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && code.startsWith('WW_ERR_') ? code : undefined;
+}
+
+/** An error as one line of text. */
+function errorText(error: unknown): string {
+  return (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).replace(/\s+/g, ' ');
+}

@@ -1,0 +1,115 @@
+import { histogramBinRange, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import type { SampledGroupInput } from '../../model/index.ts';
+import type { LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
+
+/**
+ * Maps a decoded LaunchSummary frame to what the window state records. The event time is
+ * the launch end (host clock), in milliseconds; clock sums become numbers (exact below
+ * 2^53 ticks, far beyond any window's sum at GHz rates for hours, and only used in ratios).
+ * Histogram bins become [low, high] ranges so that device-side binning feeds the
+ * binning error bound.
+ *
+ * @example
+ * const observation = observationFromFrame(frame as LaunchSummaryFrame);
+ */
+export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservation {
+  // A recorder that samples launches (1 in K, or a per-second budget) counts the groups of the
+  // launches it left out in groupCount (SPEC.md, docs/kernels.md): the summary stands for
+  // groupCount / groupsCounted times its groups. Its histogram and sums are weighted by that,
+  // so launches sampled at different rates enter a window in proportion to the work they stand for.
+  const weight = summaryWeight(frame);
+  // Object.assign onto the identity, not a spread into a literal: V8 makes the spread's result a
+  // dictionary-mode object (~1 KB per frame instead of ~0.4 KB), a frame's largest allocation.
+  return Object.assign(identityOfFrame(frame), {
+    bins: frame.histogram.map((entry) => {
+      const range = histogramBinRange(entry.bin);
+      return { low: range.low, high: range.high, count: entry.count * weight };
+    }),
+    groups: frame.groupsCounted * weight,
+    sumLossCounts: frame.sumCountsLoss * weight,
+    sumLossMeasured: frame.sumMeasuredLoss * weight,
+    sumSimtClocks: Number(frame.sumSimtClocks) * weight,
+    sumMimdClocks: Number(frame.sumMimdClocks) * weight,
+  });
+}
+
+/**
+ * The weight of a LaunchSummary: groupCount / groupsCounted (≥ 1; 1 when every group of the
+ * launch was counted, or none was).
+ *
+ * @example summaryWeight({ groupCount: 3000, groupsCounted: 1000 }) // 3
+ */
+export function summaryWeight(frame: Pick<LaunchSummaryFrame, 'groupCount' | 'groupsCounted'>): number {
+  return frame.groupsCounted > 0 && frame.groupCount > frame.groupsCounted ? frame.groupCount / frame.groupsCounted : 1;
+}
+
+/**
+ * Maps a decoded GroupSamples frame to a SamplesObservation: same stream, frame identity and
+ * event time (launch end) as its launch's summary; each group's clocks become offsets from
+ * its start clock c0 (exact as numbers: a group lasts far fewer than 2^53 ticks).
+ *
+ * @example
+ * const samples = samplesObservationFromFrame(frame as GroupSamplesFrame);
+ */
+export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesObservation {
+  const blocks = frame.selection === 'block' && frame.groupsPerBlock !== undefined ? blockRunsOf(frame, frame.groupsPerBlock) : undefined;
+  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups.map(sampledGroupInputOf), ...(blocks === undefined ? {} : { blocks }) };
+}
+
+/**
+ * The complete blocks of a block-selection frame as runs of unit counts: the samples of block
+ * b = ⌊groupIndex / groupsPerBlock⌋, sorted by groupIndex, lane counts concatenated. A block is
+ * complete when it holds all min(groupsPerBlock, groupCount − b·groupsPerBlock) of its groups
+ * once; incomplete blocks (split across frames, or cut by a full sample buffer) are left out.
+ *
+ * @example blockRunsOf({ ...frame, groupCount: 4, groups: [g0, g1, g3] }, 2) // [[...g0.laneCounts, ...g1.laneCounts]]
+ */
+export function blockRunsOf(frame: Pick<GroupSamplesFrame, 'groupCount' | 'groups'>, groupsPerBlock: number): number[][] {
+  const byBlock = new Map<number, GroupSample[]>();
+  for (const group of frame.groups) {
+    const block = Math.floor(group.groupIndex / groupsPerBlock);
+    const members = byBlock.get(block);
+    if (members === undefined) byBlock.set(block, [group]);
+    else members.push(group);
+  }
+  const runs: number[][] = [];
+  for (const [block, members] of [...byBlock].sort((a, b) => a[0] - b[0])) {
+    const expected = Math.min(groupsPerBlock, frame.groupCount - block * groupsPerBlock);
+    members.sort((a, b) => a.groupIndex - b.groupIndex);
+    const distinct = members.every((g, k) => k === 0 || g.groupIndex !== members[k - 1]!.groupIndex);
+    if (members.length !== expected || !distinct) continue;
+    runs.push(members.flatMap((g) => g.laneCounts));
+  }
+  return runs;
+}
+
+/**
+ * One sampled group with its clocks as offsets from its start clock c0 (exact as numbers: a
+ * group lasts far fewer than 2^53 ticks).
+ *
+ * @example recordSampledGroup(samples, sampledGroupInputOf(frame.groups[0]));
+ */
+export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
+  return {
+    laneCounts: group.laneCounts,
+    laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
+    durationTicks: Number(group.endClock - group.startClock),
+    // The counts-only mark (protocol/SPEC.md): every clock 0, so none was measured.
+    ...(group.startClock === 0n && group.endClock === 0n && group.laneFinishClocks.every((clock) => clock === 0n) ? { clocked: false } : {}),
+  };
+}
+
+/** Stream and frame identity of a frame; the event time is the launch end (host clock), ms. */
+function identityOfFrame(frame: Frame): ObservationIdentity {
+  return {
+    job: frame.job,
+    kernel: frame.kernel,
+    device: frame.device.name,
+    deviceUuid: frame.device.uuid,
+    groupSize: frame.groupSize,
+    source: frame.source,
+    launchId: frame.launchId,
+    frameSequence: frame.frameSequence,
+    eventTimeMillis: Number(frame.endUnixNanos / 1_000_000n),
+  };
+}

@@ -1,0 +1,128 @@
+import { NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
+import type { SampledGroupInput } from '../../model/index.ts';
+
+/**
+ * The stream and frame identity every observation carries (LaunchSummary and GroupSamples
+ * frames of one launch share it; frameSequence tells the frames apart).
+ */
+export interface ObservationIdentity {
+  readonly job: string;
+  readonly kernel: string;
+  /** Device name (e.g. "NVIDIA H100 80GB HBM3" or the CPU model). */
+  readonly device: string;
+  /** Device UUID from the frame (the nil UUID when unknown); absent = nil. */
+  readonly deviceUuid?: string | undefined;
+  /** Host of the collector that forwarded the frame (Kafka header ww-host); absent = ''. */
+  readonly host?: string | undefined;
+  /** Labels of that collector (ww-label-* headers); absent = none. */
+  readonly labels?: Readonly<Record<string, string>> | undefined;
+  /** n: lanes per group (1..32 for warps/tiles; larger for CPU lockstep groups). */
+  readonly groupSize: number;
+  readonly source: 'cuda' | 'cpu';
+  /** Launch identity; with frameSequence it makes a frame unique within its stream. */
+  readonly launchId: bigint;
+  readonly frameSequence: number;
+  /** Event time of the launch (milliseconds since the Unix epoch), used for windowing. */
+  readonly eventTimeMillis: number;
+}
+
+/**
+ * What the estimator takes from one LaunchSummary frame: the stream it belongs to, its
+ * identity for de-duplication, its event time, the per-lane iteration-count histogram and
+ * the per-launch sums of measured and count-based loss. Decoupled from the wire format so
+ * the window logic is tested without frames (frame-observation.ts maps a decoded frame).
+ */
+export interface LaunchObservation extends ObservationIdentity {
+  /** Lanes per iteration-count bin, [low, high] inclusive (low = high: exact value). */
+  readonly bins: readonly { readonly low: number; readonly high: number; readonly count: number }[];
+  /** Number of groups (warps/tiles) of the launch. */
+  readonly groups: number;
+  /** Σ over groups of H computed from the group's counts (n·max/Σ). */
+  readonly sumLossCounts: number;
+  /** Σ over groups of measured H = C_SIMT/C_MIMD from clocks. */
+  readonly sumLossMeasured: number;
+  /** Σ over groups of C_SIMT = n·(c_end − c0), in clock cycles (or ns on the CPU backend). */
+  readonly sumSimtClocks: number;
+  /** Σ over groups of C_MIMD = Σ_i (c_i − c0), same unit as sumSimtClocks. */
+  readonly sumMimdClocks: number;
+}
+
+
+/**
+ * What the estimator takes from one GroupSamples frame: the same stream and frame identity
+ * as a LaunchObservation, and the sampled groups (model.md §3). `kind` tells the two apart.
+ */
+export interface SamplesObservation extends ObservationIdentity {
+  readonly kind: 'samples';
+  readonly groups: readonly SampledGroupInput[];
+  /**
+   * Block runs (frames with selection `block`): the unit counts of each complete sampled block,
+   * its groups in groupIndex order (model.md §11a); absent for other selections.
+   */
+  readonly blocks?: readonly (readonly number[])[];
+}
+
+/**
+ * Whether a launch summary carries the counts-only mark (protocol/SPEC.md, "Counts-only frames
+ * (no clock)"): groups counted, but sumSimtClocks = sumMimdClocks = sumLossMeasured = 0. A clocked
+ * summary cannot look like this (each counted group adds at least 1 to sumLossMeasured), so such
+ * a launch has no measured loss: it adds nothing to a window's measured values.
+ *
+ * @example isCountsOnly({ groups: 4, sumLossMeasured: 0, sumSimtClocks: 0, sumMimdClocks: 0 }) // true
+ */
+export function isCountsOnly(observation: Pick<LaunchObservation, 'groups' | 'sumLossMeasured' | 'sumSimtClocks' | 'sumMimdClocks'>): boolean {
+  return observation.groups > 0 && observation.sumLossMeasured === 0 && observation.sumSimtClocks === 0 && observation.sumMimdClocks === 0;
+}
+
+/** Either kind of observation. */
+export type Observation = LaunchObservation | SamplesObservation;
+
+/** The fields of an observation that name its stream. */
+export type ObservationStream = Pick<ObservationIdentity, 'job' | 'kernel' | 'device' | 'deviceUuid' | 'host' | 'labels' | 'groupSize' | 'source'>;
+
+/**
+ * Whether an observation is a GroupSamples one.
+ *
+ * @example if (isSamplesObservation(observation)) recordSampledGroup(...);
+ */
+export function isSamplesObservation(observation: Observation): observation is SamplesObservation {
+  return (observation as { kind?: string }).kind === 'samples';
+}
+
+/**
+ * The identity of the stream an observation belongs to (contracts/stream-identity.ts).
+ *
+ * @example
+ * streamIdentityOf(observation).stream; // 'matpow/matpow16'
+ */
+export function streamIdentityOf(observation: ObservationStream): StreamIdentity {
+  return {
+    stream: `${observation.job}/${observation.kernel}`,
+    job: observation.job,
+    kernel: observation.kernel,
+    groupSize: observation.groupSize,
+    source: observation.source,
+    device: observation.device,
+    deviceUuid: observation.deviceUuid ?? NIL_UUID,
+    host: observation.host ?? '',
+    labels: observation.labels ?? {},
+  };
+}
+
+/**
+ * The key of the stream an observation belongs to: the same text as
+ * `streamKeyOf(streamIdentityOf(observation))` (contracts/stream-identity.ts), without building the identity (the per-frame
+ * path; docs/estimator.md, Performance).
+ *
+ * @example streamKeyOfObservation(observation) // 'matpow/matpow16|n=32|cpu|00000000-0000-0000-0000-000000000000|node7'
+ */
+export function streamKeyOfObservation(observation: ObservationStream): string {
+  return streamKeyOf({
+    job: observation.job,
+    kernel: observation.kernel,
+    groupSize: observation.groupSize,
+    source: observation.source,
+    deviceUuid: observation.deviceUuid ?? NIL_UUID,
+    host: observation.host ?? '',
+  });
+}
