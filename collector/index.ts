@@ -32,3 +32,5 @@ export { COLLECTOR_INFLUX_RETRY, createInfluxMetricsWriter } from './influx-metr
 export type { InfluxMetricsWriterOptions } from './influx-metrics-writer.ts';
 export { degradedReasons, startCollector } from './collector.ts';
 export type { CollectorDependencies, RunningCollector } from './collector.ts';
+export { COLLECTOR_LOG_PREFIX, startCollectorService } from './collector-service.ts';
+export type { CollectorServiceOptions, RunningCollectorService } from './collector-service.ts';
