@@ -35,7 +35,7 @@ export const FOLDER_IMPORTS = {
  * imports are allowed anywhere: they load nothing). Tests and benchmarks are exempt.
  */
 export const ADAPTER_FILES = {
-  kafkajs: ['collector/kafka-producer.ts', 'estimator/adapters/kafka.ts', 'cli/demo/kafka-transport.ts', 'cli/distributions-reader.ts', 'deploy/local/readiness.ts'],
+  kafkajs: ['service/kafka-client.ts', 'collector/kafka-producer.ts', 'estimator/adapters/kafka.ts'],
 };
 
 /**

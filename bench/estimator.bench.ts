@@ -20,11 +20,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import type { Producer } from 'kafkajs';
 // @ts-expect-error -- a plain JavaScript module of bin/, without type declarations
 import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { decodeFrame } from '../protocol/index.ts';
+import { createKafkaClient } from '../service/index.ts';
 import { createEstimatorEngine } from '../estimator/index.ts';
 import { MEASUREMENTS } from '../contracts/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
@@ -212,7 +213,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const lease = await acquireStackLease(resolveLocalStackConfig(process.env), silentReporter);
   const brokers = lease.endpoints.kafkaBrokers;
   const influxUrl = lease.endpoints.influxUrl;
-  const kafka = new Kafka({ clientId: 'estimator-bench', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
+  const kafka = createKafkaClient({ clientId: 'estimator-bench', brokers: brokers.split(',') });
   const admin = kafka.admin();
   await admin.connect();
   const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });

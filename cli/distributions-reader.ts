@@ -1,5 +1,6 @@
-import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import type { Consumer, Kafka } from 'kafkajs';
 import type { EstimatorKafkaSecurity } from '../estimator/index.ts';
+import { createKafkaClient } from '../service/index.ts';
 import { decodeDistributionRecord, type DistributionRecord } from '../contracts/index.ts';
 import { retryTransientKafka } from '../estimator/index.ts';
 import { DemoError } from './demo/errors.ts';
@@ -16,7 +17,7 @@ export interface DistributionsReaderOptions {
   readonly topic: string;
   readonly clientId: string;
   readonly connectionTimeoutMillis?: number;
-  /** SASL/TLS client options (cli/kafka-security.ts); absent = plaintext. */
+  /** SASL/TLS (the estimator's Kafka slice, credentials as Secrets); absent = plaintext. */
   readonly security?: EstimatorKafkaSecurity | undefined;
 }
 
@@ -30,12 +31,11 @@ function parseRecord(value: Buffer | null): DistributionRecord | undefined {
 }
 
 function clientOf(options: DistributionsReaderOptions): Kafka {
-  return new Kafka({
+  return createKafkaClient({
     clientId: options.clientId,
-    brokers: [...options.brokers],
-    ...options.security,
-    connectionTimeout: options.connectionTimeoutMillis ?? 3_000,
-    logLevel: logLevel.NOTHING,
+    brokers: options.brokers,
+    security: options.security,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? 3_000,
     retry: { retries: 5, initialRetryTime: 200 },
   });
 }

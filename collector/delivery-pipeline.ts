@@ -1,14 +1,14 @@
 import { DLQ_HEADERS } from '../contracts/index.ts';
-import { isUnreachableError } from '../service/index.ts';
+import { isUnreachableError, type LogLevel as ServiceLogLevel, type ServiceLogger } from '../service/index.ts';
 import type { CollectorMetrics } from './collector-metrics.ts';
 import type { DiskSpool } from './disk-spool.ts';
 import { recordSizeBytes, type ProduceFunction, type ProduceRecord } from './produce-record.ts';
 
-/** Severity of a collector log line. */
-export type LogLevel = 'info' | 'warn' | 'error';
+/** Severity of a collector log line (the services' one, service/service-logger.ts). */
+export type LogLevel = ServiceLogLevel;
 
-/** Where the collector writes its (rare, state-change) log lines; the CLI passes a stderr writer. */
-export type LogFunction = (level: LogLevel, message: string) => void;
+/** Where the collector writes its (rare, state-change) log lines: the `log` of its ServiceLogger (collector-service.ts). */
+export type LogFunction = ServiceLogger['log'];
 
 /** Settings and I/O of {@link createDeliveryPipeline}. Sizes in bytes, times in milliseconds. */
 export interface DeliveryPipelineOptions {

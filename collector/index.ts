@@ -12,3 +12,5 @@ export { createKafkaProducer } from './kafka-producer.ts';
 export { createInfluxMetricsWriter } from './influx-metrics-writer.ts';
 export { startCollector } from './collector.ts';
 export type { RunningCollector } from './collector.ts';
+export { COLLECTOR_LOG_PREFIX, startCollectorService } from './collector-service.ts';
+export type { CollectorServiceOptions, RunningCollectorService } from './collector-service.ts';

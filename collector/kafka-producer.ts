@@ -1,6 +1,6 @@
-import { CompressionTypes, Kafka, Partitioners, logLevel, type LogEntry, type Message, type Producer } from 'kafkajs';
+import { CompressionTypes, Partitioners, type Message, type Producer } from 'kafkajs';
 import { MAX_FRAME_RECORD_BYTES } from '../contracts/index.ts';
-import { ensureServiceTopics, isUnreachableError, kafkaClientSecurity, kafkaTlsFailure } from '../service/index.ts';
+import { createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -44,29 +44,31 @@ const KAFKA_LOG_REPEAT_MILLIS = 30_000;
  */
 export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFunction = () => {}): KafkaProducerAdapter {
   const lastLogged = new Map<string, number>();
-  const kafka = new Kafka({
+  const kafka = createKafkaClient({
     clientId: config.clientId,
-    brokers: [...config.brokers],
-    connectionTimeout: config.connectionTimeoutMillis,
-    requestTimeout: config.requestTimeoutMillis,
+    brokers: config.brokers,
+    security: config,
+    connectionTimeoutMillis: config.connectionTimeoutMillis,
+    requestTimeoutMillis: config.requestTimeoutMillis,
     retry: { retries: config.retries, initialRetryTime: 100, maxRetryTime: 2_000 },
-    ...kafkaClientSecurity(config),
-    logLevel: logLevel.WARN,
-    logCreator: () => (entry: LogEntry) => {
-      const message = entry.log.message;
-      // Bounded retries are a deliberate choice here: a failed batch is spooled and re-sent by a new producer.
-      if (message.includes('Limiting retries for the idempotent producer')) return;
-      // A broker that cannot be reached is said once per outage by the delivery pipeline, with
-      // what to try; kafkajs' own line per connection attempt would repeat it.
-      if (isUnreachableError(`${message} ${String(entry.log.error ?? '')}`)) return;
-      // A failed TLS handshake is said by the delivery pipeline as WW_ERR_KAFKA_TLS, with what to change.
-      if (kafkaTlsFailure(`${message} ${String(entry.log.error ?? '')}`) !== undefined) return;
-      const now = Date.now();
-      const previous = lastLogged.get(message);
-      if (previous !== undefined && now - previous < KAFKA_LOG_REPEAT_MILLIS) return;
-      if (lastLogged.size > 1000) lastLogged.clear();
-      lastLogged.set(message, now);
-      log(entry.level === logLevel.ERROR ? 'error' : 'warn', `kafkajs ${entry.namespace}: ${message}`);
+    log: {
+      level: 'warn',
+      entry: (entry) => {
+        const message = entry.message;
+        // Bounded retries are a deliberate choice here: a failed batch is spooled and re-sent by a new producer.
+        if (message.includes('Limiting retries for the idempotent producer')) return;
+        // A broker that cannot be reached is said once per outage by the delivery pipeline, with
+        // what to try; kafkajs' own line per connection attempt would repeat it.
+        if (isUnreachableError(`${message} ${String(entry.error ?? '')}`)) return;
+        // A failed TLS handshake is said by the delivery pipeline as WW_ERR_KAFKA_TLS, with what to change.
+        if (kafkaTlsFailure(`${message} ${String(entry.error ?? '')}`) !== undefined) return;
+        const now = Date.now();
+        const previous = lastLogged.get(message);
+        if (previous !== undefined && now - previous < KAFKA_LOG_REPEAT_MILLIS) return;
+        if (lastLogged.size > 1000) lastLogged.clear();
+        lastLogged.set(message, now);
+        log(entry.level === 'error' ? 'error' : 'warn', `kafkajs ${entry.namespace}: ${message}`);
+      },
     },
   });
   const compression = config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;

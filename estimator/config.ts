@@ -1,7 +1,6 @@
-import type { KafkaConfig } from 'kafkajs';
 import { hostname } from 'node:os';
 import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
-import { ConfigReader, type EnvSource } from '../service/index.ts';
+import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile } from '../service/index.ts';
 import { EstimatorConfigError } from './errors.ts';
 import type { AlertSettings } from './engine/alert-detector.ts';
 import type { EngineComputeSettings, EngineWindowSettings } from './engine/estimator-engine.ts';
@@ -9,8 +8,11 @@ import type { EngineComputeSettings, EngineWindowSettings } from './engine/estim
 /** Which histogram loss_predicted is computed from at window close. */
 export type PredictionBasis = (typeof ESTIMATOR_FIELDS.predictionBasis.values)[number];
 
-/** The kafkajs client options for SASL and TLS. */
-export type EstimatorKafkaSecurity = Pick<KafkaConfig, 'sasl' | 'ssl'>;
+/**
+ * The estimator's Kafka SASL/TLS settings: the shared security slice (service/kafka-security.ts),
+ * credentials held as Secrets until service/kafka-client.ts hands them to kafkajs.
+ */
+export type EstimatorKafkaSecurity = KafkaSecurityConfig;
 
 /** Validated, frozen settings of the estimator; built once by {@link loadEstimatorConfig}. */
 export interface EstimatorConfig {
@@ -36,10 +38,9 @@ export interface EstimatorConfig {
     readonly heartbeatIntervalMillis: number;
     readonly connectionTimeoutMillis: number;
     /**
-     * SASL/TLS options handed to kafkajs as they are; absent = plaintext without login. Not read
-     * here: the CLI adds them from the KAFKA_SECURITY_FIELDS slice (WARPWATCH_KAFKA_SASL_*,
-     * WARPWATCH_KAFKA_TLS*) with service/kafka-security.ts, the reader the collector uses too
-     * (cli/kafka-security.ts).
+     * SASL/TLS from the KAFKA_SECURITY_FIELDS slice (WARPWATCH_KAFKA_SASL_*, WARPWATCH_KAFKA_TLS*),
+     * read by the reader the collector uses too (service/kafka-security.ts); absent or
+     * `{ sasl: undefined, tls: undefined }` = plaintext without login.
      */
     readonly security?: EstimatorKafkaSecurity;
   };
@@ -120,21 +121,23 @@ const INFLUX_REQUEST_TIMEOUT_MILLIS = 10_000;
 export interface EstimatorConfigInput {
   readonly env: EnvSource;
   readonly flags?: EstimatorFlags | undefined;
+  /** Reads the SASL password, TLS key and certificate files (`*_FILE` variables); tests pass their own. */
+  readonly readTextFile?: ReadTextFile | undefined;
 }
 
 /**
  * Builds the estimator configuration from environment variables (`WARPWATCH_*`) and
  * command-line flags, once at start-up, from the field definitions ESTIMATOR_FIELDS
  * (contracts/config-fields.ts; their table is docs/estimator.md "Configuration"): every value
- * validated, all problems reported together, the result deeply frozen. Kafka SASL/TLS are
- * added by the CLI from the KAFKA_SECURITY_FIELDS slice (cli/kafka-security.ts).
+ * validated, all problems reported together, the result deeply frozen. Kafka SASL/TLS are read
+ * from the KAFKA_SECURITY_FIELDS slice as the collector reads them (credentials held as Secrets).
  *
  * @throws EstimatorConfigError (WW_ERR_ESTIMATOR_CONFIG) listing every invalid setting: name, value, why.
  * @example
  * const config = loadEstimatorConfig({ env: process.env, flags: { windowMillis: '5000' } });
  */
 export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfig {
-  const reader = new ConfigReader({ env: input.env, flags: input.flags ?? {} });
+  const reader = new ConfigReader({ env: input.env, flags: input.flags ?? {}, readTextFile: input.readTextFile });
   const kafka = readKafka(reader);
   const v = reader.read({
     instance: F.instance,
@@ -170,7 +173,7 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
 }
 
 /**
- * Only the estimator's Kafka slice (brokers, group, topics, consumer timeouts): what a command
+ * Only the estimator's Kafka slice (brokers, group, topics, consumer timeouts, SASL/TLS): what a command
  * that reads the estimator's topics without running it (`advise --stream`) needs. Other settings
  * are not read, so a bad unrelated one does not stop it.
  *
@@ -178,12 +181,13 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
  * @example const kafka = loadEstimatorKafkaConfig({ env: process.env }); // kafka.distributionsTopic
  */
 export function loadEstimatorKafkaConfig(input: EstimatorConfigInput): EstimatorConfig['kafka'] {
-  const reader = new ConfigReader({ env: input.env, flags: input.flags ?? {} });
+  const reader = new ConfigReader({ env: input.env, flags: input.flags ?? {}, readTextFile: input.readTextFile });
   const kafka = readKafka(reader);
   if (reader.problems.length > 0) throw new EstimatorConfigError(reader.problems);
   return kafka;
 }
 
+/** The Kafka slice: brokers, group, topics, consumer settings and the shared SASL/TLS slice. */
 function readKafka(reader: ConfigReader): EstimatorConfig['kafka'] {
   const v = reader.read({
     brokers: F.brokers,
@@ -208,7 +212,7 @@ function readKafka(reader: ConfigReader): EstimatorConfig['kafka'] {
       why: `must be at most a third of ${F.sessionTimeoutMillis.env} (${v.sessionTimeoutMillis})`,
     });
   }
-  return Object.freeze(v);
+  return Object.freeze({ ...v, security: readKafkaSecurity(reader) });
 }
 
 function readInflux(reader: ConfigReader): EstimatorConfig['influx'] {

@@ -1,12 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
-import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type OutageLog } from '../service/index.ts';
+import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type LogLineSink, type OutageLog } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 import { createCheckpointProtocol } from './engine/checkpoint-protocol.ts';
 import { createEstimatorEngine, type EstimatorEngine } from './engine/estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
-import { PROGRESS_LOG_MILLIS, progressLine, type ProgressSnapshot } from './adapters/progress-log.ts';
+import { PROGRESS_LOG_MILLIS, progressMessage, type ProgressSnapshot } from './adapters/progress-log.ts';
+import { createEstimatorLogger } from './estimator-log.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './adapters/estimator-telemetry.ts';
 import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './adapters/influx-writer.ts';
 import { createEstimatorKafka, outgoingResultRecord, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './adapters/kafka.ts';
@@ -29,8 +30,12 @@ export interface RunningEstimator {
   /** Port of /metrics and /healthz, when enabled. */
   readonly metricsPort: number | undefined;
   health(): EstimatorHealth;
-  /** Final checkpoint and commit (bounded by shutdownTimeoutMillis), then disconnect. */
-  stop(): Promise<void>;
+  /**
+   * Final checkpoint and commit (bounded by shutdownTimeoutMillis), then disconnect. With the
+   * `signal` that stopped the service, says `<signal>: checkpointing and stopping` first and
+   * `stopped` at the end. Idempotent.
+   */
+  stop(signal?: string): Promise<void>;
 }
 
 /** The default fitter: model.md §2d families by maximum likelihood, best AIC first. */
@@ -155,8 +160,8 @@ function createOutages(config: EstimatorConfig, log: (line: string) => void): Es
     checkpoint: createOutageLog(log),
     brokers,
     kafkaUnreachable: (reason) =>
-      kafka.failed(`warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
-    kafkaTls: (reason) => kafka.failed(`warpwatch estimate: WW_ERR_KAFKA_TLS: TLS handshake with Kafka at ${brokers} failed: ${reason}`),
+      kafka.failed(`WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
+    kafkaTls: (reason) => kafka.failed(`WW_ERR_KAFKA_TLS: TLS handshake with Kafka at ${brokers} failed: ${reason}`),
   };
 }
 
@@ -183,17 +188,19 @@ interface EstimatorParts {
  * ({@link createCheckpointer}), the frames consumer ({@link framesHandlers}) and the timers
  * ({@link startTimers}).
  *
- * @param log one line per notable event (start-up, sink errors), without secrets.
+ * @param config the configuration, Kafka SASL/TLS included (loadEstimatorConfig reads them).
+ * @param write where its lines go, one at a time without newline (the CLI adds a timestamp and
+ *   writes them to stderr): one per notable event (start-up, sink errors), each
+ *   `warpwatch estimate: <message>` (the service's one logger, estimator-log.ts), without secrets.
  * @throws EstimatorError when Kafka cannot be reached, the metrics port cannot be bound, or the
  *   InfluxDB database is missing and cannot be created (WW_ERR_ESTIMATOR_INFLUX_DATABASE).
  * @example
  * const estimator = await startEstimator(loadEstimatorConfig({ env: process.env }), (line) => process.stderr.write(line + '\n'));
+ * process.once('SIGTERM', (signal) => void estimator.stop(signal));
  */
-export async function startEstimator(
-  config: EstimatorConfig,
-  log: (line: string) => void,
-  options: { fitter?: ParametricFitter } = {},
-): Promise<RunningEstimator> {
+export async function startEstimator(config: EstimatorConfig, write: LogLineSink, options: { fitter?: ParametricFitter } = {}): Promise<RunningEstimator> {
+  // The service's one logger: every line below is a message; the logger adds the prefix.
+  const log = createEstimatorLogger(write).info;
   const state: PartitionState = { stopping: false, assigned: new Set(), restored: new Set(), lag: new Map(), lagMeasuredAt: new Map(), reachableSince: new Map() };
   // Created below; /healthz and the gauges may be read before (then they show none).
   const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue } = {};
@@ -237,10 +244,10 @@ export async function startEstimator(
   const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing };
 
   await kafka.ensureTopics();
-  outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers`);
+  outages.kafka.recovered(`Kafka at ${outages.brokers} answers`);
   // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
   kafkaTopicProblems = () => kafka.topicProblems();
-  for (const problem of kafka.topicProblems()) log(`warpwatch estimate: WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
+  for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
   const mirror = await kafka.startCheckpointMirror();
   const restorer = createPartitionRestorer(parts, mirror);
   const checkpointer = createCheckpointer(parts);
@@ -248,7 +255,7 @@ export async function startEstimator(
   const timers = startTimers(parts, checkpointer);
 
   log(
-    `warpwatch estimate: group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
+    `group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
       config.influx === undefined ? 'off' : `${config.influx.url} db ${config.influx.database}`
     }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}, otlp ${config.otlp === undefined ? 'off' : config.otlp.url}`,
   );
@@ -256,17 +263,19 @@ export async function startEstimator(
   return {
     metricsPort: metricsServer?.port,
     health,
-    async stop() {
+    async stop(signal) {
       if (state.stopping) return;
       state.stopping = true;
+      if (signal !== undefined) log(`${signal}: checkpointing and stopping`);
       for (const timer of timers) clearInterval(timer);
       const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
       await Promise.race([checkpointer.checkpoint(), deadline]);
       await kafka.stop();
       const left = influx === undefined ? 0 : (await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2))).dropped.closed;
-      if (left > 0) log(`warpwatch estimate: ${left} points could not be written to InfluxDB before shutdown`);
+      if (left > 0) log(`${left} points could not be written to InfluxDB before shutdown`);
       await metricsServer?.close();
       await metricsExport?.shutdown();
+      if (signal !== undefined) log('stopped');
     },
   };
 }
@@ -315,25 +324,25 @@ async function openInfluxSink(config: EstimatorConfig, log: (line: string) => vo
   if (config.influx === undefined) return undefined;
   const influxUrl = config.influx.url;
   const check = await ensureInfluxDatabase(config.influx);
-  if (check === 'created') log(`warpwatch estimate: created InfluxDB database "${config.influx.database}" at ${influxUrl}`);
+  if (check === 'created') log(`created InfluxDB database "${config.influx.database}" at ${influxUrl}`);
   if (check === 'unauthorized') {
     outage.failed(
-      `warpwatch estimate: WW_ERR_ESTIMATOR_INFLUX_WRITE: InfluxDB at ${influxUrl} refused the credentials (HTTP 401); points wait in the buffer and are retried${config.influx.tokenFile === undefined ? '' : `, the token file read again before each retry`} (not logged again until a write succeeds); check WARPWATCH_INFLUX_TOKEN(_FILE)`,
+      `WW_ERR_ESTIMATOR_INFLUX_WRITE: InfluxDB at ${influxUrl} refused the credentials (HTTP 401); points wait in the buffer and are retried${config.influx.tokenFile === undefined ? '' : `, the token file read again before each retry`} (not logged again until a write succeeds); check WARPWATCH_INFLUX_TOKEN(_FILE)`,
     );
   }
   if (check === 'unreachable') {
     const hint = unreachableServerHint('influx', influxUrl, '--influx-url');
-    outage.failed(`warpwatch estimate: InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${hint}`);
+    outage.failed(`InfluxDB at ${influxUrl} does not answer yet; points wait in the buffer and are retried (not logged again until a write succeeds); ${hint}`);
   }
   return createEstimatorInfluxWriter(
     config.influx,
     (error) => {
       telemetry.sinkError('influx');
       // The shared writer ends the message with what to try when nothing answered (service/influx-writer.ts).
-      if (!error.retriable) log(`warpwatch estimate: ${error.code}: ${error.message}`);
-      else outage.failed(`warpwatch estimate: ${error.code}: ${error.message} (not logged again until a write succeeds)`);
+      if (!error.retriable) log(`${error.code}: ${error.message}`);
+      else outage.failed(`${error.code}: ${error.message} (not logged again until a write succeeds)`);
     },
-    () => outage.recovered(`warpwatch estimate: InfluxDB at ${influxUrl} takes writes again`),
+    () => outage.recovered(`InfluxDB at ${influxUrl} takes writes again`),
   );
 }
 
@@ -344,7 +353,7 @@ function createResultsQueue(kafka: EstimatorKafka, telemetry: EstimatorTelemetry
     produce: (topic, records) => kafka.produce(topic, records),
     onDropped: (dropped, total) => {
       telemetry.outgoingDropped(dropped);
-      log(`warpwatch estimate: ${dropped} result record(s) for Kafka dropped: the outgoing queue is full (${MAX_OUTGOING_RECORDS}); ${total} in total`);
+      log(`${dropped} result record(s) for Kafka dropped: the outgoing queue is full (${MAX_OUTGOING_RECORDS}); ${total} in total`);
     },
   });
 }
@@ -374,23 +383,23 @@ function createServiceEngine(
       ...telemetry.engine,
       streamEvicted(streamKey) {
         telemetry.engine.streamEvicted?.(streamKey);
-        log(`warpwatch estimate: stream ${streamKey} evicted (WARPWATCH_MAX_STREAMS = ${config.maxLiveStreams} live streams); its open windows were written first`);
+        log(`stream ${streamKey} evicted (WARPWATCH_MAX_STREAMS = ${config.maxLiveStreams} live streams); its open windows were written first`);
       },
       quarantined(record, error) {
         telemetry.engine.quarantined?.(record, error);
         quarantineLog(record.streamKey ?? `?${record.partition}`, () =>
-          `warpwatch estimate: ${record.code}: ${record.kind} of ${record.streamKey === undefined ? `an unknown stream (partition ${record.partition})` : `stream ${record.streamKey}`} at partition ${record.partition} offset ${record.offset ?? '-'} ${record.reason === 'rejected' ? 'rejected' : 'quarantined'} to ${config.kafka.dlqTopic}: ${record.message}; processing goes on (the stream's later ones are counted in /healthz counters, not logged)`,
+          `${record.code}: ${record.kind} of ${record.streamKey === undefined ? `an unknown stream (partition ${record.partition})` : `stream ${record.streamKey}`} at partition ${record.partition} offset ${record.offset ?? '-'} ${record.reason === 'rejected' ? 'rejected' : 'quarantined'} to ${config.kafka.dlqTopic}: ${record.message}; processing goes on (the stream's later ones are counted in /healthz counters, not logged)`,
         );
       },
       windowOverflowed(streamKey, startMillis, sums) {
         telemetry.engine.windowOverflowed?.(streamKey, startMillis, sums);
         overflowLog(streamKey, () =>
-          `warpwatch estimate: WW_ERR_ESTIMATOR_WINDOW_OVERFLOW: stream ${streamKey}, window at ${startMillis}: the sum(s) ${sums.join(', ')} overflowed; the window is written without the fields derived from them (docs/estimator.md, Overflow); later ones of this stream are counted, not logged`,
+          `WW_ERR_ESTIMATOR_WINDOW_OVERFLOW: stream ${streamKey}, window at ${startMillis}: the sum(s) ${sums.join(', ')} overflowed; the window is written without the fields derived from them (docs/estimator.md, Overflow); later ones of this stream are counted, not logged`,
         );
       },
       checkpointCorrupt(key, error) {
         telemetry.engine.checkpointCorrupt?.(key, error);
-        log(`warpwatch estimate: WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT: checkpoint record '${key}' ignored, its stream starts empty: ${error instanceof Error ? error.message : String(error)}`);
+        log(`WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT: checkpoint record '${key}' ignored, its stream starts empty: ${error instanceof Error ? error.message : String(error)}`);
       },
     },
   );
@@ -431,7 +440,7 @@ function createPartitionRestorer(parts: EstimatorParts, mirror: CheckpointMirror
     }
     engine.restorePartition(partition, records, marker, Date.now());
     state.restored.add(partition);
-    log(`warpwatch estimate: partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
+    log(`partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
   };
 
   return {
@@ -487,11 +496,11 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
       if (checkpointing !== undefined) return checkpointing;
       checkpointing = protocol
         .run()
-        .then(() => outages.checkpoint.recovered('warpwatch estimate: checkpoints are written again'))
+        .then(() => outages.checkpoint.recovered('checkpoints are written again'))
         .catch((error: unknown) => {
           telemetry.sinkError('checkpoint');
           outages.checkpoint.failed(
-            `warpwatch estimate: checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
+            `checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
           );
         })
         .finally(() => {
@@ -526,22 +535,22 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
         }
       }
       for (const partition of partitions) state.assigned.add(partition);
-      log(`warpwatch estimate: assigned partitions [${[...state.assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
+      log(`assigned partitions [${[...state.assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
       // Restore now rather than at the first batch, so a partition is ready before its frames arrive.
       for (const partition of partitions) {
         restorer.ensureRestored(partition).catch((error: unknown) => {
-          log(`warpwatch estimate: restoring partition ${partition} failed (retried at its next batch): ${error instanceof Error ? error.message : String(error)}`);
+          log(`restoring partition ${partition} failed (retried at its next batch): ${error instanceof Error ? error.message : String(error)}`);
         });
       }
     },
     onBatch: (batch) => {
-      outages.kafka.recovered(`warpwatch estimate: Kafka at ${outages.brokers} answers again`);
+      outages.kafka.recovered(`Kafka at ${outages.brokers} answers again`);
       return processBatch(parts, restorer, reportFuture, batch);
     },
     onCrash(error, restart) {
       // A broker that went away is one outage (said once), not a line per crash and restart.
       if (restart && isUnreachableError(error)) outages.kafkaUnreachable(`consumer: ${error.message}`);
-      else log(`warpwatch estimate: consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
+      else log(`consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
     },
   };
 }
@@ -612,7 +621,7 @@ function createFutureFrameReporter(config: EstimatorConfig, log: (line: string) 
     if (futureSeen.size < 10_000 || futureSeen.has(stream)) futureSeen.set(stream, seen);
     if (seen === 1 || seen % 1000 === 0) {
       log(
-        `warpwatch estimate: WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE: stream ${stream} (partition ${partition}, offset ${offset}): frame dated more than ${config.window.maxFutureSkewMillis} ms ahead of this host's clock, not recorded (${seen} so far for this stream; WARPWATCH_MAX_FUTURE_SKEW_MILLIS)`,
+        `WW_ERR_ESTIMATOR_FRAME_FROM_FUTURE: stream ${stream} (partition ${partition}, offset ${offset}): frame dated more than ${config.window.maxFutureSkewMillis} ms ahead of this host's clock, not recorded (${seen} so far for this stream; WARPWATCH_MAX_FUTURE_SKEW_MILLIS)`,
       );
     }
   };
@@ -660,7 +669,7 @@ function createLagProbe(parts: EstimatorParts): () => void {
           noteLag(state, partition, offset.high - (position > offset.low ? position : offset.low), now, freshness);
         }
         reportLag(state, telemetry);
-        probeFailure.recovered(`warpwatch estimate: the offsets of ${config.kafka.framesTopic} are read again; idle windows close again`);
+        probeFailure.recovered(`the offsets of ${config.kafka.framesTopic} are read again; idle windows close again`);
       })
       .catch((error: unknown) => {
         // Not answered: the lag is unknown, so nothing closes by idleness until it is known again.
@@ -669,7 +678,7 @@ function createLagProbe(parts: EstimatorParts): () => void {
         if (isUnreachableError(error)) outages.kafkaUnreachable(`lag probe: ${reason}`);
         else
           probeFailure.failed(
-            `warpwatch estimate: WW_ERR_ESTIMATOR_KAFKA: the offsets of ${config.kafka.framesTopic} cannot be read (${reason}); windows of silent streams stay open until they can (retried every ${probeEveryMillis(config)} ms, not logged again until then)`,
+            `WW_ERR_ESTIMATOR_KAFKA: the offsets of ${config.kafka.framesTopic} cannot be read (${reason}); windows of silent streams stay open until they can (retried every ${probeEveryMillis(config)} ms, not logged again until then)`,
           );
       })
       .finally(() => {
@@ -698,7 +707,7 @@ function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.
       engine.tick(now, (partition) => idleCloseAllowed(state, partition, now, limits));
     }, tickEveryMillis),
     setInterval(() => {
-      parts.sendOutgoing().catch((error: unknown) => log(`warpwatch estimate: ${error instanceof Error ? error.message : String(error)}`));
+      parts.sendOutgoing().catch((error: unknown) => log(`${error instanceof Error ? error.message : String(error)}`));
     }, 100),
     setInterval(() => void checkpointer.checkpoint(), config.checkpointIntervalMillis),
     setInterval(() => {
@@ -721,7 +730,7 @@ function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.
     }, 10_000),
     setInterval(() => {
       const counters = telemetry.counters;
-      log(progressLine(lastProgress, counters, engine.liveStreams(), engine.partitions().length));
+      log(progressMessage(lastProgress, counters, engine.liveStreams(), engine.partitions().length));
       lastProgress = { framesIn: counters.framesIn, framesRejected: counters.framesRejected, windowsClosed: counters.windowsClosed };
     }, PROGRESS_LOG_MILLIS),
   ];

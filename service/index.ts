@@ -1,8 +1,9 @@
 // Plumbing both services (collector, estimator) share: the telemetry server and OTel resource,
 // the InfluxDB line encoding, write-API policy and writer, the retry helper, the config toolkit
 // (config-toolkit.ts: typed fields of contracts/config-fields.ts read from env and flags, every
-// problem reported together) and the Kafka security slice. Imports contracts/ only, plus Node and
-// the external clients.
+// problem reported together), the Kafka security slice and the one Kafka client factory, the one
+// logger type of both services and their stop signals. Imports contracts/ only, plus Node and the
+// external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
 export { createInfluxWriteApi } from './influx-client.ts';
@@ -24,6 +25,12 @@ export type { ConfigTableSpec } from './config-docs.ts';
 export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka-security.ts';
 export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
 export { Secret } from './secret.ts';
+export { createKafkaClient } from './kafka-client.ts';
+export type { KafkaClientLogEntry, KafkaClientOptions } from './kafka-client.ts';
+export { createServiceLogger, formatLogLine, stderrLineSink } from './service-logger.ts';
+export type { LogLevel, LogLineSink, ServiceLogger, ServiceLoggerOptions } from './service-logger.ts';
+export { STOP_SIGNALS, waitForStopSignal } from './stop-signal.ts';
+export type { StopSignal } from './stop-signal.ts';
 export {
   BUSY_LINGER_MILLIS,
   createInfluxWriter,

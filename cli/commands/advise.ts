@@ -14,7 +14,6 @@ import {
 import { computeAdvice } from '../../analysis/index.ts';
 import { formatAdviceText } from '../advise/advice-text.ts';
 import { renderAdviceReport } from '../report/advice-report.ts';
-import { kafkaSecurityFromEnv } from '../kafka-security.ts';
 import { writeCountsFile } from '../counts-file.ts';
 import { parseDeviceSelector, parseGroupSize, parseHost, parseStreamName } from '../../contracts/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
@@ -138,10 +137,9 @@ async function readInput(flags: AdviseFlags, identity: AdviseIdentity): Promise<
     if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
-  const security = kafkaSecurityFromEnv(process.env);
   // With --stream from Kafka, --n, --device and --host pick one of the stream's runs (n, device, host).
   const selection = { stream: identity.stream ?? '', groupSize: identity.groupSize, device: identity.device, host: identity.host };
-  return adviseInputFromStream({ brokers: kafka.brokers, topic: kafka.distributionsTopic, security }, selection, flags.basis);
+  return adviseInputFromStream({ brokers: kafka.brokers, topic: kafka.distributionsTopic, security: kafka.security }, selection, flags.basis);
 }
 
 async function runAdvise(flags: AdviseFlags, command: Command): Promise<void> {

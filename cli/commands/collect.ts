@@ -1,25 +1,10 @@
 import { existsSync, statSync } from 'node:fs';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
-import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { Command } from 'commander';
-import {
-  CollectorConfigError,
-  CollectorError,
-  createInfluxMetricsWriter,
-  createKafkaProducer,
-  describeCollectorConfig,
-  describeTotals,
-  loadCollectorConfig,
-  startCollector,
-  startHealthServer,
-  type CollectorConfig,
-  type HealthServer,
-  type LogFunction,
-} from '../../collector/index.ts';
+import { CollectorConfigError, loadCollectorConfig, startCollectorService, type CollectorConfig } from '../../collector/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, readFrameFile } from '../frame-file.ts';
-import { COLLECTOR_FIELDS as F, SERVICE_NAMES } from '../../contracts/index.ts';
-import { serviceResource } from '../../service/index.ts';
+import { COLLECTOR_FIELDS as F } from '../../contracts/index.ts';
+import { stderrLineSink, waitForStopSignal } from '../../service/index.ts';
 import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -143,93 +128,10 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
     return { file, damaged: read.damaged, damagedBytes: read.damagedBytes };
   });
 
-  const log: LogFunction = (level, message) => {
-    process.stderr.write(`${new Date().toISOString()} warpwatch collect ${level}: ${message}\n`);
-  };
-
-  // Telemetry SDK: set up here, in the entry point; collector/ only uses @opentelemetry/api.
-  const exporter = new PrometheusExporter({ preventServerStart: true });
-  // The resource names the agent on /metrics (target_info: service_name warpwatch-collector, its instance and host).
-  const meterProvider = new MeterProvider({ readers: [exporter], resource: serviceResource({ serviceName: SERVICE_NAMES.collector, instanceId: config.instance, hostName: config.hostName }) });
-  const kafka = createKafkaProducer(config.kafka, log);
-  const metricsWriter = config.influx === undefined ? undefined : createInfluxMetricsWriter(config.influx, log);
-  const collector = await startCollector({
-    config,
-    produce: kafka.send,
-    meter: meterProvider.getMeter('warpwatch-collector'),
-    log,
-    stdin: config.sources.stdin ? process.stdin : undefined,
-    metricsWriter,
-    topicProblems: () => kafka.topicProblems(),
-  });
-  // Create or check the topics at once, so a topic that cannot take the frames is said at start
-  // (WW_ERR_KAFKA_TOPIC_CONFIG). A broker that does not answer yet is said by the delivery
-  // pipeline; the first send checks again.
-  void kafka.ensureTopics().catch(() => {});
-
-  let healthServer: HealthServer | undefined;
-  try {
-    if (config.metricsPort !== undefined) {
-      healthServer = await startHealthServer({
-        host: config.metricsHost,
-        port: config.metricsPort,
-        metricsHandler: (request, response) => exporter.getMetricsRequestHandler(request, response),
-        health: () => collector.health(),
-      });
-    }
-  } catch (error) {
-    await collector.stop();
-    await kafka.close();
-    throw error;
-  }
-  const metricsText = healthServer === undefined ? 'metrics off' : `metrics http://${config.metricsHost}:${healthServer.port}/metrics and /healthz`;
-  log('info', `started: ${describeCollectorConfig(config)} ${metricsText}`);
-
-  let signalled: string | undefined;
-  let onSignal: (name: string) => void = () => {};
-  const stopSignal = new Promise<void>((resolve) => {
-    onSignal = (name) => {
-      signalled = name;
-      resolve();
-    };
-  });
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  let inputError: unknown;
-  const inputs = collector.inputsDone.then(
-    () => undefined,
-    (error: unknown) => {
-      inputError = error;
-    },
-  );
-  // Serving a socket: run until a signal (or an input failure); otherwise until the inputs end.
-  await Promise.race([stopSignal, collector.servesSocket ? inputs.then(() => (inputError === undefined ? stopSignal : undefined)) : inputs]);
-  process.removeListener('SIGTERM', onSignal);
-  process.removeListener('SIGINT', onSignal);
-  if (config.sources.stdin) process.stdin.destroy();
-
-  const result = await collector.stop();
-  await kafka.close();
-  await healthServer?.close();
-  await meterProvider.shutdown();
-  const totals = collector.metrics.totals();
-  const influx = metricsWriter?.stats();
-  log(
-    'info',
-    `stopped${signalled === undefined ? '' : ` on ${signalled}`}: ${describeTotals(totals, collector.spool.recordCount)}` +
-      (influx === undefined ? '' : `; pipeline points to InfluxDB: ${influx.pointsWritten} written, ${influx.pointsDropped} dropped, ${influx.writeErrors} write error(s)`),
-  );
-  if (inputError !== undefined) {
-    throw new Error(`reading input failed: ${(inputError as Error).message}`, { cause: inputError });
-  }
-  // A run that ended because its inputs ended (replay, stdin) was asked to deliver them: say so
-  // when some did not reach Kafka. A served socket stopped by a signal exits 0 (the spool keeps them).
-  if (signalled === undefined && (!result.flushed || totals.framesDropped > 0)) {
-    throw new CollectorError(
-      'WW_ERR_COLLECTOR_UNDELIVERED',
-      `${collector.spool.recordCount} record(s) did not reach Kafka and stay in the spool ${config.spool.directory} (the next \`warpwatch collect\` with this --spool-dir sends them first); ${totals.framesDropped} record(s) were dropped (reasons on the line above)`,
-      { retriable: true },
-    );
-  }
+  const service = await startCollectorService(config, stderrLineSink(process.stderr), { stdin: config.sources.stdin ? process.stdin : undefined });
+  const stop = waitForStopSignal();
+  const signal = await Promise.race([stop.received, service.finished.then(() => undefined)]);
+  stop.dispose();
+  await service.stop(signal);
   failOnFrameFileDamage(replayDamage, options.acceptDamage === true);
 }

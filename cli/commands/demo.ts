@@ -10,7 +10,6 @@ import { demoHeadlines } from '../report/summary-columns.ts';
 import type { DemoTransport } from '../demo/demo-transport.ts';
 import { createInProcessTransport } from '../demo/in-process-transport.ts';
 import { createKafkaDemoTransport } from '../demo/kafka-transport.ts';
-import { withKafkaSecurity } from '../kafka-security.ts';
 import { runDemo } from '../demo/run-demo.ts';
 import { createTerminalProgress } from '../demo/terminal-progress.ts';
 import { parseGroupSize } from '../../contracts/index.ts';
@@ -63,10 +62,10 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
   const outDirectory = flags.out ?? defaultDemoOutputDirectory(process.cwd(), now);
   const progress = createTerminalProgress(process.stderr, flags.progress);
 
-  const baseConfig = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
+  const config = demoEstimatorConfig(process.env, { influx: flags.influx === true, job: settings.job });
   // The servers first: a missing InfluxDB must not be found only after every workload ran.
-  if (flags.influx === true && baseConfig.influx !== undefined) await requireInflux(baseConfig.influx);
-  if (flags.kafka === true) await requireKafka(baseConfig.kafka.brokers);
+  if (flags.influx === true && config.influx !== undefined) await requireInflux(config.influx);
+  if (flags.kafka === true) await requireKafka(config.kafka.brokers);
 
   const buildStarted = Date.now();
   const { binDir } = await ensureKernelsBuilt({
@@ -78,7 +77,6 @@ async function runDemoCommand(flags: DemoFlags, command: Command): Promise<void>
   const buildMillis = Date.now() - buildStarted;
   progress.buildDone(buildMillis);
 
-  const config = flags.kafka === true ? withKafkaSecurity(baseConfig, process.env) : baseConfig;
   const transport: DemoTransport =
     flags.kafka === true
       ? await createKafkaDemoTransport(config, demoFitter, (line) => {

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
-import { withKafkaSecurity } from '../kafka-security.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { ESTIMATOR_FIELDS as F } from '../../contracts/index.ts';
+import { stderrLineSink, waitForStopSignal } from '../../service/index.ts';
 import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -85,21 +85,14 @@ async function runEstimate(options: EstimateOptions, command: Command): Promise<
   let config: EstimatorConfig;
   try {
     const { latest, ...rest } = options;
-    config = withKafkaSecurity(loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } }), process.env);
+    config = loadEstimatorConfig({ env: process.env, flags: { ...rest, fromBeginning: latest === true ? false : undefined } });
   } catch (error) {
     if (error instanceof EstimatorConfigError) throw new UsageError(error.message, { cause: error, code: error.code });
     throw error;
   }
   rejectFlagsThatDoNotApply(command, { currentMode: config.window.current.mode, influx: config.influx !== undefined }, ESTIMATE_FLAG_RULES);
-  const log = (line: string): void => {
-    process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-  };
-  const estimator = await startEstimator(config, log);
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log(`warpwatch estimate: ${signal}: checkpointing and stopping`);
-  await estimator.stop();
-  log('warpwatch estimate: stopped');
+  const estimator = await startEstimator(config, stderrLineSink(process.stderr));
+  // The listeners stay: a second signal during the final checkpoint is ignored, as the first one's stop runs.
+  const signal = await waitForStopSignal().received;
+  await estimator.stop(signal);
 }

@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import { Kafka, logLevel } from 'kafkajs';
 import { CollectorConfigError, createKafkaProducer, loadCollectorKafkaConfig } from '../../collector/index.ts';
 import type { EstimatorConfig } from '../../estimator/index.ts';
 import { startEstimator, type RunningEstimator } from '../../estimator/index.ts';
@@ -8,6 +7,7 @@ import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';
 import { summarizeFrame } from '../../protocol/index.ts';
+import { createKafkaClient } from '../../service/index.ts';
 import { tailDistributions, type DistributionsTail } from '../distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 import { UsageError } from '../usage-error.ts';
@@ -56,7 +56,7 @@ export async function createKafkaDemoTransport(
     } finally {
       await estimatorKafka.stop();
     }
-    const admin = new Kafka({ clientId: `${config.kafka.clientId}-demo`, brokers: [...brokers], ...config.kafka.security, logLevel: logLevel.NOTHING }).admin();
+    const admin = createKafkaClient({ clientId: `${config.kafka.clientId}-demo`, brokers, security: config.kafka.security }).admin();
     try {
       await admin.connect();
       const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets(config.kafka.framesTopic));

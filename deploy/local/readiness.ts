@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaClient, Secret } from '../../service/index.ts';
 import { DeployError } from '../errors.ts';
 import { isProcessRunning, sleep, tailFile } from './process-control.ts';
 
@@ -33,14 +33,13 @@ export async function probeKafka(brokers: readonly string[], timeoutMillis = 2_0
     tcpProblems.push(problem);
   }
   if (tcpProblems.length === brokers.length) return { ready: false, reason: tcpProblems.join('; ') };
-  const kafka = new Kafka({
+  const kafka = createKafkaClient({
     clientId: 'warpwatch-stack-probe',
-    brokers: [...brokers],
-    logLevel: logLevel.NOTHING,
-    connectionTimeout: timeoutMillis,
-    requestTimeout: timeoutMillis,
+    brokers,
+    connectionTimeoutMillis: timeoutMillis,
+    requestTimeoutMillis: timeoutMillis,
     retry: { retries: 0 },
-    ...(sasl === undefined ? {} : { sasl: sasl.mechanism === 'scram-sha-256' ? { ...sasl, mechanism: 'scram-sha-256' } : { ...sasl, mechanism: 'scram-sha-512' } }),
+    security: { sasl: sasl === undefined ? undefined : { mechanism: sasl.mechanism, username: sasl.username, password: new Secret(sasl.password) }, tls: undefined },
   });
   const admin = kafka.admin();
   try {
@@ -81,7 +80,7 @@ function tcpConnectProblem(hostPort: string, timeoutMillis: number): Promise<str
  * @example await warmUpKafkaGroupCoordinator(['127.0.0.1:19092']);
  */
 export async function warmUpKafkaGroupCoordinator(brokers: readonly string[]): Promise<void> {
-  const kafka = new Kafka({ clientId: 'warpwatch-stack-probe', brokers: [...brokers], logLevel: logLevel.NOTHING, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  const kafka = createKafkaClient({ clientId: 'warpwatch-stack-probe', brokers, retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1_000 } });
   const admin = kafka.admin();
   try {
     await admin.connect();

@@ -1,7 +1,7 @@
-import { CompressionTypes, Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type LogEntry, type Message, type Producer } from 'kafkajs';
+import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retry, type ServiceTopicsReport } from '../../service/index.ts';
+import { createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retry, type ServiceTopicsReport } from '../../service/index.ts';
 import type { EstimatorConfig } from '../config.ts';
 
 /**
@@ -204,21 +204,23 @@ export function createEstimatorKafka(
   options: EstimatorKafkaOptions,
   events: { readonly onUnreachable?: (message: string) => void; readonly onTlsFailure?: (reason: string) => void } = {},
 ): EstimatorKafka {
-  const kafka = new Kafka({
+  const kafka = createKafkaClient({
     clientId: `${options.clientId}-${options.instanceId}`,
-    brokers: [...options.brokers],
-    ...options.security,
-    connectionTimeout: options.connectionTimeoutMillis,
+    brokers: options.brokers,
+    security: options.security,
+    connectionTimeoutMillis: options.connectionTimeoutMillis,
+    retry: { retries: 8, initialRetryTime: 200 },
     // kafkajs says nothing itself; a broker that cannot be reached is passed on (the service
     // says it once per outage, with what to try), the moment the first connection fails.
-    logLevel: logLevel.ERROR,
-    logCreator: () => (entry: LogEntry) => {
-      const text = `${entry.log.message}${entry.log.error === undefined ? '' : `: ${String(entry.log.error)}`}`;
-      const tls = kafkaTlsFailure(text);
-      if (tls !== undefined) events.onTlsFailure?.(tls);
-      else if (isUnreachableError(text)) events.onUnreachable?.(text);
+    log: {
+      level: 'error',
+      entry: (entry) => {
+        const text = `${entry.message}${entry.error === undefined ? '' : `: ${String(entry.error)}`}`;
+        const tls = kafkaTlsFailure(text);
+        if (tls !== undefined) events.onTlsFailure?.(tls);
+        else if (isUnreachableError(text)) events.onUnreachable?.(text);
+      },
     },
-    retry: { retries: 8, initialRetryTime: 200 },
   });
   let admin: Admin | undefined;
   let probeAdmin: Admin | undefined;

@@ -45,8 +45,8 @@ export interface MetricsExportOptions {
   readonly streamTtlMillis: number;
   /** Collector labels exported as attributes (pod → k8s.pod.name, …; result-metrics.ts). */
   readonly labelAttributes?: readonly string[] | undefined;
-  /** One line per OTLP push failure streak (first failure, then every 10th) and per recovery. */
-  readonly log: (line: string) => void;
+  /** One message per OTLP push failure streak (first failure, then every 10th) and per recovery, without prefix: the service's logger adds it (estimator-log.ts). */
+  readonly log: (message: string) => void;
 }
 
 /** Counts of the OTLP push. */
@@ -85,7 +85,7 @@ function countingExporter(inner: PushMetricExporter, url: string, log: (line: st
       inner.export(metrics, (result) => {
         stats.exports += 1;
         if (result.code === 0) {
-          if (streak > 0) log(`warpwatch estimate: OTLP push to ${url} works again after ${streak} failed pushes`);
+          if (streak > 0) log(`OTLP push to ${url} works again after ${streak} failed pushes`);
           streak = 0;
         } else {
           stats.failures += 1;
@@ -95,7 +95,7 @@ function countingExporter(inner: PushMetricExporter, url: string, log: (line: st
               retriable: true,
               cause: result.error,
             });
-            log(`warpwatch estimate: ${error.code}: ${error.message}`);
+            log(`${error.code}: ${error.message}`);
           }
         }
         resultCallback(result);

@@ -48,7 +48,7 @@ export function dlqRecordOf(record: QuarantineRecord, framesTopic: string): Outg
  * decode, per partition) with its code, and counts the rest; `line` makes the text. Remembers at
  * most 10,000 streams (beyond, new streams are counted, not logged).
  *
- * @example const once = createOncePerStreamLog(log); once('job/k|n=32|…', () => 'warpwatch estimate: WW_ERR_…');
+ * @example const once = createOncePerStreamLog(log); once('job/k|n=32|…', () => 'WW_ERR_…');
  */
 export function createOncePerStreamLog(log: (line: string) => void): (streamKey: string, line: () => string) => void {
   const seen = new Map<string, number>();

@@ -1,0 +1,73 @@
+import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
+import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
+
+/** One log entry of kafkajs, as {@link createKafkaClient} passes it on. */
+export interface KafkaClientLogEntry {
+  readonly level: 'error' | 'warn' | 'info' | 'debug';
+  /** kafkajs' component, e.g. `Connection`, `Producer`. */
+  readonly namespace: string;
+  readonly message: string;
+  /** kafkajs' `error` field of the entry (a string), when it has one. */
+  readonly error: unknown;
+}
+
+/** Settings of {@link createKafkaClient}. */
+export interface KafkaClientOptions {
+  readonly clientId: string;
+  /** Bootstrap brokers, `host:port`. */
+  readonly brokers: readonly string[];
+  /**
+   * SASL and TLS as read by service/kafka-security.ts readKafkaSecurity, credentials still
+   * {@link Secret}s: revealed here, to kafkajs only. Undefined = plaintext without login.
+   */
+  readonly security?: KafkaSecurityConfig | undefined;
+  /** Longest wait for a connection to a broker (ms); kafkajs' default (1 s) when undefined. */
+  readonly connectionTimeoutMillis?: number | undefined;
+  /** Longest wait for one request (ms); kafkajs' default (30 s) when undefined. */
+  readonly requestTimeoutMillis?: number | undefined;
+  /** kafkajs' retry of each request (retries, initialRetryTime and maxRetryTime in ms); kafkajs' default when undefined. */
+  readonly retry?: RetryOptions | undefined;
+  /**
+   * Where kafkajs' own log entries go, from `level` up (`error`: errors only, `warn`: warnings
+   * too); undefined = kafkajs says nothing (it would otherwise print to the console).
+   */
+  readonly log?: { readonly level: 'error' | 'warn'; readonly entry: (entry: KafkaClientLogEntry) => void } | undefined;
+}
+
+const LEVEL_NAMES: Readonly<Record<number, KafkaClientLogEntry['level']>> = {
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'debug',
+};
+
+/**
+ * The one way warpwatch makes a kafkajs client (the collector's producer, the estimator, the
+ * CLI's readers and demo, the local stack's probe): brokers, client id, SASL/TLS from the shared
+ * security slice (secrets revealed here only), timeouts, the request retry, and kafkajs' log
+ * passed to the caller (or silenced). Connects nothing: that happens when the caller's
+ * producer, consumer or admin connects.
+ *
+ * @example
+ * const kafka = createKafkaClient({ clientId: 'warpwatch-collector', brokers: config.kafka.brokers, security: config.kafka, retry: { retries: 5 } });
+ * const admin = kafka.admin();
+ */
+export function createKafkaClient(options: KafkaClientOptions): Kafka {
+  const log = options.log;
+  return new Kafka({
+    clientId: options.clientId,
+    brokers: [...options.brokers],
+    ...(options.connectionTimeoutMillis === undefined ? {} : { connectionTimeout: options.connectionTimeoutMillis }),
+    ...(options.requestTimeoutMillis === undefined ? {} : { requestTimeout: options.requestTimeoutMillis }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(options.security === undefined ? {} : kafkaClientSecurity(options.security)),
+    logLevel: log === undefined ? logLevel.NOTHING : log.level === 'warn' ? logLevel.WARN : logLevel.ERROR,
+    ...(log === undefined
+      ? {}
+      : {
+          logCreator: () => (entry: LogEntry) => {
+            log.entry({ level: LEVEL_NAMES[entry.level] ?? 'error', namespace: entry.namespace, message: entry.log.message, error: entry.log.error });
+          },
+        }),
+  });
+}
