@@ -58,6 +58,11 @@ export const ENGINE_PURITY = {
         ],
       },
     ],
+    // service/index.ts also loads the services' I/O (Kafka client, InfluxDB writer): the engine takes its types only.
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      { paths: [{ name: '../../service/index.ts', message: 'estimator/engine/ takes only types from service/ (its values do I/O).', allowTypeImports: true }] },
+    ],
   },
 };
 

@@ -39,7 +39,7 @@ describe('advice', () => {
     });
 
     it('suggests the largest tile that removes at least half of the excess run-time overhead', () => {
-      // Run-time overhead of independent lanes at m: E[m·max]/E[m·w̄] = E[max of m]/mean (model/sample-maximum.ts, not advise).
+      // Run-time overhead of independent lanes at m: E[m·max]/E[m·w̄] = E[max of m]/mean (model/loss/sample-maximum.ts, not advise).
       const overhead = (m: number): number => workloadLoss(geo, m);
       const halfway = 1 + (overhead(32) - 1) / 2;
       const expected = [16, 8, 4, 2].find((m) => overhead(m) <= halfway);

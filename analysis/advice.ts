@@ -65,7 +65,7 @@ export interface AdviceOption {
   readonly expectedLoss: number;
   /** Predicted ΣC_SIMT/ΣC_MIMD with the option: the run-time overhead, what the options are ranked by. */
   readonly workloadLoss: number;
-  /** Idle lane time with the option, 1 − 1/workloadLoss (model/idle-lane-share.ts); NaN when unknown. */
+  /** Idle lane time with the option, 1 − 1/workloadLoss (model/loss/idle-lane-share.ts); NaN when unknown. */
   readonly idleLaneShare: number;
   /** One plain sentence with the numbers. */
   readonly sentence: string;
@@ -173,7 +173,7 @@ function percent(share: number): string {
   return Number.isFinite(share) ? `${(100 * share).toFixed(1)}%` : 'n/a';
 }
 
-/** 'idle lane time 90.9% → 77.6%': the one definition, 1 − 1/(ΣC_SIMT/ΣC_MIMD) (model/idle-lane-share.ts). */
+/** 'idle lane time 90.9% → 77.6%': the one definition, 1 − 1/(ΣC_SIMT/ΣC_MIMD) (model/loss/idle-lane-share.ts). */
 function idleChange(fromWorkload: number, toWorkload: number): string {
   return `idle lane time ${percent(idleLaneShare(fromWorkload))} → ${percent(idleLaneShare(toWorkload))}`;
 }

@@ -1,7 +1,7 @@
 /**
  * The estimator bench's synthetic frames, shared by bench/estimator.bench.ts, the in-process
  * driver (bench/estimator-engine-driver.ts) and the golden-output test
- * (estimator/engine-golden.test.ts): launch summaries of 64 groups × n=32 per stream from a
+ * (bench/engine-golden.test.ts): launch summaries of 64 groups × n=32 per stream from a
  * seeded generator, and GroupSamples frames whose clocks follow the divergence-cost model.
  */
 import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';

@@ -76,7 +76,7 @@ export interface DistributionRecord {
     readonly lossLocalityHigh?: number | null;
   };
   /**
-   * What the window's GroupSamples frames show (model/sampled-groups.ts), null when the
+   * What the window's GroupSamples frames show (model/related/sampled-groups.ts), null when the
    * window had none. Absent in records written before samples were processed.
    */
   readonly sampled?: {

@@ -24,7 +24,7 @@ export const SERVICE_CONFIG_MODULES = Object.freeze({ collector: 'collector/conf
 
 /**
  * The configuration fields each service image reads (contracts/config-fields.ts): its own and
- * the Kafka security slice (the estimator's is read by `warpwatch estimate`, cli/kafka-security.ts).
+ * the Kafka security slice (the estimator reads its own in estimator/config.ts).
  */
 export const SERVICE_CONFIG_FIELDS = Object.freeze({
   collector: [COLLECTOR_FIELDS, KAFKA_SECURITY_FIELDS],

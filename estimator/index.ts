@@ -13,15 +13,13 @@ export type { ParametricFitter, WindowResult } from './engine/window-result.ts';
 export type { AlertEvent } from './engine/alert-detector.ts';
 export { DEFAULT_CUSUM_OPTIONS } from './engine/change-detector.ts';
 export { evaluateDetector } from './engine/detector-evaluation.ts';
-export { alertPoint, pipelinePoint, toLineProtocol, windowPoints } from './engine/series-points.ts';
+export { alertPoint, pipelinePoint, windowPoints } from './engine/series-points.ts';
 export type { SeriesPoint } from './engine/series-points.ts';
 export { syntheticLaunchSummary } from './engine/synthetic-launch.ts';
 // The adapters (adapters/).
-export { createEstimatorInfluxWriter, ensureInfluxDatabase } from './adapters/influx-writer.ts';
+export { createEstimatorInfluxWriter, ensureInfluxDatabase, toLineProtocol } from './adapters/influx-writer.ts';
 export type { EstimatorInfluxOptions } from './adapters/influx-writer.ts';
 export { createEstimatorKafka, retryTransientKafka } from './adapters/kafka.ts';
 // The service.
 export { modelFitter, startEstimator } from './estimator-service.ts';
 export type { RunningEstimator } from './estimator-service.ts';
-// The wire record, re-exported for cli/advise/ only (other folders import it from contracts/).
-export type { DistributionRecord } from '../contracts/index.ts';

@@ -32,7 +32,7 @@ describe('decodeFrames', () => {
   });
 });
 
-/** Frame files built from whole frames, and the two kinds of damage docs/cli.md names. */
+/** Frame files built from whole frames, and the two kinds of damage docs/advise.md names (damaged stretches, a cut-off last frame). */
 const eight = Array.from({ length: 8 }, (_, i) => encodeFrame(i % 2 === 0 ? { ...SAMPLE_LAUNCH_SUMMARY, launchId: BigInt(i) } : { ...SAMPLE_GROUP_SAMPLES, launchId: BigInt(i) }));
 const eightFile = concat(eight);
 

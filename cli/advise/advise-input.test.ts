@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import { syntheticLaunchSummary } from '../../estimator/index.ts';
 import { CategoricalDistribution, createSeededRandom } from '../../model/index.ts';
 import { encodeFrame } from '../../protocol/index.ts';

@@ -2,7 +2,7 @@ import { runsByLaunchOf } from '../../analysis/index.ts';
 import { matchesStreamFilter, NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import type { EstimatorKafkaSecurity } from '../../estimator/index.ts';
 import { anyTcpReachable, kafkaTlsFailure, unreachableServerHint } from '../../service/index.ts';
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import { CPU_WORKLOAD_TARGETS, ensureKernelsBuilt, streamWorkloadFrames, WorkloadError } from '../../kernels/index.ts';
 import { CategoricalDistribution, createSampledGroups, ModelError, parseDistributionSpec, recordSampledGroup, summarizeSampledGroups } from '../../model/index.ts';
 import { decodeFrame, histogramToCounts, streamIdOf, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
@@ -55,7 +55,7 @@ function observedLossCountsOf(summaries: readonly LaunchSummaryFrame[]): number 
   return commonGroupSize(summaries) === undefined || groups === 0 ? undefined : summaries.reduce((sum, f) => sum + f.sumCountsLoss, 0) / groups;
 }
 
-/** ICC of iteration counts over the GroupSamples of one group size (model/sampled-groups.ts); undefined without samples. */
+/** ICC of iteration counts over the GroupSamples of one group size (model/related/sampled-groups.ts); undefined without samples. */
 function countIccOf(samples: readonly GroupSamplesFrame[], groupSize: number | undefined): number | undefined {
   if (groupSize === undefined) return undefined;
   const accumulation = createSampledGroups();

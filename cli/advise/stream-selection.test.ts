@@ -1,6 +1,6 @@
 // selectStreamRecord: which warpwatch.distributions record `advise --stream` takes.
 import { describe, expect, it } from 'vitest';
-import type { DistributionRecord } from '../../estimator/index.ts';
+import type { DistributionRecord } from '../../contracts/index.ts';
 import { AdviseError } from './errors.ts';
 import { selectStreamRecord } from './advise-input.ts';
 

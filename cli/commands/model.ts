@@ -283,7 +283,7 @@ export function runModelCommand(flags: ModelFlags, options: { groupSizesGiven?: 
   };
 }
 
-/** The --trace sweep: the layout loss per n that divides the trace (model/run-policies.ts traceLocalityLoss). */
+/** The --trace sweep: the layout loss per n that divides the trace (model/what-ifs/run-policies.ts traceLocalityLoss). */
 function traceLocality(trace: readonly number[], sizes: readonly number[]): NonNullable<ModelOutput['locality']> {
   const result = traceLocalityLoss(trace, sizes);
   const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);

@@ -19,7 +19,7 @@ export function percentOrNa(value: number, digits = 2): string {
   return Number.isFinite(value) ? `${(value * 100).toFixed(digits)}%` : 'n/a';
 }
 
-/** Idle lane time from a workload loss: the one definition (model/idle-lane-share.ts), re-exported for the report. */
+/** Idle lane time from a workload loss: the one definition (model/loss/idle-lane-share.ts), re-exported for the report. */
 export { idleLaneShare };
 
 /**

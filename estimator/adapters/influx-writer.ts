@@ -1,6 +1,7 @@
 import { ESTIMATOR_FIELDS } from '../../contracts/index.ts';
 import { readFileSync } from 'node:fs';
-import { createInfluxWriter, InfluxWriteFailure, secretFileText, type InfluxWriter } from '../../service/index.ts';
+import { createInfluxWriter, encodeLineProtocol, InfluxWriteFailure, secretFileText, type InfluxWriter } from '../../service/index.ts';
+import type { SeriesPoint } from '../engine/series-points.ts';
 import { EstimatorError } from '../errors.ts';
 
 /**
@@ -159,3 +160,14 @@ export async function ensureInfluxDatabase(
   if (created.status === 200 && !/"error"/.test(created.body)) return 'created';
   throw refuse(`does not exist and could not be created: HTTP ${created.status} ${created.body.trim().slice(0, 200)}`);
 }
+
+/**
+ * InfluxDB line protocol of a point: the one encoding both services write (service/influx-line.ts).
+ * The engine hands points as objects; only this adapter turns them into text.
+ *
+ * @param point a window, alert or pipeline point of estimator/engine/series-points.ts.
+ * @returns one line, without a trailing newline.
+ * @throws Error from service/influx-line.ts when a name or value cannot be written unchanged.
+ * @example toLineProtocol({ measurement: 'm', tags: { a: 'x' }, fields: { f: 1 }, timestampMillis: 0 }) // 'm,a=x f=1 0' (format per service/influx-line.ts)
+ */
+export const toLineProtocol: (point: SeriesPoint) => string = encodeLineProtocol;

@@ -107,7 +107,7 @@ export function streamAttributes(identity: StreamIdentity, labels: readonly stri
 
 /**
  * Lane idle share from a workload loss L = ΣC_SIMT/ΣC_MIMD: 1 − 1/L, the one definition of idle
- * lane time (model/idle-lane-share.ts). Undefined for a missing or invalid L (< 1 or not finite).
+ * lane time (model/loss/idle-lane-share.ts). Undefined for a missing or invalid L (< 1 or not finite).
  *
  * @example laneIdleShare(1.25); // 0.2
  */

@@ -4,7 +4,8 @@ import { crc32c, decodeFrame, encodeFrame, FrameError, type GroupSamplesFrame, t
 import { attributionFromHeaders, StreamIdentityError, streamKeyOf } from '../../contracts/index.ts';
 import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import { encodeWireRecord, MEASUREMENTS, type DistributionRecord } from '../../contracts/index.ts';
-import { toLineProtocol, type SeriesPoint } from './series-points.ts';
+import type { SeriesPoint } from './series-points.ts';
+import { toLineProtocol } from '../adapters/influx-writer.ts';
 import { generateLaunches, testEngineOptions } from '../testing/test-support.ts';
 
 /** The key the engine publishes a test stream's distribution under (no collector headers: empty host). */

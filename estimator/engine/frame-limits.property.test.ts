@@ -6,7 +6,8 @@ import { decodeStreamCheckpoint } from './checkpoint-codec.ts';
 import { createEstimatorEngine, type FrameOutcome, type QuarantineRecord } from './estimator-engine.ts';
 import { modelFitter } from '../estimator-service.ts';
 import { encodeWireRecord, MEASUREMENTS } from '../../contracts/index.ts';
-import { toLineProtocol, type SeriesPoint } from './series-points.ts';
+import type { SeriesPoint } from './series-points.ts';
+import { toLineProtocol } from '../adapters/influx-writer.ts';
 import { testEngineOptions } from '../testing/test-support.ts';
 import type { WindowResult } from './window-result.ts';
 

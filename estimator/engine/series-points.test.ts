@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contextFromTraceparent } from '../adapters/estimator-telemetry.ts';
 import { trace } from '@opentelemetry/api';
-import { toLineProtocol } from './series-points.ts';
+import { toLineProtocol } from '../adapters/influx-writer.ts';
 import { FIELDS, MEASUREMENTS, TAGS } from '../../contracts/index.ts';
 
 describe('series-points', () => {

@@ -1,4 +1,4 @@
-import { encodeLineProtocol, type InfluxPoint } from '../../service/index.ts';
+import type { InfluxPoint } from '../../service/index.ts';
 import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from '../../contracts/index.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../contracts/index.ts';
@@ -207,5 +207,3 @@ export function pipelinePoint(instance: string, counters: PipelineCounters, time
   };
 }
 
-/** InfluxDB line protocol of a point (the one encoding both services write; defined in service/influx-line.ts). */
-export const toLineProtocol: (point: SeriesPoint) => string = encodeLineProtocol;

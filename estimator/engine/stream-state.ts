@@ -76,7 +76,7 @@ export interface WindowAccumulation {
   overflowed: WindowSum[] | undefined;
   /** GroupSamples frames recorded in the window. */
   sampleFrames: number;
-  /** What the window's GroupSamples frames contributed (model/sampled-groups.ts); undefined until the first one (most windows of a stream without sampling never need it). */
+  /** What the window's GroupSamples frames contributed (model/related/sampled-groups.ts); undefined until the first one (most windows of a stream without sampling never need it). */
   samples: SampledGroupsAccumulation | undefined;
 }
 

@@ -1,4 +1,4 @@
-// The frames behind protocol/vectors/cpp-*.bin. protocol/cpp-vectors.test.ts checks the decoded
+// The frames behind protocol/vectors/cpp-*.bin. protocol/golden-vectors.test.ts checks the decoded
 // values field by field against literals, so change both together (and regenerate with
 // `ww_vectors write protocol/vectors`).
 #pragma once

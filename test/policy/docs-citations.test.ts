@@ -235,3 +235,39 @@ describe('quoted paths, scripts, defaults and timings in README.md and docs/', (
     expect(quickHigh!).toBeLessThan(fullHigh!);
   });
 });
+
+// Source comments cite files by repository path (docs/architecture.md §2); a moved file must not
+// leave stale citations behind. Lint-rule and citation tests name made-up files on purpose.
+describe('repository paths quoted in source files', () => {
+  const topFolders = readdirSync(ROOT).filter((name) => !name.startsWith('.') && name !== 'node_modules' && statSync(join(ROOT, name)).isDirectory());
+  /** Made-up paths on purpose: the files that name them as test inputs, each with why. */
+  const MADE_UP: Readonly<Record<string, string>> = {
+    'test/policy': 'the lint-boundary and citation tests lint made-up files and quote broken citations',
+    'cli/compiled-cli.test.ts': 'writes model/a.ts into a scratch tree',
+  };
+  const sourceFiles = (folder: string): string[] =>
+    readdirSync(folder).flatMap((name) => {
+      if (['node_modules', 'generated', 'results', 'build', '__pycache__', '.cpp-reference'].includes(name) || name.startsWith('.')) return [];
+      const path = join(folder, name);
+      if (statSync(path).isDirectory()) return sourceFiles(path);
+      return /\.(ts|js|mjs|hpp|cuh|cpp|cu|py|sh)$/.test(name) ? [path] : [];
+    });
+
+  it('every repository path a source file quotes exists (comments follow moved files)', () => {
+    const missing: string[] = [];
+    let checked = 0;
+    // Build outputs (dist/, out/, test-output/: .gitignore) are not sources.
+    for (const folder of topFolders.filter((name) => !['dist', 'out', 'test-output'].includes(name))) {
+      for (const file of sourceFiles(join(ROOT, folder))) {
+        const rel = relative(ROOT, file);
+        if (Object.keys(MADE_UP).some((prefix) => rel === prefix || rel.startsWith(`${prefix}/`))) continue;
+        for (const path of quotedRepositoryPaths(readFileSync(file, 'utf8'), topFolders)) {
+          checked += 1;
+          if (!(path in NOT_COMMITTED) && !existsSync(join(ROOT, path))) missing.push(`${rel}: ${path}`);
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+    expect(missing).toEqual([]);
+  });
+});

@@ -107,7 +107,10 @@ describe('folder boundaries (lint)', () => {
   });
 
   it('keeps the estimator engine free of adapters and I/O modules, also for types', async () => {
-    const engineConfig: Linter.Config[] = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser } }, ENGINE_PURITY];
+    const engineConfig: Linter.Config[] = [
+      { files: ['**/*.ts'], languageOptions: { parser: tseslint.parser as Linter.Parser }, plugins: { '@typescript-eslint': tseslint.plugin as never } },
+      ENGINE_PURITY,
+    ];
     const lint = async (file: string, code: string): Promise<string[]> => {
       const eslint = new ESLint({ cwd: root, overrideConfigFile: true, overrideConfig: engineConfig });
       const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
@@ -120,6 +123,9 @@ describe('folder boundaries (lint)', () => {
     expect(await lint(engineFile, "import type { EstimatorKafka } from '../adapters/kafka.ts';\nexport type K = EstimatorKafka;\n")).toEqual(['no-restricted-imports']);
     // The engine's own files, contracts/, model/ and protocol/ are fine; adapters and engine tests may do I/O.
     expect(await lint(engineFile, "import { a } from './stream-state.ts';\nimport { b } from '../../contracts/index.ts';\nimport { c } from '../errors.ts';\nexport const y = [a, b, c];\n")).toEqual([]);
+    // service/index.ts loads the Kafka client and the InfluxDB writer: types only.
+    expect(await lint(engineFile, "import { encodeLineProtocol } from '../../service/index.ts';\nexport const y = encodeLineProtocol;\n")).toEqual(['@typescript-eslint/no-restricted-imports']);
+    expect(await lint(engineFile, "import type { InfluxPoint } from '../../service/index.ts';\nexport type P = InfluxPoint;\n")).toEqual([]);
     expect(await lint('estimator/adapters/example.ts', "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n")).toEqual([]);
     expect(await lint('estimator/engine/example.test.ts', "import { readFileSync } from 'node:fs';\nexport const r = readFileSync;\n")).toEqual([]);
   });

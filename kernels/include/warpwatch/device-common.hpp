@@ -126,7 +126,7 @@ WARPWATCH_HOST_DEVICE inline double measuredGroupLoss(wwstd::uint64_t simtClocks
 }
 
 // ---------------------------------------------------------------------------------------------
-// What the probe writes (byte layout fixed: the Python host glue reads it back, python/warpwatch/nvrtc.py).
+// What the probe writes (byte layout fixed: the Python host glue reads it back, python/warpwatch/probe_buffers.py).
 
 /// Per-launch aggregate. `unsigned long long` so CUDA atomicAdd applies directly. Zero it
 /// before a launch (all-zero bytes is the empty state). 19 528 bytes.

@@ -6,7 +6,7 @@ clocks, as the C++ recorder writes them. Needs a GPU and CuPy (the ``[cupy]`` ex
     warpwatch analyze frames.bin
 
 Without CuPy or a CUDA device it prints ``skipped: ...`` and exits 0. With them it checks that
-the stored counts equal the host's reference (examples/_common.py) and that every launch was
+the stored counts equal the host's reference (python/warpwatch/examples/_common.py) and that every launch was
 recorded (exit 1 otherwise).
 """
 

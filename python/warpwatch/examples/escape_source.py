@@ -4,7 +4,7 @@
 
 Kernel arguments: ``(unsigned* counts, warpwatch::ProbeBuffers buffers, unsigned width,
 unsigned height, unsigned maxIter, unsigned long long groups)``; unit u = groupIndex·N + rank
-(the probe's numbering) is pixel (u mod width, u div width), as in examples/_common.py. Each lane
+(the probe's numbering) is pixel (u mod width, u div width), as in python/warpwatch/examples/_common.py. Each lane
 counts its iterations with the probe and stores them in ``counts[u]``, so the host can check the
 frames against the counts. Compile with ``--fmad=false`` (NVRTC and nvcc alike) so the counts equal
 the host's reference exactly.

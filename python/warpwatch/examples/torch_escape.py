@@ -7,7 +7,7 @@ a side stream) without synchronising the job's stream. Needs a GPU, PyTorch's CU
     warpwatch analyze frames.bin
 
 Without torch or a CUDA device it prints ``skipped: ...`` and exits 0. With them it checks the
-stored counts against the host's reference (examples/_common.py) and that every launch was
+stored counts against the host's reference (python/warpwatch/examples/_common.py) and that every launch was
 recorded (exit 1 otherwise).
 """
 
