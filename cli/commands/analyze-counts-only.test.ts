@@ -1,6 +1,7 @@
 // `warpwatch analyze` and `compare` on counts-only frames (protocol/SPEC.md, "Counts-only frames
 // (no clock)"): the measured values come from clocked launch summaries only, and are absent ("not
-// measured") without any. Expected values by hand from the lane counts (n = 4):
+// measured") without any. Expected values by hand from the lane counts of
+// protocol/testing/launch-summaries.ts (n = 4):
 //   counts-only launch: groups [1,1,1,5], [2,2,2,2] → H_counts 2.5 and 1 (Σ 3.5)
 //   clocked launch:     groups [3,1,1,1], [1,1,1,1] → H_counts 2 and 1 (Σ 3), measured Σ 2.8,
 //                       ΣC_SIMT 400, ΣC_MIMD 320
@@ -8,7 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeFrame, histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { CLOCKED_GROUPS, CLOCKED_SUMS, COUNTS_ONLY_GROUPS, groupSamplesFromLanes, launchSummaryFromLanes } from '../../protocol/testing/launch-summaries.ts';
 import { compareRuns } from '../compare/compare-runs.ts';
 import { runCli } from '../testing/run-cli.ts';
 import { analyzeFrames } from '../../analysis/index.ts';
@@ -16,51 +18,8 @@ import { analyzeFrames } from '../../analysis/index.ts';
 const directory = mkdtempSync(join(tmpdir(), 'ww-analyze-counts-only-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
-const identity = {
-  job: 'py',
-  kernel: 'k',
-  source: 'cpu' as const,
-  groupSize: 4,
-  sync: true,
-  device: { name: 'sim', uuid: '00000000-0000-0000-0000-000000000000', computeCapability: { major: 0, minor: 0 }, clockHz: 1e9 },
-  startUnixNanos: 0n,
-  endUnixNanos: 1n,
-};
-const COUNTS_ONLY_GROUPS = [[1, 1, 1, 5], [2, 2, 2, 2]];
-const CLOCKED_GROUPS = [[3, 1, 1, 1], [1, 1, 1, 1]];
-
-function summary(launchId: bigint, groups: number[][], clocked: boolean): LaunchSummaryFrame {
-  const lanes = groups.flat();
-  return {
-    ...identity,
-    type: 'launch-summary',
-    launchId,
-    frameSequence: 0,
-    groupCount: groups.length,
-    groupsCounted: groups.length,
-    sumSimtClocks: clocked ? 400n : 0n,
-    sumMimdClocks: clocked ? 320n : 0n,
-    sumMeasuredLoss: clocked ? 2.8 : 0,
-    sumCountsLoss: groups.reduce((s, g) => s + (4 * Math.max(...g)) / g.reduce((a, b) => a + b, 0), 0),
-    sumMaxCounts: groups.reduce((s, g) => s + Math.max(...g), 0),
-    sumCounts: lanes.reduce((a, b) => a + b, 0),
-    droppedSamples: 0,
-    histogram: histogramOfCounts(lanes),
-  };
-}
-
-/** GroupSamples of a counts-only launch: every clock 0. */
-function countsOnlySamples(launchId: bigint, groups: number[][]): GroupSamplesFrame {
-  return {
-    ...identity,
-    type: 'group-samples',
-    launchId,
-    frameSequence: 1,
-    groupCount: groups.length,
-    selection: 'hash',
-    samplingStride: 1,
-    groups: groups.map((laneCounts, g) => ({ groupIndex: g, startClock: 0n, endClock: 0n, laneCounts, laneFinishClocks: laneCounts.map(() => 0n) })),
-  };
+function summary(launchId: bigint, groups: readonly (readonly number[])[], clocked: boolean): LaunchSummaryFrame {
+  return launchSummaryFromLanes(launchId, groups, { clocks: clocked ? CLOCKED_SUMS : undefined });
 }
 
 function write(name: string, frames: readonly (LaunchSummaryFrame | GroupSamplesFrame)[]): string {
@@ -69,7 +28,8 @@ function write(name: string, frames: readonly (LaunchSummaryFrame | GroupSamples
   return file;
 }
 
-const countsOnlyFrames = [summary(1n, COUNTS_ONLY_GROUPS, false), countsOnlySamples(1n, COUNTS_ONLY_GROUPS), summary(2n, COUNTS_ONLY_GROUPS, false), countsOnlySamples(2n, COUNTS_ONLY_GROUPS)];
+/** Two counts-only launches, each a LaunchSummary and GroupSamples of every group (every clock 0). */
+const countsOnlyFrames = [summary(1n, COUNTS_ONLY_GROUPS, false), groupSamplesFromLanes(1n, COUNTS_ONLY_GROUPS, false), summary(2n, COUNTS_ONLY_GROUPS, false), groupSamplesFromLanes(2n, COUNTS_ONLY_GROUPS, false)];
 
 describe('analyze on counts-only frames', () => {
   it('a counts-only stream: lossMeasured, workloadLossMeasured and the η built on them absent; the counts-based values as usual', () => {

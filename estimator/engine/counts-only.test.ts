@@ -1,11 +1,12 @@
 // Counts-only frames (protocol/SPEC.md, "Counts-only frames (no clock)"): a launch without clocks
 // adds nothing to a window's measured values. Expected values are computed by hand from the lane
-// counts below (n = 4):
+// counts of protocol/testing/launch-summaries.ts (n = 4):
 //   counts-only launch: groups [1,1,1,5] and [2,2,2,2] → H_counts 4·5/8 = 2.5 and 1 (Σ 3.5)
 //   clocked launch:     groups [3,1,1,1] and [1,1,1,1] → H_counts 4·3/6 = 2 and 1 (Σ 3),
 //                       measured H 1.6 and 1.2 (Σ 2.8), ΣC_SIMT 400, ΣC_MIMD 320
 import { describe, expect, it } from 'vitest';
-import { histogramOfCounts, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import type { LaunchSummaryFrame } from '../../protocol/index.ts';
+import { CLOCKED_GROUPS, CLOCKED_SUMS, COUNTS_ONLY_GROUPS, groupSamplesFromLanes, laneFrameIdentity, launchSummaryFromLanes } from '../../protocol/testing/launch-summaries.ts';
 import { FIELDS } from '../../contracts/index.ts';
 import { createAlertState, evaluateAlerts, alertOptionsOf } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
@@ -18,38 +19,10 @@ import { testEngineOptions } from '../testing/test-support.ts';
 import { computeWindowResult } from './window-result.ts';
 
 const options = testEngineOptions();
-const identity = {
-  job: 'py',
-  kernel: 'k',
-  source: 'cpu' as const,
-  groupSize: 4,
-  sync: true,
-  device: { name: 'sim', uuid: '00000000-0000-0000-0000-000000000000', computeCapability: { major: 0, minor: 0 }, clockHz: 1e9 },
-  startUnixNanos: 1_000_000_000n,
-  endUnixNanos: 1_000_000_000n,
-};
+const identity = laneFrameIdentity({ startUnixNanos: 1_000_000_000n, endUnixNanos: 1_000_000_000n });
 
-const COUNTS_ONLY_GROUPS = [[1, 1, 1, 5], [2, 2, 2, 2]];
-const CLOCKED_GROUPS = [[3, 1, 1, 1], [1, 1, 1, 1]];
-
-function summary(launchId: bigint, groups: number[][], clocked: boolean, groupCount = groups.length): LaunchSummaryFrame {
-  const lanes = groups.flat();
-  return {
-    ...identity,
-    type: 'launch-summary',
-    launchId,
-    frameSequence: 0,
-    groupCount,
-    groupsCounted: groups.length,
-    sumSimtClocks: clocked ? 400n : 0n,
-    sumMimdClocks: clocked ? 320n : 0n,
-    sumMeasuredLoss: clocked ? 2.8 : 0,
-    sumCountsLoss: groups.reduce((s, g) => s + (4 * Math.max(...g)) / g.reduce((a, b) => a + b, 0), 0),
-    sumMaxCounts: groups.reduce((s, g) => s + Math.max(...g), 0),
-    sumCounts: lanes.reduce((a, b) => a + b, 0),
-    droppedSamples: 0,
-    histogram: histogramOfCounts(lanes),
-  };
+function summary(launchId: bigint, groups: readonly (readonly number[])[], clocked: boolean, groupCount = groups.length): LaunchSummaryFrame {
+  return launchSummaryFromLanes(launchId, groups, { identity, clocks: clocked ? CLOCKED_SUMS : undefined, groupCount });
 }
 
 /** The stream's one window [0, 10 s) after recording the frames, closed. */
@@ -142,22 +115,7 @@ describe('counts-only frames in the estimator', () => {
   });
 
   it('GroupSamples of a counts-only launch (every clock 0): counts used, no measured loss or divergence fit from them', () => {
-    const samples = (groups: number[][], clocked: boolean, launchId: bigint): GroupSamplesFrame => ({
-      ...identity,
-      type: 'group-samples',
-      launchId,
-      frameSequence: 1,
-      groupCount: groups.length,
-      selection: 'hash',
-      samplingStride: 1,
-      groups: groups.map((laneCounts, g) => ({
-        groupIndex: g,
-        startClock: clocked ? 1000n : 0n,
-        endClock: clocked ? 1000n + 10n * BigInt(Math.max(...laneCounts)) : 0n,
-        laneCounts,
-        laneFinishClocks: laneCounts.map((w) => (clocked ? 1000n + 10n * BigInt(w) : 0n)),
-      })),
-    });
+    const samples = (groups: readonly (readonly number[])[], clocked: boolean, launchId: bigint) => groupSamplesFromLanes(launchId, groups, clocked, identity);
     const state = createStreamState(streamIdentityOf(observationFromFrame(summary(1n, COUNTS_ONLY_GROUPS, false))));
     recordObservation(state, samplesObservationFromFrame(samples(COUNTS_ONLY_GROUPS, false, 1n)), options.window, 0);
     let window = [...state.windows.values()][0]!;

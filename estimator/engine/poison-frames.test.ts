@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { syntheticLaunchSummary } from '../../protocol/testing/launch-summaries.ts';
 import { DLQ_HEADERS } from '../../contracts/index.ts';
 import { createEstimatorEngine, type EngineOutputs, type EngineTelemetry, type FrameOutcome, type QuarantineRecord } from './estimator-engine.ts';
 import { dlqRecordOf } from '../adapters/quarantine.ts';
@@ -17,29 +18,7 @@ const T0 = 1_700_000_000_000;
 
 /** A valid LaunchSummary of one group of one lane (count 1) in stream `job`/k at `endMillis`. */
 function summary(job: string, launch: number, endMillis: number, sumMeasuredLoss: number): LaunchSummaryFrame {
-  return {
-    type: 'launch-summary',
-    job,
-    kernel: 'k',
-    launchId: BigInt(launch),
-    frameSequence: launch,
-    source: 'cpu',
-    groupSize: 1,
-    sync: false,
-    device: { name: 'd', uuid: '00000000-0000-0000-0000-000000000000', computeCapability: { major: 0, minor: 0 }, clockHz: 1e9 },
-    startUnixNanos: BigInt(endMillis) * 1_000_000n,
-    endUnixNanos: BigInt(endMillis) * 1_000_000n,
-    groupCount: 1,
-    groupsCounted: 1,
-    sumSimtClocks: 10n,
-    sumMimdClocks: 10n,
-    sumMeasuredLoss,
-    sumCountsLoss: 1,
-    sumMaxCounts: 1,
-    sumCounts: 1,
-    droppedSamples: 0,
-    histogram: [{ bin: 1, count: 1 }],
-  };
+  return syntheticLaunchSummary({ job, deviceName: 'd', launch, endMillis, sumMeasuredLoss });
 }
 
 function harness(outputOverrides: Partial<EngineOutputs> = {}) {

@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DLQ_HEADERS } from '../../contracts/index.ts';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { syntheticLaunchSummary } from '../../protocol/testing/launch-summaries.ts';
 import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
@@ -38,29 +39,7 @@ afterAll(async () => {
 
 /** The poison: a LaunchSummary of one group whose measured-loss sum is Number.MAX_VALUE (finite, ≥ 0: valid). */
 function poisonFrame(launch: number, endMillis: number): LaunchSummaryFrame {
-  return {
-    type: 'launch-summary',
-    job: 'poison',
-    kernel: 'k',
-    launchId: BigInt(launch),
-    frameSequence: launch,
-    source: 'cpu',
-    groupSize: 1,
-    sync: false,
-    device: { name: 'synthetic', uuid: '00000000-0000-0000-0000-000000000000', computeCapability: { major: 0, minor: 0 }, clockHz: 1e9 },
-    startUnixNanos: BigInt(endMillis) * 1_000_000n,
-    endUnixNanos: BigInt(endMillis) * 1_000_000n,
-    groupCount: 1,
-    groupsCounted: 1,
-    sumSimtClocks: 10n,
-    sumMimdClocks: 10n,
-    sumMeasuredLoss: Number.MAX_VALUE,
-    sumCountsLoss: 1,
-    sumMaxCounts: 1,
-    sumCounts: 1,
-    droppedSamples: 0,
-    histogram: [{ bin: 1, count: 1 }],
-  };
+  return syntheticLaunchSummary({ job: 'poison', deviceName: 'synthetic', launch, endMillis, sumMeasuredLoss: Number.MAX_VALUE });
 }
 
 async function committedMessages(groupId: string, topic: string): Promise<number> {

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from warpwatch.examples.escape_source import GROUP_SIZES
 from warpwatch.frame import Device, Source
 from warpwatch.recorder import Recorder
 
@@ -46,6 +47,21 @@ def grid_error(width: int, height: int, multiple: int, what: str) -> str | None:
     if width < 1 or height < 1 or width * height % multiple != 0:
         return f"WW_ERR_PYTHON_EXAMPLE: width·height must be a positive multiple of {what}, got {width}x{height}"
     return None
+
+
+def cuda_escape_args(prog: str, doc: str | None, job: str, argv: Sequence[str] | None) -> argparse.Namespace | None:
+    """The arguments of an example that runs the CUDA C++ kernels of escape_source.py (``--n`` one of
+    :data:`~warpwatch.examples.escape_source.GROUP_SIZES`, default 32, the grid a multiple of it), or
+    None after one ``WW_ERR_PYTHON_EXAMPLE`` line on stderr (the caller exits 2)."""
+    args = escape_parser(prog, doc, job=job, group_help=f"lanes per group, one of {GROUP_SIZES}", group_default=32).parse_args(argv)
+    if args.group not in GROUP_SIZES:
+        print(f"WW_ERR_PYTHON_EXAMPLE: --n must be one of {GROUP_SIZES}, got {args.group}", file=sys.stderr)
+        return None
+    error = grid_error(args.width, args.height, args.group, "--n")
+    if error:
+        print(error, file=sys.stderr)
+        return None
+    return args
 
 
 def escape_reference(width: int, height: int, max_iter: int) -> np.ndarray:

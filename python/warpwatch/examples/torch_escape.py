@@ -19,8 +19,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from warpwatch.examples._common import escape_parser, escape_reference, finish, grid_error, open_recorder, run_main, skipped
-from warpwatch.examples.escape_source import ESCAPE_SOURCE, EXACT_OPTIONS, GROUP_SIZES, launch_shape
+from warpwatch.examples._common import cuda_escape_args, escape_reference, finish, open_recorder, run_main, skipped
+from warpwatch.examples.escape_source import ESCAPE_SOURCE, EXACT_OPTIONS, launch_shape
 from warpwatch.frame import Device
 
 PROG = "python -m warpwatch.examples.torch_escape"
@@ -128,13 +128,8 @@ def _torch_or_reason() -> tuple[Any, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: 0 on success or when skipped, 1 when a check fails, 2 on bad arguments."""
-    args = escape_parser(PROG, __doc__, job="torch-escape", group_help=f"lanes per group, one of {GROUP_SIZES}", group_default=32).parse_args(argv)
-    if args.group not in GROUP_SIZES:
-        print(f"WW_ERR_PYTHON_EXAMPLE: --n must be one of {GROUP_SIZES}, got {args.group}", file=sys.stderr)
-        return 2
-    error = grid_error(args.width, args.height, args.group, "--n")
-    if error:
-        print(error, file=sys.stderr)
+    args = cuda_escape_args(PROG, __doc__, "torch-escape", argv)
+    if args is None:
         return 2
     torch, reason = _torch_or_reason()
     if torch is None:
