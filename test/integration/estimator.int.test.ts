@@ -5,6 +5,7 @@ import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEstimatorKafka, createEstimatorInfluxWriter, EstimatorError, loadEstimatorConfig, startEstimator, type EstimatorInfluxOptions, type SeriesPoint } from '../../estimator/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
+import { Secret } from '../../service/index.ts';
 import { brokers, createDatabase, dropDatabase, influxQuery, influxUrl, kafkaClient, uniqueId } from './estimator-support.ts';
 
 const databases: string[] = [];
@@ -17,7 +18,7 @@ function writerOptions(database: string, overrides: Partial<EstimatorInfluxOptio
     url: influxUrl(),
     database,
     retentionPolicy: 'autogen',
-    token: '',
+    token: new Secret(''),
     org: '-',
     batchSize: 100,
     flushIntervalMillis: 50,
