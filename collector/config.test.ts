@@ -250,6 +250,10 @@ describe('loadCollectorConfig', () => {
       });
       expect(config.influx).toMatchObject({ database: 'warpwatch', retentionPolicy: 'autogen', org: '-', maxBufferPoints: 1_000 });
       expect(config.influx?.token.reveal()).toBe('file-token');
+      expect(config.influx?.tokenFile).toBe('/secrets/influx');
+      const printed = [JSON.stringify(config), inspect(config, { depth: 10 }), inspect(config.influx), String(config.influx?.token), describeCollectorConfig(config)].join('\n');
+      expect(printed).toContain('[redacted]');
+      expect(printed).not.toContain('file-token');
     });
 
     it('rejects a bad URL, database, interval or instance together, naming the setting', () => {

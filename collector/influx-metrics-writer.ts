@@ -1,6 +1,5 @@
 import { COLLECTOR_FIELDS } from '../contracts/index.ts';
-import { readFileSync } from 'node:fs';
-import { createInfluxWriter, secretFileText, type InfluxWriter, type Secret } from '../service/index.ts';
+import { createInfluxWriter, readSecretFile, type InfluxWriter, type Secret } from '../service/index.ts';
 import { CollectorError } from './errors.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 
@@ -53,8 +52,8 @@ export function createInfluxMetricsWriter(options: InfluxMetricsWriterOptions, l
   return createInfluxWriter(
     {
       url: options.url,
-      token: options.token.reveal(),
-      refreshToken: options.tokenFile === undefined ? undefined : () => secretFileText(readFileSync(options.tokenFile as string, 'utf8')),
+      token: options.token,
+      refreshToken: options.tokenFile === undefined ? undefined : () => readSecretFile(options.tokenFile as string),
       org: options.org,
       bucket: `${options.database}/${options.retentionPolicy}`,
       batchSize: MAX_BATCH_POINTS,

@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
+import { Secret } from '../service/index.ts';
 import { loadEstimatorConfig, loadEstimatorKafkaConfig } from './config.ts';
 import { EstimatorConfigError } from './errors.ts';
 
@@ -16,7 +18,9 @@ describe('config', () => {
       expect(config.window.windowMillis).toBe(10_000);
       expect(config.window.idleCloseMillis).toBe(10_000);
       expect(config.window.current).toEqual({ mode: 'decay', halfLifeLaunches: 32 });
-      expect(config.influx).toMatchObject({ url: 'http://127.0.0.1:18086', database: 'warpwatch', retentionPolicy: 'autogen', org: '-', token: '' });
+      expect(config.influx).toMatchObject({ url: 'http://127.0.0.1:18086', database: 'warpwatch', retentionPolicy: 'autogen', org: '-' });
+      expect(config.influx?.token).toBeInstanceOf(Secret);
+      expect(config.influx?.token.reveal()).toBe('');
       expect(config.metricsPort).toBe(ESTIMATOR_FIELDS.metricsPort.default);
       expect(Object.isFrozen(config)).toBe(true);
       expect(Object.isFrozen(config.window)).toBe(true);
@@ -83,13 +87,35 @@ describe('config', () => {
       try {
         const file = join(directory, 'token');
         writeFileSync(file, 'file-token\n');
-        expect(loadEstimatorConfig({ env: { WARPWATCH_INFLUX_TOKEN_FILE: file } }).influx?.token).toBe('file-token');
+        const config = loadEstimatorConfig({ env: { WARPWATCH_INFLUX_TOKEN_FILE: file } });
+        expect(config.influx?.token).toBeInstanceOf(Secret);
+        expect(config.influx?.token.reveal()).toBe('file-token');
+        expect(config.influx?.tokenFile).toBe(file);
       } finally {
         rmSync(directory, { recursive: true, force: true });
       }
       expect(() => loadEstimatorConfig({ env: { WARPWATCH_INFLUX_RETENTION_POLICY: 'a b' } })).toThrow(
         'invalid estimator configuration: WARPWATCH_INFLUX_RETENTION_POLICY must be a name matching [A-Za-z0-9._-]{1,128}, got "a b"',
       );
+    });
+
+    it('keeps the token a Secret: the loaded config, stringified or inspected, never shows it (from the environment or a file)', () => {
+      const fromEnv = loadEstimatorConfig({ env: { WARPWATCH_INFLUX_TOKEN: 'writer:env-pa55' } });
+      expect(fromEnv.influx?.token.reveal()).toBe('writer:env-pa55');
+      const directory = mkdtempSync(join(tmpdir(), 'ww-estimator-config-'));
+      try {
+        const file = join(directory, 'token');
+        writeFileSync(file, 'writer:file-pa55\n');
+        const fromFile = loadEstimatorConfig({ env: { WARPWATCH_INFLUX_TOKEN_FILE: file } });
+        expect(fromFile.influx?.token.reveal()).toBe('writer:file-pa55');
+        for (const config of [fromEnv, fromFile]) {
+          const printed = [JSON.stringify(config), inspect(config, { depth: 10 }), inspect(config.influx), String(config.influx?.token), `${config.influx?.token}`].join('\n');
+          expect(printed).toContain('[redacted]');
+          for (const leak of ['pa55', 'writer:']) expect(printed).not.toContain(leak);
+        }
+      } finally {
+        rmSync(directory, { recursive: true, force: true });
+      }
     });
   });
 });

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
-import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile } from '../service/index.ts';
+import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile, type Secret } from '../service/index.ts';
 import { EstimatorConfigError } from './errors.ts';
 import type { AlertSettings } from './engine/alert-detector.ts';
 import type { EngineComputeSettings, EngineWindowSettings } from './engine/estimator-engine.ts';
@@ -53,8 +53,8 @@ export interface EstimatorConfig {
         readonly retentionPolicy: string;
         /** Duration of the retention policy a database the estimator creates gets (InfluxQL, e.g. 30d; INF = forever). */
         readonly retentionDuration: string;
-        /** v2 API token ('' for an open 1.8 server, or 'user:password'). */
-        readonly token: string;
+        /** v2 API token ('' for an open 1.8 server, or 'user:password'), kept a Secret down to service/influx-client.ts. */
+        readonly token: Secret;
         /** The file the token was read from (WARPWATCH_INFLUX_TOKEN_FILE), read again after InfluxDB refuses it; undefined when not from a file. */
         readonly tokenFile?: string | undefined;
         readonly org: string;
@@ -235,7 +235,7 @@ function readInflux(reader: ConfigReader): EstimatorConfig['influx'] {
     database: v.influxDatabase,
     retentionPolicy: v.influxRetentionPolicy,
     retentionDuration: v.influxRetention,
-    token: v.influxToken.reveal(),
+    token: v.influxToken,
     tokenFile: reader.secretFile(F.influxToken),
     org: v.influxOrg,
     batchSize: v.influxBatchSize,

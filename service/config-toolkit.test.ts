@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { ConfigFields } from '../contracts/index.ts';
-import { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem } from './config-toolkit.ts';
+import { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem, readSecretFile } from './config-toolkit.ts';
+import { Secret } from './secret.ts';
 
 const FIELDS = {
   count: { kind: 'integer', env: 'WW_T_COUNT', flag: '--count', min: 1, max: 10, default: 3, doc: 'a count' },
@@ -178,5 +182,25 @@ describe('describeAccepted and formatByteSize', () => {
     expect(formatByteSize(1000)).toBe('1000 B');
     expect(describeAccepted(FIELDS.size)).toBe('a size 1 KiB..1 GiB (suffixes KiB, MiB, GiB, kB, MB, GB allowed)');
     expect(describeAccepted(FIELDS.hosts)).toBe('a comma list of host:port');
+  });
+});
+
+describe('readSecretFile', () => {
+  it('reads the file again as a Secret without its trailing newline, and throws when it is gone', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'ww-secret-file-'));
+    try {
+      const file = join(directory, 'token');
+      writeFileSync(file, 'user:first\n');
+      const first = readSecretFile(file);
+      expect(first).toBeInstanceOf(Secret);
+      expect(first.reveal()).toBe('user:first');
+      expect(inspect(first)).toBe('[redacted]');
+      writeFileSync(file, 'user:second');
+      expect(readSecretFile(file).reveal()).toBe('user:second');
+      rmSync(file);
+      expect(() => readSecretFile(file)).toThrow(/ENOENT/);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });

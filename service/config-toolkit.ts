@@ -396,3 +396,14 @@ function isHttpUrl(text: string): boolean {
 export function secretFileText(content: string): string {
   return content.replace(/\r?\n$/, '');
 }
+
+/**
+ * Reads a secret file again (WARPWATCH_INFLUX_TOKEN_FILE after InfluxDB refused the token): its
+ * text as {@link secretFileText} takes it, kept a {@link Secret}.
+ *
+ * @throws the file system's error when the file cannot be read (e.g. ENOENT while it is being replaced)
+ * @example readSecretFile('/run/secrets/influx-token').reveal() // 'user:pass'
+ */
+export function readSecretFile(path: string): Secret {
+  return new Secret(secretFileText(readFileSync(path, 'utf8')));
+}

@@ -6,7 +6,7 @@
 // external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
-export { createInfluxWriteApi } from './influx-client.ts';
+export { createInfluxWriteApi, influxAuthHeaders } from './influx-client.ts';
 export type { InfluxWriteApiOptions } from './influx-client.ts';
 export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
 export type { BackoffPolicy, RetryOptions } from './retry.ts';
@@ -18,7 +18,7 @@ export { createOutageLog } from './outage-log.ts';
 export type { OutageLog } from './outage-log.ts';
 export { serviceResource } from './otel-resource.ts';
 export type { ServiceResourceOptions } from './otel-resource.ts';
-export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem, secretFileText } from './config-toolkit.ts';
+export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem, readSecretFile, secretFileText } from './config-toolkit.ts';
 export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
 export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
 export type { ConfigTableSpec } from './config-docs.ts';

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpError } from '@influxdata/influxdb-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createInfluxWriteApi } from './influx-client.ts';
+import { createInfluxWriteApi, influxAuthHeaders } from './influx-client.ts';
+import { Secret } from './secret.ts';
 
 // A stand-in for InfluxDB's write endpoint answering every request with `status`, counting requests.
 async function startFake(status: number): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
@@ -32,7 +33,7 @@ describe('createInfluxWriteApi', () => {
     const fake = await startFake(503);
     const printed = [vi.spyOn(console, 'error').mockImplementation(() => {}), vi.spyOn(console, 'warn').mockImplementation(() => {})];
     try {
-      const api = createInfluxWriteApi({ url: fake.url, token: '', org: '-', bucket: 'db/autogen', requestTimeoutMillis: 5_000, maxBatchLines: 10 });
+      const api = createInfluxWriteApi({ url: fake.url, token: new Secret(''), org: '-', bucket: 'db/autogen', requestTimeoutMillis: 5_000, maxBatchLines: 10 });
       api.writeRecords(['m f=1.0 1700000000000']);
       const failure = await api.flush().then(
         () => undefined,
@@ -51,7 +52,7 @@ describe('createInfluxWriteApi', () => {
   it('resolves flush once InfluxDB accepted the lines', async () => {
     const fake = await startFake(204);
     try {
-      const api = createInfluxWriteApi({ url: fake.url, token: '', org: '-', bucket: 'db/autogen', requestTimeoutMillis: 5_000, maxBatchLines: 10 });
+      const api = createInfluxWriteApi({ url: fake.url, token: new Secret(''), org: '-', bucket: 'db/autogen', requestTimeoutMillis: 5_000, maxBatchLines: 10 });
       api.writeRecords(['m f=1.0 1700000000000', 'm f=2.0 1700000000001']);
       await api.flush();
       expect(fake.requests()).toBe(1);
@@ -59,5 +60,13 @@ describe('createInfluxWriteApi', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('influxAuthHeaders', () => {
+  it('sends nothing for an empty token, user:password as basic auth, and anything else as a 2.x token', () => {
+    expect(influxAuthHeaders(new Secret(''))).toEqual({});
+    expect(influxAuthHeaders(new Secret('admin:s3cret'))).toEqual({ Authorization: `Basic ${Buffer.from('admin:s3cret').toString('base64')}` });
+    expect(influxAuthHeaders(new Secret('abc123'))).toEqual({ Authorization: 'Token abc123' });
   });
 });

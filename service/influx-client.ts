@@ -1,10 +1,14 @@
 import { InfluxDB, type WriteApi } from '@influxdata/influxdb-client';
+import type { Secret } from './secret.ts';
 
 /** Settings of {@link createInfluxWriteApi}. */
 export interface InfluxWriteApiOptions {
   readonly url: string;
-  /** '' (none), an API token, or 'user:password' for InfluxDB 1.8. Plain text: reveal a Secret before passing it. */
-  readonly token: string;
+  /**
+   * '' (none), an API token, or 'user:password' for InfluxDB 1.8. Revealed only here, where it
+   * becomes the client's `token` option (docs/security.md).
+   */
+  readonly token: Secret;
   /** '-' on InfluxDB 1.8. */
   readonly org: string;
   /** '<database>/<retention policy>' on InfluxDB 1.8. */
@@ -26,12 +30,12 @@ export interface InfluxWriteApiOptions {
  * Use: `api.writeRecords(lines)` (at most `maxBatchLines`), then `await api.flush()`; `api.dispose()` when done.
  *
  * @example
- * const api = createInfluxWriteApi({ url: 'http://127.0.0.1:8086', token: '', org: '-', bucket: 'warpwatch/autogen', requestTimeoutMillis: 10_000, maxBatchLines: 5_000 });
+ * const api = createInfluxWriteApi({ url: 'http://127.0.0.1:8086', token: new Secret(''), org: '-', bucket: 'warpwatch/autogen', requestTimeoutMillis: 10_000, maxBatchLines: 5_000 });
  * api.writeRecords(['warpwatch_window,stream=a/b loss_predicted=1.0 1700000000000']);
  * await api.flush();
  */
 export function createInfluxWriteApi(options: InfluxWriteApiOptions): WriteApi {
-  const client = new InfluxDB({ url: options.url, token: options.token, timeout: options.requestTimeoutMillis });
+  const client = new InfluxDB({ url: options.url, token: options.token.reveal(), timeout: options.requestTimeoutMillis });
   return client.getWriteApi(options.org, options.bucket, 'ms', {
     batchSize: options.maxBatchLines + 1,
     flushInterval: 0,
@@ -40,4 +44,19 @@ export function createInfluxWriteApi(options: InfluxWriteApiOptions): WriteApi {
     // Returning the rejection settles the request here: the client neither logs nor retries it.
     writeFailed: (error: Error) => Promise.reject(error),
   });
+}
+
+/**
+ * The HTTP headers that carry InfluxDB credentials on a request made without the client (the
+ * 1.x `/query` endpoint): none for '' (an open server), `Basic` auth for 'user:password'
+ * (InfluxDB 1.x), otherwise `Token <token>` (an InfluxDB 2.x API token). Besides
+ * {@link createInfluxWriteApi}, the one place the token is revealed (docs/security.md).
+ *
+ * @example influxAuthHeaders(new Secret('')) // {}
+ * @example influxAuthHeaders(new Secret('user:pass')) // { Authorization: 'Basic dXNlcjpwYXNz' }
+ */
+export function influxAuthHeaders(token: Secret): Record<string, string> {
+  const value = token.reveal();
+  if (value === '') return {};
+  return { Authorization: value.includes(':') ? `Basic ${Buffer.from(value).toString('base64')}` : `Token ${value}` };
 }

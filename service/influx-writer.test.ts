@@ -2,6 +2,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeInflux, type FakeInflux } from './testing/fake-influx.ts';
 import type { InfluxPoint } from './influx-line.ts';
+import { Secret } from './secret.ts';
 import {
   createInfluxWriter,
   INFLUX_DROP_REASONS,
@@ -22,7 +23,7 @@ import {
 function options(url: string, overrides: Partial<InfluxWriterOptions> = {}): InfluxWriterOptions {
   return {
     url,
-    token: '',
+    token: new Secret(''),
     org: '-',
     bucket: 'db/autogen',
     batchSize: 50,
@@ -128,15 +129,16 @@ describe('createInfluxWriter', () => {
 
   it('keeps a batch refused for its credentials (401), says influx-auth, reads the token again and writes it once accepted', async () => {
     fake = await startFakeInflux();
+    // InfluxDB accepts only the right credentials; `accepted` stands for the token file being fixed.
     let accepted = false;
-    fake.answerFor = () => (accepted ? 204 : 401);
+    const served = fake;
+    served.answerFor = (index) => (served.authorizations[index] === 'Token u:right' ? 204 : 401);
     const tokens: string[] = [];
     const failures: InfluxWriteFailure[] = [];
-    const writer = createInfluxWriter(options(fake.url, { token: 'u:wrong', refreshToken: () => (tokens.push(accepted ? 'u:right' : 'u:wrong'), tokens.at(-1) ?? '') }), {
+    const writer = createInfluxWriter(options(fake.url, { token: new Secret('u:wrong'), refreshToken: () => (tokens.push(accepted ? 'u:right' : 'u:wrong'), new Secret(tokens.at(-1) ?? '')) }), {
       onError: (failure) => failures.push(failure),
     });
     writer.write(points(0, 40));
-    const served = fake;
     await served.until(() => served.received >= 2);
     expect(writer.stats()).toMatchObject({ authFailing: true, pointsDropped: 0, pointsWritten: 0 });
     expect(influxHealthReasons(writer.stats())).toEqual(['influx-auth']);
@@ -150,6 +152,9 @@ describe('createInfluxWriter', () => {
     expect(writer.stats()).toMatchObject({ authFailing: false, pointsWritten: 40, pointsDropped: 0, buffered: 0 });
     expect(influxHealthReasons(writer.stats())).toEqual([]);
     expect(tokens.length).toBeGreaterThanOrEqual(1);
+    // The Secret read again is what reaches the wire: refused requests carried the old token, the accepted one the new.
+    expect(fake.authorizations[0]).toBe('Token u:wrong');
+    expect(fake.authorizations.at(-1)).toBe('Token u:right');
     await writer.close(1_000);
   });
 

@@ -1,5 +1,6 @@
 import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
 import { createInfluxWriteApi } from './influx-client.ts';
+import type { Secret } from './secret.ts';
 import { encodeLineProtocol, InfluxLineError, type InfluxPoint } from './influx-line.ts';
 import { backoffDelayMillis, type BackoffPolicy } from './retry.ts';
 import { isUnreachableError, unreachableServerHint } from './server-hint.ts';
@@ -50,14 +51,14 @@ export const INFLUX_DROP_REASONS: readonly InfluxDropReason[] = ['overflow', 're
 /** Settings of {@link createInfluxWriter}. */
 export interface InfluxWriterOptions {
   readonly url: string;
-  /** '' (none), an API token, or 'user:password' for InfluxDB 1.8 (plain text). */
-  readonly token: string;
+  /** '' (none), an API token, or 'user:password' for InfluxDB 1.8; revealed only by service/influx-client.ts. */
+  readonly token: Secret;
   /**
    * Reads the credentials again (e.g. WARPWATCH_INFLUX_TOKEN_FILE), called before the next
    * attempt after InfluxDB refused them (HTTP 401/403), so fixing the file heals a running
    * service without losing its buffer (docs/security.md). Absent: the token never changes.
    */
-  readonly refreshToken?: (() => string) | undefined;
+  readonly refreshToken?: (() => Secret) | undefined;
   /** '-' on InfluxDB 1.8. */
   readonly org: string;
   /** '<database>/<retention policy>' on InfluxDB 1.8. */
@@ -251,7 +252,7 @@ interface Waiter {
  *   maxBufferPoints is not an integer ≥ 1.
  * @example
  * const writer = createInfluxWriter(
- *   { url: 'http://127.0.0.1:8086', token: '', org: '-', bucket: 'warpwatch/autogen', batchSize: 5_000, flushIntervalMillis: 0,
+ *   { url: 'http://127.0.0.1:8086', token: new Secret(''), org: '-', bucket: 'warpwatch/autogen', batchSize: 5_000, flushIntervalMillis: 0,
  *     maxBufferPoints: 200_000, retry: { initialMillis: 500, maxMillis: 30_000, jitter: 0.5 }, requestTimeoutMillis: 10_000 },
  *   { onError: (failure) => log(failure.message) },
  * );
@@ -280,7 +281,7 @@ class BufferedInfluxWriter implements InfluxWriter {
   readonly #idleApis: WriteApi[];
   /** Every API created, with the credentials generation it was made with. */
   readonly #allApis = new Map<WriteApi, number>();
-  #token: string;
+  #token: Secret;
   #tokenGeneration = 0;
   /** InfluxDB refused the credentials: read them again before the next request. */
   #tokenStale = false;
@@ -408,7 +409,7 @@ class BufferedInfluxWriter implements InfluxWriter {
       this.#tokenStale = false;
       try {
         const token = this.#o.refreshToken();
-        if (token !== this.#token) {
+        if (!token.equals(this.#token)) {
           this.#token = token;
           this.#tokenGeneration += 1;
         }

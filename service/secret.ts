@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 
 /**
- * A credential (SASL password, TLS private key) that never appears in logs: `toString`,
+ * A credential (SASL password, TLS private key, InfluxDB token) that never appears in logs: `toString`,
  * `toJSON` and `util.inspect` print `[redacted]`; only {@link Secret.reveal} returns the value.
  *
  * @example
@@ -19,6 +19,15 @@ export class Secret {
   /** The secret value itself; pass it only to the client library that needs it. */
   reveal(): string {
     return this.#value;
+  }
+
+  /**
+   * Whether both hold the same value, compared without revealing it to the caller.
+   *
+   * @example new Secret('a').equals(new Secret('a')) // true
+   */
+  equals(other: Secret): boolean {
+    return this.#value === other.#value;
   }
 
   toString(): string {

@@ -1,10 +1,11 @@
 // ensureInfluxDatabase's decisions, with an injected HTTP client (the real InfluxDB is in
 // test/integration/estimator-influx-database.int.test.ts).
 import { describe, expect, it } from 'vitest';
+import { Secret } from '../../service/index.ts';
 import { EstimatorError } from '../errors.ts';
 import { ensureInfluxDatabase } from './influx-writer.ts';
 
-const options = { url: 'http://influx.test:8086', database: 'warpwatch', token: '', requestTimeoutMillis: 1000 };
+const options = { url: 'http://influx.test:8086', database: 'warpwatch', token: new Secret(''), requestTimeoutMillis: 1000 };
 
 /** A fake fetch answering SHOW DATABASES with `databases` and CREATE DATABASE with `create`; records the queries. */
 function fakeInflux(databases: string[], create: { status: number; body: string }, seen: string[] = []): typeof fetch {
@@ -44,8 +45,8 @@ describe('ensureInfluxDatabase', () => {
   });
   it('sends user:password as basic auth and a 2.x token as a token', async () => {
     const seen: string[] = [];
-    await ensureInfluxDatabase({ ...options, token: 'admin:secret' }, fakeInflux(['warpwatch'], { status: 500, body: '' }, seen));
-    await ensureInfluxDatabase({ ...options, token: 'abc123' }, fakeInflux(['warpwatch'], { status: 500, body: '' }, seen));
+    await ensureInfluxDatabase({ ...options, token: new Secret('admin:secret') }, fakeInflux(['warpwatch'], { status: 500, body: '' }, seen));
+    await ensureInfluxDatabase({ ...options, token: new Secret('abc123') }, fakeInflux(['warpwatch'], { status: 500, body: '' }, seen));
     expect(seen).toEqual([`GET SHOW DATABASES Basic ${Buffer.from('admin:secret').toString('base64')}`, 'GET SHOW DATABASES Token abc123']);
   });
   it('reports wrong credentials (401) without refusing to start, refuses a forbidden check (403), and starts anyway when InfluxDB does not answer', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeInflux, type FakeInflux } from '../../service/testing/fake-influx.ts';
 import { EstimatorError } from '../errors.ts';
+import { Secret } from '../../service/index.ts';
 import { createEstimatorInfluxWriter, type EstimatorInfluxOptions } from './influx-writer.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import type { SeriesPoint } from '../engine/series-points.ts';
@@ -14,7 +15,7 @@ function options(url: string, overrides: Partial<EstimatorInfluxOptions> = {}): 
     url,
     database: 'db',
     retentionPolicy: 'autogen',
-    token: '',
+    token: new Secret(''),
     org: '-',
     batchSize: 50,
     flushIntervalMillis: 0,

@@ -1,6 +1,5 @@
 import { ESTIMATOR_FIELDS } from '../../contracts/index.ts';
-import { readFileSync } from 'node:fs';
-import { createInfluxWriter, encodeLineProtocol, InfluxWriteFailure, secretFileText, type InfluxWriter } from '../../service/index.ts';
+import { createInfluxWriter, encodeLineProtocol, influxAuthHeaders, InfluxWriteFailure, readSecretFile, type InfluxWriter, type Secret } from '../../service/index.ts';
 import type { SeriesPoint } from '../engine/series-points.ts';
 import { EstimatorError } from '../errors.ts';
 
@@ -18,7 +17,8 @@ export interface EstimatorInfluxOptions {
   readonly url: string;
   readonly database: string;
   readonly retentionPolicy: string;
-  readonly token: string;
+  /** '' (none), an API token, or 'user:password'; revealed only by service/influx-client.ts (docs/security.md). */
+  readonly token: Secret;
   /** Read again after InfluxDB refuses the token (WARPWATCH_INFLUX_TOKEN_FILE); undefined: the token never changes. */
   readonly tokenFile?: string | undefined;
   readonly org: string;
@@ -65,7 +65,7 @@ export function createEstimatorInfluxWriter(options: EstimatorInfluxOptions, onE
     {
       url: options.url,
       token: options.token,
-      refreshToken: options.tokenFile === undefined ? undefined : () => secretFileText(readFileSync(options.tokenFile as string, 'utf8')),
+      refreshToken: options.tokenFile === undefined ? undefined : () => readSecretFile(options.tokenFile as string),
       org: options.org,
       bucket: `${options.database}/${options.retentionPolicy}`,
       batchSize: options.batchSize,
@@ -113,11 +113,7 @@ export async function ensureInfluxDatabase(
   options: Pick<EstimatorInfluxOptions, 'url' | 'database' | 'token' | 'requestTimeoutMillis'> & { readonly retentionPolicy?: string; readonly retentionDuration?: string },
   fetchImpl: typeof fetch = fetch,
 ): Promise<InfluxDatabaseCheck> {
-  const headers: Record<string, string> = {};
-  if (options.token !== '') {
-    // 1.x: 'user:password' (basic auth); 2.x: an API token.
-    headers['Authorization'] = options.token.includes(':') ? `Basic ${Buffer.from(options.token).toString('base64')}` : `Token ${options.token}`;
-  }
+  const headers = influxAuthHeaders(options.token);
   const query = async (method: 'GET' | 'POST', text: string): Promise<{ status: number; body: string }> => {
     const response = await fetchImpl(`${options.url.replace(/\/$/, '')}/query?q=${encodeURIComponent(text)}`, {
       method,

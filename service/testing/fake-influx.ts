@@ -5,9 +5,9 @@ import { gunzipSync } from 'node:zlib';
 /**
  * Test support (not exported by index.ts): a stand-in for InfluxDB's v2 write endpoint on
  * 127.0.0.1, a real HTTP server, for the unit tests of the writer's logic (the real InfluxDB
- * runs in test/integration). It records every accepted request body and answers each after
- * `delayMillis` with what `answerFor` picks: an HTTP status, or 'destroy' to close the socket
- * without an answer. `until` resolves once a condition holds, re-checked on each event of the
+ * runs in test/integration). It records every accepted request body and every request's
+ * Authorization header, and answers each after `delayMillis` with what `answerFor` picks: an
+ * HTTP status, or 'destroy' to close the socket without an answer. `until` resolves once a condition holds, re-checked on each event of the
  * fake (a request body received, an answer sent), so tests wait for events, not fixed times.
  */
 export interface FakeInflux {
@@ -16,6 +16,8 @@ export interface FakeInflux {
   readonly bodies: string[][];
   /** Requests whose body has arrived (answered or not). */
   received: number;
+  /** The Authorization header of each request whose body has arrived, in arrival order ('' when absent). */
+  readonly authorizations: string[];
   /** Most requests open at the same time so far. */
   maxConcurrent: number;
   delayMillis: number;
@@ -43,6 +45,7 @@ export async function startFakeInflux(): Promise<FakeInflux> {
   const fake = {
     bodies: [] as string[][],
     received: 0,
+    authorizations: [] as string[],
     maxConcurrent: 0,
     delayMillis: 30,
     answerFor: (_index: number): number | 'destroy' => 204,
@@ -57,6 +60,7 @@ export async function startFakeInflux(): Promise<FakeInflux> {
       const raw = Buffer.concat(chunks);
       const text = request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
       fake.received += 1;
+      fake.authorizations.push(request.headers.authorization ?? '');
       notify();
       setTimeout(() => {
         const answer = fake.answerFor(index);

@@ -17,6 +17,7 @@ import {
   type CatalogedQuery,
   type TemplateVariableState,
 } from '../../dashboards/index.ts';
+import { Secret } from '../../service/index.ts';
 import { requiredEnv, type InfluxSeries, type InfluxResult } from './stack-env.ts';
 
 
@@ -169,7 +170,7 @@ async function writeFixture(): Promise<void> {
       url: influxUrl,
       database,
       retentionPolicy: 'autogen',
-      token: '',
+      token: new Secret(''),
       org: '-',
       batchSize: 5_000,
       flushIntervalMillis: 60_000,

@@ -3,6 +3,7 @@
 // database that does not exist starts and creates it instead of dropping every write.
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureInfluxDatabase } from '../../estimator/index.ts';
+import { Secret } from '../../service/index.ts';
 import { dropDatabase, estimatorEnv, influxQuery, influxUrl, spawnEstimator, stopChild, uniqueId, type EstimatorChild } from './estimator-support.ts';
 
 const databases: string[] = [];
@@ -21,7 +22,7 @@ describe('the InfluxDB database at start (real InfluxDB)', () => {
   it('creates a missing database, then finds it', async () => {
     const database = uniqueId('wwdbcheck');
     databases.push(database);
-    const options = { url: influxUrl(), database, token: '', requestTimeoutMillis: 10_000 };
+    const options = { url: influxUrl(), database, token: new Secret(''), requestTimeoutMillis: 10_000 };
     expect(await databaseNames()).not.toContain(database);
     expect(await ensureInfluxDatabase(options)).toBe('created');
     expect(await databaseNames()).toContain(database);
@@ -31,7 +32,7 @@ describe('the InfluxDB database at start (real InfluxDB)', () => {
   it('creates a missing database with the deployment retention default (30d) on its retention policy', async () => {
     const database = uniqueId('wwdbret');
     databases.push(database);
-    expect(await ensureInfluxDatabase({ url: influxUrl(), database, token: '', requestTimeoutMillis: 10_000, retentionPolicy: 'autogen', retentionDuration: '30d' })).toBe('created');
+    expect(await ensureInfluxDatabase({ url: influxUrl(), database, token: new Secret(''), requestTimeoutMillis: 10_000, retentionPolicy: 'autogen', retentionDuration: '30d' })).toBe('created');
     const policies = await influxQuery(database, `SHOW RETENTION POLICIES ON "${database}"`);
     const columns = policies[0]?.columns ?? [];
     const rows = (policies[0]?.values ?? []).map((row) => Object.fromEntries(columns.map((c, i) => [c, row[i]])));

@@ -5,6 +5,7 @@ import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEstimatorKafka, createEstimatorInfluxWriter, EstimatorError, loadEstimatorConfig, startEstimator, type EstimatorInfluxOptions, type SeriesPoint } from '../../estimator/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
+import { Secret } from '../../service/index.ts';
 import { brokers, createDatabase, dropDatabase, influxQuery, influxUrl, kafkaClient, uniqueId } from './estimator-support.ts';
 
 const databases: string[] = [];
@@ -17,7 +18,7 @@ function writerOptions(database: string, overrides: Partial<EstimatorInfluxOptio
     url: influxUrl(),
     database,
     retentionPolicy: 'autogen',
-    token: '',
+    token: new Secret(''),
     org: '-',
     batchSize: 100,
     flushIntervalMillis: 50,
@@ -94,6 +95,7 @@ describe('kafka adapter and service (real Kafka)', () => {
       WARPWATCH_DISTRIBUTIONS_TOPIC: `${id}.distributions`,
       WARPWATCH_ALERTS_TOPIC: `${id}.alerts`,
       WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`,
+      WARPWATCH_DLQ_TOPIC: `${id}.dlq`, // its own: the shared stack's DLQ topic may carry another test's settings (topic-config)
       WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS: '6000',
       WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS: '500',
     };

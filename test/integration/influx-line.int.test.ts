@@ -10,7 +10,7 @@ import { loadEstimatorConfig, startEstimator } from '../../estimator/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { encodeFrame } from '../../protocol/index.ts';
-import { createInfluxWriter, INFLUX_DROP_REASONS, type InfluxPoint, type InfluxWriter, type InfluxWriterStats } from '../../service/index.ts';
+import { createInfluxWriter, INFLUX_DROP_REASONS, Secret, type InfluxPoint, type InfluxWriter, type InfluxWriterStats } from '../../service/index.ts';
 import { brokers, connectedProducer, createDatabase, createTopic, dropDatabase, influxQuery, influxUrl, uniqueId, waitUntil } from './estimator-support.ts';
 
 const database = uniqueId('wwline');
@@ -20,7 +20,7 @@ afterAll(() => dropDatabase(database).catch(() => undefined));
 function writerOf(): InfluxWriter {
   return createInfluxWriter({
     url: influxUrl(),
-    token: '',
+    token: new Secret(''),
     org: '-',
     bucket: `${database}/autogen`,
     batchSize: 500,
