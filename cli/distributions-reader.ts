@@ -3,7 +3,26 @@ import type { EstimatorKafkaSecurity } from '../estimator/index.ts';
 import { createKafkaClient } from '../service/index.ts';
 import { decodeDistributionRecord, type DistributionRecord } from '../contracts/index.ts';
 import { retryTransientKafka } from '../estimator/index.ts';
-import { DemoError } from './demo/errors.ts';
+
+/**
+ * The distributions topic could not be read: no broker, a failed TLS handshake, a read that did
+ * not reach the end in time. It carries no code of its own: each command that reads the topic
+ * says it with its own (`demo --kafka`: WW_ERR_DEMO_TRANSPORT, `advise --stream`:
+ * WW_ERR_ADVISE_KAFKA; docs/errors.md), keeping this message.
+ *
+ * @example
+ * try { await scanDistributions(options, accept, 20_000); } catch (e) { if (e instanceof DistributionsReadError) console.error(e.message); }
+ */
+export class DistributionsReadError extends Error {
+  /** True when trying again later may succeed (always, for a read that failed on the way). */
+  readonly retriable: boolean;
+
+  constructor(message: string, options: { readonly cause?: unknown; readonly retriable: boolean }) {
+    super(message, { cause: options.cause });
+    this.name = 'DistributionsReadError';
+    this.retriable = options.retriable;
+  }
+}
 
 /**
  * The CLI's one Kafka reader (kafkajs): tails or scans the estimator's compacted
@@ -46,7 +65,7 @@ function clientOf(options: DistributionsReaderOptions): Kafka {
  * the current high watermarks before it joins, so nothing published after the call is missed
  * however long the join takes.
  *
- * @throws DemoError WW_ERR_DEMO_TRANSPORT when the broker cannot be reached.
+ * @throws DistributionsReadError when the broker cannot be reached.
  * @example
  * const tail = await tailDistributions({ brokers, topic, clientId: 'demo' }, 'demo-reader-1', (r) => results.push(r));
  */
@@ -75,7 +94,7 @@ export async function tailDistributions(
     });
   } catch (error) {
     await consumer?.disconnect().catch(() => undefined);
-    throw new DemoError('WW_ERR_DEMO_TRANSPORT', `cannot read ${options.topic} on ${options.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
+    throw new DistributionsReadError(`cannot read ${options.topic} on ${options.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
@@ -101,7 +120,7 @@ export async function tailDistributions(
  * Reads the whole (compacted) topic once, up to its high watermarks at the time of the call,
  * and returns the last record per key that `accept` keeps, in offset order per partition.
  *
- * @throws DemoError WW_ERR_DEMO_TRANSPORT when the broker cannot be reached or the read does
+ * @throws DistributionsReadError when the broker cannot be reached or the read does
  *   not reach the end within `timeoutMillis`.
  * @example
  * const latest = await scanDistributions({ brokers, topic, clientId: 'advise' }, (r) => r.stream === 'job/kernel', 20_000);
@@ -151,8 +170,8 @@ export async function scanDistributions(
     if (timedOut) throw new Error(`read did not reach the end of ${options.topic} within ${timeoutMillis} ms`);
     return [...latest.values()];
   } catch (error) {
-    if (error instanceof DemoError) throw error;
-    throw new DemoError('WW_ERR_DEMO_TRANSPORT', `cannot read ${options.topic} on ${options.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
+    if (error instanceof DistributionsReadError) throw error;
+    throw new DistributionsReadError(`cannot read ${options.topic} on ${options.brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
   } finally {
     await consumer?.disconnect().catch(() => undefined);
     try {

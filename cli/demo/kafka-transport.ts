@@ -8,7 +8,7 @@ import type { ParametricFitter } from '../../estimator/index.ts';
 import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';
 import { summarizeFrame } from '../../protocol/index.ts';
 import { createKafkaClient } from '../../service/index.ts';
-import { tailDistributions, type DistributionsTail } from '../distributions-reader.ts';
+import { DistributionsReadError, tailDistributions, type DistributionsTail } from '../distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 import { UsageError } from '../usage-error.ts';
 import { DemoError } from './errors.ts';
@@ -86,6 +86,7 @@ export async function createKafkaDemoTransport(
     await estimator?.stop();
     await producer.close();
     if (error instanceof DemoError) throw error;
+    if (error instanceof DistributionsReadError) throw new DemoError('WW_ERR_DEMO_TRANSPORT', error.message, { cause: error, retriable: error.retriable });
     throw new DemoError('WW_ERR_DEMO_TRANSPORT', `cannot start the demo's Kafka route on ${brokers.join(',')}: ${(error as Error).message}`, { cause: error, retriable: true });
   }
   const host = hostname();
