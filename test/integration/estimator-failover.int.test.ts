@@ -9,6 +9,7 @@ import {
   connectedProducer,
   createDatabase,
   createTopic,
+  defaultsEnv,
   dropDatabase,
   estimatorEnv,
   influxQuery,
@@ -31,14 +32,6 @@ function start(env: Record<string, string>, instance: string): EstimatorChild {
   const child = spawnEstimator(env, instance);
   children.push(child);
   return child;
-}
-
-/** estimatorEnv without its session/heartbeat overrides: the service's defaults apply. */
-function defaultsEnv(id: string, database: string, groupId: string): Record<string, string> {
-  const env = estimatorEnv(id, database, groupId);
-  delete env['WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS'];
-  delete env['WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS'];
-  return env;
 }
 
 async function windowsPerStream(database: string): Promise<Map<string, number>> {

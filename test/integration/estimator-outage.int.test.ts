@@ -11,18 +11,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CategoricalDistribution, createSeededRandom } from '../../model/index.ts';
-import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { syntheticLaunchSummary } from '../../estimator/index.ts';
+import { createSeededRandom } from '../../model/index.ts';
+import { encodeFrame } from '../../protocol/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
-import { createDatabase, dropDatabase, estimatorEnv, influxUrl, spawnEstimator, stopChild, uniqueId, waitUntil, type EstimatorChild } from './estimator-support.ts';
+import {
+  addToTable as addToWindowTable,
+  createDatabase,
+  dropDatabase,
+  estimatorEnv,
+  frameOutcomes,
+  launchesOf,
+  launchFrame,
+  spawnEstimator,
+  stopChild,
+  uniqueId,
+  waitUntil,
+  windowsOf,
+  writtenWindows as writtenWindowsOf,
+  type EstimatorChild,
+  type WindowTable,
+} from './estimator-support.ts';
 
 const WINDOW_MILLIS = 2_000;
 const IDLE_CLOSE_MILLIS = 5_000;
 const PARTITIONS = 6;
 
 const sleep = (millis: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, millis));
+const addToTable = (table: WindowTable, job: string, endMillis: number, groups: number): void => addToWindowTable(table, job, endMillis, groups, WINDOW_MILLIS);
+const writtenWindows = (database: string, prefix: string): Promise<WindowTable> => writtenWindowsOf(database, prefix, MEASUREMENTS.window);
 
 /** The collector's /healthz fields this file reads. */
 interface CollectorHealth {
@@ -77,48 +94,6 @@ async function startAgent(socket: string, spoolDir: string, brokers: string, top
   };
 }
 
-/** Launches and groups per window start, per job. */
-type WindowTable = Map<string, Map<number, { launches: number; groups: number }>>;
-
-function addToTable(table: WindowTable, job: string, endMillis: number, groups: number): void {
-  let windows = table.get(job);
-  if (windows === undefined) table.set(job, (windows = new Map()));
-  const start = Math.floor(endMillis / WINDOW_MILLIS) * WINDOW_MILLIS;
-  const cell = windows.get(start) ?? { launches: 0, groups: 0 };
-  windows.set(start, { launches: cell.launches + 1, groups: cell.groups + groups });
-}
-
-/** What InfluxDB holds: launches and groups of every `warpwatch_window` point of the jobs starting with `prefix`. */
-async function writtenWindows(database: string, prefix: string): Promise<WindowTable> {
-  const query = `SELECT "launches", "groups" FROM "${MEASUREMENTS.window}" WHERE "job" =~ /^${prefix}/ GROUP BY "job"`;
-  const response = await fetch(`${influxUrl()}/query?${new URLSearchParams({ db: database, q: query, epoch: 'ms' }).toString()}`);
-  const body = (await response.json()) as { results: { series?: { tags: { job: string }; values: [number, number, number][] }[] }[] };
-  const table: WindowTable = new Map();
-  for (const series of body.results[0]?.series ?? []) {
-    table.set(series.tags.job, new Map(series.values.map(([time, launches, groups]) => [time, { launches, groups }])));
-  }
-  return table;
-}
-
-function launchesOf(table: WindowTable, job: string): number {
-  let total = 0;
-  for (const cell of table.get(job)?.values() ?? []) total += cell.launches;
-  return total;
-}
-
-/** Sum of an estimator's `warpwatch.estimator.frames` counter per outcome, from its /metrics. */
-async function frameOutcomes(estimator: EstimatorChild): Promise<Record<string, number>> {
-  const port = /metrics 127\.0\.0\.1:(\d+)/.exec(estimator.log.join('\n'))?.[1];
-  if (port === undefined) throw new Error(`no metrics port in the estimator's log:\n${estimator.log.join('\n')}`);
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  const outcomes: Record<string, number> = {};
-  for (const match of text.matchAll(/^warpwatch_estimator_frames\w*\{([^}]*)\}\s+(\S+)/gm)) {
-    const outcome = /outcome="([^"]*)"/.exec(match[1] ?? '')?.[1] ?? '?';
-    outcomes[outcome] = (outcomes[outcome] ?? 0) + Number(match[2]);
-  }
-  return outcomes;
-}
-
 /** One writer per stream on its own connection to the collector's socket. */
 async function connect(socket: string): Promise<Socket> {
   const connection = createConnection(socket);
@@ -127,27 +102,6 @@ async function connect(socket: string): Promise<Socket> {
     connection.once('error', reject);
   });
   return connection;
-}
-
-const distribution = CategoricalDistribution.fromPmf(new Map([[1, 4], [3, 3], [12, 2], [40, 1]]));
-
-/** A LaunchSummary of `job` ending at `endMillis`, with 4..8 groups of 8 lanes (varying, so the groups per window check more than the launch count). */
-function launchFrame(job: string, sequence: number, endMillis: number, random: ReturnType<typeof createSeededRandom>): LaunchSummaryFrame {
-  return syntheticLaunchSummary({
-    job,
-    kernel: 'k',
-    deviceName: 'synthetic',
-    groupSize: 8,
-    source: 'cpu',
-    launchId: BigInt(sequence),
-    frameSequence: sequence,
-    endMillis,
-    groups: 4 + (sequence % 5),
-    distribution,
-    random,
-    measuredOverhead: 0.02,
-    measuredNoise: 0.01,
-  });
 }
 
 async function createFramesTopic(brokers: string, topic: string): Promise<void> {
@@ -273,7 +227,7 @@ describe('estimator through a broker outage and an outlier frame (private Kafka 
     );
     expect(outageMillis).toBeGreaterThanOrEqual(15_000);
     expect(restartedAfter).toBeLessThanOrEqual(45_000);
-    for (const job of jobs) expect([...(written.get(job) ?? new Map())].sort((a, b) => a[0] - b[0]), `windows of ${job}`).toEqual([...(sent.get(job) ?? new Map())].sort((a, b) => a[0] - b[0]));
+    for (const job of jobs) expect(windowsOf(written, job), `windows of ${job}`).toEqual(windowsOf(sent, job));
     expect(late).toBe(0);
   }, 400_000);
 
@@ -312,7 +266,7 @@ describe('estimator through a broker outage and an outlier frame (private Kafka 
     process.stderr.write(`[estimator ahead] outcomes ${JSON.stringify(outcomes)}; ${written.get(job)?.size ?? 0} windows written of ${sent.get(job)?.size ?? 0} steady\n`);
     // Every steady window exact, and nothing else written: the outlier's window (240 s ahead of
     // the clock) is held open until the stream or the clock gets there.
-    expect([...(written.get(job) ?? new Map())].sort((a, b) => a[0] - b[0])).toEqual([...(sent.get(job) ?? new Map())].sort((a, b) => a[0] - b[0]));
+    expect(windowsOf(written, job)).toEqual(windowsOf(sent, job));
     expect(outcomes['recorded']).toBe(200);
     expect(outcomes['late'] ?? 0).toBe(0);
   }, 300_000);

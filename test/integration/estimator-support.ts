@@ -1,7 +1,13 @@
 // Helpers of the estimator integration tests (real Kafka and InfluxDB from the global setup):
-// unique names, a child `warpwatch estimate` process, InfluxQL queries, frame production.
+// unique names, a child `warpwatch estimate` process and its /healthz and /metrics, the consumer
+// group's assignment, InfluxQL queries, frame production, and the exact table of windows sent
+// against the one InfluxDB holds.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
+import { AssignerProtocol, Kafka, logLevel, type Producer } from 'kafkajs';
+import { CategoricalDistribution, type RandomSource } from '../../model/index.ts';
+import { topicToCreate } from '../../contracts/topics.ts';
+import type { LaunchSummaryFrame } from '../../protocol/index.ts';
+import { syntheticLaunchSummary } from '../../estimator/index.ts';
 
 export const brokers = (): string => process.env['WARPWATCH_KAFKA_BROKERS'] ?? '127.0.0.1:19092';
 export const influxUrl = (): string => process.env['WARPWATCH_INFLUX_URL'] ?? 'http://127.0.0.1:18086';
@@ -123,6 +129,17 @@ export async function createTopic(topic: string, partitions: number): Promise<vo
   }
 }
 
+/** Creates a frames topic as the services would (contracts/topics.ts: its cleanup policy and max.message.bytes), so /healthz reports no topic-config problem. */
+export async function createFramesTopic(topic: string, partitions: number): Promise<void> {
+  const admin = kafkaClient().admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [topicToCreate('frames', topic, { partitions, replicationFactor: -1 })], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 export async function connectedProducer(): Promise<Producer> {
   const producer = kafkaClient().producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
@@ -153,4 +170,125 @@ export async function measurementRows(database: string, measurement: string): Pr
     }
   }
   return rows.sort();
+}
+
+/** estimatorEnv without its session/heartbeat overrides: the service's defaults apply (the failover bound of docs/estimator.md is stated for them). */
+export function defaultsEnv(id: string, database: string, groupId: string, extra: Record<string, string> = {}): Record<string, string> {
+  const env = estimatorEnv(id, database, groupId, extra);
+  delete env['WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS'];
+  delete env['WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS'];
+  return env;
+}
+
+/** Port of an estimator child's /metrics and /healthz, from its start-up log line. */
+export function metricsPortOf(estimator: EstimatorChild): number {
+  const port = /metrics 127\.0\.0\.1:(\d+)/.exec(estimator.log.join('\n'))?.[1];
+  if (port === undefined) throw new Error(`no metrics port in the estimator's log:\n${estimator.log.join('\n')}`);
+  return Number(port);
+}
+
+/** The /healthz fields the integration tests read. */
+export interface EstimatorHealthz {
+  readonly status: string;
+  readonly partitions: readonly number[];
+  readonly streams: number;
+  readonly counters: { readonly framesIn: number; readonly windowsClosed: number };
+}
+
+/** An estimator child's /healthz. */
+export async function healthOf(estimator: EstimatorChild): Promise<EstimatorHealthz> {
+  return (await (await fetch(`http://127.0.0.1:${metricsPortOf(estimator)}/healthz`)).json()) as EstimatorHealthz;
+}
+
+/** Sum of an estimator's `warpwatch.estimator.frames` counter per outcome, from its /metrics. */
+export async function frameOutcomes(estimator: EstimatorChild): Promise<Record<string, number>> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPortOf(estimator)}/metrics`)).text();
+  const outcomes: Record<string, number> = {};
+  for (const match of text.matchAll(/^warpwatch_estimator_frames\w*\{([^}]*)\}\s+(\S+)/gm)) {
+    const outcome = /outcome="([^"]*)"/.exec(match[1] ?? '')?.[1] ?? '?';
+    outcomes[outcome] = (outcomes[outcome] ?? 0) + Number(match[2]);
+  }
+  return outcomes;
+}
+
+/**
+ * The consumer group as the broker sees it (kafkajs admin describeGroups): its state and, per
+ * member (client id), the partitions of `topic` assigned to it, sorted.
+ */
+export async function groupAssignment(groupId: string, topic: string): Promise<{ state: string; members: Map<string, number[]> }> {
+  const admin = kafkaClient().admin();
+  await admin.connect();
+  try {
+    const { groups } = await admin.describeGroups([groupId]);
+    const group = groups[0];
+    const members = new Map<string, number[]>();
+    for (const member of group?.members ?? []) {
+      const assignment = AssignerProtocol.MemberAssignment.decode(member.memberAssignment);
+      members.set(`${member.clientId} ${member.memberId}`, [...(assignment?.assignment[topic] ?? [])].sort((a, b) => a - b));
+    }
+    return { state: group?.state ?? 'Unknown', members };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Launches and groups per window start (ms), per stream (job). */
+export type WindowTable = Map<string, Map<number, { launches: number; groups: number }>>;
+
+/** Counts one launch of `job` ending at `endMillis` with `groups` groups into its window of `windowMillis`. */
+export function addToTable(table: WindowTable, job: string, endMillis: number, groups: number, windowMillis: number): void {
+  let windows = table.get(job);
+  if (windows === undefined) table.set(job, (windows = new Map()));
+  const start = Math.floor(endMillis / windowMillis) * windowMillis;
+  const cell = windows.get(start) ?? { launches: 0, groups: 0 };
+  windows.set(start, { launches: cell.launches + 1, groups: cell.groups + groups });
+}
+
+/**
+ * What InfluxDB holds: launches and groups of every `warpwatch_window` point of the jobs
+ * starting with `prefix`. A window is one point per (stream tags, window start): written twice
+ * it is stored once, so a window counted twice shows as launches and groups above what was sent.
+ */
+export async function writtenWindows(database: string, prefix: string, measurement: string): Promise<WindowTable> {
+  const query = `SELECT "launches", "groups" FROM "${measurement}" WHERE "job" =~ /^${prefix}/ GROUP BY "job"`;
+  const response = await fetch(`${influxUrl()}/query?${new URLSearchParams({ db: database, q: query, epoch: 'ms' }).toString()}`);
+  const body = (await response.json()) as { results: { series?: { tags: { job: string }; values: [number, number, number][] }[] }[] };
+  const table: WindowTable = new Map();
+  for (const series of body.results[0]?.series ?? []) {
+    table.set(series.tags.job, new Map(series.values.map(([time, launches, groups]) => [time, { launches, groups }])));
+  }
+  return table;
+}
+
+/** Launches of `job` over all its windows in `table`. */
+export function launchesOf(table: WindowTable, job: string): number {
+  let total = 0;
+  for (const cell of table.get(job)?.values() ?? []) total += cell.launches;
+  return total;
+}
+
+/** The windows of `job` as sorted [start, {launches, groups}] pairs, for toEqual. */
+export function windowsOf(table: WindowTable, job: string): [number, { launches: number; groups: number }][] {
+  return [...(table.get(job) ?? new Map<number, { launches: number; groups: number }>())].sort((a, b) => a[0] - b[0]);
+}
+
+const launchDistribution = CategoricalDistribution.fromPmf(new Map([[1, 4], [3, 3], [12, 2], [40, 1]]));
+
+/** A LaunchSummary of `job` ending at `endMillis`, with 4..8 groups of 8 lanes (varying, so the groups per window check more than the launch count). */
+export function launchFrame(job: string, sequence: number, endMillis: number, random: RandomSource): LaunchSummaryFrame {
+  return syntheticLaunchSummary({
+    job,
+    kernel: 'k',
+    deviceName: 'synthetic',
+    groupSize: 8,
+    source: 'cpu',
+    launchId: BigInt(sequence),
+    frameSequence: sequence,
+    endMillis,
+    groups: 4 + (sequence % 5),
+    distribution: launchDistribution,
+    random,
+    measuredOverhead: 0.02,
+    measuredNoise: 0.01,
+  });
 }
