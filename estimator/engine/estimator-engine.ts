@@ -12,7 +12,7 @@ import {
   closeIdleWindows,
   closeWindowsThrough,
   createStreamState,
-  recordObservation,
+  recordStreamObservation,
   type StreamState,
   type WindowAccumulation,
   type WindowOptions,
@@ -406,7 +406,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     entry.appliedOffset = next;
     entry.alerts.staleRaised = false;
     part.dirty.add(entry.state.key);
-    const outcome = recordObservation(entry.state, observation, options.window, wallMillis, sentMillis);
+    // The entry was found by this observation's key: recordStreamObservation does not build it again.
+    const outcome = recordStreamObservation(entry.state, observation, options.window, wallMillis, sentMillis);
     if (outcome.status === 'recorded') touch(entry, part);
     emitClosed(entry, outcome.closed, wallMillis);
     return outcome.status;
