@@ -151,13 +151,52 @@ export interface EngineOptions {
   readonly monotonicMillis: () => number;
 }
 
+/**
+ * A Kafka offset as the engine keeps it: a number while it is at most 2^53 (every offset a
+ * partition reaches in practice: exact, and no BigInt to parse and allocate per message), a
+ * BigInt beyond. Comparisons between the two forms are exact in JavaScript; arithmetic goes
+ * through {@link offsetAfter}.
+ */
+type Offset = number | bigint;
+
+/** The largest offset kept as a number (2^53 − 1: its successor, 2^53, is still exact). */
+const MAX_NUMBER_OFFSET = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The offset a message's offset text names: a number for up to 15 decimal digits (below 2^53),
+ * otherwise as BigInt() reads it (and throws for), made a number when below 2^53.
+ *
+ * @example parseOffset('42') // 42
+ * @example parseOffset('18446744073709551615') // 18446744073709551615n
+ */
+function parseOffset(text: string): Offset {
+  const length = text.length;
+  if (length > 0 && length <= 15) {
+    let value = 0;
+    let i = 0;
+    for (; i < length; i++) {
+      const digit = text.charCodeAt(i) - 48;
+      if (digit < 0 || digit > 9) break;
+      value = value * 10 + digit;
+    }
+    if (i === length) return value;
+  }
+  const value = BigInt(text);
+  return value <= BigInt(MAX_NUMBER_OFFSET) ? Number(value) : value;
+}
+
+/** offset + 1, in the offset's own form (exact: a number offset is at most 2^53 − 1). */
+function offsetAfter(offset: Offset): Offset {
+  return typeof offset === 'number' ? offset + 1 : offset + 1n;
+}
+
 interface StreamEntry {
   /** The frames-topic partition the stream lives in. */
   readonly partition: number;
   readonly state: StreamState;
   readonly alerts: AlertState;
-  /** Offset after the last message of this stream applied (BigInt for comparison). */
-  appliedOffset: bigint;
+  /** Offset after the last message of this stream applied (−1 before the first; see {@link Offset}). */
+  appliedOffset: Offset;
 }
 
 interface PartitionState {
@@ -167,9 +206,9 @@ interface PartitionState {
   /** Streams forgotten since the last checkpoint (tombstones to write). */
   readonly forgotten: Set<string>;
   /** Skip threshold for streams without their own checkpoint (the restored partition marker). */
-  markerOffset: bigint;
+  markerOffset: Offset;
   /** Offset after the last message handled. */
-  nextOffset: bigint;
+  nextOffset: Offset;
 }
 
 /** One record to write to the checkpoint topic: stream key → JSON (null = tombstone). */
@@ -261,7 +300,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   const partitionState = (partition: number): PartitionState => {
     let state = partitions.get(partition);
     if (state === undefined) {
-      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
       partitions.set(partition, state);
     }
     return state;
@@ -288,7 +327,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       code: 'WW_ERR_ESTIMATOR_WINDOW_QUARANTINED',
       message: `window [${window.startMillis}, ${window.endMillis}) of stream ${entry.state.key} could not be closed (${errorText(error)}); not written`,
       partition: entry.partition,
-      offset: entry.appliedOffset > 0n ? String(entry.appliedOffset - 1n) : undefined,
+      offset: entry.appliedOffset > 0 ? String(typeof entry.appliedOffset === 'number' ? entry.appliedOffset - 1 : entry.appliedOffset - 1n) : undefined,
       streamKey: entry.state.key,
       value: JSON.stringify({
         schema: 'warpwatch.quarantined-window/v1',
@@ -381,10 +420,10 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     telemetry.streamEvicted?.(key);
   };
 
-  /** Records one observation at `offsetValue` (parsed once per message: BigInt parsing and arithmetic allocate). */
-  const handleObservation = (partition: number, offsetValue: bigint, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
+  /** Records one observation at `offsetValue` (parsed once per message, see parseOffset). */
+  const handleObservation = (partition: number, offsetValue: Offset, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
     const part = partitionState(partition);
-    const next = offsetValue + 1n;
+    const next = offsetAfter(offsetValue);
     if (next > part.nextOffset) part.nextOffset = next;
     // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
     // every later frame would be late. Rejected before anything is kept.
@@ -395,7 +434,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
-      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1n };
+      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1 };
       // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
@@ -415,7 +454,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
 
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
-      const outcome = handleObservation(partition, BigInt(offset), observation, wallMillis);
+      const outcome = handleObservation(partition, parseOffset(offset), observation, wallMillis);
       telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
       return outcome;
     },
@@ -423,14 +462,14 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       let outcome: FrameOutcome;
       let type: FrameKind | undefined;
       let observation: Observation | undefined;
-      let offsetValue: bigint | undefined;
+      let offsetValue: Offset | undefined;
       try {
         const frame = decodeFrame(value);
         type = frame.type;
         const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
         observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
-        offsetValue = BigInt(offset);
+        offsetValue = parseOffset(offset);
         outcome = handleObservation(partition, offsetValue, observation, wallMillis, recordTimestampMillis);
       } catch (error) {
         // Decoding and converting the frame can make it a bad frame (`rejected`); any other
@@ -522,7 +561,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     },
     restorePartition(partition, records, marker, wallMillis) {
       forgetPartition(partition);
-      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
       if (marker !== undefined) {
         let parsed: { nextOffset?: unknown } | undefined;
         try {
@@ -531,7 +570,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
           telemetry.checkpointCorrupt?.(`partition ${partition} marker`, error);
         }
         if (parsed !== undefined && typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
-          part.markerOffset = BigInt(parsed.nextOffset);
+          part.markerOffset = parseOffset(parsed.nextOffset);
           part.nextOffset = part.markerOffset;
         } else if (parsed !== undefined) {
           telemetry.checkpointCorrupt?.(`partition ${partition} marker`, new Error(`no decimal nextOffset in ${marker.slice(0, 100)}`));
@@ -543,7 +582,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // record is overwritten at the next checkpoint.
         try {
           const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
-          const entry: StreamEntry = { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) };
+          const entry: StreamEntry = { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: parseOffset(checkpoint.appliedOffset) };
           part.streams.set(key, entry);
           touch(entry, part);
         } catch (error) {
@@ -559,7 +598,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return partitions.has(partition);
     },
     nextOffset(partition) {
-      return partitions.get(partition)?.nextOffset;
+      const next = partitions.get(partition)?.nextOffset;
+      return next === undefined ? undefined : BigInt(next);
     },
     partitions() {
       return [...partitions.keys()];
