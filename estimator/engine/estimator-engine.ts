@@ -5,7 +5,7 @@ import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-cod
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
-import { isSamplesObservation, streamIdentityOf, streamKeyOfObservation, type Observation } from './launch-observation.ts';
+import { createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
@@ -287,6 +287,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   const partitions = new Map<number, PartitionState>();
   // Live streams share their device, host and label strings (identity-pool.ts).
   const identities = createIdentityPool();
+  // The key of a frame's stream without building its text per frame (launch-observation.ts).
+  const streamKeyOfFrame = createStreamKeyCache();
   // Window closes on a basis modelled before reuse its model (docs/estimator.md, Performance).
   const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY, MODEL_CACHE_MAX_SUPPORT);
   // Every live stream, least recently recorded first (a stream moves to the end when it records):
@@ -428,14 +430,14 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
     // every later frame would be late. Rejected before anything is kept.
     if (observation.eventTimeMillis > wallMillis + options.window.maxFutureSkewMillis) return 'future';
-    const key = streamKeyOfObservation(observation);
+    const key = streamKeyOfFrame(observation);
     let entry = part.streams.get(key);
     if (entry === undefined) {
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
-      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1 };
-      // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
+      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation)), key), alerts: createAlertState(), appliedOffset: -1 };
+      // Keyed by the state's own key string (`key`, also held by streamKeyOfFrame): one copy per stream.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
       touch(entry, part);

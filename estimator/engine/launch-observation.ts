@@ -97,7 +97,8 @@ export function isSamplesObservation(observation: Observation): observation is S
  */
 export function streamIdentityOf(observation: ObservationStream): StreamIdentity {
   return {
-    stream: `${observation.job}/${observation.kernel}`,
+    // Flat: the identity is kept per live stream (flatText).
+    stream: flatText(`${observation.job}/${observation.kernel}`),
     job: observation.job,
     kernel: observation.kernel,
     groupSize: observation.groupSize,
@@ -125,4 +126,65 @@ export function streamKeyOfObservation(observation: ObservationStream): string {
     deviceUuid: observation.deviceUuid ?? NIL_UUID,
     host: observation.host ?? '',
   });
+}
+
+/** Stream keys a {@link createStreamKeyCache} holds at most by default. */
+export const STREAM_KEY_CACHE_LIMIT = 16_384;
+
+interface HeldStreamKey {
+  readonly groupSize: number;
+  readonly source: ObservationStream['source'];
+  readonly deviceUuid: string;
+  readonly key: string;
+}
+
+/**
+ * A function giving the same text as {@link streamKeyOfObservation}, remembering the keys it
+ * gave by their parts: a frame of a stream seen before gets the held key instead of a new text
+ * (a template literal is ~10 string nodes, then hashed again by every map it is looked up in;
+ * docs/estimator.md, Performance). Held by host, job and kernel (the decoder returns the same
+ * job and kernel strings for the same bytes, so these lookups hash nothing new), each entry
+ * checked for the group size, source and device uuid; an entry whose other parts differ is
+ * replaced. Returned keys are flat strings. Bounded: at most `limit` keys; when full, it starts
+ * afresh. It never changes a key, only which equal copy is returned.
+ *
+ * @param limit keys held at most (≥ 1).
+ * @throws RangeError when limit is not a positive integer.
+ * @example
+ * const keyOf = createStreamKeyCache();
+ * keyOf(observation) === streamKeyOfObservation(observation); // true (equal text)
+ */
+export function createStreamKeyCache(limit = STREAM_KEY_CACHE_LIMIT): (observation: ObservationStream) => string {
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`stream key cache limit must be a positive integer, got ${limit}`);
+  let byHost = new Map<string, Map<string, Map<string, HeldStreamKey>>>();
+  let size = 0;
+  return (observation) => {
+    const host = observation.host ?? '';
+    const deviceUuid = observation.deviceUuid ?? NIL_UUID;
+    const held = byHost.get(host)?.get(observation.job)?.get(observation.kernel);
+    if (held !== undefined && held.groupSize === observation.groupSize && held.source === observation.source && held.deviceUuid === deviceUuid) return held.key;
+    const key = flatText(streamKeyOfObservation(observation));
+    if (held === undefined && size >= limit) {
+      byHost = new Map();
+      size = 0;
+    }
+    let byJob = byHost.get(host);
+    if (byJob === undefined) byHost.set(host, (byJob = new Map()));
+    let byKernel = byJob.get(observation.job);
+    if (byKernel === undefined) byJob.set(observation.job, (byKernel = new Map()));
+    if (!byKernel.has(observation.kernel)) size += 1;
+    byKernel.set(observation.kernel, { groupSize: observation.groupSize, source: observation.source, deviceUuid, key });
+    return key;
+  };
+}
+
+/**
+ * `text` as one flat string: a template literal is a rope in V8 (a tree of string nodes, ~8
+ * for a stream key, ~450 bytes, kept as long as the text is); joining two slices of it writes
+ * one new sequential string instead (the rope becomes garbage). For texts kept per stream.
+ *
+ * @example flatText(`${job}/${kernel}`) // the same text, one string
+ */
+export function flatText(text: string): string {
+  return text.length < 2 ? text : [text.slice(0, 1), text.slice(1)].join('');
 }

@@ -9,6 +9,7 @@ import {
   type CountHistogramOptions,
 } from './count-histogram.ts';
 import {
+  flatText,
   isCountsOnly,
   isSamplesObservation,
   streamKeyOfObservation,
@@ -172,12 +173,14 @@ export interface RecordOutcome {
 /**
  * Creates the state of a stream.
  *
+ * @param key the stream's key when the caller has it (it must equal streamKeyOf(identity)): kept
+ *   as given, one copy shared with the caller; else made from the identity (a flat string).
  * @example
  * const state = createStreamState(streamIdentityOf(observation));
  */
-export function createStreamState(identity: StreamIdentity): StreamState {
+export function createStreamState(identity: StreamIdentity, key?: string): StreamState {
   return {
-    key: flattened(streamKeyOf(identity)),
+    key: key ?? flatText(streamKeyOf(identity)),
     identity,
     windows: new Map(),
     current: { histogram: createCountHistogram(), recent: [] },
@@ -190,18 +193,6 @@ export function createStreamState(identity: StreamIdentity): StreamState {
     lastRecordWallMillis: 0,
   };
 }
-
-/**
- * `text` made one flat string in place. A template literal is a rope in V8 (a tree of string
- * nodes, ~8 for a stream key, ~450 bytes) until its characters are first read, which makes
- * it refer to one flat copy; the stream key is kept per stream, so it is read here once.
- */
-function flattened(text: string): string {
-  // Stored, so that no compiler drops the read as unused.
-  _lastKeyCharacter = text.charCodeAt(text.length - 1);
-  return text;
-}
-let _lastKeyCharacter = 0;
 
 /**
  * Creates an empty window [startMillis, startMillis + windowMillis).
