@@ -197,6 +197,13 @@ interface StreamEntry {
   readonly alerts: AlertState;
   /** Offset after the last message of this stream applied (−1 before the first; see {@link Offset}). */
   appliedOffset: Offset;
+  /** The partition's state that holds this entry (eviction removes it from there). */
+  readonly part: PartitionState;
+  /** Neighbours in the engine's recency list (createEstimatorEngine): the next less and more recently recorded live streams. */
+  older: StreamEntry | undefined;
+  newer: StreamEntry | undefined;
+  /** Whether the entry is in the recency list (a live stream). */
+  linked: boolean;
 }
 
 interface PartitionState {
@@ -292,12 +299,44 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   // Window closes on a basis modelled before reuse its model (docs/estimator.md, Performance).
   const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY, MODEL_CACHE_MAX_SUPPORT);
   // Every live stream, least recently recorded first (a stream moves to the end when it records):
-  // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md, Performance).
-  const recency = new Map<StreamEntry, PartitionState>();
-  const touch = (entry: StreamEntry, part: PartitionState): void => {
-    recency.delete(entry);
-    recency.set(entry, part);
+  // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md,
+  // Performance). A doubly linked list through the entries themselves: moving a stream to the
+  // end per recorded frame is a few pointer writes, no map to hash into and compact.
+  let oldest: StreamEntry | undefined;
+  let newest: StreamEntry | undefined;
+  let linkedCount = 0;
+  const unlink = (entry: StreamEntry): void => {
+    if (!entry.linked) return;
+    if (entry.older === undefined) oldest = entry.newer;
+    else entry.older.newer = entry.newer;
+    if (entry.newer === undefined) newest = entry.older;
+    else entry.newer.older = entry.older;
+    entry.older = undefined;
+    entry.newer = undefined;
+    entry.linked = false;
+    linkedCount -= 1;
   };
+  const touch = (entry: StreamEntry): void => {
+    if (entry === newest) return;
+    unlink(entry);
+    entry.older = newest;
+    entry.newer = undefined;
+    if (newest === undefined) oldest = entry;
+    else newest.newer = entry;
+    newest = entry;
+    entry.linked = true;
+    linkedCount += 1;
+  };
+  const newEntry = (part: PartitionState, partition: number, state: StreamState, alerts: AlertState, appliedOffset: Offset): StreamEntry => ({
+    partition,
+    state,
+    alerts,
+    appliedOffset,
+    part,
+    older: undefined,
+    newer: undefined,
+    linked: false,
+  });
 
   const partitionState = (partition: number): PartitionState => {
     let state = partitions.get(partition);
@@ -395,13 +434,13 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     );
   };
 
-  const liveStreams = (): number => recency.size;
+  const liveStreams = (): number => linkedCount;
 
   /** Drops a partition's state and its streams from the recency order. */
   const forgetPartition = (partition: number): void => {
     const part = partitions.get(partition);
     if (part === undefined) return;
-    for (const entry of part.streams.values()) recency.delete(entry);
+    for (const entry of part.streams.values()) unlink(entry);
     partitions.delete(partition);
   };
 
@@ -410,11 +449,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
    * the order they were recorded or restored), after writing its open windows.
    */
   const evictLeastRecent = (wallMillis: number): void => {
-    const first = recency.entries().next();
-    if (first.done === true) return;
-    const [entry, part] = first.value;
+    const entry = oldest;
+    if (entry === undefined) return;
+    const part = entry.part;
     const key = entry.state.key;
-    recency.delete(entry);
+    unlink(entry);
     emitClosed(entry, closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY), wallMillis);
     part.streams.delete(key);
     part.dirty.delete(key);
@@ -436,11 +475,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
-      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation)), key), alerts: createAlertState(), appliedOffset: -1 };
+      entry = newEntry(part, partition, createStreamState(identities.share(streamIdentityOf(observation)), key), createAlertState(), -1);
       // Keyed by the state's own key string (`key`, also held by streamKeyOfFrame): one copy per stream.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
-      touch(entry, part);
+      touch(entry);
     } else if (offsetValue < entry.appliedOffset) {
       return 'replayed';
     }
@@ -449,7 +488,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     part.dirty.add(entry.state.key);
     // The entry was found by this observation's key: recordStreamObservation does not build it again.
     const outcome = recordStreamObservation(entry.state, observation, options.window, wallMillis, sentMillis);
-    if (outcome.status === 'recorded') touch(entry, part);
+    if (outcome.status === 'recorded') touch(entry);
     emitClosed(entry, outcome.closed, wallMillis);
     return outcome.status;
   };
@@ -523,7 +562,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
             part.streams.delete(key);
             part.dirty.delete(key);
             part.forgotten.add(key);
-            recency.delete(entry);
+            unlink(entry);
           }
         }
       }
@@ -584,9 +623,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // record is overwritten at the next checkpoint.
         try {
           const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
-          const entry: StreamEntry = { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: parseOffset(checkpoint.appliedOffset) };
+          const entry = newEntry(part, partition, checkpoint.state, checkpoint.alerts, parseOffset(checkpoint.appliedOffset));
           part.streams.set(key, entry);
-          touch(entry, part);
+          touch(entry);
         } catch (error) {
           telemetry.checkpointCorrupt?.(key, error);
         }
