@@ -14,9 +14,9 @@ describe('createStreamKeyCache', () => {
     source: fc.constantFrom('cuda' as const, 'cpu' as const),
   });
 
-  it('gives the text of streamKeyOfObservation for every observation, through replacements and restarts when full', () => {
+  it('gives the text of streamKeyOfObservation for every observation: held, dropped past 16 per job, and after restarts when full', () => {
     fc.assert(
-      fc.property(fc.array(observationArbitrary, { maxLength: 200 }), fc.integer({ min: 1, max: 8 }), (observations, limit) => {
+      fc.property(fc.array(observationArbitrary, { maxLength: 300 }), fc.constantFrom(1, 2, 5, 8, 10_000), (observations, limit) => {
         const keyOf = createStreamKeyCache(limit);
         for (const observation of observations) expect(keyOf(observation)).toBe(streamKeyOfObservation(observation));
       }),

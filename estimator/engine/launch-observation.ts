@@ -131,22 +131,30 @@ export function streamKeyOfObservation(observation: ObservationStream): string {
 /** Stream keys a {@link createStreamKeyCache} holds at most by default. */
 export const STREAM_KEY_CACHE_LIMIT = 16_384;
 
+/** Keys held per job at most (a job's streams: its kernels × hosts × devices); beyond, the oldest is dropped. */
+const STREAM_KEYS_PER_JOB = 16;
+
+/** One held key: the parts it was made of besides the job, and the next key held for the same job. */
 interface HeldStreamKey {
+  readonly kernel: string;
+  readonly host: string;
+  readonly deviceUuid: string;
   readonly groupSize: number;
   readonly source: ObservationStream['source'];
-  readonly deviceUuid: string;
   readonly key: string;
+  next: HeldStreamKey | undefined;
 }
 
 /**
  * A function giving the same text as {@link streamKeyOfObservation}, remembering the keys it
  * gave by their parts: a frame of a stream seen before gets the held key instead of a new text
  * (a template literal is ~10 string nodes, then hashed again by every map it is looked up in;
- * docs/estimator.md, Performance). Held by host, job and kernel (the decoder returns the same
- * job and kernel strings for the same bytes, so these lookups hash nothing new), each entry
- * checked for the group size, source and device uuid; an entry whose other parts differ is
- * replaced. Returned keys are flat strings. Bounded: at most `limit` keys; when full, it starts
- * afresh. It never changes a key, only which equal copy is returned.
+ * docs/estimator.md, Performance). Held by job (the decoder returns the same job string for the
+ * same bytes, so the lookup hashes nothing new), up to STREAM_KEYS_PER_JOB keys per job, newest
+ * first, each compared part by part; a job with more streams than that (many hosts or kernels)
+ * finds the others built afresh, as without the cache. Returned keys are flat strings (flatText),
+ * ~100 bytes held per key. Bounded: at most `limit` keys; when full, it starts afresh. It never
+ * changes a key, only which equal copy is returned.
  *
  * @param limit keys held at most (≥ 1).
  * @throws RangeError when limit is not a positive integer.
@@ -156,26 +164,40 @@ interface HeldStreamKey {
  */
 export function createStreamKeyCache(limit = STREAM_KEY_CACHE_LIMIT): (observation: ObservationStream) => string {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`stream key cache limit must be a positive integer, got ${limit}`);
-  let byHost = new Map<string, Map<string, Map<string, HeldStreamKey>>>();
+  let byJob = new Map<string, HeldStreamKey>();
   let size = 0;
   return (observation) => {
     const host = observation.host ?? '';
     const deviceUuid = observation.deviceUuid ?? NIL_UUID;
-    const held = byHost.get(host)?.get(observation.job)?.get(observation.kernel);
-    if (held !== undefined && held.groupSize === observation.groupSize && held.source === observation.source && held.deviceUuid === deviceUuid) return held.key;
+    const first = byJob.get(observation.job);
+    let length = 0;
+    for (let held = first; held !== undefined; held = held.next) {
+      if (held.kernel === observation.kernel && held.host === host && held.deviceUuid === deviceUuid && held.groupSize === observation.groupSize && held.source === observation.source) {
+        return held.key;
+      }
+      length += 1;
+      // Keep the newest STREAM_KEYS_PER_JOB − 1, so that with the one added below there are at most STREAM_KEYS_PER_JOB.
+      if (length === STREAM_KEYS_PER_JOB - 1 && held.next !== undefined) {
+        size -= chainLength(held.next);
+        held.next = undefined;
+      }
+    }
     const key = flatText(streamKeyOfObservation(observation));
-    if (held === undefined && size >= limit) {
-      byHost = new Map();
+    if (size >= limit) {
+      byJob = new Map();
       size = 0;
     }
-    let byJob = byHost.get(host);
-    if (byJob === undefined) byHost.set(host, (byJob = new Map()));
-    let byKernel = byJob.get(observation.job);
-    if (byKernel === undefined) byJob.set(observation.job, (byKernel = new Map()));
-    if (!byKernel.has(observation.kernel)) size += 1;
-    byKernel.set(observation.kernel, { groupSize: observation.groupSize, source: observation.source, deviceUuid, key });
+    const head = byJob.get(observation.job);
+    byJob.set(observation.job, { kernel: observation.kernel, host, deviceUuid, groupSize: observation.groupSize, source: observation.source, key, next: head });
+    size += 1;
     return key;
   };
+}
+
+function chainLength(held: HeldStreamKey | undefined): number {
+  let length = 0;
+  for (let at = held; at !== undefined; at = at.next) length += 1;
+  return length;
 }
 
 /**
