@@ -89,7 +89,9 @@ function heldText(cache: TextCache, slot: number, payload: Uint8Array, from: num
 
 /** Holds `text` as the text of payload[from, end) in `slot` (replacing what the slot held). */
 function holdText(cache: TextCache, slot: number, payload: Uint8Array, from: number, end: number, text: string): void {
-  cache.bytes.set(payload.subarray(from, end), slot * TEXT_CACHE_MAX_BYTES);
+  // Copied byte by byte: a subarray to copy from would be one more object per miss.
+  const bytes = cache.bytes;
+  for (let i = from, at = slot * TEXT_CACHE_MAX_BYTES; i < end; i++, at++) bytes[at] = payload[i]!;
   cache.lengths[slot] = end - from;
   cache.texts[slot] = text;
 }
