@@ -200,6 +200,12 @@ interface DecodedIdentity {
   readonly bodyAt: number;
 }
 
+/** Whether payload[from, end) holds `byte` (a loop: a subarray to search would be an object per frame). */
+function hasByte(payload: Uint8Array, from: number, end: number, byte: number): boolean {
+  for (let i = from; i < end; i++) if (payload[i] === byte) return true;
+  return false;
+}
+
 function readIdentity(payload: Uint8Array, view: DataView): DecodedIdentity {
   const length = payload.length;
   if (length < IDENTITY_FIXED_BYTES) {
@@ -248,7 +254,7 @@ function readIdentity(payload: Uint8Array, view: DataView): DecodedIdentity {
 
   // validateFrameIdentity's checks, in its order, for the values the wire can hold.
   if (jobBytes === 0) throw invalid('job must not be empty');
-  if (payload.subarray(IDENTITY_FIXED_BYTES + 1, IDENTITY_FIXED_BYTES + 1 + jobBytes).includes(0x2f)) {
+  if (hasByte(payload, IDENTITY_FIXED_BYTES + 1, IDENTITY_FIXED_BYTES + 1 + jobBytes, 0x2f)) {
     throw invalid(`job must not contain '/', got '${job}'`);
   }
   const jobStart = IDENTITY_FIXED_BYTES + 1;
