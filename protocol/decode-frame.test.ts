@@ -117,6 +117,38 @@ describe('decodeFrame', () => {
   });
 });
 
+describe('decodeFrame identity texts held by their bytes', () => {
+  it('decodes each frame to its own job, kernel, device name and uuid when thousands of distinct ones alternate (slots shared, replaced)', () => {
+    // More distinct texts than the decoder holds (512 per cache), short and long, ASCII and not,
+    // some differing in one byte only: every decode must give the frame's own text.
+    const identities = Array.from({ length: 1500 }, (_, i) => ({
+      job: i % 3 === 0 ? `job${i}` : i % 3 === 1 ? `jöb-${i}-${'x'.repeat(i % 70)}` : `j${String.fromCharCode(0x4e00 + (i % 500))}${i}`,
+      kernel: i % 2 === 0 ? 'k' : `kernel${i % 7}`,
+      name: i % 5 === 0 ? 'NVIDIA H100 80GB HBM3' : `device ${i % 11}`,
+      uuid: `${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+    }));
+    const encoded = identities.map((id) =>
+      encodeFrame({ ...SAMPLE_LAUNCH_SUMMARY, job: id.job, kernel: id.kernel, device: { ...SAMPLE_LAUNCH_SUMMARY.device, name: id.name, uuid: id.uuid } }),
+    );
+    for (let pass = 0; pass < 2; pass++) {
+      for (let i = 0; i < encoded.length; i++) {
+        const frame = decodeFrame(encoded[(i * 7 + pass) % encoded.length]!);
+        const id = identities[(i * 7 + pass) % encoded.length]!;
+        expect([frame.job, frame.kernel, frame.device.name, frame.device.uuid]).toEqual([id.job, id.kernel, id.name, id.uuid]);
+      }
+    }
+  });
+
+  it('still rejects a name that is not UTF-8 after the same bytes decoded as a valid name elsewhere', () => {
+    const valid = encodeFrame({ ...SAMPLE_LAUNCH_SUMMARY, job: 'ab' });
+    expect(decodeFrame(valid).job).toBe('ab');
+    // The job's second byte made 0xff: not UTF-8, whatever was held.
+    const at = FRAME_HEADER_BYTES + 58 + 2;
+    expect(codeOf(edited(valid, (_view, bytes) => (bytes[at] = 0xff)))).toBe('WW_ERR_FRAME_INVALID');
+    expect(decodeFrame(valid).job).toBe('ab');
+  });
+});
+
 describe('decodeFrame with { crcVerified: true }', () => {
   it('skips only the CRC: a payload changed after encoding decodes to the changed value instead of CRC_MISMATCH', () => {
     const changed = edited(summary, (v) => v.setUint32(FRAME_HEADER_BYTES + 8, 77, true), false); // frameSequence; CRC now stale

@@ -9,8 +9,8 @@
  */
 import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
-import { decodeFrameHeader } from './frame-header.ts';
-import { FRAME_HEADER_BYTES, MAX_COUNT, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
+import { decodeFrameHeader, type FrameHeader } from './frame-header.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_COUNT, MAX_PAYLOAD_BYTES, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
 import type { DeviceInfo, Frame, GroupSample, GroupSamplesFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
 import { checkUint, identityBytesProblem, validateFrameBody } from './validate-frame.ts';
 
@@ -36,6 +36,65 @@ const HEX_CODES_OF_BYTE: Uint8Array = Uint8Array.from(
 const UUID_CODES: number[] = Array.from({ length: 36 }, () => 0x2d);
 /** Where the two hex digits of uuid byte k go in its text. */
 const UUID_DIGIT_AT: readonly number[] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+
+/**
+ * Identity texts decoded before, found again by their bytes (the job, kernel and device name of
+ * every frame of a stream are the same few strings, and so is its device uuid): a frame whose
+ * bytes match a held entry gets the held string instead of building it again. The match is
+ * byte for byte, so the text is exactly what decoding those bytes gives (and was checked as
+ * UTF-8 when it was first decoded); errors are never held. Bounded: TEXT_CACHE_SLOTS entries of at
+ * most TEXT_CACHE_MAX_BYTES bytes each, one per slot (the slot is a hash of the bytes); a new text
+ * replaces the one in its slot. About 40 KB per cache; longer texts are not held.
+ */
+interface TextCache {
+  /** The bytes of slot k at k · TEXT_CACHE_MAX_BYTES. */
+  readonly bytes: Uint8Array;
+  /** Byte length of slot k's text; −1 while the slot is empty. */
+  readonly lengths: Int16Array;
+  readonly texts: string[];
+}
+
+const TEXT_CACHE_SLOTS = 512;
+const TEXT_CACHE_MAX_BYTES = 64;
+
+function createTextCache(): TextCache {
+  return {
+    bytes: new Uint8Array(TEXT_CACHE_SLOTS * TEXT_CACHE_MAX_BYTES),
+    lengths: new Int16Array(TEXT_CACHE_SLOTS).fill(-1),
+    texts: Array.from({ length: TEXT_CACHE_SLOTS }, () => ''),
+  };
+}
+
+/** Job, kernel and device names (stringAt). */
+const NAME_TEXTS = createTextCache();
+/** Device uuids (uuidTextAt), keyed by their 16 raw bytes. */
+const UUID_TEXTS = createTextCache();
+
+/** The slot of payload[from, end) (FNV-1a of the bytes), or −1 when they are too long to hold. */
+function textSlotOf(payload: Uint8Array, from: number, end: number): number {
+  if (end - from > TEXT_CACHE_MAX_BYTES) return -1;
+  let hash = 0x811c9dc5;
+  for (let i = from; i < end; i++) hash = Math.imul(hash ^ payload[i]!, 0x01000193);
+  return (hash >>> 0) & (TEXT_CACHE_SLOTS - 1);
+}
+
+/** The held text of payload[from, end) in `slot`, or undefined when the slot holds other bytes. */
+function heldText(cache: TextCache, slot: number, payload: Uint8Array, from: number, end: number): string | undefined {
+  const length = end - from;
+  if (cache.lengths[slot] !== length) return undefined;
+  const bytes = cache.bytes;
+  for (let i = 0, at = slot * TEXT_CACHE_MAX_BYTES; i < length; i++, at++) if (bytes[at] !== payload[from + i]) return undefined;
+  return cache.texts[slot];
+}
+
+/** Holds `text` as the text of payload[from, end) in `slot` (replacing what the slot held). */
+function holdText(cache: TextCache, slot: number, payload: Uint8Array, from: number, end: number, text: string): void {
+  // Copied byte by byte: a subarray to copy from would be one more object per miss.
+  const bytes = cache.bytes;
+  for (let i = from, at = slot * TEXT_CACHE_MAX_BYTES; i < end; i++, at++) bytes[at] = payload[i]!;
+  cache.lengths[slot] = end - from;
+  cache.texts[slot] = text;
+}
 
 /** Strings shorter than this (bytes) are decoded char by char (see stringAt). */
 const SHORT_STRING_BYTES = 13;
@@ -65,6 +124,16 @@ function countAt(view: DataView, at: number): number {
  * keeps one per stream.
  */
 function uuidTextAt(bytes: Uint8Array, at: number): string {
+  const slot = textSlotOf(bytes, at, at + 16);
+  const held = heldText(UUID_TEXTS, slot, bytes, at, at + 16);
+  if (held !== undefined) return held;
+  const text = uuidTextOf(bytes, at);
+  holdText(UUID_TEXTS, slot, bytes, at, at + 16, text);
+  return text;
+}
+
+/** The uuid text of the 16 bytes at `at`, built (see uuidTextAt). */
+function uuidTextOf(bytes: Uint8Array, at: number): string {
   for (let k = 0; k < 16; k++) {
     const code = 2 * bytes[at + k]!;
     const to = UUID_DIGIT_AT[k]!;
@@ -74,25 +143,42 @@ function uuidTextAt(bytes: Uint8Array, at: number): string {
   return String.fromCharCode.apply(null, UUID_CODES);
 }
 
-/** A length-prefixed UTF-8 string at `at`; its byte length is `payload[at]`. */
+/**
+ * A length-prefixed UTF-8 string at `at`; its byte length is `payload[at]`. A text decoded
+ * before from the same bytes is returned as held (NAME_TEXTS), not built again.
+ */
 function stringAt(payload: Uint8Array, at: number, field: string): string {
   const remaining = payload.length - at;
   if (remaining < 1) throw endsInside(field, 1, remaining);
   const length = payload[at]!;
   if (remaining - 1 < length) throw endsInside(field, length, remaining - 1);
   const end = at + 1 + length;
+  const slot = textSlotOf(payload, at + 1, end);
+  if (slot >= 0) {
+    const held = heldText(NAME_TEXTS, slot, payload, at + 1, end);
+    if (held !== undefined) return held;
+    const text = decodeText(payload, at + 1, end, field);
+    holdText(NAME_TEXTS, slot, payload, at + 1, end, text);
+    return text;
+  }
+  return decodeText(payload, at + 1, end, field);
+}
+
+/** The UTF-8 text of payload[from, end), decoded (see stringAt). */
+function decodeText(payload: Uint8Array, from: number, end: number, field: string): string {
+  const length = end - from;
   // Short ASCII (the usual case): char by char, faster in V8 than TextDecoder for short strings;
   // V8 copies concatenations shorter than 13 characters into one flat string. Longer names go
   // through the decoder, whose result is flat too: appended char by char they were ropes of
   // string nodes (~30 bytes per character past the 12th), kept for as long as the name is.
   if (length < SHORT_STRING_BYTES) {
     let text = '';
-    let i = at + 1;
+    let i = from;
     for (; i < end && payload[i]! < 0x80; i++) text += String.fromCharCode(payload[i]!);
     if (i === end) return text;
   }
   try {
-    return utf8.decode(payload.subarray(at + 1, end));
+    return utf8.decode(payload.subarray(from, end));
   } catch (error) {
     throw new FrameError('WW_ERR_FRAME_INVALID', `${field} is not valid UTF-8`, { cause: error });
   }
@@ -112,6 +198,12 @@ interface DecodedIdentity {
   readonly endUnixNanos: bigint;
   /** Payload offset of the body (after the three strings). */
   readonly bodyAt: number;
+}
+
+/** Whether payload[from, end) holds `byte` (a loop: a subarray to search would be an object per frame). */
+function hasByte(payload: Uint8Array, from: number, end: number, byte: number): boolean {
+  for (let i = from; i < end; i++) if (payload[i] === byte) return true;
+  return false;
 }
 
 function readIdentity(payload: Uint8Array, view: DataView): DecodedIdentity {
@@ -162,7 +254,7 @@ function readIdentity(payload: Uint8Array, view: DataView): DecodedIdentity {
 
   // validateFrameIdentity's checks, in its order, for the values the wire can hold.
   if (jobBytes === 0) throw invalid('job must not be empty');
-  if (payload.subarray(IDENTITY_FIXED_BYTES + 1, IDENTITY_FIXED_BYTES + 1 + jobBytes).includes(0x2f)) {
+  if (hasByte(payload, IDENTITY_FIXED_BYTES + 1, IDENTITY_FIXED_BYTES + 1 + jobBytes, 0x2f)) {
     throw invalid(`job must not contain '/', got '${job}'`);
   }
   const jobStart = IDENTITY_FIXED_BYTES + 1;
@@ -358,9 +450,26 @@ export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Fr
   return frame;
 }
 
+/**
+ * The header of a frame whose header passes every check of decodeFrameHeader (the usual case),
+ * read from the bytes without a DataView; undefined for any other bytes, which decodeFrameHeader
+ * then rejects with its code and message.
+ */
+function wellFormedHeaderOf(bytes: Uint8Array): Pick<FrameHeader, 'kind' | 'payloadLength' | 'payloadCrc32c'> | undefined {
+  if (bytes.length < FRAME_HEADER_BYTES) return undefined;
+  if (bytes[0] !== FRAME_MAGIC[0] || bytes[1] !== FRAME_MAGIC[1] || bytes[2] !== FRAME_MAGIC[2] || bytes[3] !== FRAME_MAGIC[3]) return undefined;
+  if (bytes[4]! + 256 * bytes[5]! !== FRAME_VERSION || bytes[7] !== 0) return undefined;
+  const type = bytes[6];
+  if (type !== 1 && type !== 2) return undefined;
+  const payloadLength = (bytes[8]! | (bytes[9]! << 8) | (bytes[10]! << 16) | (bytes[11]! << 24)) >>> 0;
+  if (payloadLength > MAX_PAYLOAD_BYTES) return undefined;
+  const payloadCrc32c = (bytes[12]! | (bytes[13]! << 8) | (bytes[14]! << 16) | (bytes[15]! << 24)) >>> 0;
+  return { kind: type === 1 ? 'launch-summary' : 'group-samples', payloadLength, payloadCrc32c };
+}
+
 /** The header, CRC and identity checks every decode starts with. */
 function openFrame(bytes: Uint8Array, options: DecodeFrameOptions | undefined): { kind: Frame['type']; payload: Uint8Array; view: DataView; identity: DecodedIdentity } {
-  const header = decodeFrameHeader(bytes, 0);
+  const header = wellFormedHeaderOf(bytes) ?? decodeFrameHeader(bytes, 0);
   const total = FRAME_HEADER_BYTES + header.payloadLength;
   if (bytes.length < total) {
     throw new FrameError('WW_ERR_FRAME_TRUNCATED', `frame declares ${total} bytes, got ${bytes.length}`);

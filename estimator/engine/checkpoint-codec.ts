@@ -4,7 +4,7 @@ import type { CusumState } from './change-detector.ts';
 import type { CountHistogram } from './count-histogram.ts';
 import { EstimatorError } from '../errors.ts';
 import type { StreamIdentity } from '../../contracts/index.ts';
-import type { StreamState, WindowAccumulation } from './stream-state.ts';
+import { canonicalFrameIdentity, type StreamState, type WindowAccumulation } from './stream-state.ts';
 
 /**
  * JSON encoding of a stream's state for the checkpoint topic. Maps become arrays, ±∞
@@ -41,7 +41,11 @@ interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventM
 }
 
 interface CheckpointJson {
-  /** 2: dedupe holds exact identities as decimal strings; 1 (older): 53-bit hashes, not restorable as identities. */
+  /**
+   * 2: dedupe holds exact identities (launchId · 2^32 + frameSequence) as decimal strings, oldest
+   * first, whichever form they have in memory (a number below 2^53, else a BigInt: the text is the
+   * same); 1 (older): 53-bit hashes, not restorable as identities.
+   */
   v: 1 | 2;
   identity: StreamIdentity;
   appliedOffset: string;
@@ -114,7 +118,8 @@ function dedupeFromJson(json: CheckpointJson): StreamState['dedupe'] {
   if (json.v === 1) return new Set();
   const order = json.dedupe.map((entry) => {
     if (typeof entry !== 'string' || !/^\d{1,29}$/.test(entry)) throw new Error(`dedupe identity must be a decimal string, got ${JSON.stringify(entry)}`);
-    return BigInt(entry);
+    // The in-memory form (stream-state.ts FrameIdentity): a number below 2^53, else a BigInt.
+    return canonicalFrameIdentity(BigInt(entry));
   });
   return new Set(order);
 }

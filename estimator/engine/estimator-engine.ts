@@ -5,14 +5,14 @@ import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-cod
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
-import { isSamplesObservation, streamIdentityOf, streamKeyOfObservation, type Observation } from './launch-observation.ts';
+import { createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
   closeWindowsThrough,
   createStreamState,
-  recordObservation,
+  recordStreamObservation,
   type StreamState,
   type WindowAccumulation,
   type WindowOptions,
@@ -151,13 +151,59 @@ export interface EngineOptions {
   readonly monotonicMillis: () => number;
 }
 
+/**
+ * A Kafka offset as the engine keeps it: a number while it is at most 2^53 (every offset a
+ * partition reaches in practice: exact, and no BigInt to parse and allocate per message), a
+ * BigInt beyond. Comparisons between the two forms are exact in JavaScript; arithmetic goes
+ * through {@link offsetAfter}.
+ */
+type Offset = number | bigint;
+
+/** The largest offset kept as a number (2^53 − 1: its successor, 2^53, is still exact). */
+const MAX_NUMBER_OFFSET = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The offset a message's offset text names: a number for up to 15 decimal digits (below 2^53),
+ * otherwise as BigInt() reads it (and throws for), made a number when below 2^53.
+ *
+ * @example parseOffset('42') // 42
+ * @example parseOffset('18446744073709551615') // 18446744073709551615n
+ */
+function parseOffset(text: string): Offset {
+  const length = text.length;
+  if (length > 0 && length <= 15) {
+    let value = 0;
+    let i = 0;
+    for (; i < length; i++) {
+      const digit = text.charCodeAt(i) - 48;
+      if (digit < 0 || digit > 9) break;
+      value = value * 10 + digit;
+    }
+    if (i === length) return value;
+  }
+  const value = BigInt(text);
+  return value <= BigInt(MAX_NUMBER_OFFSET) ? Number(value) : value;
+}
+
+/** offset + 1, in the offset's own form (exact: a number offset is at most 2^53 − 1). */
+function offsetAfter(offset: Offset): Offset {
+  return typeof offset === 'number' ? offset + 1 : offset + 1n;
+}
+
 interface StreamEntry {
   /** The frames-topic partition the stream lives in. */
   readonly partition: number;
   readonly state: StreamState;
   readonly alerts: AlertState;
-  /** Offset after the last message of this stream applied (BigInt for comparison). */
-  appliedOffset: bigint;
+  /** Offset after the last message of this stream applied (−1 before the first; see {@link Offset}). */
+  appliedOffset: Offset;
+  /** The partition's state that holds this entry (eviction removes it from there). */
+  readonly part: PartitionState;
+  /** Neighbours in the engine's recency list (createEstimatorEngine): the next less and more recently recorded live streams. */
+  older: StreamEntry | undefined;
+  newer: StreamEntry | undefined;
+  /** Whether the entry is in the recency list (a live stream). */
+  linked: boolean;
 }
 
 interface PartitionState {
@@ -167,9 +213,9 @@ interface PartitionState {
   /** Streams forgotten since the last checkpoint (tombstones to write). */
   readonly forgotten: Set<string>;
   /** Skip threshold for streams without their own checkpoint (the restored partition marker). */
-  markerOffset: bigint;
+  markerOffset: Offset;
   /** Offset after the last message handled. */
-  nextOffset: bigint;
+  nextOffset: Offset;
 }
 
 /** One record to write to the checkpoint topic: stream key → JSON (null = tombstone). */
@@ -248,20 +294,54 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   const partitions = new Map<number, PartitionState>();
   // Live streams share their device, host and label strings (identity-pool.ts).
   const identities = createIdentityPool();
+  // The key of a frame's stream without building its text per frame (launch-observation.ts).
+  const streamKeyOfFrame = createStreamKeyCache();
   // Window closes on a basis modelled before reuse its model (docs/estimator.md, Performance).
   const modelCache = createWindowModelCache(MODEL_CACHE_CAPACITY, MODEL_CACHE_MAX_SUPPORT);
   // Every live stream, least recently recorded first (a stream moves to the end when it records):
-  // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md, Performance).
-  const recency = new Map<StreamEntry, PartitionState>();
-  const touch = (entry: StreamEntry, part: PartitionState): void => {
-    recency.delete(entry);
-    recency.set(entry, part);
+  // eviction takes the first in O(1) instead of scanning every stream (docs/estimator.md,
+  // Performance). A doubly linked list through the entries themselves: moving a stream to the
+  // end per recorded frame is a few pointer writes, no map to hash into and compact.
+  let oldest: StreamEntry | undefined;
+  let newest: StreamEntry | undefined;
+  let linkedCount = 0;
+  const unlink = (entry: StreamEntry): void => {
+    if (!entry.linked) return;
+    if (entry.older === undefined) oldest = entry.newer;
+    else entry.older.newer = entry.newer;
+    if (entry.newer === undefined) newest = entry.older;
+    else entry.newer.older = entry.older;
+    entry.older = undefined;
+    entry.newer = undefined;
+    entry.linked = false;
+    linkedCount -= 1;
   };
+  const touch = (entry: StreamEntry): void => {
+    if (entry === newest) return;
+    unlink(entry);
+    entry.older = newest;
+    entry.newer = undefined;
+    if (newest === undefined) oldest = entry;
+    else newest.newer = entry;
+    newest = entry;
+    entry.linked = true;
+    linkedCount += 1;
+  };
+  const newEntry = (part: PartitionState, partition: number, state: StreamState, alerts: AlertState, appliedOffset: Offset): StreamEntry => ({
+    partition,
+    state,
+    alerts,
+    appliedOffset,
+    part,
+    older: undefined,
+    newer: undefined,
+    linked: false,
+  });
 
   const partitionState = (partition: number): PartitionState => {
     let state = partitions.get(partition);
     if (state === undefined) {
-      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
       partitions.set(partition, state);
     }
     return state;
@@ -288,7 +368,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       code: 'WW_ERR_ESTIMATOR_WINDOW_QUARANTINED',
       message: `window [${window.startMillis}, ${window.endMillis}) of stream ${entry.state.key} could not be closed (${errorText(error)}); not written`,
       partition: entry.partition,
-      offset: entry.appliedOffset > 0n ? String(entry.appliedOffset - 1n) : undefined,
+      offset: entry.appliedOffset > 0 ? String(typeof entry.appliedOffset === 'number' ? entry.appliedOffset - 1 : entry.appliedOffset - 1n) : undefined,
       streamKey: entry.state.key,
       value: JSON.stringify({
         schema: 'warpwatch.quarantined-window/v1',
@@ -354,13 +434,13 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     );
   };
 
-  const liveStreams = (): number => recency.size;
+  const liveStreams = (): number => linkedCount;
 
   /** Drops a partition's state and its streams from the recency order. */
   const forgetPartition = (partition: number): void => {
     const part = partitions.get(partition);
     if (part === undefined) return;
-    for (const entry of part.streams.values()) recency.delete(entry);
+    for (const entry of part.streams.values()) unlink(entry);
     partitions.delete(partition);
   };
 
@@ -369,11 +449,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
    * the order they were recorded or restored), after writing its open windows.
    */
   const evictLeastRecent = (wallMillis: number): void => {
-    const first = recency.entries().next();
-    if (first.done === true) return;
-    const [entry, part] = first.value;
+    const entry = oldest;
+    if (entry === undefined) return;
+    const part = entry.part;
     const key = entry.state.key;
-    recency.delete(entry);
+    unlink(entry);
     emitClosed(entry, closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY), wallMillis);
     part.streams.delete(key);
     part.dirty.delete(key);
@@ -381,40 +461,41 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     telemetry.streamEvicted?.(key);
   };
 
-  /** Records one observation at `offsetValue` (parsed once per message: BigInt parsing and arithmetic allocate). */
-  const handleObservation = (partition: number, offsetValue: bigint, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
+  /** Records one observation at `offsetValue` (parsed once per message, see parseOffset). */
+  const handleObservation = (partition: number, offsetValue: Offset, observation: Observation, wallMillis: number, sentMillis?: number): FrameOutcome => {
     const part = partitionState(partition);
-    const next = offsetValue + 1n;
+    const next = offsetAfter(offsetValue);
     if (next > part.nextOffset) part.nextOffset = next;
     // A clock far ahead (a misconfigured host) must not drag the stream's watermark along:
     // every later frame would be late. Rejected before anything is kept.
     if (observation.eventTimeMillis > wallMillis + options.window.maxFutureSkewMillis) return 'future';
-    const key = streamKeyOfObservation(observation);
+    const key = streamKeyOfFrame(observation);
     let entry = part.streams.get(key);
     if (entry === undefined) {
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
-      entry = { partition, state: createStreamState(identities.share(streamIdentityOf(observation))), alerts: createAlertState(), appliedOffset: -1n };
-      // Keyed by the state's own key string (equal to `key`): one copy per stream, not two.
+      entry = newEntry(part, partition, createStreamState(identities.share(streamIdentityOf(observation)), key), createAlertState(), -1);
+      // Keyed by the state's own key string (`key`, also held by streamKeyOfFrame): one copy per stream.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
-      touch(entry, part);
+      touch(entry);
     } else if (offsetValue < entry.appliedOffset) {
       return 'replayed';
     }
     entry.appliedOffset = next;
     entry.alerts.staleRaised = false;
     part.dirty.add(entry.state.key);
-    const outcome = recordObservation(entry.state, observation, options.window, wallMillis, sentMillis);
-    if (outcome.status === 'recorded') touch(entry, part);
+    // The entry was found by this observation's key: recordStreamObservation does not build it again.
+    const outcome = recordStreamObservation(entry.state, observation, options.window, wallMillis, sentMillis);
+    if (outcome.status === 'recorded') touch(entry);
     emitClosed(entry, outcome.closed, wallMillis);
     return outcome.status;
   };
 
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
-      const outcome = handleObservation(partition, BigInt(offset), observation, wallMillis);
+      const outcome = handleObservation(partition, parseOffset(offset), observation, wallMillis);
       telemetry.frame(outcome, isSamplesObservation(observation) ? 'group-samples' : 'launch-summary');
       return outcome;
     },
@@ -422,14 +503,14 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       let outcome: FrameOutcome;
       let type: FrameKind | undefined;
       let observation: Observation | undefined;
-      let offsetValue: bigint | undefined;
+      let offsetValue: Offset | undefined;
       try {
         const frame = decodeFrame(value);
         type = frame.type;
         const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
         observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
-        offsetValue = BigInt(offset);
+        offsetValue = parseOffset(offset);
         outcome = handleObservation(partition, offsetValue, observation, wallMillis, recordTimestampMillis);
       } catch (error) {
         // Decoding and converting the frame can make it a bad frame (`rejected`); any other
@@ -481,7 +562,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
             part.streams.delete(key);
             part.dirty.delete(key);
             part.forgotten.add(key);
-            recency.delete(entry);
+            unlink(entry);
           }
         }
       }
@@ -521,7 +602,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     },
     restorePartition(partition, records, marker, wallMillis) {
       forgetPartition(partition);
-      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1n, nextOffset: 0n };
+      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
       if (marker !== undefined) {
         let parsed: { nextOffset?: unknown } | undefined;
         try {
@@ -530,7 +611,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
           telemetry.checkpointCorrupt?.(`partition ${partition} marker`, error);
         }
         if (parsed !== undefined && typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
-          part.markerOffset = BigInt(parsed.nextOffset);
+          part.markerOffset = parseOffset(parsed.nextOffset);
           part.nextOffset = part.markerOffset;
         } else if (parsed !== undefined) {
           telemetry.checkpointCorrupt?.(`partition ${partition} marker`, new Error(`no decimal nextOffset in ${marker.slice(0, 100)}`));
@@ -542,9 +623,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // record is overwritten at the next checkpoint.
         try {
           const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
-          const entry: StreamEntry = { partition, state: checkpoint.state, alerts: checkpoint.alerts, appliedOffset: BigInt(checkpoint.appliedOffset) };
+          const entry = newEntry(part, partition, checkpoint.state, checkpoint.alerts, parseOffset(checkpoint.appliedOffset));
           part.streams.set(key, entry);
-          touch(entry, part);
+          touch(entry);
         } catch (error) {
           telemetry.checkpointCorrupt?.(key, error);
         }
@@ -558,7 +639,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       return partitions.has(partition);
     },
     nextOffset(partition) {
-      return partitions.get(partition)?.nextOffset;
+      const next = partitions.get(partition)?.nextOffset;
+      return next === undefined ? undefined : BigInt(next);
     },
     partitions() {
       return [...partitions.keys()];

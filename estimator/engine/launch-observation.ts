@@ -97,7 +97,8 @@ export function isSamplesObservation(observation: Observation): observation is S
  */
 export function streamIdentityOf(observation: ObservationStream): StreamIdentity {
   return {
-    stream: `${observation.job}/${observation.kernel}`,
+    // Flat: the identity is kept per live stream (flatText).
+    stream: flatText(`${observation.job}/${observation.kernel}`),
     job: observation.job,
     kernel: observation.kernel,
     groupSize: observation.groupSize,
@@ -125,4 +126,87 @@ export function streamKeyOfObservation(observation: ObservationStream): string {
     deviceUuid: observation.deviceUuid ?? NIL_UUID,
     host: observation.host ?? '',
   });
+}
+
+/** Stream keys a {@link createStreamKeyCache} holds at most by default. */
+export const STREAM_KEY_CACHE_LIMIT = 16_384;
+
+/** Keys held per job at most (a job's streams: its kernels × hosts × devices); beyond, the oldest is dropped. */
+const STREAM_KEYS_PER_JOB = 16;
+
+/** One held key: the parts it was made of besides the job, and the next key held for the same job. */
+interface HeldStreamKey {
+  readonly kernel: string;
+  readonly host: string;
+  readonly deviceUuid: string;
+  readonly groupSize: number;
+  readonly source: ObservationStream['source'];
+  readonly key: string;
+  next: HeldStreamKey | undefined;
+}
+
+/**
+ * A function giving the same text as {@link streamKeyOfObservation}, remembering the keys it
+ * gave by their parts: a frame of a stream seen before gets the held key instead of a new text
+ * (a template literal is ~10 string nodes, then hashed again by every map it is looked up in;
+ * docs/estimator.md, Performance). Held by job (the decoder returns the same job string for the
+ * same bytes, so the lookup hashes nothing new), up to STREAM_KEYS_PER_JOB keys per job, newest
+ * first, each compared part by part; a job with more streams than that (many hosts or kernels)
+ * finds the others built afresh, as without the cache. Returned keys are flat strings (flatText),
+ * ~100 bytes held per key. Bounded: at most `limit` keys; when full, it starts afresh. It never
+ * changes a key, only which equal copy is returned.
+ *
+ * @param limit keys held at most (≥ 1).
+ * @throws RangeError when limit is not a positive integer.
+ * @example
+ * const keyOf = createStreamKeyCache();
+ * keyOf(observation) === streamKeyOfObservation(observation); // true (equal text)
+ */
+export function createStreamKeyCache(limit = STREAM_KEY_CACHE_LIMIT): (observation: ObservationStream) => string {
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`stream key cache limit must be a positive integer, got ${limit}`);
+  let byJob = new Map<string, HeldStreamKey>();
+  let size = 0;
+  return (observation) => {
+    const host = observation.host ?? '';
+    const deviceUuid = observation.deviceUuid ?? NIL_UUID;
+    const first = byJob.get(observation.job);
+    let length = 0;
+    for (let held = first; held !== undefined; held = held.next) {
+      if (held.kernel === observation.kernel && held.host === host && held.deviceUuid === deviceUuid && held.groupSize === observation.groupSize && held.source === observation.source) {
+        return held.key;
+      }
+      length += 1;
+      // Keep the newest STREAM_KEYS_PER_JOB − 1, so that with the one added below there are at most STREAM_KEYS_PER_JOB.
+      if (length === STREAM_KEYS_PER_JOB - 1 && held.next !== undefined) {
+        size -= chainLength(held.next);
+        held.next = undefined;
+      }
+    }
+    const key = flatText(streamKeyOfObservation(observation));
+    if (size >= limit) {
+      byJob = new Map();
+      size = 0;
+    }
+    const head = byJob.get(observation.job);
+    byJob.set(observation.job, { kernel: observation.kernel, host, deviceUuid, groupSize: observation.groupSize, source: observation.source, key, next: head });
+    size += 1;
+    return key;
+  };
+}
+
+function chainLength(held: HeldStreamKey | undefined): number {
+  let length = 0;
+  for (let at = held; at !== undefined; at = at.next) length += 1;
+  return length;
+}
+
+/**
+ * `text` as one flat string: a template literal is a rope in V8 (a tree of string nodes, ~8
+ * for a stream key, ~450 bytes, kept as long as the text is); joining two slices of it writes
+ * one new sequential string instead (the rope becomes garbage). For texts kept per stream.
+ *
+ * @example flatText(`${job}/${kernel}`) // the same text, one string
+ */
+export function flatText(text: string): string {
+  return text.length < 2 ? text : [text.slice(0, 1), text.slice(1)].join('');
 }

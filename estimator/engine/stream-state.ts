@@ -9,6 +9,7 @@ import {
   type CountHistogramOptions,
 } from './count-histogram.ts';
 import {
+  flatText,
   isCountsOnly,
   isSamplesObservation,
   streamKeyOfObservation,
@@ -125,11 +126,18 @@ export interface CurrentDistribution {
 }
 
 /**
+ * The exact identity of a frame (see frameIdentityOf): a number when it is below 2^53 (launchId
+ * < 2^21, the usual case), a BigInt otherwise. Each identity has exactly one of the two forms, so
+ * a Set holds each pair once and never confuses two.
+ */
+export type FrameIdentity = number | bigint;
+
+/**
  * Bounded FIFO memory of exact frame identities (see frameIdentityOf): the last
  * `dedupeCapacity` frames of a stream, oldest first (a Set iterates in insertion order, so it is
  * both the lookup and the FIFO: no second array per stream).
  */
-export type DedupeMemory = Set<bigint>;
+export type DedupeMemory = Set<FrameIdentity>;
 
 /** Everything the estimator keeps per stream. */
 export interface StreamState {
@@ -165,12 +173,14 @@ export interface RecordOutcome {
 /**
  * Creates the state of a stream.
  *
+ * @param key the stream's key when the caller has it (it must equal streamKeyOf(identity)): kept
+ *   as given, one copy shared with the caller; else made from the identity (a flat string).
  * @example
  * const state = createStreamState(streamIdentityOf(observation));
  */
-export function createStreamState(identity: StreamIdentity): StreamState {
+export function createStreamState(identity: StreamIdentity, key?: string): StreamState {
   return {
-    key: streamKeyOf(identity),
+    key: key ?? flatText(streamKeyOf(identity)),
     identity,
     windows: new Map(),
     current: { histogram: createCountHistogram(), recent: [] },
@@ -223,17 +233,37 @@ export function recordLaunchInWindow(
   observation: LaunchObservation,
   options: CountHistogramOptions,
 ): void {
-  for (const bin of observation.bins) {
+  // The sums written out rather than through addToWindowSum (a keyed access by field name per
+  // call, slow on the per-frame path): the same additions in the same order, the same overflow rule.
+  const bins = observation.bins;
+  for (let i = 0; i < bins.length; i++) {
+    const bin = bins[i]!;
     addCount(window.histogram, bin.low, bin.high, bin.count, options);
-    addToWindowSum(window, 'units', bin.count);
+    const units = window.units + bin.count;
+    if (Number.isFinite(units)) window.units = units;
+    else markOverflowed(window, 'units');
   }
   window.launches += 1;
-  addToWindowSum(window, 'groups', observation.groups);
-  addToWindowSum(window, 'sumLossCounts', observation.sumLossCounts);
-  addToWindowSum(window, 'sumLossMeasured', observation.sumLossMeasured);
-  addToWindowSum(window, 'sumSimtClocks', observation.sumSimtClocks);
-  addToWindowSum(window, 'sumMimdClocks', observation.sumMimdClocks);
-  if (!isCountsOnly(observation)) addToWindowSum(window, 'clockedGroups', observation.groups);
+  const groups = window.groups + observation.groups;
+  if (Number.isFinite(groups)) window.groups = groups;
+  else markOverflowed(window, 'groups');
+  const sumLossCounts = window.sumLossCounts + observation.sumLossCounts;
+  if (Number.isFinite(sumLossCounts)) window.sumLossCounts = sumLossCounts;
+  else markOverflowed(window, 'sumLossCounts');
+  const sumLossMeasured = window.sumLossMeasured + observation.sumLossMeasured;
+  if (Number.isFinite(sumLossMeasured)) window.sumLossMeasured = sumLossMeasured;
+  else markOverflowed(window, 'sumLossMeasured');
+  const sumSimtClocks = window.sumSimtClocks + observation.sumSimtClocks;
+  if (Number.isFinite(sumSimtClocks)) window.sumSimtClocks = sumSimtClocks;
+  else markOverflowed(window, 'sumSimtClocks');
+  const sumMimdClocks = window.sumMimdClocks + observation.sumMimdClocks;
+  if (Number.isFinite(sumMimdClocks)) window.sumMimdClocks = sumMimdClocks;
+  else markOverflowed(window, 'sumMimdClocks');
+  if (!isCountsOnly(observation)) {
+    const clockedGroups = window.clockedGroups + observation.groups;
+    if (Number.isFinite(clockedGroups)) window.clockedGroups = clockedGroups;
+    else markOverflowed(window, 'clockedGroups');
+  }
   window.firstEventMillis = Math.min(window.firstEventMillis, observation.eventTimeMillis);
   window.lastEventMillis = Math.max(window.lastEventMillis, observation.eventTimeMillis);
 }
@@ -300,18 +330,37 @@ export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
 /**
  * Identity of a frame for de-duplication: the exact pair (launchId, frameSequence) as one
  * 96-bit integer, launchId · 2^32 + frameSequence (launchId is a u64, frameSequence a u32, so
- * distinct pairs never share an identity: no false duplicates, whatever the ids). A stream
- * remembers the identities of its last `dedupeCapacity` recorded frames (default 1,024): the
- * horizon within which a redelivered frame (a producer retry, a replay after a crash) is
- * recognised.
+ * distinct pairs never share an identity: no false duplicates, whatever the ids). Below 2^53
+ * (launchId < 2^21) it is a number, exact, with no BigInt to allocate and hash per frame; above,
+ * a BigInt (see {@link FrameIdentity}). A stream remembers the identities of its last
+ * `dedupeCapacity` recorded frames (default 1,024): the horizon within which a redelivered frame
+ * (a producer retry, a replay after a crash) is recognised.
  *
- * @example frameIdentityOf({ launchId: 7n, frameSequence: 1 }) // 30064771073n
+ * @example frameIdentityOf({ launchId: 7n, frameSequence: 1 }) // 30064771073
+ * @example frameIdentityOf({ launchId: 1n << 40n, frameSequence: 0 }) // 4722366482869645213696n
  */
-export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'frameSequence'>): bigint {
-  return (observation.launchId << 32n) | BigInt(observation.frameSequence >>> 0);
+export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'frameSequence'>): FrameIdentity {
+  const launchId = observation.launchId;
+  if (launchId < NUMBER_IDENTITY_LAUNCH_IDS) return Number(launchId) * 4294967296 + (observation.frameSequence >>> 0);
+  return (launchId << 32n) | BigInt(observation.frameSequence >>> 0);
 }
 
-function remember(memory: DedupeMemory, identity: bigint, capacity: number): void {
+/** Launch ids below this (2^21) give identities below 2^53: numbers (frameIdentityOf). */
+const NUMBER_IDENTITY_LAUNCH_IDS = 2n ** 21n;
+/** 2^53: identities from here on are BigInts. */
+const NUMBER_IDENTITY_LIMIT = 2n ** 53n;
+
+/**
+ * The canonical form of an identity given as a BigInt (a checkpoint's decimal text): a number
+ * below 2^53, as {@link frameIdentityOf} makes it, else the BigInt itself.
+ *
+ * @example canonicalFrameIdentity(30064771073n) // 30064771073
+ */
+export function canonicalFrameIdentity(identity: bigint): FrameIdentity {
+  return identity < NUMBER_IDENTITY_LIMIT ? Number(identity) : identity;
+}
+
+function remember(memory: DedupeMemory, identity: FrameIdentity, capacity: number): void {
   memory.add(identity);
   // Below capacity (every frame of a young stream) no iterator is made.
   if (memory.size <= capacity) return;
@@ -322,6 +371,18 @@ function remember(memory: DedupeMemory, identity: bigint, capacity: number): voi
 }
 
 function updateCurrent(current: CurrentDistribution, observation: LaunchObservation, options: WindowOptions): void {
+  if (options.current.mode === 'decay' && hasAscendingLows(observation.bins, options.histogram.maxExactSupport)) {
+    // The launch's own histogram would hold exactly its bins, in this order (distinct lows, too
+    // few to re-bin it): adding them straight into the decayed histogram makes the same
+    // additions in the same order as adding that histogram, without building it per frame.
+    scaleCountHistogram(current.histogram, 2 ** (-1 / options.current.halfLifeLaunches));
+    const bins = observation.bins;
+    for (let i = 0; i < bins.length; i++) {
+      const bin = bins[i]!;
+      addCount(current.histogram, bin.low, bin.high, bin.count, options.histogram);
+    }
+    return;
+  }
   const launch = createCountHistogram();
   for (const bin of observation.bins) addCount(launch, bin.low, bin.high, bin.count, options.histogram);
   if (options.current.mode === 'decay') {
@@ -340,6 +401,16 @@ function updateCurrent(current: CurrentDistribution, observation: LaunchObservat
   for (const [low, high] of rebuilt.highs) current.histogram.highs.set(low, high);
   current.histogram.binned = rebuilt.binned;
   current.histogram.total = rebuilt.total;
+}
+
+/**
+ * Whether the bins' lows strictly ascend (so they are distinct; a decoded frame's bins do) and
+ * number at most `maxExactSupport`: a histogram built from them holds each bin as its own entry.
+ */
+function hasAscendingLows(bins: LaunchObservation['bins'], maxExactSupport: number): boolean {
+  if (bins.length > maxExactSupport) return false;
+  for (let i = 1; i < bins.length; i++) if (!(bins[i]!.low > bins[i - 1]!.low)) return false;
+  return true;
 }
 
 /**
@@ -382,6 +453,25 @@ export function recordObservation(
 ): RecordOutcome {
   const key = streamKeyOfObservation(observation);
   if (key !== state.key) throw new RangeError(`observation of stream '${key}' recorded into state of '${state.key}'`);
+  return recordStreamObservation(state, observation, options, wallMillis, sentMillis);
+}
+
+/**
+ * {@link recordObservation} for a caller that found `state` by the observation's own stream key
+ * (the engine: its streams are keyed by streamKeyOfObservation), so the stream is not checked
+ * again: building the key text is a per-frame cost (docs/estimator.md, Performance).
+ *
+ * @throws RangeError when the observation is malformed.
+ * @example
+ * const { status, closed } = recordStreamObservation(streams.get(streamKeyOfObservation(observation))!, observation, options, Date.now());
+ */
+export function recordStreamObservation(
+  state: StreamState,
+  observation: Observation,
+  options: WindowOptions,
+  wallMillis: number,
+  sentMillis?: number,
+): RecordOutcome {
   if (!Number.isFinite(observation.eventTimeMillis)) {
     throw new RangeError(`launch event time must be a finite number of milliseconds, got ${observation.eventTimeMillis}`);
   }
@@ -416,7 +506,8 @@ export function recordObservation(
 export function closeWindowsThrough(state: StreamState, throughMillis: number): WindowAccumulation[] {
   const closed: WindowAccumulation[] = [];
   for (const window of state.windows.values()) if (window.endMillis <= throughMillis) closed.push(window);
-  closed.sort((a, b) => a.startMillis - b.startMillis);
+  // Most frames close nothing, and one window needs no order: no comparator call then.
+  if (closed.length > 1) closed.sort((a, b) => a.startMillis - b.startMillis);
   for (const window of closed) {
     state.windows.delete(window.startMillis);
     state.closedThroughMillis = Math.max(state.closedThroughMillis, window.endMillis);
