@@ -90,14 +90,33 @@ export function blockRunsOf(frame: Pick<GroupSamplesFrame, 'groupCount' | 'group
  * @example recordSampledGroup(samples, sampledGroupInputOf(frame.groups[0]));
  */
 export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
+  const start = group.startClock;
+  const clocks = group.laneFinishClocks;
+  const n = clocks.length;
+  const laneFinishTicks = new Array<number>(n);
+  // Clocks up to 2^53 − 1 are exact as numbers, and so is the difference of two of them: one
+  // Number per clock instead of a BigInt difference per lane (docs/estimator.md, "The engine's
+  // hot path"); larger clocks take the BigInt difference. The same values either way.
+  const startIsSafe = start <= MAX_SAFE_CLOCK;
+  const startTicks = Number(start);
+  let allZero = start === 0n;
+  for (let i = 0; i < n; i++) {
+    const clock = clocks[i]!;
+    laneFinishTicks[i] = startIsSafe && clock <= MAX_SAFE_CLOCK ? Number(clock) - startTicks : Number(clock - start);
+    if (clock !== 0n) allZero = false;
+  }
+  const end = group.endClock;
   return {
     laneCounts: group.laneCounts,
-    laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
-    durationTicks: Number(group.endClock - group.startClock),
+    laneFinishTicks,
+    durationTicks: startIsSafe && end <= MAX_SAFE_CLOCK ? Number(end) - startTicks : Number(end - start),
     // The counts-only mark (protocol/SPEC.md): every clock 0, so none was measured.
-    ...(group.startClock === 0n && group.endClock === 0n && group.laneFinishClocks.every((clock) => clock === 0n) ? { clocked: false } : {}),
+    ...(allZero && end === 0n ? { clocked: false } : {}),
   };
 }
+
+/** 2^53 − 1: clocks up to it are exact as numbers. */
+const MAX_SAFE_CLOCK = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Stream and frame identity of a frame; the event time is the launch end (host clock), ms. */
 function identityOfFrame(frame: Frame): ObservationIdentity {
