@@ -253,8 +253,11 @@ describe('recordSampledGroup divergence moments (closed-form single loop)', () =
       const samples = createSampledGroups();
       const reference = createDivergenceMoments();
       for (let g = 0; g < 12; g += 1) {
-        // g = 0: all counts 0; odd g: as many distinct counts as lanes (up to 64: spills); even g: few.
-        const laneCounts = Array.from({ length: n }, (_, lane) => (g === 0 ? 0 : g % 2 === 1 ? lane * 3 + random.nextInt(3) : random.nextInt(g)));
+        // g = 0: all counts 0; odd g: as many distinct counts as lanes (up to 64: spills), counts
+        // above 4096 for g = 3, 7, 11 (distinct counts by sorting); even g: few distinct counts.
+        const laneCounts = Array.from({ length: n }, (_, lane) =>
+          g === 0 ? 0 : g % 2 === 1 ? lane * 3 + random.nextInt(3) + (g % 4 === 3 ? 1_000_000 : 0) : random.nextInt(g),
+        );
         const durationTicks = random.nextInt(1_000_000) + random.nextFloat();
         recordSampledGroup(samples, { laneCounts, laneFinishTicks: laneCounts.map((w) => w), durationTicks });
         addDivergenceObservation(reference, divergenceObservationOfGroup(laneCounts, durationTicks));

@@ -311,8 +311,47 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   if (clocked) addSingleLoopObservation(samples.divergence, counts, max, duration);
 }
 
-/** Scratch of {@link addSingleLoopObservation}: the lane counts, sorted. */
+/** Scratch of {@link distinctCounts}: the lane counts, sorted (groups with a count ≥ SEEN_BOUND). */
 let sortedCounts = new Float64Array(64);
+/** Counts below this are told apart by {@link seenStamp} (a fixed 16 KB scratch); larger ones by sorting. */
+const SEEN_BOUND = 4096;
+/** Scratch of {@link distinctCounts}: seenStamp[w] = the stamp of the last group with a lane count w. */
+const seenStamp = new Uint32Array(SEEN_BOUND);
+let stamp = 0;
+
+/** The number of distinct values among counts (non-negative safe integers, max their largest), as new Set(counts).size. */
+function distinctCounts(counts: readonly number[], max: number): number {
+  const n = counts.length;
+  if (max < SEEN_BOUND) {
+    if (stamp === 0xffffffff) {
+      seenStamp.fill(0);
+      stamp = 0;
+    }
+    stamp += 1;
+    let distinct = 0;
+    for (let i = 0; i < n; i++) {
+      const w = counts[i]!;
+      if (seenStamp[w] !== stamp) {
+        seenStamp[w] = stamp;
+        distinct += 1;
+      }
+    }
+    return distinct;
+  }
+  if (sortedCounts.length < n) sortedCounts = new Float64Array(n);
+  const sorted = sortedCounts;
+  // Insertion sort: n ≤ 32 lanes in frames (protocol/SPEC.md), faster than a Set.
+  for (let i = 0; i < n; i++) {
+    const w = counts[i]!;
+    let j = i;
+    for (; j > 0 && sorted[j - 1]! > w; j--) sorted[j] = sorted[j - 1]!;
+    sorted[j] = w;
+  }
+  let distinct = 1;
+  for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) distinct += 1;
+  return distinct;
+}
+
 /** Scratch of {@link addSingleLoopObservation}: the row (issued, exits, spills, ticks) and its deltas. */
 const divergenceRow = new Float64Array(4);
 const divergenceDelta = new Float64Array(4);
@@ -322,23 +361,12 @@ const divergenceDelta = new Float64Array(4);
  * already checked (counts non-negative safe integers, duration finite ≥ 0), without the
  * emulator's trace and arrays: the group is one loop without a body, so the emulator's
  * features are closed-form (model/related/reconvergence-stack.ts): issued = max count,
- * diverging exits = distinct counts − 1, spills = singleLoopSpills(distinct counts). The
+ * diverging exits = distinct counts − 1 ({@link distinctCounts}), spills = singleLoopSpills(distinct counts). The
  * moments are updated with addRegressionRow's arithmetic in its order (the same bits;
  * model/related/sampled-groups.test.ts compares both).
  */
 function addSingleLoopObservation(moments: RegressionMoments, counts: readonly number[], max: number, duration: number): void {
-  const n = counts.length;
-  if (sortedCounts.length < n) sortedCounts = new Float64Array(n);
-  const sorted = sortedCounts;
-  // Insertion sort: n ≤ 32 lanes (protocol limit of the group size), faster than a Set.
-  for (let i = 0; i < n; i++) {
-    const w = counts[i]!;
-    let j = i;
-    for (; j > 0 && sorted[j - 1]! > w; j--) sorted[j] = sorted[j - 1]!;
-    sorted[j] = w;
-  }
-  let distinct = 1;
-  for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) distinct += 1;
+  const distinct = distinctCounts(counts, max);
   const size = moments.features + 1;
   const z = divergenceRow;
   z[0] = max;
