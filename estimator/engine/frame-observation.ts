@@ -97,26 +97,27 @@ export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
   // Clocks up to 2^53 − 1 are exact as numbers, and so is the difference of two of them: one
   // Number per clock instead of a BigInt difference per lane (docs/estimator.md, "The engine's
   // hot path"); larger clocks take the BigInt difference. The same values either way.
-  const startIsSafe = start <= MAX_SAFE_CLOCK;
+  // Number(x) rounds monotonically and 2^53 is a double, so Number(x) ≤ 2^53 − 1 exactly when
+  // x ≤ 2^53 − 1: one conversion per clock, no BigInt comparison.
   const startTicks = Number(start);
-  let allZero = start === 0n;
+  const startIsSafe = startTicks <= Number.MAX_SAFE_INTEGER;
+  let allZero = startTicks === 0;
   for (let i = 0; i < n; i++) {
     const clock = clocks[i]!;
-    laneFinishTicks[i] = startIsSafe && clock <= MAX_SAFE_CLOCK ? Number(clock) - startTicks : Number(clock - start);
-    if (clock !== 0n) allZero = false;
+    const clockTicks = Number(clock);
+    laneFinishTicks[i] = startIsSafe && clockTicks <= Number.MAX_SAFE_INTEGER ? clockTicks - startTicks : Number(clock - start);
+    if (clockTicks !== 0) allZero = false;
   }
   const end = group.endClock;
+  const endTicks = Number(end);
   return {
     laneCounts: group.laneCounts,
     laneFinishTicks,
-    durationTicks: startIsSafe && end <= MAX_SAFE_CLOCK ? Number(end) - startTicks : Number(end - start),
+    durationTicks: startIsSafe && endTicks <= Number.MAX_SAFE_INTEGER ? endTicks - startTicks : Number(end - start),
     // The counts-only mark (protocol/SPEC.md): every clock 0, so none was measured.
-    ...(allZero && end === 0n ? { clocked: false } : {}),
+    ...(allZero && endTicks === 0 ? { clocked: false } : {}),
   };
 }
-
-/** 2^53 − 1: clocks up to it are exact as numbers. */
-const MAX_SAFE_CLOCK = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Stream and frame identity of a frame; the event time is the launch end (host clock), ms. */
 function identityOfFrame(frame: Frame): ObservationIdentity {
