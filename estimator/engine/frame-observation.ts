@@ -90,12 +90,32 @@ export function blockRunsOf(frame: Pick<GroupSamplesFrame, 'groupCount' | 'group
  * @example recordSampledGroup(samples, sampledGroupInputOf(frame.groups[0]));
  */
 export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
+  const start = group.startClock;
+  const clocks = group.laneFinishClocks;
+  const n = clocks.length;
+  const laneFinishTicks = new Array<number>(n);
+  // Clocks up to 2^53 − 1 are exact as numbers, and so is the difference of two of them: one
+  // Number per clock instead of a BigInt difference per lane (docs/estimator.md, "The engine's
+  // hot path"); larger clocks take the BigInt difference. The same values either way.
+  // Number(x) rounds monotonically and 2^53 is a double, so Number(x) ≤ 2^53 − 1 exactly when
+  // x ≤ 2^53 − 1: one conversion per clock, no BigInt comparison.
+  const startTicks = Number(start);
+  const startIsSafe = startTicks <= Number.MAX_SAFE_INTEGER;
+  let allZero = startTicks === 0;
+  for (let i = 0; i < n; i++) {
+    const clock = clocks[i]!;
+    const clockTicks = Number(clock);
+    laneFinishTicks[i] = startIsSafe && clockTicks <= Number.MAX_SAFE_INTEGER ? clockTicks - startTicks : Number(clock - start);
+    if (clockTicks !== 0) allZero = false;
+  }
+  const end = group.endClock;
+  const endTicks = Number(end);
   return {
     laneCounts: group.laneCounts,
-    laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
-    durationTicks: Number(group.endClock - group.startClock),
+    laneFinishTicks,
+    durationTicks: startIsSafe && endTicks <= Number.MAX_SAFE_INTEGER ? endTicks - startTicks : Number(end - start),
     // The counts-only mark (protocol/SPEC.md): every clock 0, so none was measured.
-    ...(group.startClock === 0n && group.endClock === 0n && group.laneFinishClocks.every((clock) => clock === 0n) ? { clocked: false } : {}),
+    ...(allZero && endTicks === 0 ? { clocked: false } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { emulateReconvergenceStack, type LoopSpec } from './reconvergence-stack.ts';
+import { emulateReconvergenceStack, singleLoopSpills, type LoopSpec } from './reconvergence-stack.ts';
 import { createSeededRandom } from '../distributions/random.ts';
 import { divergencePatternBounds } from './divergence-cost.ts';
 
@@ -221,5 +221,20 @@ describe('emulateReconvergenceStack single-loop fast path', () => {
       const options = { physicalEntries, spillChunkEntries: 1 + source.nextInt(physicalEntries), baseDepth: source.nextInt(20) };
       expect(emulateReconvergenceStack({ bounds }, options), JSON.stringify({ bounds, options })).toEqual(emulateReconvergenceStack({ bounds, body: [] }, options));
     }
+  });
+});
+
+describe('singleLoopSpills', () => {
+  it('gives the emulator\'s spills of a single loop with that many pushes, for any stack options', () => {
+    for (const [physicalEntries, spillChunkEntries, baseDepth] of [[16, 4, 0], [16, 4, 13], [16, 4, 40], [4, 4, 0], [5, 2, 3], [1, 1, 0], [1, 1, 2]] as const) {
+      for (let distinct = 1; distinct <= 70; distinct += 1) {
+        const bounds = Array.from({ length: distinct }, (_, lane) => lane);
+        const trace = emulateReconvergenceStack({ bounds }, { physicalEntries, spillChunkEntries, baseDepth });
+        expect(singleLoopSpills(trace.pushes, physicalEntries, spillChunkEntries, baseDepth), `${physicalEntries}/${spillChunkEntries}/${baseDepth} ${distinct}`).toBe(trace.spills);
+      }
+    }
+    expect(singleLoopSpills(16)).toBe(0);
+    expect(singleLoopSpills(17)).toBe(1);
+    expect(singleLoopSpills(21)).toBe(2);
   });
 });

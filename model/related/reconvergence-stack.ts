@@ -80,6 +80,30 @@ function popToken(stack: SpillingStack, chunk: number): void {
   }
 }
 
+/**
+ * Spill chunks of a single loop without a body that pushes `pushes` tokens (its entry token and
+ * one per diverging exit) onto a stack already holding `baseDepth` tokens: the `spills` of
+ * {@link emulateReconvergenceStack} for that loop, without building a trace (the estimator calls
+ * it per sampled group, model/related/sampled-groups.ts). The same push discipline, on numbers.
+ * The options are not checked here (emulateReconvergenceStack checks them).
+ *
+ * @example singleLoopSpills(17); // → 1: the 17th token finds the 16 physical entries full
+ */
+export function singleLoopSpills(pushes: number, physicalEntries = 16, chunk = 4, baseDepth = 0): number {
+  let physical = 0;
+  for (let i = 0; i < baseDepth; i += 1) physical = physical === physicalEntries ? physical - chunk + 1 : physical + 1;
+  // The enclosing tokens' own spills happened before the loop: only the loop's count.
+  let spills = 0;
+  for (let i = 0; i < pushes; i += 1) {
+    if (physical === physicalEntries) {
+      physical -= chunk;
+      spills += 1;
+    }
+    physical += 1;
+  }
+  return spills;
+}
+
 function checkInteger(name: string, value: number, min: number, max: number): void {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new RangeError(`${name} must be an integer ${min}..${max}, got ${String(value)}`);

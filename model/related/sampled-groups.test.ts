@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { localityLoss } from '../loss/locality-loss.ts';
 import { createSeededRandom } from '../distributions/random.ts';
 import { blockLoss } from '../loss/block-loss.ts';
+import { addDivergenceObservation, createDivergenceMoments, divergenceObservationOfGroup } from './divergence-fit.ts';
 import { createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, summarizeSampledGroups, type SampledGroupInput } from './sampled-groups.ts';
 
 // Groups whose clocks follow the divergence-cost model exactly: a single loop with lane trip
@@ -241,6 +242,29 @@ describe('recordSampledGroup locality sums (pairwise levels)', () => {
         expect(Object.is(samples.locality![sub]!.sum, sums.sum), `n=${n} sub=${sub} sum`).toBe(true);
         expect(Object.is(samples.locality![sub]!.sumSquares, sums.sumSquares), `n=${n} sub=${sub} sumSquares`).toBe(true);
       }
+    }
+  });
+});
+
+describe('recordSampledGroup divergence moments (closed-form single loop)', () => {
+  it('equals addDivergenceObservation of the stack emulator\'s observation bit for bit, spilling groups (> 16 distinct counts) included', () => {
+    const random = createSeededRandom(91);
+    for (let n = 1; n <= 64; n += 1) {
+      const samples = createSampledGroups();
+      const reference = createDivergenceMoments();
+      for (let g = 0; g < 12; g += 1) {
+        // g = 0: all counts 0; odd g: as many distinct counts as lanes (up to 64: spills), counts
+        // above 4096 for g = 3, 7, 11 (distinct counts by sorting); even g: few distinct counts.
+        const laneCounts = Array.from({ length: n }, (_, lane) =>
+          g === 0 ? 0 : g % 2 === 1 ? lane * 3 + random.nextInt(3) + (g % 4 === 3 ? 1_000_000 : 0) : random.nextInt(g),
+        );
+        const durationTicks = random.nextInt(1_000_000) + random.nextFloat();
+        recordSampledGroup(samples, { laneCounts, laneFinishTicks: laneCounts.map((w) => w), durationTicks });
+        addDivergenceObservation(reference, divergenceObservationOfGroup(laneCounts, durationTicks));
+      }
+      expect(samples.divergence.count).toBe(reference.count);
+      samples.divergence.means.forEach((value, i) => expect(Object.is(value, reference.means[i]), `n=${n} mean ${i}`).toBe(true));
+      samples.divergence.comoments.forEach((value, i) => expect(Object.is(value, reference.comoments[i]), `n=${n} comoment ${i}`).toBe(true));
     }
   });
 });

@@ -1,4 +1,5 @@
-import { addDivergenceObservation, createDivergenceMoments, divergenceObservationOfGroup, SAMPLED_GROUP_DIVERGENCE_FIT, solveDivergenceMoments } from './divergence-fit.ts';
+import { createDivergenceMoments, SAMPLED_GROUP_DIVERGENCE_FIT, solveDivergenceMoments } from './divergence-fit.ts';
+import { singleLoopSpills } from './reconvergence-stack.ts';
 import { ratioOfConstantDenominator } from '../loss/locality-loss.ts';
 import { mergeRegressionMoments, type RegressionMoments } from './streaming-regression.ts';
 
@@ -262,29 +263,33 @@ export function createSampledGroups(): SampledGroupsAccumulation {
  * @example recordSampledGroup(samples, { laneCounts: [4, 4, 3, 2], laneFinishTicks: [40, 41, 30, 20], durationTicks: 45 });
  */
 export function recordSampledGroup(samples: SampledGroupsAccumulation, group: SampledGroupInput): void {
-  const n = group.laneCounts.length;
+  const counts = group.laneCounts;
+  const finish = group.laneFinishTicks;
+  const n = counts.length;
   const duration = group.durationTicks;
-  const valid =
-    n > 0 &&
-    group.laneFinishTicks.length === n &&
-    Number.isFinite(duration) &&
-    duration >= 0 &&
-    group.laneCounts.every((w) => Number.isSafeInteger(w) && w >= 0) &&
-    group.laneFinishTicks.every((c) => Number.isFinite(c) && c >= 0);
-  if (!valid) {
-    samples.invalidGroups += 1;
-    return;
-  }
+  // One pass per lane array: the checks and the sums, in lane order (the order of the sums is
+  // the order of their bits: see docs/estimator.md, "The engine's hot path").
+  let valid = n > 0 && finish.length === n && Number.isFinite(duration) && duration >= 0;
   let total = 0;
   let max = 0;
   let squares = 0;
-  for (const w of group.laneCounts) {
+  for (let i = 0; valid && i < n; i++) {
+    const w = counts[i]!;
+    if (!(Number.isSafeInteger(w) && w >= 0)) valid = false;
     total += w;
     squares += w * w;
     if (w > max) max = w;
   }
   let mimd = 0;
-  for (const c of group.laneFinishTicks) mimd += c;
+  for (let i = 0; valid && i < n; i++) {
+    const c = finish[i]!;
+    if (!(Number.isFinite(c) && c >= 0)) valid = false;
+    mimd += c;
+  }
+  if (!valid) {
+    samples.invalidGroups += 1;
+    return;
+  }
   const simt = n * duration;
   samples.groups += 1;
   samples.lanes += n;
@@ -293,22 +298,105 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
     samples.sumLossMeasured += mimd === 0 ? 1 : simt / mimd;
     samples.clockedGroups = (samples.clockedGroups ?? samples.groups - 1) + 1;
   }
-  samples.sumLossCounts += total === 0 ? 1 : (n * max) / total;
+  const groupLoss = total === 0 ? 1 : (n * max) / total;
+  samples.sumLossCounts += groupLoss;
   samples.sumSimtClocks += simt;
   samples.sumMimdClocks += mimd;
   samples.sumCounts += total;
   samples.sumSquaredCounts += squares;
   samples.sumSquaredGroupTotals += total * total;
   const locality = (samples.locality ??= {});
-  if (total <= Number.MAX_SAFE_INTEGER) recordLocalityLevels(locality, group.laneCounts, total, max);
-  else recordLocalityDirect(locality, group.laneCounts);
-  if (clocked) addDivergenceObservation(samples.divergence, divergenceObservationOfGroup(group.laneCounts, duration));
+  if (total <= Number.MAX_SAFE_INTEGER) recordLocalityLevels(locality, counts, groupLoss);
+  else recordLocalityDirect(locality, counts);
+  if (clocked) addSingleLoopObservation(samples.divergence, counts, max, duration);
+}
+
+/** Scratch of {@link distinctCounts}: the lane counts, sorted (groups with a count ≥ SEEN_BOUND). */
+let sortedCounts = new Float64Array(64);
+/** Counts below this are told apart by {@link seenStamp} (a fixed 16 KB scratch); larger ones by sorting. */
+const SEEN_BOUND = 4096;
+/** Scratch of {@link distinctCounts}: seenStamp[w] = the stamp of the last group with a lane count w. */
+const seenStamp = new Uint32Array(SEEN_BOUND);
+let stamp = 0;
+
+/** The number of distinct values among counts (non-negative safe integers, max their largest), as new Set(counts).size. */
+function distinctCounts(counts: readonly number[], max: number): number {
+  const n = counts.length;
+  if (max < SEEN_BOUND) {
+    if (stamp === 0xffffffff) {
+      seenStamp.fill(0);
+      stamp = 0;
+    }
+    stamp += 1;
+    let distinct = 0;
+    for (let i = 0; i < n; i++) {
+      const w = counts[i]!;
+      if (seenStamp[w] !== stamp) {
+        seenStamp[w] = stamp;
+        distinct += 1;
+      }
+    }
+    return distinct;
+  }
+  if (sortedCounts.length < n) sortedCounts = new Float64Array(n);
+  const sorted = sortedCounts;
+  // Insertion sort: n ≤ 32 lanes in frames (protocol/SPEC.md), faster than a Set.
+  for (let i = 0; i < n; i++) {
+    const w = counts[i]!;
+    let j = i;
+    for (; j > 0 && sorted[j - 1]! > w; j--) sorted[j] = sorted[j - 1]!;
+    sorted[j] = w;
+  }
+  let distinct = 1;
+  for (let i = 1; i < n; i++) if (sorted[i] !== sorted[i - 1]) distinct += 1;
+  return distinct;
+}
+
+/** Scratch of {@link addSingleLoopObservation}: the row (issued, exits, spills, ticks) and its deltas. */
+const divergenceRow = new Float64Array(4);
+const divergenceDelta = new Float64Array(4);
+
+/**
+ * addDivergenceObservation(moments, divergenceObservationOfGroup(counts, duration)) for a group
+ * already checked (counts non-negative safe integers, duration finite ≥ 0), without the
+ * emulator's trace and arrays: the group is one loop without a body, so the emulator's
+ * features are closed-form (model/related/reconvergence-stack.ts): issued = max count,
+ * diverging exits = distinct counts − 1 ({@link distinctCounts}), spills = singleLoopSpills(distinct counts). The
+ * moments are updated with addRegressionRow's arithmetic in its order (the same bits;
+ * model/related/sampled-groups.test.ts compares both).
+ */
+function addSingleLoopObservation(moments: RegressionMoments, counts: readonly number[], max: number, duration: number): void {
+  const distinct = distinctCounts(counts, max);
+  const size = moments.features + 1;
+  const z = divergenceRow;
+  z[0] = max;
+  z[1] = distinct - 1;
+  z[2] = singleLoopSpills(distinct);
+  z[3] = duration;
+  if (size !== 4) throw new RangeError(`row must have ${moments.features} feature values, got 3`);
+  // addRegressionRow (model/related/streaming-regression.ts), unrolled for the divergence row.
+  const means = moments.means;
+  const comoments = moments.comoments;
+  moments.count += 1;
+  const delta = divergenceDelta;
+  for (let i = 0; i < size; i += 1) {
+    delta[i] = z[i]! - means[i]!;
+    means[i] = means[i]! + delta[i]! / moments.count;
+  }
+  let index = 0;
+  for (let i = 0; i < size; i += 1) {
+    for (let j = i; j < size; j += 1) {
+      comoments[index] = comoments[index]! + delta[i]! * (z[j]! - means[j]!);
+      index += 1;
+    }
+  }
 }
 
 type LocalitySums = NonNullable<SampledGroupsAccumulation['locality']>;
 
 function addLocality(locality: LocalitySums, sub: number, a: number): void {
-  const entry = (locality[String(sub)] ??= { sum: 0, sumSquares: 0 });
+  // locality[sub] is locality[String(sub)] (an index key), without building the string.
+  const entry = (locality[sub] ??= { sum: 0, sumSquares: 0 });
   entry.sum += a;
   entry.sumSquares += a * a;
 }
@@ -323,38 +411,47 @@ let levelTotal = new Float64Array(64);
  * maxima and totals come from pairs of the level below (docs/estimator.md, Performance: n
  * lanes read once instead of once per level). The totals are sums of safe integers below 2^53
  * (the caller checks the group's total), so they are exact in any order, and a sums the
- * sub-groups in ascending order: the same bits as {@link recordLocalityDirect}.
+ * sub-groups in ascending order: the same bits as {@link recordLocalityDirect}. Two levels need
+ * no sums: at n′ = 1 every lane's 1·w/w is exactly 1 (and 1 for w = 0), so a = n exactly; at n
+ * it is the group's count-based loss `groupLoss` (n·max/total, 1 when total = 0), passed in.
  */
-function recordLocalityLevels(locality: LocalitySums, laneCounts: readonly number[], total: number, max: number): void {
+function recordLocalityLevels(locality: LocalitySums, laneCounts: readonly number[], groupLoss: number): void {
   const n = laneCounts.length;
-  if (levelMax.length < n) {
-    levelMax = new Float64Array(n);
-    levelTotal = new Float64Array(n);
-  }
-  for (let i = 0; i < n; i++) {
-    levelMax[i] = laneCounts[i]!;
-    levelTotal[i] = laneCounts[i]!;
-  }
-  let count = n;
-  // sub < n and sub divides n: the powers of two below n that divide it (as recordLocalityDirect).
-  for (let sub = 1; sub < n; sub *= 2) {
-    let a = 0;
-    for (let j = 0; j < count; j++) {
-      const subTotal = levelTotal[j]!;
-      a += subTotal === 0 ? 1 : (sub * levelMax[j]!) / subTotal;
+  if (n > 1) {
+    addLocality(locality, 1, n);
+    if (n % 2 === 0) {
+      let count = n / 2;
+      if (levelMax.length < count) {
+        levelMax = new Float64Array(count);
+        levelTotal = new Float64Array(count);
+      }
+      for (let j = 0; j < count; j++) {
+        const left = laneCounts[2 * j]!;
+        const right = laneCounts[2 * j + 1]!;
+        levelMax[j] = right > left ? right : left;
+        levelTotal[j] = left + right;
+      }
+      // sub < n and sub divides n: the powers of two below n that divide it (as recordLocalityDirect).
+      for (let sub = 2; sub < n; sub *= 2) {
+        let a = 0;
+        for (let j = 0; j < count; j++) {
+          const subTotal = levelTotal[j]!;
+          a += subTotal === 0 ? 1 : (sub * levelMax[j]!) / subTotal;
+        }
+        addLocality(locality, sub, a);
+        // 2·sub divides n only if the count of sub-groups is even.
+        if (count % 2 !== 0) break;
+        count /= 2;
+        for (let j = 0; j < count; j++) {
+          const left = levelMax[2 * j]!;
+          const right = levelMax[2 * j + 1]!;
+          levelMax[j] = right > left ? right : left;
+          levelTotal[j] = levelTotal[2 * j]! + levelTotal[2 * j + 1]!;
+        }
+      }
     }
-    addLocality(locality, sub, a);
-    // 2·sub divides n only if the count of sub-groups is even.
-    if (count % 2 !== 0) break;
-    count /= 2;
-    for (let j = 0; j < count; j++) {
-      const left = levelMax[2 * j]!;
-      const right = levelMax[2 * j + 1]!;
-      levelMax[j] = right > left ? right : left;
-      levelTotal[j] = levelTotal[2 * j]! + levelTotal[2 * j + 1]!;
-    }
   }
-  addLocality(locality, n, total === 0 ? 1 : (n * max) / total);
+  addLocality(locality, n, groupLoss);
 }
 
 /** The locality sums lane by lane for each sub-group size (groups whose total is beyond 2^53). */

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { GroupSample } from '../../protocol/index.ts';
+import { sampledGroupInputOf } from './frame-observation.ts';
+
+/** The definition: every clock an offset from c0, taken as a BigInt difference. */
+function reference(group: GroupSample): { laneFinishTicks: number[]; durationTicks: number } {
+  return {
+    laneFinishTicks: group.laneFinishClocks.map((clock) => Number(clock - group.startClock)),
+    durationTicks: Number(group.endClock - group.startClock),
+  };
+}
+
+describe('sampledGroupInputOf', () => {
+  const safe = BigInt(Number.MAX_SAFE_INTEGER);
+  const u64Max = (1n << 64n) - 1n;
+  const cases: [string, bigint, bigint, bigint[]][] = [
+    ['small clocks', 1_000_000n, 1_005_000n, [1_000_000n, 1_000_050n, 1_004_999n]],
+    ['clocks at 2^53 − 1', safe - 10n, safe, [safe - 10n, safe - 1n, safe]],
+    ['finish clocks beyond 2^53 (start below)', safe - 3n, safe + 1000n, [safe - 2n, safe + 1n, safe + 999n]],
+    ['every clock beyond 2^53', u64Max - 5000n, u64Max, [u64Max - 4999n, u64Max - 1n, u64Max]],
+    ['a finish clock before c0 (negative offset, counted invalid later)', 5_000n, 6_000n, [4_000n, 5_500n, 0n]],
+    ['a finish clock before a c0 beyond 2^53', safe + 7n, safe + 9n, [safe + 1n, 3n, safe + 8n]],
+  ];
+  it.each(cases)('gives the offsets of the BigInt differences exactly: %s', (_, startClock, endClock, laneFinishClocks) => {
+    const group: GroupSample = { groupIndex: 0, startClock, endClock, laneCounts: laneFinishClocks.map(() => 1), laneFinishClocks };
+    const input = sampledGroupInputOf(group);
+    const expected = reference(group);
+    expect(input.laneFinishTicks.length).toBe(expected.laneFinishTicks.length);
+    input.laneFinishTicks.forEach((ticks, i) => expect(Object.is(ticks, expected.laneFinishTicks[i]), `lane ${i}: ${ticks} vs ${expected.laneFinishTicks[i]}`).toBe(true));
+    expect(Object.is(input.durationTicks, expected.durationTicks)).toBe(true);
+    expect(input.clocked).toBeUndefined();
+    expect(input.laneCounts).toBe(group.laneCounts);
+  });
+
+  it('marks a group whose clocks are all 0 as counts-only, and only that one', () => {
+    const zeros: GroupSample = { groupIndex: 0, startClock: 0n, endClock: 0n, laneCounts: [3, 1], laneFinishClocks: [0n, 0n] };
+    expect(sampledGroupInputOf(zeros)).toEqual({ laneCounts: [3, 1], laneFinishTicks: [0, 0], durationTicks: 0, clocked: false });
+    expect(sampledGroupInputOf({ ...zeros, laneFinishClocks: [0n, 1n] }).clocked).toBeUndefined();
+    expect(sampledGroupInputOf({ ...zeros, endClock: 1n }).clocked).toBeUndefined();
+    expect(sampledGroupInputOf({ ...zeros, startClock: 1n, endClock: 1n, laneFinishClocks: [1n, 1n] }).clocked).toBeUndefined();
+  });
+});
