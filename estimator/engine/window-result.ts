@@ -3,7 +3,6 @@ import {
   createSeededRandom,
   exactCost,
   expectedLoss,
-  granularitySweep,
   lossQuantiles,
   normalQuantileTwoSided,
   relativeError as modelRelativeError,
@@ -428,10 +427,14 @@ function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<n
     const result = lossQuantiles(distribution, n, [0.5, 0.9, 0.99], { method: 'exact' });
     exactQuantiles = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
   }
-  const sweep =
-    options.sweepGroupSizes.length > 0
-      ? granularitySweep(distribution, options.sweepGroupSizes).map((row) => ({ groupSize: row.n, lossPredicted: row.expectedLoss, workloadLossPredicted: row.workloadLoss }))
-      : [];
+  // The model's granularitySweep row by row (expectedLoss and workloadLoss of the same
+  // distribution per size); the row of the stream's own n is μ_A and E[max]/E[W] from above,
+  // the same calls on the same input, so not computed twice.
+  const sweep = options.sweepGroupSizes.map((size) =>
+    size === n
+      ? { groupSize: size, lossPredicted: predicted, workloadLossPredicted: workload }
+      : { groupSize: size, lossPredicted: expectedLoss(distribution, size), workloadLossPredicted: workloadLoss(distribution, size) },
+  );
   let fit: ParametricFit | undefined;
   if (options.fitter !== undefined) {
     const best = options.fitter(distribution, total)[0];
