@@ -140,6 +140,23 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
   }
 }
 
+/** Cells of the merge's scratch arrays kept between calls ({@link mergedOutcomes}); larger ones are allocated per call and dropped. */
+const MERGE_SCRATCH_CELLS = 1 << 18;
+let mergeReals: Float64Array | undefined;
+let mergeIntegers: Int32Array | undefined;
+
+function mergeScratchReals(cells: number): Float64Array {
+  if (cells > MERGE_SCRATCH_CELLS) return new Float64Array(cells);
+  if (mergeReals === undefined || mergeReals.length < cells) mergeReals = new Float64Array(Math.min(MERGE_SCRATCH_CELLS, Math.max(cells, 4096)));
+  return mergeReals;
+}
+
+function mergeScratchIntegers(cells: number): Int32Array {
+  if (cells > MERGE_SCRATCH_CELLS) return new Int32Array(cells);
+  if (mergeIntegers === undefined || mergeIntegers.length < cells) mergeIntegers = new Int32Array(Math.min(MERGE_SCRATCH_CELLS, Math.max(cells, 4096)));
+  return mergeIntegers;
+}
+
 /** Cells of the scratch array kept between calls of the exact method (2 MiB); larger tables are allocated per call and dropped. */
 const EXACT_SCRATCH_CELLS = 1 << 18;
 let scratch: Float64Array | undefined;
@@ -268,10 +285,14 @@ function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readon
   const others = (n - 1) * scaled[0]!;
   let capacity = 0;
   for (const a of scaled) capacity += a === 0 ? 1 : n * a - a - others + 1;
-  const values = new Float64Array(capacity);
-  const probabilities = new Float64Array(capacity);
-  const tops = new Int32Array(capacity); // the fraction top/s of each cell (1/1 for the all-zero group; both below 2^20)
-  const sums = new Int32Array(capacity);
+  // The cells (value, probability, fraction tops/sums) and two index arrays for the merge, in
+  // scratch arrays reused between calls (read only within this call).
+  const reals = mergeScratchReals(2 * capacity);
+  const integers = mergeScratchIntegers(4 * capacity);
+  const values = reals.subarray(0, capacity);
+  const probabilities = reals.subarray(capacity, 2 * capacity);
+  const tops = integers.subarray(0, capacity); // the fraction top/s of each cell (1/1 for the all-zero group; both below 2^20)
+  const sums = integers.subarray(capacity, 2 * capacity);
   const runEnds: number[] = [];
   let cells = 0;
   let mean = 0;
@@ -307,9 +328,9 @@ function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readon
     runEnds.push(cells);
   });
   // Bottom-up stable merge of adjacent runs (left first among equal values) into `order`.
-  let order = new Int32Array(cells);
+  let order = integers.subarray(2 * capacity, 2 * capacity + cells);
   for (let i = 0; i < cells; i++) order[i] = i;
-  let spare = new Int32Array(cells);
+  let spare = integers.subarray(3 * capacity, 3 * capacity + cells);
   let bounds = [0, ...runEnds];
   while (bounds.length > 2) {
     const next = [0];
