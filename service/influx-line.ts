@@ -27,16 +27,67 @@ export interface InfluxPoint {
  * encodeLineProtocol(point); // 'warpwatch_window,stream=a/b,... loss_predicted=1.2 1700000000000'
  */
 export function encodeLineProtocol(point: InfluxPoint): string {
-  const measurement = checked('measurement', point.measurement);
-  const tagParts = Object.keys(point.tags)
-    .sort()
-    .filter((key) => point.tags[key] !== '')
-    .map((key) => `${escapeKey(checked('tag key', key))}=${escapeKey(checked(`tag ${key}`, point.tags[key] ?? ''))}`);
-  const fieldParts = Object.entries(point.fields).map(([key, value]) =>
-    typeof value === 'number' ? `${escapeKey(checked('field key', key))}=${formatFloat(value)}` : `${escapeKey(checked('field key', key))}=${stringField(value)}`,
-  );
-  const head = [measurement.replace(/[, ]/g, (c) => `\\${c}`), ...tagParts].join(',');
-  return `${head} ${fieldParts.join(',')} ${Math.round(point.timestampMillis)}`;
+  let line = measurementText(point.measurement) + tagText(point.tags) + ' ';
+  let first = true;
+  for (const key of Object.keys(point.fields)) {
+    const value = point.fields[key]!;
+    line += (first ? '' : ',') + fieldKeyText(key) + '=' + (typeof value === 'number' ? formatFloat(value) : stringField(value));
+    first = false;
+  }
+  return `${line} ${Math.round(point.timestampMillis)}`;
+}
+
+/**
+ * Texts already checked and escaped, kept so that the names repeated on every point (the
+ * measurements and field keys, a few dozen) are not checked and escaped again: each Map holds at
+ * most {@link NAME_CACHE_LIMIT} names and is emptied when full (then fills again from use).
+ */
+const NAME_CACHE_LIMIT = 1024;
+const measurementTexts = new Map<string, string>();
+const fieldKeyTexts = new Map<string, string>();
+
+function measurementText(measurement: string): string {
+  let text = measurementTexts.get(measurement);
+  if (text === undefined) {
+    text = checked('measurement', measurement).replace(/[, ]/g, (c) => `\\${c}`);
+    if (measurementTexts.size >= NAME_CACHE_LIMIT) measurementTexts.clear();
+    measurementTexts.set(measurement, text);
+  }
+  return text;
+}
+
+function fieldKeyText(key: string): string {
+  let text = fieldKeyTexts.get(key);
+  if (text === undefined) {
+    text = escapeKey(checked('field key', key));
+    if (fieldKeyTexts.size >= NAME_CACHE_LIMIT) fieldKeyTexts.clear();
+    fieldKeyTexts.set(key, text);
+  }
+  return text;
+}
+
+/**
+ * The tags' part of a line, `,key=value` for each tag with a non-empty value in key order. A
+ * frozen tags object (the engine shares one per stream between its points: estimator/engine/
+ * series-points.ts) cannot change, so its text is remembered in a WeakMap: an entry lives as long
+ * as its tags object, nothing else holds it. Other tags objects are encoded every time.
+ */
+const frozenTagTexts = new WeakMap<object, string>();
+
+function tagText(tags: Readonly<Record<string, string>>): string {
+  const frozen = Object.isFrozen(tags);
+  if (frozen) {
+    const known = frozenTagTexts.get(tags);
+    if (known !== undefined) return known;
+  }
+  let text = '';
+  for (const key of Object.keys(tags).sort()) {
+    const value = tags[key];
+    if (value === '') continue;
+    text += `,${escapeKey(checked('tag key', key))}=${escapeKey(checked(`tag ${key}`, value ?? ''))}`;
+  }
+  if (frozen) frozenTagTexts.set(tags, text);
+  return text;
 }
 
 /** A point {@link encodeLineProtocol} refuses: a name or tag InfluxDB cannot store unchanged. */
@@ -78,8 +129,10 @@ function checked(what: string, text: string): string {
 }
 
 function escapeKey(text: string): string {
-  return text.replace(/[,= ]/g, (c) => `\\${c}`);
+  return ESCAPED_IN_KEYS.test(text) ? text.replace(/[,= ]/g, (c) => `\\${c}`) : text;
 }
+
+const ESCAPED_IN_KEYS = /[,= ]/;
 
 function stringField(value: string): string {
   // Any text, a newline included (InfluxDB 1.8 reads a quoted newline as part of the string).
@@ -87,7 +140,8 @@ function stringField(value: string): string {
 }
 
 function formatFloat(value: number): string {
-  // Integers are written with a decimal point so InfluxDB types the field as float, never int.
+  // Integers are written with a decimal point so InfluxDB types the field as float, never int
+  // (String writes an integer below 1e21 in magnitude as plain digits, larger ones as 1e+21).
   const text = String(value);
-  return /^-?\d+$/.test(text) ? `${text}.0` : text;
+  return Number.isInteger(value) && Math.abs(value) < 1e21 ? `${text}.0` : text;
 }

@@ -39,6 +39,45 @@ export function streamTags(identity: StreamIdentity, labelTags: readonly string[
   return tags;
 }
 
+/**
+ * The tags of a stream's points, frozen and shared between its windows (so that the line
+ * encoding remembers their text: service/influx-line.ts), and the sweep points' tags per group
+ * size. Kept per identity object in a WeakMap, so an entry lives as long as the stream's
+ * identity (the engine holds one per live stream); a call with other label tags replaces it. At
+ * most {@link SWEEP_TAGS_LIMIT} group sizes are kept per stream (the sweep has at most 32).
+ */
+interface StreamTagSet {
+  readonly labelTags: readonly string[] | undefined;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly sweep: Map<number, Readonly<Record<string, string>>>;
+}
+
+const SWEEP_TAGS_LIMIT = 64;
+const streamTagSets = new WeakMap<StreamIdentity, StreamTagSet>();
+
+function streamTagSet(identity: StreamIdentity, labelTags: readonly string[] | undefined): StreamTagSet {
+  let set = streamTagSets.get(identity);
+  if (set === undefined || set.labelTags !== labelTags) {
+    set = { labelTags, tags: Object.freeze(streamTags(identity, labelTags)), sweep: new Map() };
+    streamTagSets.set(identity, set);
+  }
+  return set;
+}
+
+function sweepTags(set: StreamTagSet, groupSize: number): Readonly<Record<string, string>> {
+  let tags = set.sweep.get(groupSize);
+  if (tags === undefined) {
+    tags = Object.freeze({ ...set.tags, [TAGS.groupSize]: String(groupSize) });
+    if (set.sweep.size < SWEEP_TAGS_LIMIT) set.sweep.set(groupSize, tags);
+  }
+  return tags;
+}
+
+/** Sets fields[key] = value when value is a finite number (what {@link definedFields} keeps of a number). */
+function putFinite(fields: Record<string, number | string>, key: string, value: number | undefined): void {
+  if (value !== undefined && Number.isFinite(value)) fields[key] = value;
+}
+
 function definedFields(entries: Record<string, number | string | undefined>): Record<string, number | string> {
   const fields: Record<string, number | string> = {};
   for (const [key, value] of Object.entries(entries)) {
@@ -59,59 +98,50 @@ function definedFields(entries: Record<string, number | string | undefined>): Re
  * writer.write(windowPoints(result, { includeHistogram: true }));
  */
 export function windowPoints(result: WindowResult, options: { includeHistogram: boolean; labelTags?: readonly string[] | undefined }): SeriesPoint[] {
-  const tags = streamTags(result.identity, options.labelTags);
+  const tagSet = streamTagSet(result.identity, options.labelTags);
+  const tags = tagSet.tags;
   const time = result.startMillis;
   const overflowed = result.overflowedSums ?? [];
   const f = FIELDS.window;
-  const points: SeriesPoint[] = [
-    {
-      measurement: MEASUREMENTS.window,
-      tags,
-      timestampMillis: time,
-      fields: definedFields({
-        [f.lossPredicted]: result.lossPredicted,
-        [f.lossPredictedLow]: result.lossPredictedLow,
-        [f.lossPredictedHigh]: result.lossPredictedHigh,
-        [f.lossCounts]: result.lossCounts,
-        [f.lossMeasured]: result.lossMeasured,
-        [f.workloadLossPredicted]: result.workloadLossPredicted,
-        [f.workloadLossMeasured]: result.workloadLossMeasured,
-        [f.etaPredictedCounts]: result.etaPredictedCounts,
-        [f.etaCountsMeasured]: result.etaCountsMeasured,
-        [f.etaPredictedMeasured]: result.etaPredictedMeasured,
-        [f.lossLocality]: result.lossLocality,
-        [f.lossLocalityLow]: result.lossLocalityLow,
-        [f.lossLocalityHigh]: result.lossLocalityHigh,
-        [f.localityBenefit]: result.localityBenefit,
-        [f.etaDrift]: result.etaDrift,
-        [f.lossBlock]: result.lossBlock,
-        [f.lossBlockLow]: result.lossBlockLow,
-        [f.lossBlockHigh]: result.lossBlockHigh,
-        [f.lossWarpInBlock]: result.lossWarpInBlock,
-        [f.lossBlockWarps]: result.lossBlockWarps,
-        [f.lossQ50]: result.lossQ50,
-        [f.lossQ90]: result.lossQ90,
-        [f.lossQ99]: result.lossQ99,
-        [f.groups]: overflowed.includes('groups') ? undefined : result.groups,
-        [f.units]: overflowed.includes('units') ? undefined : result.units,
-        [f.launches]: result.launches,
-        [f.binningErrorBound]: result.binningErrorBound,
-        [f.overflowedSums]: overflowed.length > 0 ? overflowed.length : undefined,
-      }),
-    },
-  ];
-  const localityByGroupSize = new Map((result.sampled?.locality ?? []).map((row) => [row.groupSize, row.loss]));
+  // Field by field in the order of the fields table (contracts/), finite numbers only.
+  const windowFields: Record<string, number | string> = {};
+  putFinite(windowFields, f.lossPredicted, result.lossPredicted);
+  putFinite(windowFields, f.lossPredictedLow, result.lossPredictedLow);
+  putFinite(windowFields, f.lossPredictedHigh, result.lossPredictedHigh);
+  putFinite(windowFields, f.lossCounts, result.lossCounts);
+  putFinite(windowFields, f.lossMeasured, result.lossMeasured);
+  putFinite(windowFields, f.workloadLossPredicted, result.workloadLossPredicted);
+  putFinite(windowFields, f.workloadLossMeasured, result.workloadLossMeasured);
+  putFinite(windowFields, f.etaPredictedCounts, result.etaPredictedCounts);
+  putFinite(windowFields, f.etaCountsMeasured, result.etaCountsMeasured);
+  putFinite(windowFields, f.etaPredictedMeasured, result.etaPredictedMeasured);
+  putFinite(windowFields, f.lossLocality, result.lossLocality);
+  putFinite(windowFields, f.lossLocalityLow, result.lossLocalityLow);
+  putFinite(windowFields, f.lossLocalityHigh, result.lossLocalityHigh);
+  putFinite(windowFields, f.localityBenefit, result.localityBenefit);
+  putFinite(windowFields, f.etaDrift, result.etaDrift);
+  putFinite(windowFields, f.lossBlock, result.lossBlock);
+  putFinite(windowFields, f.lossBlockLow, result.lossBlockLow);
+  putFinite(windowFields, f.lossBlockHigh, result.lossBlockHigh);
+  putFinite(windowFields, f.lossWarpInBlock, result.lossWarpInBlock);
+  putFinite(windowFields, f.lossBlockWarps, result.lossBlockWarps);
+  putFinite(windowFields, f.lossQ50, result.lossQ50);
+  putFinite(windowFields, f.lossQ90, result.lossQ90);
+  putFinite(windowFields, f.lossQ99, result.lossQ99);
+  putFinite(windowFields, f.groups, overflowed.includes('groups') ? undefined : result.groups);
+  putFinite(windowFields, f.units, overflowed.includes('units') ? undefined : result.units);
+  putFinite(windowFields, f.launches, result.launches);
+  putFinite(windowFields, f.binningErrorBound, result.binningErrorBound);
+  putFinite(windowFields, f.overflowedSums, overflowed.length > 0 ? overflowed.length : undefined);
+  const points: SeriesPoint[] = [{ measurement: MEASUREMENTS.window, tags, timestampMillis: time, fields: windowFields }];
+  const locality = result.sampled?.locality;
+  const localityByGroupSize = locality === undefined ? undefined : new Map(locality.map((row) => [row.groupSize, row.loss]));
   for (const row of result.sweep) {
-    points.push({
-      measurement: MEASUREMENTS.sweep,
-      tags: { ...tags, [TAGS.groupSize]: String(row.groupSize) },
-      timestampMillis: time,
-      fields: definedFields({
-        [FIELDS.sweep.lossPredicted]: row.lossPredicted,
-        [FIELDS.sweep.workloadLossPredicted]: row.workloadLossPredicted,
-        [FIELDS.sweep.lossLocality]: localityByGroupSize.get(row.groupSize),
-      }),
-    });
+    const fields: Record<string, number | string> = {};
+    putFinite(fields, FIELDS.sweep.lossPredicted, row.lossPredicted);
+    putFinite(fields, FIELDS.sweep.workloadLossPredicted, row.workloadLossPredicted);
+    putFinite(fields, FIELDS.sweep.lossLocality, localityByGroupSize?.get(row.groupSize));
+    points.push({ measurement: MEASUREMENTS.sweep, tags: sweepTags(tagSet, row.groupSize), timestampMillis: time, fields });
   }
   if (options.includeHistogram) {
     for (const bin of result.histogram) {

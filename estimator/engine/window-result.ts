@@ -3,7 +3,7 @@ import {
   createSeededRandom,
   exactCost,
   expectedLoss,
-  granularitySweep,
+  fastExpectedLoss,
   lossQuantiles,
   normalQuantileTwoSided,
   relativeError as modelRelativeError,
@@ -183,6 +183,57 @@ export function linearisedStandardError(counts: ReadonlyMap<number, number>, gro
   for (const weight of counts.values()) total += weight;
   if (counts.size < 2 || !(total > 0)) return 0;
   const step = LINEARISATION_STEP * total;
+  const support = supportOf(counts);
+  if (support === undefined) return linearisedByDistributions(counts, groupSize, predicted, step);
+  // The perturbed distribution as CategoricalDistribution.fromPmf builds it (values ascending,
+  // the weights added up in that order from 0, each divided by their sum): the same bits,
+  // without a Map copy, validation and a sort per entry (the model checked the counts already).
+  const { values, weights, positionOf } = support;
+  const probabilities = new Float64Array(values.length);
+  const arrays = { values, probabilities };
+  let variance = 0;
+  let entry = 0;
+  for (const weight of counts.values()) {
+    const at = positionOf[entry++]!;
+    weights[at] = weight + step;
+    let sum = 0;
+    for (let i = 0; i < weights.length; i++) sum += weights[i]!;
+    for (let i = 0; i < weights.length; i++) probabilities[i] = weights[i]! / sum;
+    weights[at] = weight;
+    const derivative = (fastExpectedLoss(arrays, groupSize).expectedLoss - predicted) / step;
+    variance += weight * derivative * derivative;
+  }
+  return Math.sqrt(variance);
+}
+
+/**
+ * The counts in ascending value order (values, weights) and each Map entry's place in it, or
+ * undefined when fromPmf would not take them as they are (a weight not positive and finite, a
+ * value not a non-negative safe integer): those go through the distributions.
+ */
+function supportOf(counts: ReadonlyMap<number, number>): { values: Float64Array; weights: Float64Array; positionOf: Int32Array } | undefined {
+  const order: number[] = [];
+  const keys: number[] = [];
+  for (const [value, weight] of counts) {
+    if (!Number.isSafeInteger(value) || value < 0 || !(weight > 0) || !Number.isFinite(weight)) return undefined;
+    order.push(order.length);
+    keys.push(value);
+  }
+  order.sort((x, y) => keys[x]! - keys[y]!);
+  const weightList = [...counts.values()];
+  const values = new Float64Array(order.length);
+  const weights = new Float64Array(order.length);
+  const positionOf = new Int32Array(order.length);
+  order.forEach((entry, at) => {
+    values[at] = keys[entry]!;
+    weights[at] = weightList[entry]!;
+    positionOf[entry] = at;
+  });
+  return { values, weights, positionOf };
+}
+
+/** {@link linearisedStandardError} through a CategoricalDistribution per perturbed entry (any counts). */
+function linearisedByDistributions(counts: ReadonlyMap<number, number>, groupSize: number, predicted: number, step: number): number {
   const perturbed = new Map(counts);
   let variance = 0;
   for (const [value, weight] of counts) {
@@ -428,10 +479,14 @@ function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<n
     const result = lossQuantiles(distribution, n, [0.5, 0.9, 0.99], { method: 'exact' });
     exactQuantiles = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
   }
-  const sweep =
-    options.sweepGroupSizes.length > 0
-      ? granularitySweep(distribution, options.sweepGroupSizes).map((row) => ({ groupSize: row.n, lossPredicted: row.expectedLoss, workloadLossPredicted: row.workloadLoss }))
-      : [];
+  // The model's granularitySweep row by row (expectedLoss and workloadLoss of the same
+  // distribution per size); the row of the stream's own n is μ_A and E[max]/E[W] from above,
+  // the same calls on the same input, so not computed twice.
+  const sweep = options.sweepGroupSizes.map((size) =>
+    size === n
+      ? { groupSize: size, lossPredicted: predicted, workloadLossPredicted: workload }
+      : { groupSize: size, lossPredicted: expectedLoss(distribution, size), workloadLossPredicted: workloadLoss(distribution, size) },
+  );
   let fit: ParametricFit | undefined;
   if (options.fitter !== undefined) {
     const best = options.fitter(distribution, total)[0];

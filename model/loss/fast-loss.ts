@@ -2,9 +2,19 @@
  * The fast expectation of the loss (docs/model.md §2b): E[X_W(n)] by a Laplace-transform integral,
  * O(K·|supp|) for K quadrature nodes.
  */
-import type { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 import { assertGroupSize } from './group-size.ts';
 import { powInteger } from '../numerics/special-functions.ts';
+
+/**
+ * What the fast method reads of a distribution: ascending distinct non-negative integer values and
+ * their positive probabilities summing to 1. A CategoricalDistribution is one; arrays built the
+ * way its constructor builds them (estimator/engine/window-result.ts, the linearised standard
+ * error) give the same results without the validation and sorting.
+ */
+export interface SupportArrays {
+  readonly values: ArrayLike<number>;
+  readonly probabilities: ArrayLike<number>;
+}
 
 /** Diagnostics of one fast evaluation. */
 export interface FastLossResult {
@@ -163,7 +173,7 @@ const TRUNCATION_TOLERANCE = 1e-15;
  * @throws {ModelError} WW_ERR_MODEL_GROUP_SIZE unless n is an integer 1..1024.
  * @example maximumSumMoments(CategoricalDistribution.fromCounts({ 1: 1, 2: 1 }), 2) // { maximum: 1.75, first: 5.5, second: 18 }
  */
-export function maximumSumMoments(dist: CategoricalDistribution, n: number): { maximum: number; first: number; second: number } {
+export function maximumSumMoments(dist: SupportArrays, n: number): { maximum: number; first: number; second: number } {
   assertGroupSize(n);
   const { values, probabilities } = dist;
   const size = values.length;
@@ -232,9 +242,9 @@ export function maximumSumMoments(dist: CategoricalDistribution, n: number): { m
  * @throws {ModelError} WW_ERR_MODEL_GROUP_SIZE unless n is an integer 1..1024.
  * @example fastExpectedLoss(CategoricalDistribution.fromFamily({ family: 'geo', p: 0.05 }), 32).expectedLoss
  */
-export function fastExpectedLoss(dist: CategoricalDistribution, n: number): FastLossResult {
+export function fastExpectedLoss(dist: SupportArrays, n: number): FastLossResult {
   assertGroupSize(n);
-  const size = dist.size;
+  const size = dist.values.length;
   if (size === 1 || n === 1) return { expectedLoss: 1, evaluations: 0, headLimit: 0 };
   // Plain loops: Float64Array.from and every() go through iterators/callbacks, measurably slower.
   const values = new Float64Array(size);

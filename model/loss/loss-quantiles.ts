@@ -4,7 +4,7 @@
 import type { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 import { createCategoricalSampler } from '../distributions/categorical-sampler.ts';
 import { ModelError } from '../errors.ts';
-import { exactCost, exactLossDistribution, type LossOutcome } from './exact-loss.ts';
+import { exactCost, exactLossTable, type ExactLossTable } from './exact-loss.ts';
 import { assertGroupSize } from './group-size.ts';
 import { createSeededRandom, type RandomSource } from '../distributions/random.ts';
 
@@ -34,13 +34,13 @@ function checkProbabilities(probabilities: readonly number[]): void {
  * Lower quantile min { x : P(X ≤ x) ≥ p } from outcomes sorted by value; a slack of 1e-12 on the
  * running sum keeps rounding from skipping an outcome whose cumulative probability is exactly p.
  */
-function quantileOfOutcomes(outcomes: readonly LossOutcome[], p: number): number {
+function quantileOfOutcomes(outcomes: ExactLossTable, p: number): number {
   let sum = 0;
-  for (const outcome of outcomes) {
-    sum += outcome.probability;
-    if (sum >= p - 1e-12) return outcome.value;
+  for (let i = 0; i < outcomes.count; i++) {
+    sum += outcomes.probabilities[i]!;
+    if (sum >= p - 1e-12) return outcomes.values[i]!;
   }
-  return outcomes[outcomes.length - 1]!.value;
+  return outcomes.values[outcomes.count - 1]!;
 }
 
 /**
@@ -67,7 +67,7 @@ export function lossQuantiles(
   const useExact = choice === 'exact' || (choice === 'auto' && exactCost(dist, n).operations <= EXACT_QUANTILE_WORK_LIMIT);
   const quantiles: Record<string, number> = {};
   if (useExact) {
-    const { outcomes } = exactLossDistribution(dist, n);
+    const outcomes = exactLossTable(dist, n); // exactLossDistribution's outcomes as arrays
     for (const p of probabilities) quantiles[String(p)] = quantileOfOutcomes(outcomes, p);
     return { quantiles, method: 'exact' };
   }
