@@ -97,12 +97,20 @@ export const WINDOW_SUMS: readonly WindowSum[] = Object.freeze(['groups', 'units
  * @example addToWindowSum(window, 'sumLossMeasured', Number.MAX_VALUE); addToWindowSum(window, 'sumLossMeasured', Number.MAX_VALUE); // window.overflowed = ['sumLossMeasured']
  */
 export function addToWindowSum(window: WindowAccumulation, field: WindowSum, amount: number): void {
-  const next = window[field] + amount;
-  if (Number.isFinite(next)) {
-    window[field] = next;
-    return;
-  }
+  window[field] = finiteSum(window, field, window[field], amount);
+}
+
+/**
+ * `current + amount` when that is finite; otherwise `current`, with `field` marked overflowed in
+ * `window` (the rule of addToWindowSum). The per-frame path calls it with the field read and
+ * written by name (`window.groups = finiteSum(window, 'groups', window.groups, n)`), which is
+ * cheaper there than addToWindowSum's keyed access.
+ */
+function finiteSum(window: WindowAccumulation, field: WindowSum, current: number, amount: number): number {
+  const next = current + amount;
+  if (Number.isFinite(next)) return next;
   markOverflowed(window, field);
+  return current;
 }
 
 function markOverflowed(window: WindowAccumulation, field: WindowSum): void {
@@ -233,37 +241,21 @@ export function recordLaunchInWindow(
   observation: LaunchObservation,
   options: CountHistogramOptions,
 ): void {
-  // The sums written out rather than through addToWindowSum (a keyed access by field name per
-  // call, slow on the per-frame path): the same additions in the same order, the same overflow rule.
+  // The sums read and written by name (addToWindowSum's keyed access is slow on the per-frame
+  // path): the same additions in the same order, the same overflow rule (finiteSum).
   const bins = observation.bins;
   for (let i = 0; i < bins.length; i++) {
     const bin = bins[i]!;
     addCount(window.histogram, bin.low, bin.high, bin.count, options);
-    const units = window.units + bin.count;
-    if (Number.isFinite(units)) window.units = units;
-    else markOverflowed(window, 'units');
+    window.units = finiteSum(window, 'units', window.units, bin.count);
   }
   window.launches += 1;
-  const groups = window.groups + observation.groups;
-  if (Number.isFinite(groups)) window.groups = groups;
-  else markOverflowed(window, 'groups');
-  const sumLossCounts = window.sumLossCounts + observation.sumLossCounts;
-  if (Number.isFinite(sumLossCounts)) window.sumLossCounts = sumLossCounts;
-  else markOverflowed(window, 'sumLossCounts');
-  const sumLossMeasured = window.sumLossMeasured + observation.sumLossMeasured;
-  if (Number.isFinite(sumLossMeasured)) window.sumLossMeasured = sumLossMeasured;
-  else markOverflowed(window, 'sumLossMeasured');
-  const sumSimtClocks = window.sumSimtClocks + observation.sumSimtClocks;
-  if (Number.isFinite(sumSimtClocks)) window.sumSimtClocks = sumSimtClocks;
-  else markOverflowed(window, 'sumSimtClocks');
-  const sumMimdClocks = window.sumMimdClocks + observation.sumMimdClocks;
-  if (Number.isFinite(sumMimdClocks)) window.sumMimdClocks = sumMimdClocks;
-  else markOverflowed(window, 'sumMimdClocks');
-  if (!isCountsOnly(observation)) {
-    const clockedGroups = window.clockedGroups + observation.groups;
-    if (Number.isFinite(clockedGroups)) window.clockedGroups = clockedGroups;
-    else markOverflowed(window, 'clockedGroups');
-  }
+  window.groups = finiteSum(window, 'groups', window.groups, observation.groups);
+  window.sumLossCounts = finiteSum(window, 'sumLossCounts', window.sumLossCounts, observation.sumLossCounts);
+  window.sumLossMeasured = finiteSum(window, 'sumLossMeasured', window.sumLossMeasured, observation.sumLossMeasured);
+  window.sumSimtClocks = finiteSum(window, 'sumSimtClocks', window.sumSimtClocks, observation.sumSimtClocks);
+  window.sumMimdClocks = finiteSum(window, 'sumMimdClocks', window.sumMimdClocks, observation.sumMimdClocks);
+  if (!isCountsOnly(observation)) window.clockedGroups = finiteSum(window, 'clockedGroups', window.clockedGroups, observation.groups);
   window.firstEventMillis = Math.min(window.firstEventMillis, observation.eventTimeMillis);
   window.lastEventMillis = Math.max(window.lastEventMillis, observation.eventTimeMillis);
 }
