@@ -14,10 +14,13 @@
  *
  * WARPWATCH_BENCH_ESTIMATOR_CASES=latency,throughput,memory picks parts (default all; for
  * experiments — a partial run still writes the result file).
+ * WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS='--flag ...' passes Node/V8 flags to the estimator children.
  * WARPWATCH_BENCH_CPU_PROF_DIR=<dir> runs the estimator children under `node --cpu-prof`
  * (profiles `estimator-<case>.cpuprofile` in that directory, written at their clean exit).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { Producer } from 'kafkajs';
@@ -72,6 +75,8 @@ interface Child {
 function startEstimatorChild(env: Record<string, string>, label: string): Child {
   const profileDirectory = process.env.WARPWATCH_BENCH_CPU_PROF_DIR;
   const profile = profileDirectory ? ['--cpu-prof', '--cpu-prof-dir', profileDirectory, '--cpu-prof-name', `estimator-${label}.cpuprofile`] : [];
+  // Node/V8 flags for the estimator children only (experiments: heap sizing, GC tracing).
+  profile.push(...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''));
   // One instance id per child: instances of one group must differ (three children named alike never settled as a group).
   const child = spawn(process.execPath, [...profile, 'bin/warpwatch.mjs', 'estimate', '--instance', `bench-${label}`], {
     env: { ...process.env, ...env },
@@ -94,7 +99,7 @@ function startEstimatorChild(env: Record<string, string>, label: string): Child 
 interface Health {
   status: string;
   partitions?: number[];
-  counters: { framesIn: number; windowsClosed: number };
+  counters: { framesIn: number; framesOut: number; windowsClosed: number; streamsEvicted: number };
   streams: number;
   influx?: { pointsWritten: number; batchesWritten?: number };
 }
@@ -216,6 +221,11 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       `(${(metrics['engine.samplesFramesPerSecond'] ?? 0).toFixed(0)} frames/s), ${(samplesCase.ratioToBaseline ?? Number.NaN).toFixed(1)}× decoding the same frames alone`,
   );
 
+  // The children run what a deployment runs: the compiled dist/ (bin/warpwatch.mjs falls back to
+  // the TypeScript sources through tsx when dist/ is stale, which costs CPU at start and ~60 MB).
+  ctx.log('  compiling the CLI (node bin/build.mjs)');
+  const root = fileURLToPath(new URL('../', import.meta.url));
+  execFileSync(process.execPath, [join(root, 'bin', 'build.mjs')], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const lease = await acquireStackLease(resolveLocalStackConfig(process.env), silentReporter);
   const brokers = lease.endpoints.kafkaBrokers;
   const influxUrl = lease.endpoints.influxUrl;
@@ -637,11 +647,13 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     }
 
     // 3. Memory with 10,000 live streams (windows of 10 min stay open: every stream holds a window, current, cumulative, dedupe, detector).
-    if (parts.includes('memory')) {
-      const id = `${runId}mem`;
+    // 5. Memory: RSS of one instance with `streams` distinct streams offered (3 launch summaries
+    // each, open 10 min windows); with `cap` below `streams`, the churn of evictions against
+    // WARPWATCH_MAX_STREAMS (evictions counted; every frame still recorded, every evicted window written).
+    const memoryCase = async (suffix: string, prefix: string, streams: number, cap: number | undefined): Promise<void> => {
+      const id = `${runId}${suffix}`;
       await influx(influxUrl, id, `CREATE DATABASE "${id}"`);
       await admin.createTopics({ topics: [{ topic: `${id}.frames`, numPartitions: 6 }], waitForLeaders: true });
-      const streams = ctx.quick ? 2_000 : 10_000;
       const launchesPerStream = 3;
       const memoryTemplates = templates(50, 4);
       for (let launch = 0; launch < launchesPerStream; launch += 1) {
@@ -654,26 +666,43 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           await producer.send({ topic: `${id}.frames`, acks: 1, messages });
         }
       }
-      const child = startEstimatorChild(baseEnv(id, { WARPWATCH_WINDOW_MILLIS: '600000', WARPWATCH_IDLE_CLOSE_MILLIS: '600000' }), 'memory');
+      const env: Record<string, string> = { WARPWATCH_WINDOW_MILLIS: '600000', WARPWATCH_IDLE_CLOSE_MILLIS: '600000' };
+      if (cap !== undefined) env.WARPWATCH_MAX_STREAMS = String(cap);
+      const child = startEstimatorChild(baseEnv(id, env), prefix);
       children.push(child);
       const port = await child.metricsPort;
-      await until(async () => (await health(port)).counters.framesIn >= streams * launchesPerStream, 300_000);
+      const offered = streams * launchesPerStream;
+      await until(async () => (await health(port)).counters.framesIn >= offered, 300_000);
       await new Promise((resolve) => setTimeout(resolve, 3_000)); // let a checkpoint happen
       const h = await health(port);
       const rss = rssBytes(child.process.pid ?? 0);
-      metrics['memory.liveStreams'] = h.streams;
-      metrics['memory.rssBytes'] = rss;
-      metrics['memory.rssMegabytes'] = rss / 1e6;
+      metrics[`${prefix}.offeredStreams`] = streams;
+      metrics[`${prefix}.liveStreams`] = h.streams;
+      metrics[`${prefix}.rssBytes`] = rss;
+      metrics[`${prefix}.rssMegabytes`] = rss / 1e6;
+      metrics[`${prefix}.framesIn`] = h.counters.framesIn;
+      metrics[`${prefix}.framesRecorded`] = h.counters.framesOut;
+      metrics[`${prefix}.streamsEvicted`] = h.counters.streamsEvicted;
+      metrics[`${prefix}.windowsClosed`] = h.counters.windowsClosed;
       // How bin/warpwatch.mjs ran the child: the TypeScript sources through tsx hold ~60 MB more than dist/.
       const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
-      notes.push(`memory: ${h.streams} live streams (3 launches each, open 10 min windows, default settings incl. checkpoint mirror; estimator ran from ${childCode}): RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 ? 'met' : 'NOT met'})`);
+      const accounted = h.counters.framesIn === offered && h.counters.framesOut === offered;
+      notes.push(
+        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (3 launches each, open 10 min windows, default settings incl. checkpoint mirror; estimator ran from ${childCode}): ` +
+          `${h.streams} live streams, ${h.counters.streamsEvicted} evictions (each eviction closes and writes the stream's open window: ${h.counters.windowsClosed} windows closed), ` +
+          `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
+      );
       await stopChild(child);
+    };
+    if (parts.includes('memory')) {
+      await memoryCase('mem', 'memory', ctx.quick ? 2_000 : 10_000, undefined);
+      await memoryCase('mch', 'memoryChurn', ctx.quick ? 4_000 : 20_000, ctx.quick ? 2_000 : 10_000);
     }
   } finally {
     await Promise.all(children.map((child) => stopChild(child)));
     await producer.disconnect();
     await admin.disconnect();
-    for (const suffix of ['lat', 'l20', 'thr', 'thw', 'ths', 'sc1', 'sc3', 'mem']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
+    for (const suffix of ['lat', 'l20', 'thr', 'thw', 'ths', 'sc1', 'sc3', 'mem', 'mch']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
     await lease.release();
   }
   for (const note of notes) ctx.log(`  note: ${note}`);
