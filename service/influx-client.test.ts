@@ -29,6 +29,8 @@ interface Answer {
   readonly contentType?: string;
   /** Never answer (the request hangs until the client gives up). */
   readonly hang?: boolean;
+  /** Send the head and part of a longer body, then close the connection. */
+  readonly cut?: boolean;
 }
 
 interface Fake {
@@ -60,6 +62,11 @@ async function startFake(): Promise<Fake> {
       arrivals.push(arrival);
       const answer = fake.answer(arrival);
       if (answer.hang === true) return;
+      if (answer.cut === true) {
+        response.writeHead(answer.status, { 'content-length': '100' });
+        response.write('0123456789', () => request.socket.destroy());
+        return;
+      }
       response.writeHead(answer.status, answer.contentType === undefined ? {} : { 'content-type': answer.contentType });
       response.end(answer.body);
     });
@@ -223,6 +230,19 @@ describe('createInfluxWriteTransport', () => {
     const served = fake;
     await waitFor(() => served.closedConnections() === 1);
     await expect(writer.write(['m f=9.0 9'])).rejects.toThrow('disposed');
+  });
+
+  it('rejects (no InfluxHttpError, so the writer retries) when the connection closes in the middle of an answer', async () => {
+    for (const status of [200, 400]) {
+      fake = await startFake();
+      fake.answer = () => ({ status, cut: true });
+      const failure = await failureOf(open(fake.url).write(['m f=1.0 1']));
+      expect(failure).toBeInstanceOf(Error);
+      expect(failure).not.toBeInstanceOf(InfluxHttpError);
+      transport?.dispose();
+      await fake.close();
+      fake = undefined;
+    }
   });
 
   it('rejects with the Node error when nothing listens (retriable for the writer)', async () => {

@@ -135,7 +135,9 @@ export function createInfluxWriteTransport(options: InfluxWriteTransportOptions)
         const request = send(requestOptions(body.length), (response: IncomingMessage) => {
           const status = response.statusCode ?? 0;
           response.on('error', settle);
-          response.on('aborted', () => settle(new Error('InfluxDB closed the connection during its answer')));
+          response.on('close', () => {
+            if (!response.complete) settle(new Error('InfluxDB closed the connection during its answer'));
+          });
           if (status >= 200 && status < 300) {
             // Read to the end so the connection goes back to the agent for the next request.
             response.on('end', () => settle(undefined));
