@@ -1,13 +1,13 @@
 // Plumbing both services (collector, estimator) share: the telemetry server and OTel resource,
-// the InfluxDB line encoding, write-API policy and writer, the retry helper, the config toolkit
+// the InfluxDB line encoding, write transport and writer, the retry helper, the config toolkit
 // (config-toolkit.ts: typed fields of contracts/config-fields.ts read from env and flags, every
 // problem reported together), the Kafka security slice and the one Kafka client factory, the one
 // logger type of both services and their stop signals. Imports contracts/ only, plus Node and the
 // external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
-export { createInfluxWriteApi, influxAuthHeaders } from './influx-client.ts';
-export type { InfluxWriteApiOptions } from './influx-client.ts';
+export { createInfluxWriteTransport, influxAuthHeaders, InfluxHttpError, InfluxTimeoutError } from './influx-client.ts';
+export type { InfluxWriteTransport, InfluxWriteTransportOptions } from './influx-client.ts';
 export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
 export type { BackoffPolicy, RetryOptions } from './retry.ts';
 export { encodeLineProtocol } from './influx-line.ts';

@@ -54,6 +54,9 @@ function expectBalanced(stats: InfluxWriterStats): void {
   expect(stats.pointsIn).toBe(stats.pointsWritten + stats.pointsDropped + stats.buffered);
 }
 
+/** The Authorization header of 'user:password' credentials (service/influx-client.ts `influxAuthHeaders`). */
+const basic = (credentials: string): string => `Basic ${Buffer.from(credentials).toString('base64')}`;
+
 const noDrops = { overflow: 0, rejected: 0, unwritable: 0, 'no-fields': 0, closed: 0 };
 
 async function closedPortUrl(): Promise<string> {
@@ -132,7 +135,7 @@ describe('createInfluxWriter', () => {
     // InfluxDB accepts only the right credentials; `accepted` stands for the token file being fixed.
     let accepted = false;
     const served = fake;
-    served.answerFor = (index) => (served.authorizations[index] === 'Token u:right' ? 204 : 401);
+    served.answerFor = (index) => (served.authorizations[index] === basic('u:right') ? 204 : 401);
     const tokens: string[] = [];
     const failures: InfluxWriteFailure[] = [];
     const writer = createInfluxWriter(options(fake.url, { token: new Secret('u:wrong'), refreshToken: () => (tokens.push(accepted ? 'u:right' : 'u:wrong'), new Secret(tokens.at(-1) ?? '')) }), {
@@ -153,8 +156,8 @@ describe('createInfluxWriter', () => {
     expect(influxHealthReasons(writer.stats())).toEqual([]);
     expect(tokens.length).toBeGreaterThanOrEqual(1);
     // The Secret read again is what reaches the wire: refused requests carried the old token, the accepted one the new.
-    expect(fake.authorizations[0]).toBe('Token u:wrong');
-    expect(fake.authorizations.at(-1)).toBe('Token u:right');
+    expect(fake.authorizations[0]).toBe(basic('u:wrong'));
+    expect(fake.authorizations.at(-1)).toBe(basic('u:right'));
     await writer.close(1_000);
   });
 
@@ -247,6 +250,25 @@ describe('createInfluxWriter', () => {
     });
     expect(Date.now() - stats.rejectedAtMillis).toBeLessThan(60_000);
     expectBalanced(stats);
+    await writer.close(1_000);
+  });
+
+  it('a partial write (HTTP 400 naming refused lines): those lines dropped as rejected, the others counted written, not retried', async () => {
+    fake = await startFakeInflux();
+    fake.delayMillis = 0;
+    // As InfluxDB 1.8.10 answers (test/integration/influx-line.int.test.ts checks the real one): two unparsable lines, one more dropped after parsing.
+    const error = "partial write: unable to parse 'p1,t=bad\\ f=1 1000': invalid tag format\nunable to parse 'p1,t=bad2\\ f=1 1000': invalid tag format dropped=1";
+    fake.answerFor = (index) => (index === 0 ? { status: 400, json: JSON.stringify({ error }) } : 204);
+    const failures: InfluxWriteFailure[] = [];
+    const writer = createInfluxWriter(options(fake.url, { batchSize: 10, maxInFlightBatches: 1 }), { onError: (failure) => failures.push(failure) });
+    writer.write(points(0, 10));
+    await expect(writer.flush()).rejects.toThrow(/failed with HTTP 400: 400 Bad Request: .*partial write: .*; 3 of 10 points dropped \(InfluxDB refused them\), the others written$/s);
+    expect(failures.map((f) => [f.status, f.retriable, f.points])).toEqual([[400, false, 10]]);
+    const stats = writer.stats();
+    expect(stats).toMatchObject({ pointsIn: 10, pointsWritten: 7, buffered: 0, dropped: { ...noDrops, rejected: 3 }, writeErrors: 1, batchesWritten: 0 });
+    expectBalanced(stats);
+    expect(influxHealthReasons(stats)).toEqual(['influx-write', 'influx-rejected']);
+    expect(fake.received).toBe(1); // not retried
     await writer.close(1_000);
   });
 

@@ -1,5 +1,4 @@
-import { HttpError, type WriteApi } from '@influxdata/influxdb-client';
-import { createInfluxWriteApi } from './influx-client.ts';
+import { createInfluxWriteTransport, InfluxHttpError, type InfluxWriteTransport } from './influx-client.ts';
 import type { Secret } from './secret.ts';
 import { encodeLineProtocol, InfluxLineError, type InfluxPoint } from './influx-line.ts';
 import { backoffDelayMillis, type BackoffPolicy } from './retry.ts';
@@ -168,7 +167,7 @@ export interface InfluxWriter {
   /**
    * Stops scheduling, sends what is buffered now (backoff ignored) until everything is written,
    * a request fails or `timeoutMillis` passes, then counts what is left as dropped ('closed')
-   * and releases the client. Idempotent; never rejects; returns the final stats (buffered 0).
+   * and closes its connections. Idempotent; never rejects; returns the final stats (buffered 0).
    */
   close(timeoutMillis: number): Promise<InfluxWriterStats>;
 }
@@ -219,14 +218,13 @@ export function partialWriteRejections(errorText: string, points: number): numbe
 }
 
 /** The `error` text of an InfluxDB error answer (`{"error": "…"}` on 1.x, `{"message": "…"}` on 2.x), or ''. */
-function influxErrorText(error: HttpError): string {
-  const json: unknown = error.json ?? (() => {
-    try {
-      return JSON.parse(error.body ?? '') as unknown;
-    } catch {
-      return undefined;
-    }
-  })();
+function influxErrorText(error: InfluxHttpError): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(error.body) as unknown;
+  } catch {
+    return '';
+  }
   if (typeof json !== 'object' || json === null) return '';
   const text = (json as { error?: unknown; message?: unknown }).error ?? (json as { message?: unknown }).message;
   return typeof text === 'string' ? text : '';
@@ -277,10 +275,10 @@ class BufferedInfluxWriter implements InfluxWriter {
   readonly #hooks: InfluxWriterHooks;
   /** The target in messages, credentials left out. */
   readonly #where: string;
-  /** One WriteApi per concurrent request: each has its own buffer, flushed by us only (the client neither retries, buffers nor logs). */
-  readonly #idleApis: WriteApi[];
-  /** Every API created, with the credentials generation it was made with. */
-  readonly #allApis = new Map<WriteApi, number>();
+  /** One transport (service/influx-client.ts) per concurrent request slot, each keeping its own connection alive. */
+  readonly #idleTransports: InfluxWriteTransport[];
+  /** Every transport created, with the credentials generation it was made with. */
+  readonly #allTransports = new Map<InfluxWriteTransport, number>();
   #token: Secret;
   #tokenGeneration = 0;
   /** InfluxDB refused the credentials: read them again before the next request. */
@@ -322,7 +320,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#hooks = hooks;
     this.#where = `InfluxDB ${urlWithoutCredentials(options.url)} (bucket ${options.bucket})`;
     this.#token = options.token;
-    this.#idleApis = Array.from({ length: maxInFlight }, () => this.#createApi());
+    this.#idleTransports = Array.from({ length: maxInFlight }, () => this.#createTransport());
     this.#busyLingerMillis = Math.max(options.flushIntervalMillis, BUSY_LINGER_MILLIS);
   }
 
@@ -361,7 +359,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     }
     this.#enforceBound();
     this.#settleWaiters();
-    if (this.#queue.length >= this.#o.batchSize && this.#idleApis.length > 0 && Date.now() >= this.#nextAttemptMillis) {
+    if (this.#queue.length >= this.#o.batchSize && this.#idleTransports.length > 0 && Date.now() >= this.#nextAttemptMillis) {
       this.#cancelSchedule();
       this.#pump(false);
     } else this.#schedule();
@@ -396,15 +394,15 @@ class BufferedInfluxWriter implements InfluxWriter {
     return this.#finalStats;
   }
 
-  #createApi(): WriteApi {
+  #createTransport(): InfluxWriteTransport {
     const o = this.#o;
-    const api = createInfluxWriteApi({ url: o.url, token: this.#token, org: o.org, bucket: o.bucket, requestTimeoutMillis: o.requestTimeoutMillis, maxBatchLines: o.batchSize });
-    this.#allApis.set(api, this.#tokenGeneration);
-    return api;
+    const transport = createInfluxWriteTransport({ url: o.url, token: this.#token, org: o.org, bucket: o.bucket, requestTimeoutMillis: o.requestTimeoutMillis });
+    this.#allTransports.set(transport, this.#tokenGeneration);
+    return transport;
   }
 
-  /** An idle API with the current credentials (read again after a refusal; a stale API is replaced). */
-  #takeApi(): WriteApi {
+  /** An idle transport with the current credentials (read again after a refusal; a stale one is replaced). */
+  #takeTransport(): InfluxWriteTransport {
     if (this.#tokenStale && this.#o.refreshToken !== undefined) {
       this.#tokenStale = false;
       try {
@@ -417,11 +415,11 @@ class BufferedInfluxWriter implements InfluxWriter {
         // Unreadable right now (being replaced): keep the credentials, read again after the next refusal.
       }
     }
-    const api = this.#idleApis.pop()!;
-    if (this.#allApis.get(api) === this.#tokenGeneration) return api;
-    this.#allApis.delete(api);
-    api.dispose();
-    return this.#createApi();
+    const transport = this.#idleTransports.pop()!;
+    if (this.#allTransports.get(transport) === this.#tokenGeneration) return transport;
+    this.#allTransports.delete(transport);
+    transport.dispose();
+    return this.#createTransport();
   }
 
   #buffered(): number {
@@ -486,7 +484,7 @@ class BufferedInfluxWriter implements InfluxWriter {
 
   /** Arranges the next send: now-ish, after the linger time, or when the backoff ends. */
   #schedule(): void {
-    if (this.#closed || this.#scheduled !== undefined || this.#queue.length === 0 || this.#idleApis.length === 0) return;
+    if (this.#closed || this.#scheduled !== undefined || this.#queue.length === 0 || this.#idleTransports.length === 0) return;
     const delay = this.#delayUntilSend(Date.now());
     const fire = (): void => {
       this.#scheduled = undefined;
@@ -503,24 +501,23 @@ class BufferedInfluxWriter implements InfluxWriter {
 
   /** Starts batches while there are lines and free request slots (`force`: now, even while backing off). */
   #pump(force: boolean): void {
-    while (this.#queue.length > 0 && this.#idleApis.length > 0) {
+    while (this.#queue.length > 0 && this.#idleTransports.length > 0) {
       if (!force && this.#delayUntilSend(Date.now()) > 0) break;
       const count = Math.min(this.#o.batchSize, this.#queue.length);
       const batch: Batch = { lines: this.#queue.splice(0, count), sequences: this.#queueSequences.splice(0, count) };
-      const api = this.#takeApi();
+      const transport = this.#takeTransport();
       this.#inFlight.add(batch);
       this.#inFlightLines += count;
-      void this.#send(api, batch);
+      void this.#send(transport, batch);
     }
     this.#schedule();
   }
 
   /** One request: books its outcome, then lets what waited for the slot go. */
-  async #send(api: WriteApi, batch: Batch): Promise<void> {
+  async #send(transport: InfluxWriteTransport, batch: Batch): Promise<void> {
     let failure: InfluxWriteFailure | undefined;
     try {
-      api.writeRecords(batch.lines);
-      await api.flush();
+      await transport.write(batch.lines);
       if (!this.#finished) this.#succeeded(batch);
     } catch (error) {
       if (!this.#finished) failure = this.#failed(batch, error);
@@ -528,7 +525,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     if (this.#finished) return;
     this.#inFlight.delete(batch);
     this.#inFlightLines -= batch.lines.length;
-    this.#idleApis.push(api);
+    this.#idleTransports.push(transport);
     if (failure !== undefined) {
       this.#enforceBound();
       this.#rejectWaiters(failure);
@@ -556,12 +553,12 @@ class BufferedInfluxWriter implements InfluxWriter {
   #failed(batch: Batch, error: unknown): InfluxWriteFailure {
     this.#writeErrors += 1;
     this.#failingWrites += 1;
-    const status = error instanceof HttpError ? error.statusCode : undefined;
+    const status = error instanceof InfluxHttpError ? error.statusCode : undefined;
     const refusedCredentials = status === 401 || status === 403;
     this.#authFailing = refusedCredentials;
     if (refusedCredentials) this.#tokenStale = true;
     const retriable = refusedCredentials || status === undefined || status === 408 || status === 429 || status >= 500;
-    const rejected = error instanceof HttpError && status === 400 ? partialWriteRejections(influxErrorText(error), batch.lines.length) : undefined;
+    const rejected = error instanceof InfluxHttpError && status === 400 ? partialWriteRejections(influxErrorText(error), batch.lines.length) : undefined;
     if (retriable) {
       // Back into the buffer, in sequence order, for the next attempt.
       if (this.#queue.length === 0) this.#queuedSinceMillis = Date.now();
@@ -632,7 +629,7 @@ class BufferedInfluxWriter implements InfluxWriter {
     this.#queueSequences.length = 0;
     this.#inFlight.clear();
     this.#inFlightLines = 0;
-    for (const api of this.#allApis.keys()) api.dispose();
+    for (const transport of this.#allTransports.keys()) transport.dispose();
     return this.stats();
   }
 }

@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gunzipSync } from 'node:zlib';
 
 /**
  * Test support (not exported by index.ts): a stand-in for InfluxDB's v2 write endpoint on
  * 127.0.0.1, a real HTTP server, for the unit tests of the writer's logic (the real InfluxDB
  * runs in test/integration). It records every accepted request body and every request's
  * Authorization header, and answers each after `delayMillis` with what `answerFor` picks: an
- * HTTP status, or 'destroy' to close the socket without an answer. `until` resolves once a condition holds, re-checked on each event of the
+ * HTTP status (an error status with a 2.x-style JSON body), a status with its own JSON body, or
+ * 'destroy' to close the socket without an answer. `until` resolves once a condition holds, re-checked on each event of the
  * fake (a request body received, an answer sent), so tests wait for events, not fixed times.
  */
 export interface FakeInflux {
@@ -21,10 +21,13 @@ export interface FakeInflux {
   /** Most requests open at the same time so far. */
   maxConcurrent: number;
   delayMillis: number;
-  answerFor: (requestIndex: number) => number | 'destroy';
+  answerFor: (requestIndex: number) => FakeInfluxAnswer;
   until(condition: () => boolean): Promise<void>;
   close(): Promise<void>;
 }
+
+/** What a {@link FakeInflux} answers one request with. */
+export type FakeInfluxAnswer = number | { readonly status: number; readonly json: string } | 'destroy';
 
 /**
  * Starts a {@link FakeInflux} on a free port (every request answered 204 after 30 ms unless told otherwise).
@@ -48,7 +51,7 @@ export async function startFakeInflux(): Promise<FakeInflux> {
     authorizations: [] as string[],
     maxConcurrent: 0,
     delayMillis: 30,
-    answerFor: (_index: number): number | 'destroy' => 204,
+    answerFor: (_index: number): FakeInfluxAnswer => 204,
   };
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const index = requests++;
@@ -57,8 +60,8 @@ export async function startFakeInflux(): Promise<FakeInflux> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const text = request.headers['content-encoding'] === 'gzip' ? gunzipSync(raw).toString('utf8') : raw.toString('utf8');
+      // The body as sent: the writer never compresses it (a gzipped body would not parse as lines here).
+      const text = Buffer.concat(chunks).toString('utf8');
       fake.received += 1;
       fake.authorizations.push(request.headers.authorization ?? '');
       notify();
@@ -68,9 +71,10 @@ export async function startFakeInflux(): Promise<FakeInflux> {
         if (answer === 'destroy') {
           request.socket.destroy();
         } else {
-          if (answer === 204) fake.bodies.push(text.split('\n').filter((line) => line !== ''));
-          response.writeHead(answer, { 'content-type': 'application/json' });
-          response.end(answer === 204 ? undefined : JSON.stringify({ code: 'unavailable', message: 'try later' }));
+          const status = typeof answer === 'number' ? answer : answer.status;
+          if (status === 204) fake.bodies.push(text.split('\n').filter((line) => line !== ''));
+          response.writeHead(status, { 'content-type': 'application/json' });
+          response.end(typeof answer !== 'number' ? answer.json : status === 204 ? undefined : JSON.stringify({ code: 'unavailable', message: 'try later' }));
         }
         notify();
       }, fake.delayMillis);
