@@ -593,12 +593,16 @@ async function processBatch(
       sliceStart = performance.now();
       if (interrupted()) break;
     }
-    const parent = contextFromTraceparent(message.headers.traceparent);
-    const span = telemetry.tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, parent);
+    // Without a tracer SDK the span would be a no-op nobody sees: not built (docs/estimator.md, Self-telemetry).
+    const span = telemetry.spansRecordable()
+      ? telemetry.tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, contextFromTraceparent(message.headers.traceparent))
+      : undefined;
     const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers, message.timestampMillis);
     if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
-    span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
-    span.end();
+    if (span !== undefined) {
+      span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));
+      span.end();
+    }
     last = message.offset;
   }
   if (last !== undefined) {

@@ -1,4 +1,5 @@
-import { context, trace, TraceFlags, type Attributes, type Context, type Meter, type Tracer } from '@opentelemetry/api';
+import { context, ProxyTracer, ProxyTracerProvider, trace, TraceFlags, type Attributes, type Context, type Meter, type Tracer } from '@opentelemetry/api';
+import type { FrameKind } from '../../protocol/index.ts';
 import type { EngineTelemetry, FrameOutcome } from '../engine/estimator-engine.ts';
 
 /**
@@ -42,6 +43,13 @@ export interface EstimatorTelemetry {
   readonly engine: EngineTelemetry;
   readonly counters: EstimatorCounters;
   readonly tracer: Tracer;
+  /**
+   * Whether spans of `tracer` can be recorded: false only while it is the API's proxy and no
+   * tracer SDK is installed (no global tracer provider registered), when every span it starts
+   * is a no-op that nobody sees (docs/estimator.md, Self-telemetry), so the per-frame span and
+   * its parent context need not be built. Cheap enough to ask per frame; once true, stays true.
+   */
+  spansRecordable(): boolean;
   sinkError(sink: 'influx' | 'kafka' | 'checkpoint'): void;
   /** Result records dropped from the full outgoing queue (reason `outgoing-queue-full`). */
   outgoingDropped(count: number): void;
@@ -50,7 +58,8 @@ export interface EstimatorTelemetry {
 /**
  * Creates instruments on `meter`. Observable gauges read `observe()` at collection time.
  *
- * Instruments: warpwatch.estimator.frames (counter, {frame}, attribute outcome),
+ * Instruments: warpwatch.estimator.frames (observable counter over the counts kept here, {frame},
+ * attributes outcome and type),
  * warpwatch.estimator.windows.closed (counter, {window}), warpwatch.estimator.model.duration
  * (histogram, ms), warpwatch.estimator.window.event_lag (histogram, ms: close time − window end),
  * warpwatch.estimator.sink.errors (counter, {error}, attribute sink),
@@ -91,7 +100,14 @@ export function createEstimatorTelemetry(
     consumerLag: 0,
     lastWindowLatencyMillis: undefined,
   };
-  const frames = meter.createCounter('warpwatch.estimator.frames', { description: 'Frames consumed, by outcome and frame type', unit: '{frame}' });
+  // Frames are counted here, per (outcome, type), and reported at collection time: a counter's
+  // add() per frame hashes its attributes in the SDK (~1 µs, the largest telemetry cost per
+  // frame). Same name, description, unit, attributes and cumulative values; as for every
+  // observable counter, a series' OTLP start time is the first collection that saw it.
+  const frameCounts = createFrameCounts();
+  meter.createObservableCounter('warpwatch.estimator.frames', { description: 'Frames consumed, by outcome and frame type', unit: '{frame}' }).addCallback((result) => {
+    for (const series of frameCounts.series) result.observe(series.count, series.attributes);
+  });
   const windows = meter.createCounter('warpwatch.estimator.windows.closed', { description: 'Windows closed and computed', unit: '{window}' });
   const modelDuration = meter.createHistogram('warpwatch.estimator.model.duration', { description: 'Model time per window close', unit: 'ms' });
   const eventLag = meter.createHistogram('warpwatch.estimator.window.event_lag', { description: 'Processing time of a window close minus the window end (event time)', unit: 'ms' });
@@ -130,7 +146,7 @@ export function createEstimatorTelemetry(
         counters.framesQuarantined += 1;
       }
       else if (outcome === 'late' || outcome === 'duplicate') counters.framesDropped += 1;
-      frames.add(1, type === undefined ? { outcome } : { outcome, type });
+      frameCounts.add(outcome, type);
     },
     windowClosed(modelMillis, eventLagMillis) {
       counters.windowsClosed += 1;
@@ -167,10 +183,15 @@ export function createEstimatorTelemetry(
       windowsOverflowed.add(1);
     },
   };
+  let recordable = false;
   return {
     engine,
     counters,
     tracer,
+    spansRecordable() {
+      if (!recordable) recordable = !isNoopProxyTracer(tracer);
+      return recordable;
+    },
     sinkError(sink) {
       counters.sinkErrors += 1;
       sinkErrors.add(1, { sink });
@@ -180,6 +201,46 @@ export function createEstimatorTelemetry(
       dropped.add(count, { reason: 'outgoing-queue-full' });
     },
   };
+}
+
+/** One series of warpwatch.estimator.frames: its attributes and its count so far. */
+interface FrameSeries {
+  readonly attributes: Attributes;
+  count: number;
+}
+
+/** Frame counts per (outcome, type), and every series in the order of its first frame (the order the counter's series had). */
+function createFrameCounts(): { readonly series: FrameSeries[]; add(outcome: FrameOutcome, type: FrameKind | undefined): void } {
+  const series: FrameSeries[] = [];
+  const byOutcome = new Map<FrameOutcome, Map<FrameKind | undefined, FrameSeries>>();
+  return {
+    series,
+    add(outcome, type) {
+      let byType = byOutcome.get(outcome);
+      if (byType === undefined) byOutcome.set(outcome, (byType = new Map()));
+      let entry = byType.get(type);
+      if (entry === undefined) {
+        entry = { attributes: type === undefined ? { outcome } : { outcome, type }, count: 0 };
+        byType.set(type, entry);
+        series.push(entry);
+      }
+      entry.count += 1;
+    },
+  };
+}
+
+/** What the API's proxy delegates to while no tracer provider is registered. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * True when `tracer` is the API's proxy (what trace.getTracer returns) and the global tracer
+ * provider is the API's own proxy without a delegate: no tracer SDK is installed, so every span
+ * the proxy starts is a NonRecordingSpan. Anything else may record.
+ */
+function isNoopProxyTracer(tracer: Tracer): boolean {
+  if (!(tracer instanceof ProxyTracer)) return false;
+  const provider = trace.getTracerProvider();
+  return provider instanceof ProxyTracerProvider && provider.getDelegate() === NOOP_TRACER_PROVIDER;
 }
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
