@@ -139,9 +139,10 @@ function cpuMillisOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-function rssBytes(pid: number): number {
+/** Resident set size of a process now (`VmRSS`) or its peak so far (`VmHWM`), in bytes (Linux /proc). */
+function rssBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
   return match ? Number(match[1]) * 1024 : Number.NaN;
 }
 
@@ -253,7 +254,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   });
   const children: Child[] = [];
   try {
-    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency20k,throughput,scale,memory').split(',').map((p) => p.trim());
+    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,throughput,scale,memory').split(',').map((p) => p.trim());
     // 1. Latency, frame produced → window point in InfluxDB, at `streams` × 10 launch summaries/s
     // offered with 1 s windows; the windows of the first `polledStreams` streams (bench0 …) are
     // the sample (every window of each), so the InfluxQL polls stay small at any rate.
@@ -418,6 +419,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     if (parts.includes('latency')) await latency('lat', 'latency', 100, ctx.quick ? 10 : 25, 100, 2000);
     // The cluster case: 2,000 streams × 10/s = 20,000 launch summaries/s, 2,000 window closes/s, p99 target 500 ms.
     if (parts.includes('latency20k')) await latency('l20', 'latency20k', 2_000, ctx.quick ? 8 : 15, 100, 500);
+    // Between the two: where the tail starts to grow on this machine (Kafka, InfluxDB and this load generator share its cores).
+    if (parts.includes('latency10k')) await latency('l10', 'latency10k', 1_000, ctx.quick ? 8 : 15, 100, 500);
 
     // 2. Throughput: a backlog of launch summaries (and, with samplesEvery > 0, one GroupSamples
     // frame per samplesEvery launch summaries) consumed by one instance.
@@ -676,7 +679,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       await new Promise((resolve) => setTimeout(resolve, 3_000)); // let a checkpoint happen
       const h = await health(port);
       const rss = rssBytes(child.process.pid ?? 0);
+      const peak = rssBytes(child.process.pid ?? 0, 'VmHWM');
       metrics[`${prefix}.offeredStreams`] = streams;
+      metrics[`${prefix}.peakRssMegabytes`] = peak / 1e6;
       metrics[`${prefix}.liveStreams`] = h.streams;
       metrics[`${prefix}.rssBytes`] = rss;
       metrics[`${prefix}.rssMegabytes`] = rss / 1e6;
@@ -690,7 +695,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       notes.push(
         `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (3 launches each, open 10 min windows, default settings incl. checkpoint mirror; estimator ran from ${childCode}): ` +
           `${h.streams} live streams, ${h.counters.streamsEvicted} evictions (each eviction closes and writes the stream's open window: ${h.counters.windowsClosed} windows closed), ` +
-          `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; RSS ${(rss / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
+          `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; RSS ${(rss / 1e6).toFixed(0)} MB 3 s after the last frame, peak ${(peak / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
       );
       await stopChild(child);
     };
@@ -702,7 +707,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await Promise.all(children.map((child) => stopChild(child)));
     await producer.disconnect();
     await admin.disconnect();
-    for (const suffix of ['lat', 'l20', 'thr', 'thw', 'ths', 'sc1', 'sc3', 'mem', 'mch']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
+    for (const suffix of ['lat', 'l10', 'l20', 'thr', 'thw', 'ths', 'sc1', 'sc3', 'mem', 'mch']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
     await lease.release();
   }
   for (const note of notes) ctx.log(`  note: ${note}`);
