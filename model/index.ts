@@ -22,7 +22,7 @@ export { createSeededRandom, mulberry32, type RandomSource } from './distributio
 export { blockLoss } from './loss/block-loss.ts';
 export { exactCost, exactExpectedLoss, exactLossDistribution } from './loss/exact-loss.ts';
 export { expectedLoss, type LossMethod } from './loss/expected-loss.ts';
-export { fastExpectedLoss } from './loss/fast-loss.ts';
+export { fastExpectedLoss, prepareFastLoss, preparedExpectedLoss, type FastLossPreparation } from './loss/fast-loss.ts';
 export { groupLoss } from './loss/group-loss.ts';
 export { MAX_GROUP_SIZE } from './loss/group-size.ts';
 export { idleLaneShare } from './loss/idle-lane-share.ts';
