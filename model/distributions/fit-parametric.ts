@@ -28,6 +28,13 @@ interface Sample {
   readonly variance: number;
   readonly min: number;
   readonly max: number;
+  /** ln(k!) of each value (logFactorial), computed once per fit instead of once per likelihood evaluation. */
+  readonly logFactorials: Float64Array;
+}
+
+/** What the negative binomial fit adds to a sample: per value, its row of {@link gridLogGammaRow} (undefined beyond GRID_CACHE_VALUES). */
+interface GridSample extends Sample {
+  readonly gridRows: (Float64Array | undefined)[];
 }
 
 function logLikelihoodOf(sample: Sample, spec: FamilySpec): number {
@@ -45,7 +52,52 @@ function negativeBinomialProfile(sample: Sample, r: number): number {
   let sum = 0;
   for (let j = 0; j < sample.values.length; j++) {
     const k = sample.values[j]!;
-    sum += sample.counts[j]! * (logGamma(k + r) - lgR - logFactorial(k) + r * logP + k * logQ);
+    sum += sample.counts[j]! * (logGamma(k + r) - lgR - sample.logFactorials[j]! + r * logP + k * logQ);
+  }
+  return sum;
+}
+
+/** The NB fit's grid of ln r: GRID_STEPS + 1 points evenly over [ln 1e-3, ln 1e6]. */
+const GRID_STEPS = 60;
+const GRID_LOW_LOG = Math.log(1e-3);
+const GRID_HIGH_LOG = Math.log(1e6);
+/** r of each grid point, exactly as fitNegativeBinomial computes it, and ln Γ(r). */
+const gridR = Float64Array.from({ length: GRID_STEPS + 1 }, (_, i) => Math.exp(GRID_LOW_LOG + ((GRID_HIGH_LOG - GRID_LOW_LOG) * i) / GRID_STEPS));
+const gridLogGammaR = Float64Array.from(gridR, (r) => logGamma(r));
+/** Values k below this keep a row of ln Γ(k + r) over the grid (at most 4096 · 61 doubles, 2 MB). */
+const GRID_CACHE_VALUES = 4096;
+const gridRows: (Float64Array | undefined)[] = [];
+
+/**
+ * The row of ln Γ(k + r_i) over the grid points i for the value k (NaN where not computed yet),
+ * shared by every fit: the grid does not depend on the sample, so these are the same calls
+ * with the same arguments fit after fit; undefined for k ≥ {@link GRID_CACHE_VALUES}.
+ */
+function gridLogGammaRow(k: number): Float64Array | undefined {
+  if (!(k < GRID_CACHE_VALUES)) return undefined;
+  let row = gridRows[k];
+  if (row === undefined) gridRows[k] = row = new Float64Array(GRID_STEPS + 1).fill(Number.NaN);
+  return row;
+}
+
+/** {@link negativeBinomialProfile} at grid point i (r = gridR[i]), its ln Γ terms from the shared rows: the same bits. */
+function negativeBinomialGridProfile(sample: GridSample, i: number): number {
+  const r = gridR[i]!;
+  const p = r / (r + sample.mean);
+  const logP = Math.log(p);
+  const logQ = Math.log1p(-p);
+  const lgR = gridLogGammaR[i]!;
+  let sum = 0;
+  for (let j = 0; j < sample.values.length; j++) {
+    const k = sample.values[j]!;
+    const row = sample.gridRows[j];
+    let lgKR: number;
+    if (row === undefined) lgKR = logGamma(k + r);
+    else {
+      lgKR = row[i]!;
+      if (Number.isNaN(lgKR)) row[i] = lgKR = logGamma(k + r);
+    }
+    sum += sample.counts[j]! * (lgKR - lgR - sample.logFactorials[j]! + r * logP + k * logQ);
   }
   return sum;
 }
@@ -81,13 +133,14 @@ function fitNegativeBinomial(sample: Sample): { r: number; p: number } | undefin
   // Under- or equi-dispersed data push the MLE to r → ∞ (the Poisson limit): no NB fit then.
   if (!(sample.variance > sample.mean) || sample.mean === 0) return undefined;
   // ln r on a grid over [1e-3, 1e6], then golden section around the best grid point.
-  const lowLog = Math.log(1e-3);
-  const highLog = Math.log(1e6);
-  const steps = 60;
+  const grid: GridSample = { ...sample, gridRows: Array.from(sample.values, (k) => gridLogGammaRow(k)) };
+  const lowLog = GRID_LOW_LOG;
+  const highLog = GRID_HIGH_LOG;
+  const steps = GRID_STEPS;
   let bestIndex = 0;
   let bestValue = -Infinity;
   for (let i = 0; i <= steps; i++) {
-    const value = negativeBinomialProfile(sample, Math.exp(lowLog + ((highLog - lowLog) * i) / steps));
+    const value = negativeBinomialGridProfile(grid, i); // r = exp(lowLog + (highLog − lowLog)·i/steps)
     if (value > bestValue) {
       bestValue = value;
       bestIndex = i;
@@ -103,8 +156,27 @@ function fitNegativeBinomial(sample: Sample): { r: number; p: number } | undefin
   return { r, p: r / (r + sample.mean) };
 }
 
+/**
+ * The binomial log-likelihood at N = trials and p = min(1, mean/N): logLikelihoodOf with the
+ * binom spec, term by term the same expression as familyLogPmf (same bits), with ln N!, ln p and
+ * ln(1 − p) computed once instead of once per value, and ln k! from the sample.
+ */
 function binomialProfile(sample: Sample, trials: number): number {
-  return logLikelihoodOf(sample, { family: 'binom', trials, p: Math.min(1, sample.mean / trials) });
+  const p = Math.min(1, sample.mean / trials);
+  const logFactorialN = logFactorial(trials);
+  const logP = Math.log(p);
+  const logQ = Math.log1p(-p);
+  let sum = 0;
+  for (let j = 0; j < sample.values.length; j++) {
+    const k = sample.values[j]!;
+    let term: number;
+    if (!Number.isInteger(k) || k < 0 || k > trials) term = -Infinity;
+    else if (p === 0) term = k === 0 ? 0 : -Infinity;
+    else if (p === 1) term = k === trials ? 0 : -Infinity;
+    else term = logFactorialN - sample.logFactorials[j]! - logFactorial(trials - k) + k * logP + (trials - k) * logQ;
+    sum += sample.counts[j]! * term;
+  }
+  return sum;
 }
 
 function fitBinomial(sample: Sample): { trials: number; p: number } | undefined {
@@ -159,7 +231,8 @@ export function fitParametric(input: CategoricalDistribution | WeightInput, opti
     throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', `sampleSize must be a positive number, got ${String(total)}`);
   }
   const counts = Float64Array.from(dist.probabilities, (p) => p * total);
-  const sample: Sample = { values: dist.values, counts, total, mean: dist.mean(), variance: dist.variance(), min: dist.min, max: dist.max };
+  const logFactorials = Float64Array.from(dist.values, (k) => logFactorial(k));
+  const sample: Sample = { values: dist.values, counts, total, mean: dist.mean(), variance: dist.variance(), min: dist.min, max: dist.max, logFactorials };
   const fits: ParametricFit[] = [];
   const add = (family: ParametricFit['family'], parameters: Record<string, number>, spec: FamilySpec, parameterCount: number): void => {
     const logLikelihood = logLikelihoodOf(sample, spec);
