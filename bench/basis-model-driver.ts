@@ -9,7 +9,7 @@
  *
  *     npx tsx bench/basis-model-driver.ts --baseline /tmp/ww-base [--rounds 7] [--windows 400] [--shape random|bench]
  *       (a baseline tree: `git archive <commit> | tar -x -C /tmp/ww-base` and a node_modules link in it)
- *     npx tsx bench/basis-model-driver.ts --phases     # this tree's basis model split by part (µs per window)
+ *     npx tsx bench/basis-model-driver.ts --phases [--baseline /tmp/ww-base]   # one tree's basis model split by part (µs per window)
  *
  * Shapes: `random` draws histograms of 3..200 entries (values 0..~4·entries, weights 1..2,000
  * lanes, a quarter of them decayed to fractions); `bench` draws the engine bench's windows
@@ -21,6 +21,7 @@ import type * as WindowResultModule from '../estimator/engine/window-result.ts';
 import type * as StreamStateModule from '../estimator/engine/stream-state.ts';
 import type * as HistogramModule from '../estimator/engine/count-histogram.ts';
 import type * as EstimatorModule from '../estimator/index.ts';
+import type * as ModelModule from '../model/index.ts';
 import type { StreamIdentity } from '../contracts/index.ts';
 import { GROUP_SIZE } from './estimator-frames.ts';
 
@@ -105,23 +106,27 @@ async function compare(): Promise<void> {
   const shape = argument('--shape', 'random');
   const random = createSeededRandom(20261127);
   const all = Array.from({ length: count }, () => drawCounts(shape, random));
-  const run = (tree: Tree): string[] => {
+  // Windows and settings per tree built outside the timed part; the results are compared as text after it.
+  const prepared = (tree: Tree) => {
     const config = tree.estimator.loadEstimatorConfig({ env: {} });
-    const compute = { ...config.compute, fitter: tree.estimator.modelFitter };
-    return windowsOf(tree, all).map(({ identity, window }) => JSON.stringify(tree.windowResult.computeWindowResult(identity, window, window.histogram, compute)));
+    return { tree, compute: { ...config.compute, fitter: tree.estimator.modelFitter }, windows: windowsOf(tree, all) };
   };
+  const run = ({ tree, compute, windows }: ReturnType<typeof prepared>): unknown[] =>
+    windows.map(({ identity, window }) => tree.windowResult.computeWindowResult(identity, window, window.histogram, compute));
+  const mineSetup = prepared(current);
+  const baseSetup = baseline === undefined ? undefined : prepared(baseline);
   const times: { current: number[]; baseline: number[] } = { current: [], baseline: [] };
   let same = true;
   for (let round = -1; round < rounds; round += 1) {
-    let base: string[] = [];
-    if (baseline !== undefined) {
-      const micros = cpuMicros(() => (base = run(baseline)));
+    let base: unknown[] = [];
+    if (baseSetup !== undefined) {
+      const micros = cpuMicros(() => (base = run(baseSetup)));
       if (round >= 0) times.baseline.push(micros / count);
     }
-    let mine: string[] = [];
-    const micros = cpuMicros(() => (mine = run(current)));
+    let mine: unknown[] = [];
+    const micros = cpuMicros(() => (mine = run(mineSetup)));
     if (round >= 0) times.current.push(micros / count);
-    if (baseline !== undefined && mine.some((text, i) => text !== base[i])) same = false;
+    if (baseSetup !== undefined && mine.some((result, i) => JSON.stringify(result) !== JSON.stringify(base[i]))) same = false;
   }
   const now = median(times.current);
   const before = baseline === undefined ? undefined : median(times.baseline);
@@ -140,8 +145,9 @@ async function compare(): Promise<void> {
 }
 
 async function phases(): Promise<void> {
-  const model = await import('../model/index.ts');
-  const tree = await loadTree(fileURLToPath(new URL('..', import.meta.url)));
+  const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
+  const model = (await import(pathToFileURL(`${root}/model/index.ts`).href)) as typeof ModelModule;
+  const tree = await loadTree(root);
   const count = Number(argument('--windows', '400'));
   const shape = argument('--shape', 'random');
   const random = createSeededRandom(20261127);

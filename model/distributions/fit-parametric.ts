@@ -37,10 +37,73 @@ interface GridSample extends Sample {
   readonly gridRows: (Float64Array | undefined)[];
 }
 
+/**
+ * Σ count·ln P(value) under `spec`: per value the very expression of familyLogPmf (same bits),
+ * with what depends only on the spec (ln λ, ln p, ln(1 − p), ln Γ(r), ln N!, the uniform's
+ * ln(b − a + 1)) computed once instead of once per value, and ln k! from the sample.
+ */
 function logLikelihoodOf(sample: Sample, spec: FamilySpec): number {
+  const { values, counts, logFactorials } = sample;
   let sum = 0;
-  for (let j = 0; j < sample.values.length; j++) sum += sample.counts[j]! * familyLogPmf(spec, sample.values[j]!);
-  return sum;
+  switch (spec.family) {
+    case 'pois': {
+      const lambda = spec.lambda;
+      const logLambda = Math.log(lambda);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        let term: number;
+        if (!Number.isInteger(k) || k < 0) term = -Infinity;
+        else if (lambda === 0) term = k === 0 ? 0 : -Infinity;
+        else term = k * logLambda - lambda - logFactorials[j]!;
+        sum += counts[j]! * term;
+      }
+      return sum;
+    }
+    case 'geo': {
+      const p = spec.p;
+      const logQ = Math.log1p(-p);
+      const logP = Math.log(p);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        let term: number;
+        if (!Number.isInteger(k) || k < 1) term = -Infinity;
+        else if (p === 1) term = k === 1 ? 0 : -Infinity;
+        else term = (k - 1) * logQ + logP;
+        sum += counts[j]! * term;
+      }
+      return sum;
+    }
+    case 'nbinom': {
+      const { r, p } = spec;
+      // ln Γ(r) only where familyLogPmf would compute it (p ≠ 1), so a bad r throws as it did.
+      const lgR = p === 1 ? 0 : logGamma(r);
+      const logP = Math.log(p);
+      const logQ = Math.log1p(-p);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        let term: number;
+        if (!Number.isInteger(k) || k < 0) term = -Infinity;
+        else if (p === 1) term = k === 0 ? 0 : -Infinity;
+        else term = logGamma(k + r) - lgR - logFactorials[j]! + r * logP + k * logQ;
+        sum += counts[j]! * term;
+      }
+      return sum;
+    }
+    case 'binom':
+      return binomialLogLikelihood(sample, spec.trials, spec.p);
+    case 'unif': {
+      const { low, high } = spec;
+      const inside = -Math.log(high - low + 1);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        sum += counts[j]! * (!Number.isInteger(k) || k < 0 ? -Infinity : k >= low && k <= high ? inside : -Infinity);
+      }
+      return sum;
+    }
+    default:
+      for (let j = 0; j < values.length; j++) sum += counts[j]! * familyLogPmf(spec, values[j]!);
+      return sum;
+  }
 }
 
 /** NB profile log-likelihood in r with p = r/(r + mean) (the MLE of p for a given r). */
@@ -156,13 +219,17 @@ function fitNegativeBinomial(sample: Sample): { r: number; p: number } | undefin
   return { r, p: r / (r + sample.mean) };
 }
 
-/**
- * The binomial log-likelihood at N = trials and p = min(1, mean/N): logLikelihoodOf with the
- * binom spec, term by term the same expression as familyLogPmf (same bits), with ln N!, ln p and
- * ln(1 − p) computed once instead of once per value, and ln k! from the sample.
- */
+/** The binomial profile log-likelihood at N = trials: p = min(1, mean/N). */
 function binomialProfile(sample: Sample, trials: number): number {
-  const p = Math.min(1, sample.mean / trials);
+  return binomialLogLikelihood(sample, trials, Math.min(1, sample.mean / trials));
+}
+
+/**
+ * The binomial log-likelihood at N = trials and p: term by term the expression of familyLogPmf
+ * (same bits), with ln N!, ln p and ln(1 − p) computed once instead of once per value, and ln k!
+ * from the sample.
+ */
+function binomialLogLikelihood(sample: Sample, trials: number, p: number): number {
   const logFactorialN = logFactorial(trials);
   const logP = Math.log(p);
   const logQ = Math.log1p(-p);
