@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 import { createSeededRandom, type RandomSource } from '../distributions/random.ts';
 import * as previous from '../testing/previous/exact-loss.ts';
+import { lossQuantiles as previousLossQuantiles } from '../testing/previous/loss-quantiles.ts';
 import { exactCost, exactExpectedLoss, exactLossDistribution, exactLossTable } from './exact-loss.ts';
+import { lossQuantiles } from './loss-quantiles.ts';
 
 /** Supports the exact method takes: a few values, with 0 or not, sharing a factor or not, a far largest value, weights of many scales. */
 function randomSupport(random: RandomSource): CategoricalDistribution {
@@ -20,7 +22,7 @@ function same(now: ArrayLike<number>, before: ArrayLike<number>, count: number):
   return true;
 }
 
-describe('exact method against the previous implementation, bit for bit', () => {
+describe('exact method and exact quantiles against the previous implementation, bit for bit', () => {
   it('gives the same outcome tables, distributions and means over random supports and n', () => {
     const random = createSeededRandom(7);
     let checked = 0;
@@ -38,6 +40,14 @@ describe('exact method against the previous implementation, bit for bit', () => 
       expect(Object.is(table.mean, tableBefore.mean), label).toBe(true);
       expect(JSON.stringify(exactLossDistribution(dist, n)), label).toBe(JSON.stringify(previous.exactLossDistribution(dist, n)));
       expect(Object.is(exactExpectedLoss(dist, n), previous.exactExpectedLoss(dist, n)), label).toBe(true);
+      // Quantiles in one pass over the outcomes: any order of probabilities, repeats, ones the sum never reaches.
+      for (const probabilities of [[0.5, 0.9, 0.99], [0.99, 0.01, 0.5, 0.5], [1 - 1e-13, 0.25], [0.999999]]) {
+        const now = lossQuantiles(dist, n, probabilities, { method: 'exact' });
+        const before = previousLossQuantiles(dist, n, probabilities, { method: 'exact' });
+        expect(Object.keys(now.quantiles)).toEqual(Object.keys(before.quantiles));
+        for (const key of Object.keys(before.quantiles)) expect(Object.is(now.quantiles[key], before.quantiles[key]), `${label} ${key}`).toBe(true);
+        expect(now.method).toBe(before.method);
+      }
     }
     expect(checked).toBeGreaterThan(200);
   });

@@ -341,8 +341,10 @@ function mergedOutcomes(
     }
     const top = n * a;
     const low = a + others;
-    // Every cell, without a branch: a cell of +0 adds (0·top)/s = +0, which leaves the sum as it is.
-    for (let s = low; s <= high; s++) mean += (joint[s]! * top) / s;
+    for (let s = low; s <= high; s++) {
+      const p = joint[s]!;
+      if (p !== 0) mean += (p * top) / s;
+    }
     for (let s = high; s >= low; s--) {
       const p = joint[s]!;
       if (p === 0) continue;

@@ -31,16 +31,27 @@ function checkProbabilities(probabilities: readonly number[]): void {
 }
 
 /**
- * Lower quantile min { x : P(X ≤ x) ≥ p } from outcomes sorted by value; a slack of 1e-12 on the
- * running sum keeps rounding from skipping an outcome whose cumulative probability is exactly p.
+ * Lower quantiles min { x : P(X ≤ x) ≥ p } of every p, from outcomes sorted by value, in one
+ * pass (the running sum is the same for every p, so each gets what a pass of its own would); a
+ * slack of 1e-12 on the running sum keeps rounding from skipping an outcome whose cumulative
+ * probability is exactly p. A p the sum never reaches gets the largest outcome.
  */
-function quantileOfOutcomes(outcomes: ExactLossTable, p: number): number {
+function quantilesOfOutcomes(outcomes: ExactLossTable, probabilities: readonly number[]): number[] {
+  const found: number[] = probabilities.map(() => outcomes.values[outcomes.count - 1]!);
+  const open = probabilities.map(() => true);
+  let remaining = probabilities.length;
   let sum = 0;
-  for (let i = 0; i < outcomes.count; i++) {
+  for (let i = 0; i < outcomes.count && remaining > 0; i++) {
     sum += outcomes.probabilities[i]!;
-    if (sum >= p - 1e-12) return outcomes.values[i]!;
+    for (let q = 0; q < probabilities.length; q++) {
+      if (open[q] && sum >= probabilities[q]! - 1e-12) {
+        found[q] = outcomes.values[i]!;
+        open[q] = false;
+        remaining -= 1;
+      }
+    }
   }
-  return outcomes.values[outcomes.count - 1]!;
+  return found;
 }
 
 /**
@@ -68,7 +79,8 @@ export function lossQuantiles(
   const quantiles: Record<string, number> = {};
   if (useExact) {
     const outcomes = exactLossTable(dist, n); // exactLossDistribution's outcomes as arrays
-    for (const p of probabilities) quantiles[String(p)] = quantileOfOutcomes(outcomes, p);
+    const found = quantilesOfOutcomes(outcomes, probabilities);
+    probabilities.forEach((p, q) => (quantiles[String(p)] = found[q]!));
     return { quantiles, method: 'exact' };
   }
   const samples = options.samples ?? Math.min(200_000, Math.ceil(6.4e6 / n));
