@@ -42,7 +42,10 @@ interface Integrand {
   readonly squarings: number;
   /** Scratch: e^(−g·t) for g = 1..15. */
   readonly gapFactors: Float64Array;
-  /** The largest gap below 16 of the support (1 when there is none): gapFactors is filled up to it, the only entries read. */
+  /**
+   * The largest gap below 16 that a running product multiplies by (gaps[j − 1] for j past a
+   * block start; 0 when there is none): gapFactors is filled up to it, the only entries read.
+   */
   readonly gapLimit: number;
   /** Out-parameter of the last evaluation: A = φ(t) = Σ_{j<cut} f_j e^(−t v_j). */
   transform: number;
@@ -68,7 +71,8 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   const size = values.length;
   // e^(−t v) by exact exp every 32 values and by a running product of e^(−t·gap) in between;
   // re-anchoring bounds the drift to ~32 ulp.
-  const unitFactor = Math.exp(-t);
+  // e^(−t) is read by dense supports and by the gap factors only (0 stands in where it is not).
+  const unitFactor = integrand.dense || integrand.gapLimit > 0 ? Math.exp(-t) : 0;
   // Everything from index j on adds at most n·f_max·e^(−t(v_j−1))/(t·(1−e^(−t))) to J/A^(n−1),
   // while J/A^n ≥ (mass on positive values so far)/A; cut when the first is 1e-17 of the second.
   // Only blocks after the first compare against it (supports of more than 33 values), so it is
@@ -82,9 +86,9 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   const base = zeroIsValue ? 0 : first;
   // e^(−gap·t) for small gaps by repeated multiplication, larger gaps by exp.
   const gapFactors = integrand.gapFactors;
-  gapFactors[1] = unitFactor;
-  // Up to the largest small gap of the support: the entries above it are never read.
+  // Up to the largest small gap a running product uses: the entries above it are never read.
   const gapLimit = integrand.gapLimit;
+  if (gapLimit > 0) gapFactors[1] = unitFactor;
   for (let g = 2; g <= gapLimit; g++) gapFactors[g] = gapFactors[g - 1]! * unitFactor;
   let cut = size;
   let rest = 0; // Σ weights of indices ≥ 1 (all positive values)
@@ -263,7 +267,7 @@ export interface FastLossPreparation extends SupportArrays {
   readonly probabilities: Float64Array;
   readonly gaps: Float64Array;
   readonly dense: boolean;
-  /** The largest gap below 16 (1 when there is none). */
+  /** The largest gap below 16 that the integrand's running products use (0 when there is none; see evaluateIntegrand). */
   readonly gapLimit: number;
   readonly maxProbability: number;
   readonly mean: number;
@@ -307,12 +311,13 @@ export function prepareFastLoss(dist: SupportArrays, reuse?: FastLossPreparation
   }
   const gaps = lend?.gaps ?? new Float64Array(Math.max(0, size - 1));
   let dense = true;
-  let gapLimit = 1;
+  let gapLimit = 0;
   for (let j = 0; j < size - 1; j++) {
     const gap = values[j + 1]! - values[j]!;
     gaps[j] = gap;
     if (gap !== 1) dense = false;
-    if (gap < 16 && gap > gapLimit) gapLimit = gap;
+    // gaps[j] is a factor of the running product unless j + 1 starts a block of 32 (1, 33, 65, …: an exact exp).
+    if (j % 32 !== 0 && gap < 16 && gap > gapLimit) gapLimit = gap;
   }
   let variance = 0;
   let thirdCentral = 0;
