@@ -8,10 +8,11 @@ import {
   normalQuantileTwoSided,
   prepareFastLoss,
   preparedExpectedLoss,
+  prepareWorkloadLoss,
+  preparedWorkloadLoss,
   relativeError as modelRelativeError,
   summarizeSampledGroups,
   type SampledGroupsResult,
-  workloadLoss,
 } from '../../model/index.ts';
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
 import type { StreamIdentity } from '../../contracts/index.ts';
@@ -473,13 +474,15 @@ function modelCacheKey(counts: ReadonlyMap<number, number>, total: number, n: nu
 
 /**
  * Computes a {@link BasisModel} (what the cache holds): every part on a miss of the cache
- * (docs/estimator.md, Performance). The expected losses at n and at the sweep's sizes come from
- * one preparation of the distribution (prepareFastLoss): the same bits as expectedLoss per size.
+ * (docs/estimator.md, Performance). The expected losses and workload losses at n and at the
+ * sweep's sizes come from one preparation of the distribution each (prepareFastLoss,
+ * prepareWorkloadLoss): the same bits as expectedLoss and workloadLoss per size.
  */
 function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<number, number>, total: number, n: number, options: WindowComputeOptions): BasisModel {
   const prepared = prepareFastLoss(distribution);
+  const preparedWorkload = prepareWorkloadLoss(distribution);
   const predicted = preparedExpectedLoss(prepared, n);
-  const workload = workloadLoss(distribution, n);
+  const workload = preparedWorkloadLoss(preparedWorkload, n);
   const method = options.standardErrorMethod ?? 'auto';
   const linearised =
     options.bootstrapReplicates > 0 && (method === 'linearised' || (method === 'auto' && counts.size < options.bootstrapReplicates))
@@ -496,7 +499,7 @@ function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<n
   const sweep = options.sweepGroupSizes.map((size) =>
     size === n
       ? { groupSize: size, lossPredicted: predicted, workloadLossPredicted: workload }
-      : { groupSize: size, lossPredicted: preparedExpectedLoss(prepared, size), workloadLossPredicted: workloadLoss(distribution, size) },
+      : { groupSize: size, lossPredicted: preparedExpectedLoss(prepared, size), workloadLossPredicted: preparedWorkloadLoss(preparedWorkload, size) },
   );
   let fit: ParametricFit | undefined;
   if (options.fitter !== undefined) {

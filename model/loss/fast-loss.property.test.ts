@@ -4,6 +4,7 @@ import { createSeededRandom, type RandomSource } from '../distributions/random.t
 import { randomTestDistribution, TEST_DISTRIBUTION_KINDS } from '../testing/random-distributions.ts';
 import { fastExpectedLoss as previousFastExpectedLoss } from '../testing/previous/fast-loss.ts';
 import { fastExpectedLoss, prepareFastLoss, preparedExpectedLoss } from './fast-loss.ts';
+import { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss } from './sample-maximum.ts';
 
 /** Supports the test kinds do not reach: wide (more than 33 values, the drop cut), gaps of 16 and more, dense runs, large values, one value. */
 function wideDistribution(random: RandomSource): CategoricalDistribution {
@@ -54,5 +55,16 @@ describe('fast expected loss: the prepared and per-call paths against the previo
     const prepared = prepareFastLoss(CategoricalDistribution.fromCounts({ 1: 1, 2: 1 }));
     expect(() => preparedExpectedLoss(prepared, 0)).toThrow(/WW_ERR_MODEL_GROUP_SIZE|group size/i);
     expect(() => fastExpectedLoss(CategoricalDistribution.fromCounts({ 1: 1 }), 1025)).toThrow(/WW_ERR_MODEL_GROUP_SIZE|group size/i);
+  });
+});
+
+describe('workload loss: the prepared path against workloadLoss, bit for bit', () => {
+  it('one preparation gives workloadLoss for every n', () => {
+    for (const dist of distributions(3, 120)) {
+      const prepared = prepareWorkloadLoss(dist);
+      for (const n of SIZES) expect(Object.is(preparedWorkloadLoss(prepared, n), workloadLoss(dist, n)), `${JSON.stringify([...dist.values])} n=${n}`).toBe(true);
+    }
+    expect(preparedWorkloadLoss(prepareWorkloadLoss(CategoricalDistribution.fromCounts({ 0: 1 })), 4)).toBe(1);
+    expect(() => preparedWorkloadLoss(prepareWorkloadLoss(CategoricalDistribution.fromCounts({ 1: 1 })), 0)).toThrow(/WW_ERR_MODEL_GROUP_SIZE|group size/i);
   });
 });
