@@ -32,10 +32,6 @@ interface Sample {
   readonly logFactorials: Float64Array;
 }
 
-/** What the negative binomial fit adds to a sample: per value, its row of {@link gridLogGammaRow} (undefined beyond GRID_CACHE_VALUES). */
-interface GridSample extends Sample {
-  readonly gridRows: (Float64Array | undefined)[];
-}
 
 /**
  * Σ count·ln P(value) under `spec`: per value the very expression of familyLogPmf (same bits),
@@ -143,8 +139,12 @@ function gridLogGammaRow(k: number): Float64Array | undefined {
   return row;
 }
 
-/** {@link negativeBinomialProfile} at grid point i (r = gridR[i]), its ln Γ terms from the shared rows: the same bits. */
-function negativeBinomialGridProfile(sample: GridSample, i: number): number {
+/**
+ * {@link negativeBinomialProfile} at grid point i (r = gridR[i]), its ln Γ terms from the shared
+ * rows (`rows[j]`: the row of value j, {@link gridLogGammaRow}; undefined beyond
+ * GRID_CACHE_VALUES): the same bits.
+ */
+function negativeBinomialGridProfile(sample: Sample, rows: readonly (Float64Array | undefined)[], i: number): number {
   const r = gridR[i]!;
   const p = r / (r + sample.mean);
   const logP = Math.log(p);
@@ -153,7 +153,7 @@ function negativeBinomialGridProfile(sample: GridSample, i: number): number {
   let sum = 0;
   for (let j = 0; j < sample.values.length; j++) {
     const k = sample.values[j]!;
-    const row = sample.gridRows[j];
+    const row = rows[j];
     let lgKR: number;
     if (row === undefined) lgKR = logGamma(k + r);
     else {
@@ -196,14 +196,15 @@ function fitNegativeBinomial(sample: Sample): { r: number; p: number } | undefin
   // Under- or equi-dispersed data push the MLE to r → ∞ (the Poisson limit): no NB fit then.
   if (!(sample.variance > sample.mean) || sample.mean === 0) return undefined;
   // ln r on a grid over [1e-3, 1e6], then golden section around the best grid point.
-  const grid: GridSample = { ...sample, gridRows: Array.from(sample.values, (k) => gridLogGammaRow(k)) };
+  const rows: (Float64Array | undefined)[] = [];
+  for (const k of sample.values) rows.push(gridLogGammaRow(k));
   const lowLog = GRID_LOW_LOG;
   const highLog = GRID_HIGH_LOG;
   const steps = GRID_STEPS;
   let bestIndex = 0;
   let bestValue = -Infinity;
   for (let i = 0; i <= steps; i++) {
-    const value = negativeBinomialGridProfile(grid, i); // r = exp(lowLog + (highLog − lowLog)·i/steps)
+    const value = negativeBinomialGridProfile(sample, rows, i); // r = exp(lowLog + (highLog − lowLog)·i/steps)
     if (value > bestValue) {
       bestValue = value;
       bestIndex = i;
@@ -297,8 +298,14 @@ export function fitParametric(input: CategoricalDistribution | WeightInput, opti
   if (!(total > 0) || !Number.isFinite(total)) {
     throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', `sampleSize must be a positive number, got ${String(total)}`);
   }
-  const counts = Float64Array.from(dist.probabilities, (p) => p * total);
-  const logFactorials = Float64Array.from(dist.values, (k) => logFactorial(k));
+  // Plain loops: Float64Array.from with a callback is measurably slower.
+  const size = dist.values.length;
+  const counts = new Float64Array(size);
+  const logFactorials = new Float64Array(size);
+  for (let j = 0; j < size; j++) {
+    counts[j] = dist.probabilities[j]! * total;
+    logFactorials[j] = logFactorial(dist.values[j]!);
+  }
   const sample: Sample = { values: dist.values, counts, total, mean: dist.mean(), variance: dist.variance(), min: dist.min, max: dist.max, logFactorials };
   const fits: ParametricFit[] = [];
   const add = (family: ParametricFit['family'], parameters: Record<string, number>, spec: FamilySpec, parameterCount: number): void => {
