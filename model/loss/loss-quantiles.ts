@@ -32,24 +32,21 @@ function checkProbabilities(probabilities: readonly number[]): void {
 
 /**
  * Lower quantiles min { x : P(X ≤ x) ≥ p } of every p, from outcomes sorted by value, in one
- * pass (the running sum is the same for every p, so each gets what a pass of its own would); a
- * slack of 1e-12 on the running sum keeps rounding from skipping an outcome whose cumulative
+ * pass: the running sum never falls (probabilities are ≥ 0), so the thresholds p − 1e-12 are met
+ * in ascending order and each p gets the outcome at which a pass of its own would stop. A slack
+ * of 1e-12 on the running sum keeps rounding from skipping an outcome whose cumulative
  * probability is exactly p. A p the sum never reaches gets the largest outcome.
  */
 function quantilesOfOutcomes(outcomes: ExactLossTable, probabilities: readonly number[]): number[] {
-  const found: number[] = probabilities.map(() => outcomes.values[outcomes.count - 1]!);
-  const open = probabilities.map(() => true);
-  let remaining = probabilities.length;
+  const last = outcomes.values[outcomes.count - 1]!;
+  const found: number[] = probabilities.map(() => last);
+  const thresholds = probabilities.map((p) => p - 1e-12);
+  const order = thresholds.map((_, q) => q).sort((x, y) => thresholds[x]! - thresholds[y]!);
+  let next = 0; // order[next]: the smallest threshold not met yet
   let sum = 0;
-  for (let i = 0; i < outcomes.count && remaining > 0; i++) {
+  for (let i = 0; i < outcomes.count && next < order.length; i++) {
     sum += outcomes.probabilities[i]!;
-    for (let q = 0; q < probabilities.length; q++) {
-      if (open[q] && sum >= probabilities[q]! - 1e-12) {
-        found[q] = outcomes.values[i]!;
-        open[q] = false;
-        remaining -= 1;
-      }
-    }
+    while (next < order.length && sum >= thresholds[order[next]!]!) found[order[next++]!] = outcomes.values[i]!;
   }
   return found;
 }
