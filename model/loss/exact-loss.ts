@@ -356,6 +356,7 @@ function mergedOutcomes(
     }
     runEnds.push(cells);
   });
+  if (runEnds.length <= FEW_RUNS) return mergedFewRuns(values, probabilities, tops, sums, runEnds, cells, fractions, mean);
   // Bottom-up stable merge of adjacent runs (left first among equal values) into `order`.
   let order = integers.subarray(2 * capacity, 2 * capacity + cells);
   for (let i = 0; i < cells; i++) order[i] = i;
@@ -409,6 +410,74 @@ function mergedOutcomes(
     }
     count += 1;
   }
+  return { count, values: outValues, probabilities: outProbabilities, tops: outTops, sums: outSums, mean };
+}
+
+/** Up to this many runs (support values) {@link mergedOutcomes} merges them in one pass ({@link mergedFewRuns}). */
+const FEW_RUNS = 4;
+
+/**
+ * The outcomes of {@link mergedOutcomes} from at most {@link FEW_RUNS} sorted runs of cells
+ * (run r ends at runEnds[r]) in one pass: each step takes the smallest head value, the
+ * lowest run among equal ones, which is the order of the stable bottom-up merge (by value, then
+ * by cell index: cells within a run have distinct, rising values), and adds equal values'
+ * probabilities in that order from 0, as the grouping after the merge does. Same bits, without
+ * the index arrays and the passes.
+ */
+function mergedFewRuns(
+  values: Float64Array,
+  probabilities: Float64Array,
+  tops: Int32Array,
+  sums: Int32Array,
+  runEnds: readonly number[],
+  cells: number,
+  fractions: boolean,
+  mean: number,
+): ExactLossTable & { readonly tops: Int32Array; readonly sums: Int32Array } {
+  const runs = runEnds.length;
+  const heads = [0, 0, 0, 0];
+  const ends = [0, 0, 0, 0];
+  for (let r = 0; r < runs; r++) {
+    heads[r] = r === 0 ? 0 : runEnds[r - 1]!;
+    ends[r] = runEnds[r]!;
+  }
+  const outValues = new Float64Array(cells);
+  const outProbabilities = new Float64Array(cells);
+  const outTops = new Int32Array(fractions ? cells : 0);
+  const outSums = new Int32Array(fractions ? cells : 0);
+  let count = 0;
+  let groupValue = 0;
+  let probability = 0;
+  for (let taken = 0; taken < cells; taken++) {
+    let best = -1;
+    let bestValue = 0;
+    for (let r = 0; r < runs; r++) {
+      if (heads[r]! < ends[r]!) {
+        const value = values[heads[r]!]!;
+        if (best < 0 || value < bestValue) {
+          best = r;
+          bestValue = value;
+        }
+      }
+    }
+    const cell = heads[best]!;
+    heads[best] = cell + 1;
+    if (count > 0 && bestValue === groupValue) {
+      probability += probabilities[cell]!;
+      continue;
+    }
+    if (count > 0) outProbabilities[count - 1] = probability;
+    groupValue = bestValue;
+    probability = 0;
+    probability += probabilities[cell]!;
+    outValues[count] = bestValue;
+    if (fractions) {
+      outTops[count] = tops[cell]!;
+      outSums[count] = sums[cell]!;
+    }
+    count += 1;
+  }
+  if (count > 0) outProbabilities[count - 1] = probability;
   return { count, values: outValues, probabilities: outProbabilities, tops: outTops, sums: outSums, mean };
 }
 
