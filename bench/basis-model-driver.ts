@@ -5,7 +5,8 @@
  * This driver closes windows whose bases never repeat, without a cache, with the service's
  * default compute settings and fitter, and times `computeWindowResult` in CPU time of this
  * process (process.cpuUsage, user + system) against another tree's, interleaved round by round,
- * on the same windows. It also checks that both trees give the same result text.
+ * on the same windows; and again with a cache holding every basis (all hits), so that a miss
+ * less a hit is the basis model's own cost. It also checks that both trees give the same result text.
  *
  *     npx tsx bench/basis-model-driver.ts --baseline /tmp/ww-base [--rounds 7] [--windows 400] [--shape random|bench]
  *       (a baseline tree: `git archive <commit> | tar -x -C /tmp/ww-base` and a node_modules link in it)
@@ -111,33 +112,52 @@ async function compare(): Promise<void> {
     const config = tree.estimator.loadEstimatorConfig({ env: {} });
     return { tree, compute: { ...config.compute, fitter: tree.estimator.modelFitter }, windows: windowsOf(tree, all) };
   };
-  const run = ({ tree, compute, windows }: ReturnType<typeof prepared>): unknown[] =>
-    windows.map(({ identity, window }) => tree.windowResult.computeWindowResult(identity, window, window.histogram, compute));
-  const mineSetup = prepared(current);
-  const baseSetup = baseline === undefined ? undefined : prepared(baseline);
-  const times: { current: number[]; baseline: number[] } = { current: [], baseline: [] };
+  // Without a cache every window misses; with a cache that holds every basis (filled before the
+  // rounds) every window hits, which times what a window close costs besides the basis model.
+  const run = ({ tree, compute, windows }: ReturnType<typeof prepared>, cache?: WindowResultModule.WindowModelCache): unknown[] =>
+    windows.map(({ identity, window }) => tree.windowResult.computeWindowResult(identity, window, window.histogram, compute, cache));
+  const warmCache = (setup: ReturnType<typeof prepared>): WindowResultModule.WindowModelCache => {
+    const cache = setup.tree.windowResult.createWindowModelCache(count + 1, 64 * 1_000 * (count + 1));
+    run(setup, cache);
+    return cache;
+  };
+  const setups = [{ name: 'current', setup: prepared(current) }, ...(baseline === undefined ? [] : [{ name: 'baseline', setup: prepared(baseline) }])].map((entry) => ({
+    ...entry,
+    cache: warmCache(entry.setup),
+    miss: [] as number[],
+    hit: [] as number[],
+    results: [] as unknown[],
+  }));
   let same = true;
   for (let round = -1; round < rounds; round += 1) {
-    let base: unknown[] = [];
-    if (baseSetup !== undefined) {
-      const micros = cpuMicros(() => (base = run(baseSetup)));
-      if (round >= 0) times.baseline.push(micros / count);
+    // Alternate which tree goes first.
+    for (const entry of round % 2 === 0 ? setups : [...setups].reverse()) {
+      const miss = cpuMicros(() => (entry.results = run(entry.setup)));
+      const hit = cpuMicros(() => run(entry.setup, entry.cache));
+      if (round >= 0) {
+        entry.miss.push(miss / count);
+        entry.hit.push(hit / count);
+      }
     }
-    let mine: unknown[] = [];
-    const micros = cpuMicros(() => (mine = run(mineSetup)));
-    if (round >= 0) times.current.push(micros / count);
-    if (baseSetup !== undefined && mine.some((result, i) => JSON.stringify(result) !== JSON.stringify(base[i]))) same = false;
+    if (setups.length === 2 && setups[0]!.results.some((result, i) => JSON.stringify(result) !== JSON.stringify(setups[1]!.results[i]))) same = false;
   }
-  const now = median(times.current);
-  const before = baseline === undefined ? undefined : median(times.baseline);
+  const summary = (entry: (typeof setups)[number]) => ({
+    cpuMicrosPerWindowMiss: +median(entry.miss).toFixed(1),
+    cpuMicrosPerWindowHit: +median(entry.hit).toFixed(1),
+    // The basis model: a miss less a hit, per round, median.
+    cpuMicrosPerBasisModel: +median(entry.miss.map((miss, i) => miss - entry.hit[i]!)).toFixed(1),
+  });
+  const now = summary(setups[0]!);
+  const before = setups[1] === undefined ? undefined : summary(setups[1]);
   console.log(
     JSON.stringify({
       shape,
       windows: count,
       rounds,
-      cpuMicrosPerWindow: +now.toFixed(1),
-      baselineCpuMicrosPerWindow: before === undefined ? undefined : +before.toFixed(1),
-      speedup: before === undefined ? undefined : +(before / now).toFixed(2),
+      ...now,
+      baseline: before,
+      speedupMiss: before === undefined ? undefined : +(before.cpuMicrosPerWindowMiss / now.cpuMicrosPerWindowMiss).toFixed(2),
+      speedupBasisModel: before === undefined ? undefined : +(before.cpuMicrosPerBasisModel / now.cpuMicrosPerBasisModel).toFixed(2),
       identicalResults: baseline === undefined ? undefined : same,
     }),
   );
