@@ -348,6 +348,17 @@ export function prepareFastLoss(dist: SupportArrays, reuse?: FastLossPreparation
   };
 }
 
+/** 6·(1 − e^(−4h))·1e-15 of the head limit, and the head series' denominators 1 − e^(−h), 1 − e^(−2h), 2·(1 − e^(−3h)): the very expressions, once. */
+const HEAD_BOUND_FACTOR = 6 * (1 - Math.exp(-4 * STEP)) * TRUNCATION_TOLERANCE;
+const HEAD_SERIES_1 = 1 - Math.exp(-STEP);
+const HEAD_SERIES_2 = 1 - Math.exp(-2 * STEP);
+const HEAD_SERIES_3 = 2 * (1 - Math.exp(-3 * STEP));
+
+/** log2(n) when n is a power of two, else −1. */
+function squaringsOf(n: number): number {
+  return (n & (n - 1)) === 0 ? Math.log2(n) : -1; // n is an integer 1..1024
+}
+
 /** u_k = e^(k·h) of the quadrature nodes for k in [−NODE_OFFSET, NODE_CACHE − NODE_OFFSET), computed once each (NaN: not yet). */
 const NODE_OFFSET = 1024;
 const NODE_CACHE = 4096;
@@ -419,7 +430,7 @@ function fastLossOf(prepared: FastLossPreparation, n: number): FastLossResult {
     n,
     maxProbability: prepared.maxProbability,
     dense: prepared.dense,
-    squarings: Number.isInteger(Math.log2(n)) ? Math.log2(n) : -1,
+    squarings: squaringsOf(n),
     gapFactors: prepared.gapFactors,
     gapLimit: prepared.gapLimit,
     transform: 0,
@@ -442,15 +453,13 @@ function fastLossOf(prepared: FastLossPreparation, n: number): FastLossResult {
   const thirdDerivativeBound = largest * Math.max(0, sumThirdMoment) * scale ** 3;
   // Σ_{k<first} h·u_k·|R(u_k)| ≤ J'''·h·u_H⁴/(6·(1 − e^(−4h))) must stay below 1e-15·E[W]
   // (an error of 1e-15 in E[X]).
-  const headLimit = Math.sqrt(Math.sqrt((6 * (1 - Math.exp(-4 * STEP)) * TRUNCATION_TOLERANCE * mean) / (STEP * thirdDerivativeBound)));
+  const headLimit = Math.sqrt(Math.sqrt((HEAD_BOUND_FACTOR * mean) / (STEP * thirdDerivativeBound)));
   const firstIndex = Math.ceil(Math.log(headLimit) / STEP); // nodes k·h with k < firstIndex use the head
   const headU = nodePosition(firstIndex - 1);
   // Σ_{k<firstIndex} h·u_k·(J(0) + J'(0)·u_k + J''(0)·u_k²/2): geometric series from u = headU down.
   let integral =
     STEP *
-    ((atZero * headU) / (1 - Math.exp(-STEP)) +
-      (slopeAtZero * headU ** 2) / (1 - Math.exp(-2 * STEP)) +
-      (curvatureAtZero * headU ** 3) / (2 * (1 - Math.exp(-3 * STEP))));
+    ((atZero * headU) / HEAD_SERIES_1 + (slopeAtZero * headU ** 2) / HEAD_SERIES_2 + (curvatureAtZero * headU ** 3) / HEAD_SERIES_3);
   let evaluations = 0;
   const tailBoundFactor = largest / smallestPositive / scale; // converts the t-integral bound to u
   for (let k = firstIndex; k < firstIndex + 2000; k++) {
