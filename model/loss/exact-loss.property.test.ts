@@ -3,7 +3,7 @@ import { CategoricalDistribution } from '../distributions/categorical-distributi
 import { createSeededRandom, type RandomSource } from '../distributions/random.ts';
 import * as previous from '../testing/previous/exact-loss.ts';
 import { lossQuantiles as previousLossQuantiles } from '../testing/previous/loss-quantiles.ts';
-import { exactCost, exactExpectedLoss, exactLossDistribution, exactLossTable } from './exact-loss.ts';
+import { exactCost, exactExpectedLoss, exactLossDistribution, exactLossTable, visitExactLossOutcomes } from './exact-loss.ts';
 import { lossQuantiles } from './loss-quantiles.ts';
 
 /** Supports the exact method takes: a few values, with 0 or not, sharing a factor or not, a far largest value, weights of many scales. */
@@ -40,6 +40,14 @@ describe('exact method and exact quantiles against the previous implementation, 
       expect(Object.is(table.mean, tableBefore.mean), label).toBe(true);
       expect(JSON.stringify(exactLossDistribution(dist, n)), label).toBe(JSON.stringify(previous.exactLossDistribution(dist, n)));
       expect(Object.is(exactExpectedLoss(dist, n), previous.exactExpectedLoss(dist, n)), label).toBe(true);
+      // The visitor hands out the previous table's outcomes in order, and stops when asked.
+      const visited: number[] = [];
+      visitExactLossOutcomes(dist, n, (value, probability) => (visited.push(value, probability), true));
+      expect(visited.length, label).toBe(2 * tableBefore.count);
+      expect(visited.every((x, i) => Object.is(x, i % 2 === 0 ? tableBefore.values[i / 2] : tableBefore.probabilities[(i - 1) / 2])), label).toBe(true);
+      let calls = 0;
+      visitExactLossOutcomes(dist, n, () => ++calls < 2);
+      expect(calls).toBe(Math.min(2, tableBefore.count));
       // Quantiles in one pass over the outcomes: any order of probabilities, repeats, ones the sum never reaches.
       for (const probabilities of [[0.5, 0.9, 0.99], [0.99, 0.01, 0.5, 0.5], [1 - 1e-13, 0.25], [0.999999]]) {
         const now = lossQuantiles(dist, n, probabilities, { method: 'exact' });

@@ -295,22 +295,30 @@ function groupedOutcomes(dist: CategoricalDistribution, n: number, scaled: reado
   return { outcomes, mean };
 }
 
+/** The cells of the joint rows as {@link collectedCells} returns them. */
+interface CollectedCells {
+  /** Per cell: X = top/s, its probability, and the fraction top/s (1/1 for the all-zero group). */
+  readonly values: Float64Array;
+  readonly probabilities: Float64Array;
+  readonly tops: Int32Array;
+  readonly sums: Int32Array;
+  /** Where the run of each support value (ascending) ends; each run rises in value. */
+  readonly runEnds: readonly number[];
+  readonly cells: number;
+  /** E[X_W(n)] summed in cell order (0 when not asked for). */
+  readonly mean: number;
+  /** The scratch integers (4·capacity) whose first half holds tops and sums: the merge uses the rest. */
+  readonly integers: Int32Array;
+  readonly capacity: number;
+}
+
 /**
- * The same outcomes as {@link groupedOutcomes}, bit for bit, without a Map or a comparison sort
- * (when n·max + 2 ≤ {@link MERGE_KEY_LIMIT}): the cells of one maximum a have values n·a/s that
- * rise as s falls, so each a gives a sorted run; the runs are merged stably (a ascending among
- * equal values), and equal values, which are equal fractions there, are added in that order —
- * the order in which the Map added them. The mean is summed in the original cell order.
- * Returns the outcomes in place of the cells: value, probability and, when `fractions` is set,
- * an unreduced fraction tops[i]/sums[i] of each (else tops and sums are empty: the table of
- * quantiles needs no fractions).
+ * Runs the exact method and keeps the non-zero cells of each maximum's joint row, s descending
+ * (so each run rises in value), in scratch arrays reused between calls (read only until the next
+ * call); with `withMean`, also sums E[X_W(n)] in the original cell order (a ascending, s
+ * ascending). What {@link mergedOutcomes} and {@link visitExactLossOutcomes} merge.
  */
-function mergedOutcomes(
-  dist: CategoricalDistribution,
-  n: number,
-  scaled: readonly number[],
-  fractions: boolean,
-): ExactLossTable & { readonly tops: Int32Array; readonly sums: Int32Array } {
+function collectedCells(dist: CategoricalDistribution, n: number, scaled: readonly number[], withMean: boolean): CollectedCells {
   const others = (n - 1) * scaled[0]!;
   let capacity = 0;
   for (const a of scaled) capacity += a === 0 ? 1 : n * a - a - others + 1;
@@ -341,9 +349,11 @@ function mergedOutcomes(
     }
     const top = n * a;
     const low = a + others;
-    for (let s = low; s <= high; s++) {
-      const p = joint[s]!;
-      if (p !== 0) mean += (p * top) / s;
+    if (withMean) {
+      for (let s = low; s <= high; s++) {
+        const p = joint[s]!;
+        if (p !== 0) mean += (p * top) / s;
+      }
     }
     for (let s = high; s >= low; s--) {
       const p = joint[s]!;
@@ -356,6 +366,26 @@ function mergedOutcomes(
     }
     runEnds.push(cells);
   });
+  return { values, probabilities, tops, sums, runEnds, cells, mean: withMean ? mean : 0, integers, capacity };
+}
+
+/**
+ * The same outcomes as {@link groupedOutcomes}, bit for bit, without a Map or a comparison sort
+ * (when n·max + 2 ≤ {@link MERGE_KEY_LIMIT}): the cells of one maximum a have values n·a/s that
+ * rise as s falls, so each a gives a sorted run; the runs are merged stably (a ascending among
+ * equal values), and equal values, which are equal fractions there, are added in that order —
+ * the order in which the Map added them. The mean is summed in the original cell order.
+ * Returns the outcomes in place of the cells: value, probability and, when `fractions` is set,
+ * an unreduced fraction tops[i]/sums[i] of each (else tops and sums are empty: the table of
+ * quantiles needs no fractions).
+ */
+function mergedOutcomes(
+  dist: CategoricalDistribution,
+  n: number,
+  scaled: readonly number[],
+  fractions: boolean,
+): ExactLossTable & { readonly tops: Int32Array; readonly sums: Int32Array } {
+  const { values, probabilities, tops, sums, runEnds, cells, mean, integers, capacity } = collectedCells(dist, n, scaled, true);
   if (runEnds.length <= FEW_RUNS) return mergedFewRuns(values, probabilities, tops, sums, runEnds, cells, fractions, mean);
   // Bottom-up stable merge of adjacent runs (left first among equal values) into `order`.
   let order = integers.subarray(2 * capacity, 2 * capacity + cells);
@@ -411,6 +441,63 @@ function mergedOutcomes(
     count += 1;
   }
   return { count, values: outValues, probabilities: outProbabilities, tops: outTops, sums: outSums, mean };
+}
+
+/**
+ * Calls `visit` with the outcomes of {@link exactLossTable} in order (value ascending, each
+ * value's probability), the same bits, until it returns false: what quantiles need, without
+ * the table. For up to {@link FEW_RUNS} support values (and n·max + 2 ≤ 2^20) the runs are merged
+ * as they are visited, so the outcomes after the last one wanted are never merged, and the mean
+ * (which quantiles do not read) is not summed; otherwise the table is built and walked.
+ *
+ * @throws {ModelError} as {@link exactLossDistribution}.
+ * @example visitExactLossOutcomes(CategoricalDistribution.fromCounts({ 1: 1, 2: 1 }), 2, (value, p) => (console.log(value, p), true)) // 1 0.5, then 4/3 0.5
+ */
+export function visitExactLossOutcomes(dist: CategoricalDistribution, n: number, visit: (value: number, probability: number) => boolean): void {
+  const { scaled } = reducedSupport(dist);
+  const keyBase = n * scaled[scaled.length - 1]! + 2;
+  if (keyBase > MERGE_KEY_LIMIT || scaled.length > FEW_RUNS) {
+    const table = exactLossTable(dist, n);
+    for (let i = 0; i < table.count; i++) if (!visit(table.values[i]!, table.probabilities[i]!)) return;
+    return;
+  }
+  const { values, probabilities, runEnds, cells } = collectedCells(dist, n, scaled, false);
+  // mergedFewRuns, handing each group to `visit` once its last equal value is added.
+  const runs = runEnds.length;
+  const heads = [0, 0, 0, 0];
+  const ends = [0, 0, 0, 0];
+  for (let r = 0; r < runs; r++) {
+    heads[r] = r === 0 ? 0 : runEnds[r - 1]!;
+    ends[r] = runEnds[r]!;
+  }
+  let open = false;
+  let groupValue = 0;
+  let probability = 0;
+  for (let taken = 0; taken < cells; taken++) {
+    let best = -1;
+    let bestValue = 0;
+    for (let r = 0; r < runs; r++) {
+      if (heads[r]! < ends[r]!) {
+        const value = values[heads[r]!]!;
+        if (best < 0 || value < bestValue) {
+          best = r;
+          bestValue = value;
+        }
+      }
+    }
+    const cell = heads[best]!;
+    heads[best] = cell + 1;
+    if (open && bestValue === groupValue) {
+      probability += probabilities[cell]!;
+      continue;
+    }
+    if (open && !visit(groupValue, probability)) return;
+    open = true;
+    groupValue = bestValue;
+    probability = 0;
+    probability += probabilities[cell]!;
+  }
+  if (open) visit(groupValue, probability);
 }
 
 /** Up to this many runs (support values) {@link mergedOutcomes} merges them in one pass ({@link mergedFewRuns}). */
