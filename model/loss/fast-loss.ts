@@ -53,6 +53,8 @@ interface Integrand {
   positiveTransform: number;
   /** Out-parameter of the last evaluation: A^n (powInteger(A, n), what the tail bound needs too). */
   transformPower: number;
+  /** Out-parameter of the last evaluation: A^(n−1) (powInteger(A, n − 1), for the tail bound). */
+  transformPowerBelow: number;
 }
 
 /**
@@ -125,8 +127,8 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   const total = first + rest;
   integrand.transform = total;
   integrand.positiveTransform = rest + base;
-  const totalPower = powInteger(total, n);
-  integrand.transformPower = totalPower;
+  transformPowers(integrand, total);
+  const totalPower = integrand.transformPower;
   if (!(total > 0)) return 0;
   if (totalPower === 0) return 0;
   const inverseTotal = 1 / total;
@@ -171,6 +173,28 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   }
   if (j >= 0) sum += values[j + 1]! - values[0]!; // indices 0..j all have share 1
   return totalPower * sum;
+}
+
+/**
+ * A^n and A^(n−1) into the integrand's out-parameters, each the very product powInteger(A, n)
+ * and powInteger(A, n − 1) form (the factors A^(2^i) of the set bits, ascending, from one chain
+ * of squarings that both share): the same bits as the two calls, with one chain. n ≥ 2.
+ */
+function transformPowers(integrand: Integrand, total: number): void {
+  let at = 1;
+  let below = 1;
+  let base = total;
+  let e = integrand.n;
+  let f = integrand.n - 1;
+  while (e > 0 || f > 0) {
+    if (e & 1) at *= base;
+    if (f & 1) below *= base;
+    e >>>= 1;
+    f >>>= 1;
+    if (e > 0 || f > 0) base *= base;
+  }
+  integrand.transformPower = at;
+  integrand.transformPowerBelow = below;
 }
 
 /** Trapezoid step in x = ln u; relative discretisation error ≈ (4π/√h)·e^(−π²/h) ≈ 1e-13. */
@@ -436,6 +460,7 @@ function fastLossOf(prepared: FastLossPreparation, n: number): FastLossResult {
     transform: 0,
     positiveTransform: 0,
     transformPower: 0,
+    transformPowerBelow: 0,
   };
   const scale = 1 / (n * mean); // t = u·scale
   const zeroMass = values[0] === 0 ? probabilities[0]! : 0;
@@ -467,8 +492,7 @@ function fastLossOf(prepared: FastLossPreparation, n: number): FastLossResult {
     const value = evaluateIntegrand(integrand, u * scale);
     evaluations++;
     integral += STEP * u * value;
-    const a = integrand.transform;
-    let bound = n * powInteger(a, n - 1) * integrand.positiveTransform;
+    let bound = n * integrand.transformPowerBelow * integrand.positiveTransform; // A^(n−1) as powInteger gives it
     if (zeroMass === 0) bound = Math.min(bound, integrand.transformPower / n); // A^n as the evaluation computed it
     if (bound * tailBoundFactor <= TRUNCATION_TOLERANCE * mean) break;
   }
