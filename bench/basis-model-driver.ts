@@ -8,13 +8,16 @@
  * on the same windows; and again with a cache holding every basis (all hits), so that a miss
  * less a hit is the basis model's own cost. It also checks that both trees give the same result text.
  *
- *     npx tsx bench/basis-model-driver.ts --baseline /tmp/ww-base [--rounds 7] [--windows 400] [--shape random|bench]
+ *     npx tsx bench/basis-model-driver.ts --baseline /tmp/ww-base [--rounds 7] [--windows 400] [--shape random|bench] [--env KEY=VALUE,…]
  *       (a baseline tree: `git archive <commit> | tar -x -C /tmp/ww-base` and a node_modules link in it)
  *     npx tsx bench/basis-model-driver.ts --phases [--baseline /tmp/ww-base]   # one tree's basis model split by part (µs per window)
  *
  * Shapes: `random` draws histograms of 3..200 entries (values 0..~4·entries, weights 1..2,000
  * lanes, a quarter of them decayed to fractions); `bench` draws the engine bench's windows
  * (10 launches × 64 groups × 32 lanes of a three-point distribution, as bench/estimator-frames.ts).
+ * `--env` changes settings (the service's environment variables), e.g.
+ * `WARPWATCH_QUANTILE_SAMPLES=100`: the random shape's windows are dominated by what is seeded
+ * per window (bootstrap, Monte Carlo quantiles), whose noise swamps a miss less a hit.
  */
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { createSeededRandom, type RandomSource } from '../model/index.ts';
@@ -86,6 +89,12 @@ function windowsOf(tree: Tree, all: readonly Map<number, number>[]): { identity:
   });
 }
 
+/** `--env KEY=VALUE,KEY=VALUE`: settings of the service's config (its environment variables) on top of the defaults. */
+function settings(): Record<string, string> {
+  const text = argument('--env', '');
+  return Object.fromEntries(text === '' ? [] : text.split(',').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+}
+
 function cpuMicros(fn: () => void): number {
   const before = process.cpuUsage();
   fn();
@@ -109,7 +118,7 @@ async function compare(): Promise<void> {
   const all = Array.from({ length: count }, () => drawCounts(shape, random));
   // Windows and settings per tree built outside the timed part; the results are compared as text after it.
   const prepared = (tree: Tree) => {
-    const config = tree.estimator.loadEstimatorConfig({ env: {} });
+    const config = tree.estimator.loadEstimatorConfig({ env: settings() });
     return { tree, compute: { ...config.compute, fitter: tree.estimator.modelFitter }, windows: windowsOf(tree, all) };
   };
   // Without a cache every window misses; with a cache that holds every basis (filled before the
@@ -172,7 +181,7 @@ async function phases(): Promise<void> {
   const shape = argument('--shape', 'random');
   const random = createSeededRandom(20261127);
   const all = Array.from({ length: count }, () => drawCounts(shape, random));
-  const config = tree.estimator.loadEstimatorConfig({ env: {} });
+  const config = tree.estimator.loadEstimatorConfig({ env: settings() });
   const compute = config.compute;
   const n = GROUP_SIZE;
   const dists = all.map((counts) => model.CategoricalDistribution.fromPmf(counts));
