@@ -230,8 +230,8 @@ export interface ExactLossTable {
 
 /**
  * The values and probabilities of {@link exactLossDistribution}'s outcomes, the same bits in
- * the same order, without the reduced fractions (no gcd, no object per outcome): what
- * quantiles need (loss-quantiles.ts).
+ * the same order, without the reduced fractions (no gcd, no object per outcome); quantiles
+ * (loss-quantiles.ts) visit them without the table ({@link visitExactLossOutcomes}).
  *
  * @throws {ModelError} as {@link exactLossDistribution}.
  * @example exactLossTable(CategoricalDistribution.fromCounts({ 1: 1, 2: 1 }), 2).values // [1, 4/3]
