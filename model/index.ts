@@ -22,14 +22,14 @@ export { createSeededRandom, mulberry32, type RandomSource } from './distributio
 export { blockLoss } from './loss/block-loss.ts';
 export { exactCost, exactExpectedLoss, exactLossDistribution } from './loss/exact-loss.ts';
 export { expectedLoss, type LossMethod } from './loss/expected-loss.ts';
-export { fastExpectedLoss } from './loss/fast-loss.ts';
+export { fastExpectedLoss, prepareFastLoss, preparedExpectedLoss, type FastLossPreparation } from './loss/fast-loss.ts';
 export { groupLoss } from './loss/group-loss.ts';
 export { MAX_GROUP_SIZE } from './loss/group-size.ts';
 export { idleLaneShare } from './loss/idle-lane-share.ts';
 export { localityLoss } from './loss/locality-loss.ts';
 export { DEFAULT_QUANTILE_SEED, lossQuantiles } from './loss/loss-quantiles.ts';
 export { relativeError } from './loss/relative-error.ts';
-export { workloadLoss } from './loss/sample-maximum.ts';
+export { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss, type WorkloadLossPreparation } from './loss/sample-maximum.ts';
 
 // --- numerics/ ---
 export { normalQuantileTwoSided } from './numerics/normal-quantile.ts';

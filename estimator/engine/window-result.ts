@@ -3,13 +3,16 @@ import {
   createSeededRandom,
   exactCost,
   expectedLoss,
-  fastExpectedLoss,
+  type FastLossPreparation,
   lossQuantiles,
   normalQuantileTwoSided,
+  prepareFastLoss,
+  preparedExpectedLoss,
+  prepareWorkloadLoss,
+  preparedWorkloadLoss,
   relativeError as modelRelativeError,
   summarizeSampledGroups,
   type SampledGroupsResult,
-  workloadLoss,
 } from '../../model/index.ts';
 import { binningErrorBound, histogramEntries, representativeCounts, type CountHistogram } from './count-histogram.ts';
 import type { StreamIdentity } from '../../contracts/index.ts';
@@ -188,9 +191,12 @@ export function linearisedStandardError(counts: ReadonlyMap<number, number>, gro
   // The perturbed distribution as CategoricalDistribution.fromPmf builds it (values ascending,
   // the weights added up in that order from 0, each divided by their sum): the same bits,
   // without a Map copy, validation and a sort per entry (the model checked the counts already).
+  // Each perturbed distribution is prepared in the arrays of the one before (prepareFastLoss
+  // with `reuse`): the same bits as fastExpectedLoss of it, without allocating per entry.
   const { values, weights, positionOf } = support;
   const probabilities = new Float64Array(values.length);
   const arrays = { values, probabilities };
+  let prepared: FastLossPreparation | undefined;
   let variance = 0;
   let entry = 0;
   for (const weight of counts.values()) {
@@ -200,7 +206,8 @@ export function linearisedStandardError(counts: ReadonlyMap<number, number>, gro
     for (let i = 0; i < weights.length; i++) sum += weights[i]!;
     for (let i = 0; i < weights.length; i++) probabilities[i] = weights[i]! / sum;
     weights[at] = weight;
-    const derivative = (fastExpectedLoss(arrays, groupSize).expectedLoss - predicted) / step;
+    prepared = prepareFastLoss(arrays, prepared);
+    const derivative = (preparedExpectedLoss(prepared, groupSize) - predicted) / step;
     variance += weight * derivative * derivative;
   }
   return Math.sqrt(variance);
@@ -465,10 +472,17 @@ function modelCacheKey(counts: ReadonlyMap<number, number>, total: number, n: nu
   return key;
 }
 
-/** Computes a {@link BasisModel} (what the cache holds). */
+/**
+ * Computes a {@link BasisModel} (what the cache holds): every part on a miss of the cache
+ * (docs/estimator.md, Performance). The expected losses and workload losses at n and at the
+ * sweep's sizes come from one preparation of the distribution each (prepareFastLoss,
+ * prepareWorkloadLoss): the same bits as expectedLoss and workloadLoss per size.
+ */
 function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<number, number>, total: number, n: number, options: WindowComputeOptions): BasisModel {
-  const predicted = expectedLoss(distribution, n);
-  const workload = workloadLoss(distribution, n);
+  const prepared = prepareFastLoss(distribution);
+  const preparedWorkload = prepareWorkloadLoss(distribution);
+  const predicted = preparedExpectedLoss(prepared, n);
+  const workload = preparedWorkloadLoss(preparedWorkload, n);
   const method = options.standardErrorMethod ?? 'auto';
   const linearised =
     options.bootstrapReplicates > 0 && (method === 'linearised' || (method === 'auto' && counts.size < options.bootstrapReplicates))
@@ -485,7 +499,7 @@ function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<n
   const sweep = options.sweepGroupSizes.map((size) =>
     size === n
       ? { groupSize: size, lossPredicted: predicted, workloadLossPredicted: workload }
-      : { groupSize: size, lossPredicted: expectedLoss(distribution, size), workloadLossPredicted: workloadLoss(distribution, size) },
+      : { groupSize: size, lossPredicted: preparedExpectedLoss(prepared, size), workloadLossPredicted: preparedWorkloadLoss(preparedWorkload, size) },
   );
   let fit: ParametricFit | undefined;
   if (options.fitter !== undefined) {

@@ -28,12 +28,78 @@ interface Sample {
   readonly variance: number;
   readonly min: number;
   readonly max: number;
+  /** ln(k!) of each value (logFactorial), computed once per fit instead of once per likelihood evaluation. */
+  readonly logFactorials: Float64Array;
 }
 
+
+/**
+ * Σ count·ln P(value) under `spec`: per value the very expression of familyLogPmf (same bits),
+ * with what depends only on the spec (ln λ, ln p, ln(1 − p), ln Γ(r), ln N!, the uniform's
+ * ln(b − a + 1)) computed once instead of once per value, and ln k! from the sample.
+ */
 function logLikelihoodOf(sample: Sample, spec: FamilySpec): number {
+  const { values, counts, logFactorials } = sample;
   let sum = 0;
-  for (let j = 0; j < sample.values.length; j++) sum += sample.counts[j]! * familyLogPmf(spec, sample.values[j]!);
-  return sum;
+  switch (spec.family) {
+    case 'pois': {
+      const lambda = spec.lambda;
+      const logLambda = Math.log(lambda);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        let term: number;
+        if (!Number.isInteger(k) || k < 0) term = -Infinity;
+        else if (lambda === 0) term = k === 0 ? 0 : -Infinity;
+        else term = k * logLambda - lambda - logFactorials[j]!;
+        sum += counts[j]! * term;
+      }
+      return sum;
+    }
+    case 'geo': {
+      const p = spec.p;
+      const logQ = Math.log1p(-p);
+      const logP = Math.log(p);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        let term: number;
+        if (!Number.isInteger(k) || k < 1) term = -Infinity;
+        else if (p === 1) term = k === 1 ? 0 : -Infinity;
+        else term = (k - 1) * logQ + logP;
+        sum += counts[j]! * term;
+      }
+      return sum;
+    }
+    case 'nbinom': {
+      const { r, p } = spec;
+      // ln Γ(r) only where familyLogPmf would compute it (p ≠ 1), so a bad r throws as it did.
+      const lgR = p === 1 ? 0 : logGamma(r);
+      const logP = Math.log(p);
+      const logQ = Math.log1p(-p);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        let term: number;
+        if (!Number.isInteger(k) || k < 0) term = -Infinity;
+        else if (p === 1) term = k === 0 ? 0 : -Infinity;
+        else term = logGamma(k + r) - lgR - logFactorials[j]! + r * logP + k * logQ;
+        sum += counts[j]! * term;
+      }
+      return sum;
+    }
+    case 'binom':
+      return binomialLogLikelihood(sample, spec.trials, spec.p);
+    case 'unif': {
+      const { low, high } = spec;
+      const inside = -Math.log(high - low + 1);
+      for (let j = 0; j < values.length; j++) {
+        const k = values[j]!;
+        sum += counts[j]! * (!Number.isInteger(k) || k < 0 ? -Infinity : k >= low && k <= high ? inside : -Infinity);
+      }
+      return sum;
+    }
+    default:
+      for (let j = 0; j < values.length; j++) sum += counts[j]! * familyLogPmf(spec, values[j]!);
+      return sum;
+  }
 }
 
 /** NB profile log-likelihood in r with p = r/(r + mean) (the MLE of p for a given r). */
@@ -45,7 +111,56 @@ function negativeBinomialProfile(sample: Sample, r: number): number {
   let sum = 0;
   for (let j = 0; j < sample.values.length; j++) {
     const k = sample.values[j]!;
-    sum += sample.counts[j]! * (logGamma(k + r) - lgR - logFactorial(k) + r * logP + k * logQ);
+    sum += sample.counts[j]! * (logGamma(k + r) - lgR - sample.logFactorials[j]! + r * logP + k * logQ);
+  }
+  return sum;
+}
+
+/** The NB fit's grid of ln r: GRID_STEPS + 1 points evenly over [ln 1e-3, ln 1e6]. */
+const GRID_STEPS = 60;
+const GRID_LOW_LOG = Math.log(1e-3);
+const GRID_HIGH_LOG = Math.log(1e6);
+/** r of each grid point, exactly as fitNegativeBinomial computes it, and ln Γ(r). */
+const gridR = Float64Array.from({ length: GRID_STEPS + 1 }, (_, i) => Math.exp(GRID_LOW_LOG + ((GRID_HIGH_LOG - GRID_LOW_LOG) * i) / GRID_STEPS));
+const gridLogGammaR = Float64Array.from(gridR, (r) => logGamma(r));
+/** Values k below this keep a row of ln Γ(k + r) over the grid (at most 4096 · 61 doubles, 2 MB). */
+const GRID_CACHE_VALUES = 4096;
+const gridRows: (Float64Array | undefined)[] = [];
+
+/**
+ * The row of ln Γ(k + r_i) over the grid points i for the value k (NaN where not computed yet),
+ * shared by every fit: the grid does not depend on the sample, so these are the same calls
+ * with the same arguments fit after fit; undefined for k ≥ {@link GRID_CACHE_VALUES}.
+ */
+function gridLogGammaRow(k: number): Float64Array | undefined {
+  if (!(k < GRID_CACHE_VALUES)) return undefined;
+  let row = gridRows[k];
+  if (row === undefined) gridRows[k] = row = new Float64Array(GRID_STEPS + 1).fill(Number.NaN);
+  return row;
+}
+
+/**
+ * {@link negativeBinomialProfile} at grid point i (r = gridR[i]), its ln Γ terms from the shared
+ * rows (`rows[j]`: the row of value j, {@link gridLogGammaRow}; undefined beyond
+ * GRID_CACHE_VALUES): the same bits.
+ */
+function negativeBinomialGridProfile(sample: Sample, rows: readonly (Float64Array | undefined)[], i: number): number {
+  const r = gridR[i]!;
+  const p = r / (r + sample.mean);
+  const logP = Math.log(p);
+  const logQ = Math.log1p(-p);
+  const lgR = gridLogGammaR[i]!;
+  let sum = 0;
+  for (let j = 0; j < sample.values.length; j++) {
+    const k = sample.values[j]!;
+    const row = rows[j];
+    let lgKR: number;
+    if (row === undefined) lgKR = logGamma(k + r);
+    else {
+      lgKR = row[i]!;
+      if (Number.isNaN(lgKR)) row[i] = lgKR = logGamma(k + r);
+    }
+    sum += sample.counts[j]! * (lgKR - lgR - sample.logFactorials[j]! + r * logP + k * logQ);
   }
   return sum;
 }
@@ -81,13 +196,15 @@ function fitNegativeBinomial(sample: Sample): { r: number; p: number } | undefin
   // Under- or equi-dispersed data push the MLE to r → ∞ (the Poisson limit): no NB fit then.
   if (!(sample.variance > sample.mean) || sample.mean === 0) return undefined;
   // ln r on a grid over [1e-3, 1e6], then golden section around the best grid point.
-  const lowLog = Math.log(1e-3);
-  const highLog = Math.log(1e6);
-  const steps = 60;
+  const rows: (Float64Array | undefined)[] = [];
+  for (const k of sample.values) rows.push(gridLogGammaRow(k));
+  const lowLog = GRID_LOW_LOG;
+  const highLog = GRID_HIGH_LOG;
+  const steps = GRID_STEPS;
   let bestIndex = 0;
   let bestValue = -Infinity;
   for (let i = 0; i <= steps; i++) {
-    const value = negativeBinomialProfile(sample, Math.exp(lowLog + ((highLog - lowLog) * i) / steps));
+    const value = negativeBinomialGridProfile(sample, rows, i); // r = exp(lowLog + (highLog − lowLog)·i/steps)
     if (value > bestValue) {
       bestValue = value;
       bestIndex = i;
@@ -103,8 +220,31 @@ function fitNegativeBinomial(sample: Sample): { r: number; p: number } | undefin
   return { r, p: r / (r + sample.mean) };
 }
 
+/** The binomial profile log-likelihood at N = trials: p = min(1, mean/N). */
 function binomialProfile(sample: Sample, trials: number): number {
-  return logLikelihoodOf(sample, { family: 'binom', trials, p: Math.min(1, sample.mean / trials) });
+  return binomialLogLikelihood(sample, trials, Math.min(1, sample.mean / trials));
+}
+
+/**
+ * The binomial log-likelihood at N = trials and p: term by term the expression of familyLogPmf
+ * (same bits), with ln N!, ln p and ln(1 − p) computed once instead of once per value, and ln k!
+ * from the sample.
+ */
+function binomialLogLikelihood(sample: Sample, trials: number, p: number): number {
+  const logFactorialN = logFactorial(trials);
+  const logP = Math.log(p);
+  const logQ = Math.log1p(-p);
+  let sum = 0;
+  for (let j = 0; j < sample.values.length; j++) {
+    const k = sample.values[j]!;
+    let term: number;
+    if (!Number.isInteger(k) || k < 0 || k > trials) term = -Infinity;
+    else if (p === 0) term = k === 0 ? 0 : -Infinity;
+    else if (p === 1) term = k === trials ? 0 : -Infinity;
+    else term = logFactorialN - sample.logFactorials[j]! - logFactorial(trials - k) + k * logP + (trials - k) * logQ;
+    sum += sample.counts[j]! * term;
+  }
+  return sum;
 }
 
 function fitBinomial(sample: Sample): { trials: number; p: number } | undefined {
@@ -158,8 +298,15 @@ export function fitParametric(input: CategoricalDistribution | WeightInput, opti
   if (!(total > 0) || !Number.isFinite(total)) {
     throw new ModelError('WW_ERR_MODEL_INVALID_ARGUMENT', `sampleSize must be a positive number, got ${String(total)}`);
   }
-  const counts = Float64Array.from(dist.probabilities, (p) => p * total);
-  const sample: Sample = { values: dist.values, counts, total, mean: dist.mean(), variance: dist.variance(), min: dist.min, max: dist.max };
+  // Plain loops: Float64Array.from with a callback is measurably slower.
+  const size = dist.values.length;
+  const counts = new Float64Array(size);
+  const logFactorials = new Float64Array(size);
+  for (let j = 0; j < size; j++) {
+    counts[j] = dist.probabilities[j]! * total;
+    logFactorials[j] = logFactorial(dist.values[j]!);
+  }
+  const sample: Sample = { values: dist.values, counts, total, mean: dist.mean(), variance: dist.variance(), min: dist.min, max: dist.max, logFactorials };
   const fits: ParametricFit[] = [];
   const add = (family: ParametricFit['family'], parameters: Record<string, number>, spec: FamilySpec, parameterCount: number): void => {
     const logLikelihood = logLikelihoodOf(sample, spec);

@@ -80,11 +80,15 @@ export function exactCost(dist: CategoricalDistribution, n: number): ExactCost {
  * P(max = a, sum = s) = g(s; n, a) − g(s; n, a−), computed as a sum of non-negative terms
  * instead of the subtraction (no cancellation), and G[n] itself is never needed.
  *
- * Only cells that can be non-zero are read: i draws of values v_0 ≤ … ≤ current sum to at least
- * i·v_0, and to a multiple of the gcd of the values added so far, so the source row G[i−k] is
- * walked from (i−k)·v_0 in steps of that gcd. The cells skipped hold exactly 0 (every update
- * lands on that lattice), and every visited cell receives the same products in the same order
- * (k ascending) as a walk over every cell, so the tables hold the same bits.
+ * Only cells that can be non-zero are read: i draws of values v_0 ≤ … ≤ current sum to
+ * i·v_0 plus a multiple of the gcd of the differences v_j − v_0 of the values added so far, so
+ * the source row G[i−k] is walked from (i−k)·v_0 in steps of that gcd (a multiple of the gcd of
+ * the values: a three-point support {3, 14, 30} walks the rows of {3, 14} in steps of 11, not
+ * 1). The cells skipped hold exactly +0 (every update lands on that lattice), a skipped addend
+ * would be +0 (x + 0 = x for every x ≥ +0), and every visited cell receives the same products
+ * in the same order (k ascending) as a walk over every cell, so the tables hold the same bits.
+ * Rows i < n hold sums of values below the largest only (the largest updates the joint row
+ * alone), so they are i·v_{K−2} + 1 cells long.
  *
  * The tables live in one scratch array reused between calls (see {@link exactScratch}); the
  * callback must not keep `joint` beyond its call.
@@ -100,12 +104,13 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
   const { scaled } = reducedSupport(dist);
   const probabilities = dist.probabilities;
   const maxValue = scaled[scaled.length - 1]!;
-  // Row i (i = 0..n−1, i·maxValue + 1 cells) starts at rowStart[i]; the joint row follows them.
+  const rowTop = scaled.length > 1 ? scaled[scaled.length - 2]! : 0; // the largest value rows i < n see
+  // Row i (i = 0..n−1, i·rowTop + 1 cells) starts at rowStart[i]; the joint row follows them.
   const rowStart = new Array<number>(n);
   let cells = 0;
   for (let i = 0; i < n; i++) {
     rowStart[i] = cells;
-    cells += i * maxValue + 1;
+    cells += i * rowTop + 1;
   }
   const jointStart = cells;
   const jointLength = n * maxValue + 1;
@@ -115,7 +120,8 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
   const joint = tables.subarray(jointStart, jointStart + jointLength);
   const smallest = scaled[0]!;
   let current = 0; // largest support value added so far (tables hold sums up to i·current)
-  let step = 1; // gcd of the support values added so far (1 before any, or while only 0 is)
+  let spread = 0; // gcd of v_j − v_0 over the values added so far (0 while none or only v_0 is)
+  let step = 1; // spread, or 1 while it is 0 (a row then has one cell that can be non-zero)
   for (let index = 0; index < scaled.length; index++) {
     const a = scaled[index]!;
     const f = probabilities[index]!;
@@ -125,8 +131,10 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
       const target = i === n ? jointStart : rowStart[i]!;
       if (i === n) tables.fill(0, jointStart, jointStart + n * a + 1);
       let coefficient = 1;
+      const ratios = i <= RATIO_ROWS ? binomialRatios : undefined;
+      const ratioRow = (i * (i - 1)) / 2 - 1; // (i, k) at ratioRow + k
       for (let k = 1; k <= i; k++) {
-        coefficient *= ((i - k + 1) / k) * f;
+        coefficient *= (ratios === undefined ? (i - k + 1) / k : ratios[ratioRow + k]!) * f;
         if (coefficient === 0) break;
         const source = rowStart[i - k]!;
         const length = (i - k) * current + 1;
@@ -136,9 +144,24 @@ function runExact(dist: CategoricalDistribution, n: number, onMaximum: (a: numbe
     }
     onMaximum(a, joint, n * a);
     current = a;
-    step = gcd(a, index === 0 ? 0 : step) || 1; // gcd(0, 0) = 0 while only the value 0 is in: every cell then
+    spread = gcd(a - smallest, spread);
+    step = spread || 1;
   }
 }
+
+/** Rows i of {@link binomialRatios}: 1..RATIO_ROWS. */
+const RATIO_ROWS = 128;
+
+/**
+ * (i − k + 1)/k for 1 ≤ k ≤ i ≤ {@link RATIO_ROWS} at i·(i − 1)/2 − 1 + k, the very quotients the
+ * binomial coefficients C(i, k)·f^k of runExact are built from (a quotient is the same double
+ * wherever it is computed), computed once instead of once per support value and row.
+ */
+const binomialRatios: Float64Array = (() => {
+  const table = new Float64Array((RATIO_ROWS * (RATIO_ROWS + 1)) / 2);
+  for (let i = 1; i <= RATIO_ROWS; i++) for (let k = 1; k <= i; k++) table[(i * (i - 1)) / 2 - 1 + k] = (i - k + 1) / k;
+  return table;
+})();
 
 /** Cells of the merge's scratch arrays kept between calls ({@link mergedOutcomes}); larger ones are allocated per call and dropped. */
 const MERGE_SCRATCH_CELLS = 1 << 18;
@@ -186,7 +209,7 @@ export function exactLossDistribution(dist: CategoricalDistribution, n: number):
   const { scaled } = reducedSupport(dist);
   const keyBase = n * scaled[scaled.length - 1]! + 2; // numerator and denominator (≤ n·max, or 1/1) are both below keyBase
   if (keyBase > MERGE_KEY_LIMIT) return groupedOutcomes(dist, n, scaled, keyBase);
-  const table = mergedOutcomes(dist, n, scaled);
+  const table = mergedOutcomes(dist, n, scaled, true);
   const outcomes: LossOutcome[] = [];
   for (let i = 0; i < table.count; i++) {
     const divisor = gcd(table.tops[i]!, table.sums[i]!);
@@ -207,8 +230,8 @@ export interface ExactLossTable {
 
 /**
  * The values and probabilities of {@link exactLossDistribution}'s outcomes, the same bits in
- * the same order, without the reduced fractions (no gcd, no object per outcome): what
- * quantiles need (loss-quantiles.ts).
+ * the same order, without the reduced fractions (no gcd, no object per outcome); quantiles
+ * (loss-quantiles.ts) visit them without the table ({@link visitExactLossOutcomes}).
  *
  * @throws {ModelError} as {@link exactLossDistribution}.
  * @example exactLossTable(CategoricalDistribution.fromCounts({ 1: 1, 2: 1 }), 2).values // [1, 4/3]
@@ -216,7 +239,7 @@ export interface ExactLossTable {
 export function exactLossTable(dist: CategoricalDistribution, n: number): ExactLossTable {
   const { scaled } = reducedSupport(dist);
   const keyBase = n * scaled[scaled.length - 1]! + 2;
-  if (keyBase <= MERGE_KEY_LIMIT) return mergedOutcomes(dist, n, scaled);
+  if (keyBase <= MERGE_KEY_LIMIT) return mergedOutcomes(dist, n, scaled, false);
   const { outcomes, mean } = groupedOutcomes(dist, n, scaled, keyBase);
   const values = new Float64Array(outcomes.length);
   const probabilities = new Float64Array(outcomes.length);
@@ -272,16 +295,30 @@ function groupedOutcomes(dist: CategoricalDistribution, n: number, scaled: reado
   return { outcomes, mean };
 }
 
+/** The cells of the joint rows as {@link collectedCells} returns them. */
+interface CollectedCells {
+  /** Per cell: X = top/s, its probability, and the fraction top/s (1/1 for the all-zero group). */
+  readonly values: Float64Array;
+  readonly probabilities: Float64Array;
+  readonly tops: Int32Array;
+  readonly sums: Int32Array;
+  /** Where the run of each support value (ascending) ends; each run rises in value. */
+  readonly runEnds: readonly number[];
+  readonly cells: number;
+  /** E[X_W(n)] summed in cell order (0 when not asked for). */
+  readonly mean: number;
+  /** The scratch integers (4·capacity) whose first half holds tops and sums: the merge uses the rest. */
+  readonly integers: Int32Array;
+  readonly capacity: number;
+}
+
 /**
- * The same outcomes as {@link groupedOutcomes}, bit for bit, without a Map or a comparison sort
- * (when n·max + 2 ≤ {@link MERGE_KEY_LIMIT}): the cells of one maximum a have values n·a/s that
- * rise as s falls, so each a gives a sorted run; the runs are merged stably (a ascending among
- * equal values), and equal values, which are equal fractions there, are added in that order —
- * the order in which the Map added them. The mean is summed in the original cell order.
- * Returns the outcomes in place of the cells: value, probability and an unreduced fraction
- * tops[i]/sums[i] of each.
+ * Runs the exact method and keeps the non-zero cells of each maximum's joint row, s descending
+ * (so each run rises in value), in scratch arrays reused between calls (read only until the next
+ * call); with `withMean`, also sums E[X_W(n)] in the original cell order (a ascending, s
+ * ascending). What {@link mergedOutcomes} and {@link visitExactLossOutcomes} merge.
  */
-function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readonly number[]): ExactLossTable & { readonly tops: Int32Array; readonly sums: Int32Array } {
+function collectedCells(dist: CategoricalDistribution, n: number, scaled: readonly number[], withMean: boolean): CollectedCells {
   const others = (n - 1) * scaled[0]!;
   let capacity = 0;
   for (const a of scaled) capacity += a === 0 ? 1 : n * a - a - others + 1;
@@ -312,9 +349,11 @@ function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readon
     }
     const top = n * a;
     const low = a + others;
-    for (let s = low; s <= high; s++) {
-      const p = joint[s]!;
-      if (p !== 0) mean += (p * top) / s;
+    if (withMean) {
+      for (let s = low; s <= high; s++) {
+        const p = joint[s]!;
+        if (p !== 0) mean += (p * top) / s;
+      }
     }
     for (let s = high; s >= low; s--) {
       const p = joint[s]!;
@@ -327,6 +366,27 @@ function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readon
     }
     runEnds.push(cells);
   });
+  return { values, probabilities, tops, sums, runEnds, cells, mean: withMean ? mean : 0, integers, capacity };
+}
+
+/**
+ * The same outcomes as {@link groupedOutcomes}, bit for bit, without a Map or a comparison sort
+ * (when n·max + 2 ≤ {@link MERGE_KEY_LIMIT}): the cells of one maximum a have values n·a/s that
+ * rise as s falls, so each a gives a sorted run; the runs are merged stably (a ascending among
+ * equal values), and equal values, which are equal fractions there, are added in that order —
+ * the order in which the Map added them. The mean is summed in the original cell order.
+ * Returns the outcomes in place of the cells: value, probability and, when `fractions` is set,
+ * an unreduced fraction tops[i]/sums[i] of each (else tops and sums are empty: the table of
+ * quantiles needs no fractions).
+ */
+function mergedOutcomes(
+  dist: CategoricalDistribution,
+  n: number,
+  scaled: readonly number[],
+  fractions: boolean,
+): ExactLossTable & { readonly tops: Int32Array; readonly sums: Int32Array } {
+  const { values, probabilities, tops, sums, runEnds, cells, mean, integers, capacity } = collectedCells(dist, n, scaled, true);
+  if (runEnds.length <= FEW_RUNS) return mergedFewRuns(values, probabilities, tops, sums, runEnds, cells, fractions, mean);
   // Bottom-up stable merge of adjacent runs (left first among equal values) into `order`.
   let order = integers.subarray(2 * capacity, 2 * capacity + cells);
   for (let i = 0; i < cells; i++) order[i] = i;
@@ -364,8 +424,8 @@ function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readon
   // One outcome per run of equal values (equal fractions), its cells added in merged order.
   const outValues = new Float64Array(cells);
   const outProbabilities = new Float64Array(cells);
-  const outTops = new Int32Array(cells);
-  const outSums = new Int32Array(cells);
+  const outTops = new Int32Array(fractions ? cells : 0);
+  const outSums = new Int32Array(fractions ? cells : 0);
   let count = 0;
   for (let i = 0; i < cells; ) {
     const first = order[i]!;
@@ -374,10 +434,137 @@ function mergedOutcomes(dist: CategoricalDistribution, n: number, scaled: readon
     for (; i < cells && values[order[i]!] === value; i++) probability += probabilities[order[i]!]!;
     outValues[count] = value;
     outProbabilities[count] = probability;
-    outTops[count] = tops[first]!;
-    outSums[count] = sums[first]!;
+    if (fractions) {
+      outTops[count] = tops[first]!;
+      outSums[count] = sums[first]!;
+    }
     count += 1;
   }
+  return { count, values: outValues, probabilities: outProbabilities, tops: outTops, sums: outSums, mean };
+}
+
+/**
+ * Calls `visit` with the outcomes of {@link exactLossTable} in order (value ascending, each
+ * value's probability), the same bits, until it returns false: what quantiles need, without
+ * the table. For up to {@link FEW_RUNS} support values (and n·max + 2 ≤ 2^20) the runs are merged
+ * as they are visited, so the outcomes after the last one wanted are never merged, and the mean
+ * (which quantiles do not read) is not summed; otherwise the table is built and walked.
+ *
+ * @throws {ModelError} as {@link exactLossDistribution}.
+ * @example visitExactLossOutcomes(CategoricalDistribution.fromCounts({ 1: 1, 2: 1 }), 2, (value, p) => (console.log(value, p), true)) // 1 0.5, then 4/3 0.5
+ */
+export function visitExactLossOutcomes(dist: CategoricalDistribution, n: number, visit: (value: number, probability: number) => boolean): void {
+  const { scaled } = reducedSupport(dist);
+  const keyBase = n * scaled[scaled.length - 1]! + 2;
+  if (keyBase > MERGE_KEY_LIMIT || scaled.length > FEW_RUNS) {
+    const table = exactLossTable(dist, n);
+    for (let i = 0; i < table.count; i++) if (!visit(table.values[i]!, table.probabilities[i]!)) return;
+    return;
+  }
+  const { values, probabilities, runEnds, cells } = collectedCells(dist, n, scaled, false);
+  // mergedFewRuns, handing each group to `visit` once its last equal value is added.
+  const runs = runEnds.length;
+  const heads = [0, 0, 0, 0];
+  const ends = [0, 0, 0, 0];
+  for (let r = 0; r < runs; r++) {
+    heads[r] = r === 0 ? 0 : runEnds[r - 1]!;
+    ends[r] = runEnds[r]!;
+  }
+  let open = false;
+  let groupValue = 0;
+  let probability = 0;
+  for (let taken = 0; taken < cells; taken++) {
+    let best = -1;
+    let bestValue = 0;
+    for (let r = 0; r < runs; r++) {
+      if (heads[r]! < ends[r]!) {
+        const value = values[heads[r]!]!;
+        if (best < 0 || value < bestValue) {
+          best = r;
+          bestValue = value;
+        }
+      }
+    }
+    const cell = heads[best]!;
+    heads[best] = cell + 1;
+    if (open && bestValue === groupValue) {
+      probability += probabilities[cell]!;
+      continue;
+    }
+    if (open && !visit(groupValue, probability)) return;
+    open = true;
+    groupValue = bestValue;
+    probability = 0;
+    probability += probabilities[cell]!;
+  }
+  if (open) visit(groupValue, probability);
+}
+
+/** Up to this many runs (support values) {@link mergedOutcomes} merges them in one pass ({@link mergedFewRuns}). */
+const FEW_RUNS = 4;
+
+/**
+ * The outcomes of {@link mergedOutcomes} from at most {@link FEW_RUNS} sorted runs of cells
+ * (run r ends at runEnds[r]) in one pass: each step takes the smallest head value, the
+ * lowest run among equal ones, which is the order of the stable bottom-up merge (by value, then
+ * by cell index: cells within a run have distinct, rising values), and adds equal values'
+ * probabilities in that order from 0, as the grouping after the merge does. Same bits, without
+ * the index arrays and the passes.
+ */
+function mergedFewRuns(
+  values: Float64Array,
+  probabilities: Float64Array,
+  tops: Int32Array,
+  sums: Int32Array,
+  runEnds: readonly number[],
+  cells: number,
+  fractions: boolean,
+  mean: number,
+): ExactLossTable & { readonly tops: Int32Array; readonly sums: Int32Array } {
+  const runs = runEnds.length;
+  const heads = [0, 0, 0, 0];
+  const ends = [0, 0, 0, 0];
+  for (let r = 0; r < runs; r++) {
+    heads[r] = r === 0 ? 0 : runEnds[r - 1]!;
+    ends[r] = runEnds[r]!;
+  }
+  const outValues = new Float64Array(cells);
+  const outProbabilities = new Float64Array(cells);
+  const outTops = new Int32Array(fractions ? cells : 0);
+  const outSums = new Int32Array(fractions ? cells : 0);
+  let count = 0;
+  let groupValue = 0;
+  let probability = 0;
+  for (let taken = 0; taken < cells; taken++) {
+    let best = -1;
+    let bestValue = 0;
+    for (let r = 0; r < runs; r++) {
+      if (heads[r]! < ends[r]!) {
+        const value = values[heads[r]!]!;
+        if (best < 0 || value < bestValue) {
+          best = r;
+          bestValue = value;
+        }
+      }
+    }
+    const cell = heads[best]!;
+    heads[best] = cell + 1;
+    if (count > 0 && bestValue === groupValue) {
+      probability += probabilities[cell]!;
+      continue;
+    }
+    if (count > 0) outProbabilities[count - 1] = probability;
+    groupValue = bestValue;
+    probability = 0;
+    probability += probabilities[cell]!;
+    outValues[count] = bestValue;
+    if (fractions) {
+      outTops[count] = tops[cell]!;
+      outSums[count] = sums[cell]!;
+    }
+    count += 1;
+  }
+  if (count > 0) outProbabilities[count - 1] = probability;
   return { count, values: outValues, probabilities: outProbabilities, tops: outTops, sums: outSums, mean };
 }
 

@@ -42,10 +42,19 @@ interface Integrand {
   readonly squarings: number;
   /** Scratch: e^(−g·t) for g = 1..15. */
   readonly gapFactors: Float64Array;
+  /**
+   * The largest gap below 16 that a running product multiplies by (gaps[j − 1] for j past a
+   * block start; 0 when there is none): gapFactors is filled up to it, the only entries read.
+   */
+  readonly gapLimit: number;
   /** Out-parameter of the last evaluation: A = φ(t) = Σ_{j<cut} f_j e^(−t v_j). */
   transform: number;
   /** Out-parameter of the last evaluation: the part of A on positive values, A − f(0). */
   positiveTransform: number;
+  /** Out-parameter of the last evaluation: A^n (powInteger(A, n), what the tail bound needs too). */
+  transformPower: number;
+  /** Out-parameter of the last evaluation: A^(n−1) (powInteger(A, n − 1), for the tail bound). */
+  transformPowerBelow: number;
 }
 
 /**
@@ -64,10 +73,14 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   const size = values.length;
   // e^(−t v) by exact exp every 32 values and by a running product of e^(−t·gap) in between;
   // re-anchoring bounds the drift to ~32 ulp.
-  const unitFactor = Math.exp(-t);
+  // e^(−t) is read by dense supports and by the gap factors only (0 stands in where it is not).
+  const unitFactor = integrand.dense || integrand.gapLimit > 0 ? Math.exp(-t) : 0;
   // Everything from index j on adds at most n·f_max·e^(−t(v_j−1))/(t·(1−e^(−t))) to J/A^(n−1),
   // while J/A^n ≥ (mass on positive values so far)/A; cut when the first is 1e-17 of the second.
-  const dropScale = (n * maxProbability * Math.exp(t) * 1e17) / (t * -Math.expm1(-t));
+  // Only blocks after the first compare against it (supports of more than 33 values), so it is
+  // computed when the second block is reached (the same expression: the same bits).
+  let dropScale = 0;
+  let dropScaleKnown = false;
   const zeroIsValue = values[0] === 0;
   // Index 0 alone (it may be the value 0, kept apart so that A − f(0) is a sum, not a difference).
   const first = probabilities[0]! * Math.exp(-t * values[0]!);
@@ -75,12 +88,18 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   const base = zeroIsValue ? 0 : first;
   // e^(−gap·t) for small gaps by repeated multiplication, larger gaps by exp.
   const gapFactors = integrand.gapFactors;
-  gapFactors[1] = unitFactor;
-  for (let g = 2; g < gapFactors.length; g++) gapFactors[g] = gapFactors[g - 1]! * unitFactor;
+  // Up to the largest small gap a running product uses: the entries above it are never read.
+  const gapLimit = integrand.gapLimit;
+  if (gapLimit > 0) gapFactors[1] = unitFactor;
+  for (let g = 2; g <= gapLimit; g++) gapFactors[g] = gapFactors[g - 1]! * unitFactor;
   let cut = size;
   let rest = 0; // Σ weights of indices ≥ 1 (all positive values)
   for (let start = 1; start < size; start += 32) {
     let factor = Math.exp(-t * values[start]!);
+    if (start > 1 && !dropScaleKnown) {
+      dropScale = (n * maxProbability * Math.exp(t) * 1e17) / (t * -Math.expm1(-t));
+      dropScaleKnown = true;
+    }
     if (factor === 0 || (start > 1 && factor * dropScale < rest + base)) {
       cut = start;
       break;
@@ -108,8 +127,9 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   const total = first + rest;
   integrand.transform = total;
   integrand.positiveTransform = rest + base;
+  transformPowers(integrand, total);
+  const totalPower = integrand.transformPower;
   if (!(total > 0)) return 0;
-  const totalPower = powInteger(total, n);
   if (totalPower === 0) return 0;
   const inverseTotal = 1 / total;
   const squarings = integrand.squarings; // n = 2^squarings, or −1
@@ -155,11 +175,34 @@ function evaluateIntegrand(integrand: Integrand, t: number): number {
   return totalPower * sum;
 }
 
+/**
+ * A^n and A^(n−1) into the integrand's out-parameters, each the very product powInteger(A, n)
+ * and powInteger(A, n − 1) form (the factors A^(2^i) of the set bits, ascending, from one chain
+ * of squarings that both share): the same bits as the two calls, with one chain. n ≥ 2.
+ */
+function transformPowers(integrand: Integrand, total: number): void {
+  let at = 1;
+  let below = 1;
+  let base = total;
+  let e = integrand.n;
+  let f = integrand.n - 1;
+  while (e > 0 || f > 0) {
+    if (e & 1) at *= base;
+    if (f & 1) below *= base;
+    e >>>= 1;
+    f >>>= 1;
+    if (e > 0 || f > 0) base *= base;
+  }
+  integrand.transformPower = at;
+  integrand.transformPowerBelow = below;
+}
+
 /** Trapezoid step in x = ln u; relative discretisation error ≈ (4π/√h)·e^(−π²/h) ≈ 1e-13. */
 const STEP = 0.3;
 /** Target of the head and tail truncations, relative to E[X]. */
 const TRUNCATION_TOLERANCE = 1e-15;
 
+/**
 /**
  * E[max], E[max·S] and E[max·S²] for S = W_1 + … + W_n, i.e. J(0), −J'(0)/s and J''(0)/s² for
  * the scale s of t. Exact sums in O(size) with g_m(c) = E[max(c, M_m)], M_m the maximum of m
@@ -175,17 +218,35 @@ const TRUNCATION_TOLERANCE = 1e-15;
  */
 export function maximumSumMoments(dist: SupportArrays, n: number): { maximum: number; first: number; second: number } {
   assertGroupSize(n);
-  const { values, probabilities } = dist;
-  const size = values.length;
-  // Descending pass: tails T_m(j) = Σ_{i ≥ j, i < K−1} gap_i·(1 − F_i^m) for m = n, n−1, n−2.
+  const size = dist.values.length;
   const cdf = new Float64Array(size);
+  cumulativeOf(dist.probabilities, cdf);
+  return momentsOf(dist, cdf, new Float64Array(size), new Float64Array(size), n);
+}
+
+/** F_j = min(1, f_0 + … + f_j) into `cdf` (the first `probabilities.length` cells). */
+function cumulativeOf(probabilities: ArrayLike<number>, cdf: Float64Array): void {
   let cumulative = 0;
-  for (let j = 0; j < size; j++) {
+  for (let j = 0; j < probabilities.length; j++) {
     cumulative += probabilities[j]!;
     cdf[j] = Math.min(1, cumulative);
   }
-  const withOthers = new Float64Array(size); // g_{n−1}(v_j)
-  const withTwoFewer = new Float64Array(size); // g_{n−2}(v_j) (g_0(c) = c)
+}
+
+/**
+ * {@link maximumSumMoments} from the distribution's cdf (which does not depend on n), with
+ * scratch arrays of the support's size for g_{n−1} and g_{n−2} (contents arbitrary).
+ */
+function momentsOf(
+  dist: SupportArrays,
+  cdf: Float64Array,
+  withOthers: Float64Array, // g_{n−1}(v_j)
+  withTwoFewer: Float64Array, // g_{n−2}(v_j) (g_0(c) = c)
+  n: number,
+): { maximum: number; first: number; second: number } {
+  const { values, probabilities } = dist;
+  const size = values.length;
+  // Descending pass: tails T_m(j) = Σ_{i ≥ j, i < K−1} gap_i·(1 − F_i^m) for m = n, n−1, n−2.
   let tailN = 0;
   let tailN1 = 0;
   let tailN2 = 0;
@@ -219,6 +280,125 @@ export function maximumSumMoments(dist: SupportArrays, n: number): { maximum: nu
 }
 
 /**
+ * What {@link fastExpectedLoss} computes of a distribution before it looks at n (its copy of the
+ * support, the gaps, the moments, the cdf and scratch arrays): prepared once by
+ * {@link prepareFastLoss}, it serves every n ({@link preparedExpectedLoss}) with the same bits as
+ * fastExpectedLoss of that distribution and n. Holds scratch arrays: one evaluation at a time.
+ */
+export interface FastLossPreparation extends SupportArrays {
+  readonly size: number;
+  readonly values: Float64Array;
+  readonly probabilities: Float64Array;
+  readonly gaps: Float64Array;
+  readonly dense: boolean;
+  /** The largest gap below 16 that the integrand's running products use (0 when there is none; see evaluateIntegrand). */
+  readonly gapLimit: number;
+  readonly maxProbability: number;
+  readonly mean: number;
+  readonly variance: number;
+  readonly thirdCentral: number;
+  readonly cdf: Float64Array;
+  /** Scratch of the integrand (f_j·e^(−t v_j)) and of the moments (g_{n−1}, g_{n−2}). */
+  readonly weights: Float64Array;
+  readonly withOthers: Float64Array;
+  readonly withTwoFewer: Float64Array;
+  readonly gapFactors: Float64Array;
+}
+
+/**
+ * Prepares `dist` for {@link preparedExpectedLoss} (docs/model.md §2b): copies its support,
+ * computes the gaps, mean, variance, third central moment and cdf, in the operations and order
+ * fastExpectedLoss uses, so every n gets the same bits as a fastExpectedLoss call. `reuse`, a
+ * preparation of a support of the same size that is no longer needed, lends its arrays (no
+ * allocation: the linearised standard error prepares one perturbed distribution after another).
+ * Cost O(|supp|).
+ *
+ * @example
+ * const prepared = prepareFastLoss(CategoricalDistribution.fromFamily({ family: 'geo', p: 0.05 }));
+ * preparedExpectedLoss(prepared, 32) === fastExpectedLoss(dist, 32).expectedLoss // true
+ */
+export function prepareFastLoss(dist: SupportArrays, reuse?: FastLossPreparation): FastLossPreparation {
+  const size = dist.values.length;
+  const lend = reuse !== undefined && reuse.size === size ? reuse : undefined;
+  // Plain loops: Float64Array.from and every() go through iterators/callbacks, measurably slower.
+  const values = lend?.values ?? new Float64Array(size);
+  const probabilities = lend?.probabilities ?? new Float64Array(size);
+  let maxProbability = 0;
+  let mean = 0;
+  for (let j = 0; j < size; j++) {
+    const v = dist.values[j]!;
+    const p = dist.probabilities[j]!;
+    values[j] = v;
+    probabilities[j] = p;
+    if (p > maxProbability) maxProbability = p;
+    mean += p * v;
+  }
+  const gaps = lend?.gaps ?? new Float64Array(Math.max(0, size - 1));
+  let dense = true;
+  let gapLimit = 0;
+  for (let j = 0; j < size - 1; j++) {
+    const gap = values[j + 1]! - values[j]!;
+    gaps[j] = gap;
+    if (gap !== 1) dense = false;
+    // gaps[j] is a factor of the running product unless j + 1 starts a block of 32 (1, 33, 65, …: an exact exp).
+    if (j % 32 !== 0 && gap < 16 && gap > gapLimit) gapLimit = gap;
+  }
+  let variance = 0;
+  let thirdCentral = 0;
+  for (let j = 0; j < size; j++) {
+    const deviation = values[j]! - mean;
+    const squared = deviation * deviation;
+    variance += probabilities[j]! * squared;
+    thirdCentral += probabilities[j]! * squared * deviation; // not **: Math.pow is slow
+  }
+  const cdf = lend?.cdf ?? new Float64Array(size);
+  cumulativeOf(probabilities, cdf); // the copy: the same numbers
+  return {
+    size,
+    values,
+    probabilities,
+    gaps,
+    dense,
+    gapLimit,
+    maxProbability,
+    mean,
+    variance,
+    thirdCentral,
+    cdf,
+    weights: lend?.weights ?? new Float64Array(size),
+    withOthers: lend?.withOthers ?? new Float64Array(size),
+    withTwoFewer: lend?.withTwoFewer ?? new Float64Array(size),
+    gapFactors: lend?.gapFactors ?? new Float64Array(16),
+  };
+}
+
+/** 6·(1 − e^(−4h))·1e-15 of the head limit, and the head series' denominators 1 − e^(−h), 1 − e^(−2h), 2·(1 − e^(−3h)): the very expressions, once. */
+const HEAD_BOUND_FACTOR = 6 * (1 - Math.exp(-4 * STEP)) * TRUNCATION_TOLERANCE;
+const HEAD_SERIES_1 = 1 - Math.exp(-STEP);
+const HEAD_SERIES_2 = 1 - Math.exp(-2 * STEP);
+const HEAD_SERIES_3 = 2 * (1 - Math.exp(-3 * STEP));
+
+/** log2(n) when n is a power of two, else −1. */
+function squaringsOf(n: number): number {
+  return (n & (n - 1)) === 0 ? Math.log2(n) : -1; // n is an integer 1..1024
+}
+
+/** u_k = e^(k·h) of the quadrature nodes for k in [−NODE_OFFSET, NODE_CACHE − NODE_OFFSET), computed once each (NaN: not yet). */
+const NODE_OFFSET = 1024;
+const NODE_CACHE = 4096;
+const nodePositions = new Float64Array(NODE_CACHE).fill(Number.NaN);
+
+/** e^(k·STEP), the very Math.exp value, remembered for the k every evaluation meets. */
+function nodePosition(k: number): number {
+  const at = k + NODE_OFFSET;
+  if (!(at >= 0 && at < NODE_CACHE)) return Math.exp(k * STEP); // also k not finite
+  let u = nodePositions[at]!;
+  if (Number.isNaN(u)) nodePositions[at] = u = Math.exp(k * STEP);
+  return u;
+}
+
+
+/**
  * E[X_W(n)] by the fast method of docs/model.md §2b:
  *
  *     E[X] = n ∫_0^∞ J(t) dt + f(0)^n,    J(t) = E[max·e^(−t·S)],  S = W_1 + … + W_n.
@@ -238,54 +418,49 @@ export function maximumSumMoments(dist: SupportArrays, n: number): { maximum: nu
  * - The integrand itself avoids cancellation (see evaluateIntegrand).
  * Accuracy: ~1e-13 relative (measured against the exact method on 200+ random distributions
  * and by brute force; fast-loss.test.ts). Cost O(nodes·|supp|) with about 40–80 nodes.
+ * For several n of one distribution, {@link prepareFastLoss} once and {@link preparedExpectedLoss}
+ * per n give the same bits for less.
  *
  * @throws {ModelError} WW_ERR_MODEL_GROUP_SIZE unless n is an integer 1..1024.
  * @example fastExpectedLoss(CategoricalDistribution.fromFamily({ family: 'geo', p: 0.05 }), 32).expectedLoss
  */
 export function fastExpectedLoss(dist: SupportArrays, n: number): FastLossResult {
   assertGroupSize(n);
-  const size = dist.values.length;
-  if (size === 1 || n === 1) return { expectedLoss: 1, evaluations: 0, headLimit: 0 };
-  // Plain loops: Float64Array.from and every() go through iterators/callbacks, measurably slower.
-  const values = new Float64Array(size);
-  const probabilities = new Float64Array(size);
-  let maxProbability = 0;
-  let mean = 0;
-  for (let j = 0; j < size; j++) {
-    const v = dist.values[j]!;
-    const p = dist.probabilities[j]!;
-    values[j] = v;
-    probabilities[j] = p;
-    if (p > maxProbability) maxProbability = p;
-    mean += p * v;
-  }
-  const gaps = new Float64Array(size - 1);
-  let dense = true;
-  for (let j = 0; j < size - 1; j++) {
-    const gap = values[j + 1]! - values[j]!;
-    gaps[j] = gap;
-    if (gap !== 1) dense = false;
-  }
-  let variance = 0;
-  let thirdCentral = 0;
-  for (let j = 0; j < size; j++) {
-    const deviation = values[j]! - mean;
-    const squared = deviation * deviation;
-    variance += probabilities[j]! * squared;
-    thirdCentral += probabilities[j]! * squared * deviation; // not **: Math.pow is slow
-  }
+  if (dist.values.length === 1 || n === 1) return { expectedLoss: 1, evaluations: 0, headLimit: 0 };
+  return fastLossOf(prepareFastLoss(dist), n);
+}
+
+/**
+ * {@link fastExpectedLoss} of the prepared distribution (see {@link prepareFastLoss}) and n: the
+ * same bits, without the per-call copies, moments and arrays. Cost O(nodes·|supp|).
+ *
+ * @throws {ModelError} WW_ERR_MODEL_GROUP_SIZE unless n is an integer 1..1024.
+ * @example preparedExpectedLoss(prepareFastLoss(dist), 16) // fastExpectedLoss(dist, 16).expectedLoss
+ */
+export function preparedExpectedLoss(prepared: FastLossPreparation, n: number): number {
+  assertGroupSize(n);
+  if (prepared.size === 1 || n === 1) return 1;
+  return fastLossOf(prepared, n).expectedLoss;
+}
+
+/** The quadrature of {@link fastExpectedLoss} on a prepared support of at least two values, n ≥ 2. */
+function fastLossOf(prepared: FastLossPreparation, n: number): FastLossResult {
+  const { size, values, probabilities, mean, variance, thirdCentral } = prepared;
   const integrand: Integrand = {
     values,
     probabilities,
-    gaps,
-    weights: new Float64Array(size),
+    gaps: prepared.gaps,
+    weights: prepared.weights,
     n,
-    maxProbability,
-    dense,
-    squarings: Number.isInteger(Math.log2(n)) ? Math.log2(n) : -1,
-    gapFactors: new Float64Array(16),
+    maxProbability: prepared.maxProbability,
+    dense: prepared.dense,
+    squarings: squaringsOf(n),
+    gapFactors: prepared.gapFactors,
+    gapLimit: prepared.gapLimit,
     transform: 0,
     positiveTransform: 0,
+    transformPower: 0,
+    transformPowerBelow: 0,
   };
   const scale = 1 / (n * mean); // t = u·scale
   const zeroMass = values[0] === 0 ? probabilities[0]! : 0;
@@ -294,7 +469,7 @@ export function fastExpectedLoss(dist: SupportArrays, n: number): FastLossResult
   const largest = values[size - 1]!;
   // Head: J(u) = J(0) + J'(0)·u + J''(0)·u²/2 + R with |R| ≤ J'''(0)·u³/6 (J is completely
   // monotone), J'''(0) = E[max·S³]·s³ ≤ v_max·E[S³]·s³, E[S³] from the cumulants of S.
-  const moments = maximumSumMoments(dist, n);
+  const moments = momentsOf(prepared, prepared.cdf, prepared.withOthers, prepared.withTwoFewer, n);
   const atZero = moments.maximum; // J(0)
   const slopeAtZero = -moments.first * scale; // J'(0)
   const curvatureAtZero = moments.second * scale * scale; // J''(0)
@@ -303,25 +478,22 @@ export function fastExpectedLoss(dist: SupportArrays, n: number): FastLossResult
   const thirdDerivativeBound = largest * Math.max(0, sumThirdMoment) * scale ** 3;
   // Σ_{k<first} h·u_k·|R(u_k)| ≤ J'''·h·u_H⁴/(6·(1 − e^(−4h))) must stay below 1e-15·E[W]
   // (an error of 1e-15 in E[X]).
-  const headLimit = Math.sqrt(Math.sqrt((6 * (1 - Math.exp(-4 * STEP)) * TRUNCATION_TOLERANCE * mean) / (STEP * thirdDerivativeBound)));
+  const headLimit = Math.sqrt(Math.sqrt((HEAD_BOUND_FACTOR * mean) / (STEP * thirdDerivativeBound)));
   const firstIndex = Math.ceil(Math.log(headLimit) / STEP); // nodes k·h with k < firstIndex use the head
-  const headU = Math.exp((firstIndex - 1) * STEP);
+  const headU = nodePosition(firstIndex - 1);
   // Σ_{k<firstIndex} h·u_k·(J(0) + J'(0)·u_k + J''(0)·u_k²/2): geometric series from u = headU down.
   let integral =
     STEP *
-    ((atZero * headU) / (1 - Math.exp(-STEP)) +
-      (slopeAtZero * headU ** 2) / (1 - Math.exp(-2 * STEP)) +
-      (curvatureAtZero * headU ** 3) / (2 * (1 - Math.exp(-3 * STEP))));
+    ((atZero * headU) / HEAD_SERIES_1 + (slopeAtZero * headU ** 2) / HEAD_SERIES_2 + (curvatureAtZero * headU ** 3) / HEAD_SERIES_3);
   let evaluations = 0;
   const tailBoundFactor = largest / smallestPositive / scale; // converts the t-integral bound to u
   for (let k = firstIndex; k < firstIndex + 2000; k++) {
-    const u = Math.exp(k * STEP);
+    const u = nodePosition(k);
     const value = evaluateIntegrand(integrand, u * scale);
     evaluations++;
     integral += STEP * u * value;
-    const a = integrand.transform;
-    let bound = n * powInteger(a, n - 1) * integrand.positiveTransform;
-    if (zeroMass === 0) bound = Math.min(bound, powInteger(a, n) / n);
+    let bound = n * integrand.transformPowerBelow * integrand.positiveTransform; // A^(n−1) as powInteger gives it
+    if (zeroMass === 0) bound = Math.min(bound, integrand.transformPower / n); // A^n as the evaluation computed it
     if (bound * tailBoundFactor <= TRUNCATION_TOLERANCE * mean) break;
   }
   return { expectedLoss: integral / mean + allZeroTerm, evaluations, headLimit: headU };

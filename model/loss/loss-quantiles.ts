@@ -4,7 +4,7 @@
 import type { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 import { createCategoricalSampler } from '../distributions/categorical-sampler.ts';
 import { ModelError } from '../errors.ts';
-import { exactCost, exactLossTable, type ExactLossTable } from './exact-loss.ts';
+import { exactCost, visitExactLossOutcomes } from './exact-loss.ts';
 import { assertGroupSize } from './group-size.ts';
 import { createSeededRandom, type RandomSource } from '../distributions/random.ts';
 
@@ -31,16 +31,28 @@ function checkProbabilities(probabilities: readonly number[]): void {
 }
 
 /**
- * Lower quantile min { x : P(X ≤ x) ≥ p } from outcomes sorted by value; a slack of 1e-12 on the
- * running sum keeps rounding from skipping an outcome whose cumulative probability is exactly p.
+ * Lower quantiles min { x : P(X ≤ x) ≥ p } of every p from the exact outcomes, visited in value
+ * order (visitExactLossOutcomes) until the last p is met: the running sum never falls
+ * (probabilities are ≥ 0), so the thresholds p − 1e-12 are met in ascending order and each p
+ * gets the outcome at which a pass of its own over the whole table would stop. A slack of 1e-12
+ * on the running sum keeps rounding from skipping an outcome whose cumulative probability is
+ * exactly p. A p the sum never reaches gets the largest outcome.
  */
-function quantileOfOutcomes(outcomes: ExactLossTable, p: number): number {
+function exactQuantiles(dist: CategoricalDistribution, n: number, probabilities: readonly number[]): number[] {
+  const thresholds = probabilities.map((p) => p - 1e-12);
+  const order = thresholds.map((_, q) => q).sort((x, y) => thresholds[x]! - thresholds[y]!);
+  const found: (number | undefined)[] = probabilities.map(() => undefined);
+  let next = 0; // order[next]: the smallest threshold not met yet
   let sum = 0;
-  for (let i = 0; i < outcomes.count; i++) {
-    sum += outcomes.probabilities[i]!;
-    if (sum >= p - 1e-12) return outcomes.values[i]!;
-  }
-  return outcomes.values[outcomes.count - 1]!;
+  let largest: number | undefined;
+  visitExactLossOutcomes(dist, n, (value, probability) => {
+    largest = value;
+    sum += probability;
+    while (next < order.length && sum >= thresholds[order[next]!]!) found[order[next++]!] = value;
+    return next < order.length;
+  });
+  // Unmet thresholds (the sum stayed below them): the largest outcome, every outcome visited.
+  return found.map((value) => (value === undefined ? largest! : value));
 }
 
 /**
@@ -67,8 +79,8 @@ export function lossQuantiles(
   const useExact = choice === 'exact' || (choice === 'auto' && exactCost(dist, n).operations <= EXACT_QUANTILE_WORK_LIMIT);
   const quantiles: Record<string, number> = {};
   if (useExact) {
-    const outcomes = exactLossTable(dist, n); // exactLossDistribution's outcomes as arrays
-    for (const p of probabilities) quantiles[String(p)] = quantileOfOutcomes(outcomes, p);
+    const found = exactQuantiles(dist, n, probabilities); // exactLossDistribution's outcomes, in order
+    probabilities.forEach((p, q) => (quantiles[String(p)] = found[q]!));
     return { quantiles, method: 'exact' };
   }
   const samples = options.samples ?? Math.min(200_000, Math.ceil(6.4e6 / n));
