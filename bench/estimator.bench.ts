@@ -254,7 +254,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   });
   const children: Child[] = [];
   try {
-    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,throughput,scale,memory').split(',').map((p) => p.trim());
+    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,throughput,throughput2k,scale,memory').split(',').map((p) => p.trim());
     // 1. Latency, frame produced → window point in InfluxDB, at `streams` × 10 launch summaries/s
     // offered with 1 s windows; the windows of the first `polledStreams` streams (bench0 …) are
     // the sample (every window of each), so the InfluxQL polls stay small at any rate.
@@ -424,11 +424,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
 
     // 2. Throughput: a backlog of launch summaries (and, with samplesEvery > 0, one GroupSamples
     // frame per samplesEvery launch summaries) consumed by one instance.
-    const throughput = async (suffix: string, frames: number, windowMillis: number, samplesEvery = 0): Promise<void> => {
+    const throughput = async (suffix: string, frames: number, windowMillis: number, samplesEvery = 0, streams = 100): Promise<void> => {
       const id = `${runId}${suffix}`;
       await influx(influxUrl, id, `CREATE DATABASE "${id}"`);
       await admin.createTopics({ topics: [{ topic: `${id}.frames`, numPartitions: 6 }], waitForLeaders: true });
-      const streams = 100;
       const throughputTemplates = templates(streams, 3);
       const throughputSamples = samplesEvery > 0 ? samplesTemplates(throughputTemplates, 4, 6) : [];
       // Sends of at most 1,000 messages and ~1 MB (GroupSamples frames are ~25 KB; the broker
@@ -480,7 +479,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const summariesCounted = (counted * frames) / totalFrames;
       const samplesCounted = (counted * samplesFramesProduced) / totalFrames;
       const h = await health(port);
-      const prefix = samplesEvery > 0 ? `throughputSamples${windowMillis === 10_000 ? '' : `${windowMillis}ms`}` : windowMillis === 10_000 ? 'throughput' : `throughput${windowMillis}ms`;
+      const prefix =
+        (samplesEvery > 0 ? `throughputSamples${windowMillis === 10_000 ? '' : `${windowMillis}ms`}` : windowMillis === 10_000 ? 'throughput' : `throughput${windowMillis}ms`) +
+        (streams === 100 ? '' : `${streams}streams`);
       metrics[`${prefix}.launchSummariesPerSecond`] = summariesCounted / seconds;
       metrics[`${prefix}.groupsPerSecond`] = (summariesCounted * GROUPS_PER_LAUNCH) / seconds;
       if (samplesEvery > 0) {
@@ -500,7 +501,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           ? `, ${(samplesCounted / seconds).toFixed(0)} GroupSamples frames/s = ${((samplesCounted * SAMPLED_GROUPS_PER_FRAME) / seconds).toFixed(0)} sampled groups/s`
           : ' (no GroupSamples frames; see the mixed backlog for sampled groups/s)';
       notes.push(
-        `throughput (${windowMillis / 1000} s windows${samplesEvery > 0 ? ', with GroupSamples' : ''}): ${backlog} (100 streams, event time 100 ms apart per stream → ${h.counters.windowsClosed} window closes during the run); ` +
+        `throughput (${windowMillis / 1000} s windows${samplesEvery > 0 ? ', with GroupSamples' : ''}${streams === 100 ? '' : `, ${streams} streams`}): ${backlog} (${streams} streams, event time 100 ms apart per stream → ${h.counters.windowsClosed} window closes during the run); ` +
           `${counted} frames consumed between 10 % and 90 % of the backlog in ${seconds.toFixed(2)} s = ${(summariesCounted / seconds).toFixed(0)} launch summaries/s, ${((summariesCounted * GROUPS_PER_LAUNCH) / seconds).toFixed(0)} groups/s summarised${sampled}, ~${(metrics[`${prefix}.windowClosesPerSecond`] ?? 0).toFixed(0)} window closes/s; estimator process CPU ${(metrics[`${prefix}.cpuMicrosPerFrame`] ?? 0).toFixed(1)} µs per frame (/proc, same marks)`,
       );
       await stopChild(child);
@@ -510,6 +511,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       await throughput('thw', ctx.quick ? 10_000 : 30_000, 1_000);
       await throughput('ths', ctx.quick ? 4_000 : 12_000, 10_000, SUMMARIES_PER_SAMPLES_FRAME);
     }
+    // The latency20k shape as a backlog: 2,000 streams with 1 s windows, each stream's histograms its
+    // own (the window model cache of 4,096 bases misses), so CPU per frame is measured, not the
+    // share of a machine the latency case's estimator got while it fell behind.
+    if (parts.includes('throughput2k')) await throughput('thk', ctx.quick ? 20_000 : 120_000, 1_000, 0, 2_000);
 
     // 4. Scale-out and the consumer's own ceiling, on one backlog (the same records, in the same
     // partitions, in every topic of this part; 10 s windows): `instances` estimators in one group
@@ -707,7 +712,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     await Promise.all(children.map((child) => stopChild(child)));
     await producer.disconnect();
     await admin.disconnect();
-    for (const suffix of ['lat', 'l10', 'l20', 'thr', 'thw', 'ths', 'sc1', 'sc3', 'mem', 'mch']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
+    for (const suffix of ['lat', 'l10', 'l20', 'thr', 'thw', 'ths', 'thk', 'sc1', 'sc3', 'mem', 'mch']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
     await lease.release();
   }
   for (const note of notes) ctx.log(`  note: ${note}`);
