@@ -19,7 +19,7 @@
  * `WARPWATCH_QUANTILE_SAMPLES=100`: the random shape's windows are dominated by what is seeded
  * per window (bootstrap, Monte Carlo quantiles), whose noise swamps a miss less a hit.
  */
-import { pathToFileURL, fileURLToPath } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { createSeededRandom, type RandomSource } from '../model/index.ts';
 import type * as WindowResultModule from '../estimator/engine/window-result.ts';
 import type * as StreamStateModule from '../estimator/engine/stream-state.ts';
@@ -28,6 +28,7 @@ import type * as EstimatorModule from '../estimator/index.ts';
 import type * as ModelModule from '../model/index.ts';
 import type { StreamIdentity } from '../contracts/index.ts';
 import { GROUP_SIZE } from './estimator-frames.ts';
+import { argument, cpuMicros, importFromTree, median } from './driver-support.ts';
 
 interface Tree {
   readonly windowResult: typeof WindowResultModule;
@@ -37,18 +38,13 @@ interface Tree {
 }
 
 async function loadTree(root: string): Promise<Tree> {
-  const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(`${root}/${path}`).href)) as T;
+  const load = async <T>(path: string): Promise<T> => importFromTree<T>(root, path);
   return {
     windowResult: await load('estimator/engine/window-result.ts'),
     streamState: await load('estimator/engine/stream-state.ts'),
     histogram: await load('estimator/engine/count-histogram.ts'),
     estimator: await load('estimator/index.ts'),
   };
-}
-
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(name);
-  return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1]! : fallback;
 }
 
 /** Histogram entries (value → weight) of one window, drawn per `shape`. */
@@ -93,18 +89,6 @@ function windowsOf(tree: Tree, all: readonly Map<number, number>[]): { identity:
 function settings(): Record<string, string> {
   const text = argument('--env', '');
   return Object.fromEntries(text === '' ? [] : text.split(',').map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
-}
-
-function cpuMicros(fn: () => void): number {
-  const before = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(before);
-  return used.user + used.system;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 async function compare(): Promise<void> {
@@ -175,7 +159,7 @@ async function compare(): Promise<void> {
 
 async function phases(): Promise<void> {
   const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
-  const model = (await import(pathToFileURL(`${root}/model/index.ts`).href)) as typeof ModelModule;
+  const model = await importFromTree<typeof ModelModule>(root, 'model/index.ts');
   const tree = await loadTree(root);
   const count = Number(argument('--windows', '400'));
   const shape = argument('--shape', 'random');

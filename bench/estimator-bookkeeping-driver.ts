@@ -16,7 +16,7 @@
  * identities); distribution records from the same engine with every 4th launch of odd streams
  * also a GroupSamples frame.
  */
-import { pathToFileURL, fileURLToPath } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type * as EstimatorModule from '../estimator/index.ts';
 import type * as TelemetryModule from '../estimator/adapters/estimator-telemetry.ts';
 import type * as CodecModule from '../estimator/engine/checkpoint-codec.ts';
@@ -28,6 +28,7 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { frameAt, samplesFrameAt, samplesTemplates, templates } from './estimator-frames.ts';
+import { argument, cpuMicros, importFromTree, median } from './driver-support.ts';
 
 interface Tree {
   readonly estimator: typeof EstimatorModule;
@@ -37,25 +38,13 @@ interface Tree {
 }
 
 async function loadTree(root: string): Promise<Tree> {
-  const load = async <T>(path: string): Promise<T> => (await import(pathToFileURL(`${root}/${path}`).href)) as T;
+  const load = async <T>(path: string): Promise<T> => importFromTree<T>(root, path);
   return {
     estimator: await load('estimator/index.ts'),
     telemetry: await load('estimator/adapters/estimator-telemetry.ts'),
     codec: await load('estimator/engine/checkpoint-codec.ts'),
     contracts: await load('contracts/index.ts'),
   };
-}
-
-function cpuMicros(fn: () => void): number {
-  const before = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(before);
-  return used.user + used.system;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 const START_MILLIS = 1_700_000_000_000;
@@ -182,11 +171,6 @@ function frameSpan(tree: Tree, telemetry: TelemetryModule.EstimatorTelemetry): (
       span.end();
     }
   };
-}
-
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(name);
-  return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1]! : fallback;
 }
 
 async function main(): Promise<void> {

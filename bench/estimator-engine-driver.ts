@@ -20,10 +20,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { decodeFrame } from '../protocol/index.ts';
 import type * as EstimatorModule from '../estimator/index.ts';
 import { frameAt, samplesFrameAt, samplesTemplates, SUMMARIES_PER_SAMPLES_FRAME, templates } from './estimator-frames.ts';
+import { argument, cpuMicros, importFromTree, median } from './driver-support.ts';
 
 type Estimator = typeof EstimatorModule;
 
@@ -103,18 +104,6 @@ function runEngine(estimator: Estimator, load: Workload, extra: Record<string, s
   return windows;
 }
 
-function cpuMicros(fn: () => void): number {
-  const before = process.cpuUsage();
-  fn();
-  const used = process.cpuUsage(before);
-  return used.user + used.system;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
 /**
  * The engine options of the service for `config`: the config with the service's fitter and
  * clock; a baseline checkout from before the config slices were the engine's options maps them
@@ -127,12 +116,7 @@ function engineOptionsOf(estimator: Estimator, config: ReturnType<Estimator['loa
 }
 
 async function loadEstimator(root: string): Promise<Estimator> {
-  return (await import(pathToFileURL(`${root}/estimator/index.ts`).href)) as Estimator;
-}
-
-function argument(name: string, fallback: string): string {
-  const at = process.argv.indexOf(name);
-  return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1]! : fallback;
+  return importFromTree<Estimator>(root, 'estimator/index.ts');
 }
 
 async function throughput(): Promise<void> {
