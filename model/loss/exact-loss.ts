@@ -444,6 +444,28 @@ function mergedOutcomes(
 }
 
 /**
+ * The run (of at most four, sorted ascending, each `heads[r]` up to `ends[r]`) whose next cell
+ * holds the smallest value, the lowest run among equal values; -1 when every run is used up.
+ * Shared by {@link visitExactLossOutcomes} and mergedFewRuns.
+ *
+ * @example smallestHeadRun(Float64Array.of(1, 3, 2), [0, 2], [2, 3], 2) // 0 (value 1)
+ */
+function smallestHeadRun(values: Float64Array, heads: readonly number[], ends: readonly number[], runs: number): number {
+  let best = -1;
+  let bestValue = 0;
+  for (let r = 0; r < runs; r++) {
+    if (heads[r]! < ends[r]!) {
+      const value = values[heads[r]!]!;
+      if (best < 0 || value < bestValue) {
+        best = r;
+        bestValue = value;
+      }
+    }
+  }
+  return best;
+}
+
+/**
  * Calls `visit` with the outcomes of {@link exactLossTable} in order (value ascending, each
  * value's probability), the same bits, until it returns false: what quantiles need, without
  * the table. For up to {@link FEW_RUNS} support values (and n·max + 2 ≤ 2^20) the runs are merged
@@ -474,18 +496,9 @@ export function visitExactLossOutcomes(dist: CategoricalDistribution, n: number,
   let groupValue = 0;
   let probability = 0;
   for (let taken = 0; taken < cells; taken++) {
-    let best = -1;
-    let bestValue = 0;
-    for (let r = 0; r < runs; r++) {
-      if (heads[r]! < ends[r]!) {
-        const value = values[heads[r]!]!;
-        if (best < 0 || value < bestValue) {
-          best = r;
-          bestValue = value;
-        }
-      }
-    }
+    const best = smallestHeadRun(values, heads, ends, runs);
     const cell = heads[best]!;
+    const bestValue = values[cell]!;
     heads[best] = cell + 1;
     if (open && bestValue === groupValue) {
       probability += probabilities[cell]!;
@@ -536,18 +549,9 @@ function mergedFewRuns(
   let groupValue = 0;
   let probability = 0;
   for (let taken = 0; taken < cells; taken++) {
-    let best = -1;
-    let bestValue = 0;
-    for (let r = 0; r < runs; r++) {
-      if (heads[r]! < ends[r]!) {
-        const value = values[heads[r]!]!;
-        if (best < 0 || value < bestValue) {
-          best = r;
-          bestValue = value;
-        }
-      }
-    }
+    const best = smallestHeadRun(values, heads, ends, runs);
     const cell = heads[best]!;
+    const bestValue = values[cell]!;
     heads[best] = cell + 1;
     if (count > 0 && bestValue === groupValue) {
       probability += probabilities[cell]!;
