@@ -134,6 +134,18 @@ export function idleCloseAllowed(
 }
 
 /**
+ * The partitions a consumer must drop on joining the group (docs/estimator.md, Scale-out): those
+ * it held that the new assignment does not list, or, when it joined as a new member
+ * (`rejoined`), every partition it held — another member may have served them in between.
+ *
+ * @example partitionsToRelease(new Set([0, 1, 2]), [0, 1], false) // [2]
+ * @example partitionsToRelease(new Set([0, 1, 2]), [0, 1], true) // [0, 1, 2]
+ */
+export function partitionsToRelease(held: Iterable<number>, assignment: readonly number[], rejoined: boolean): number[] {
+  return [...held].filter((partition) => rejoined || !assignment.includes(partition));
+}
+
+/**
  * Each server outage is said once: the first failure, with what to try when nothing
  * answers (service/server-hint.ts), then one line when it ends; the retries between are quiet.
  */
@@ -514,25 +526,34 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
 
 /**
  * The frames consumer's handlers: assignment (revoked partitions released, new ones restored
- * at once), batches ({@link processBatch}; one ends a Kafka outage) and crashes (logged; one where
- * the broker does not answer is part of the Kafka outage, said once).
+ * at once; all of them when this consumer joined as a new member), batches ({@link processBatch};
+ * one ends a Kafka outage) and crashes (every partition released; logged, and one where the
+ * broker does not answer is part of the Kafka outage, said once).
  */
 function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, checkpointer: Checkpointer): FramesHandlers {
   const { config, state, engine, log, outages } = parts;
   const reportFuture = createFutureFrameReporter(config, log);
+  /** Forgets a partition this member no longer holds: its state lives on in the checkpoint topic. */
+  const release = (partition: number): void => {
+    state.assigned.delete(partition);
+    restorer.revoke(partition);
+    state.restored.delete(partition);
+    checkpointer.forget(partition);
+    state.lag.delete(partition);
+    state.lagMeasuredAt.delete(partition);
+    state.reachableSince.delete(partition);
+    engine.releasePartition(partition);
+  };
   return {
-    onAssignment(partitions) {
-      for (const partition of [...state.assigned]) {
-        if (!partitions.includes(partition)) {
-          state.assigned.delete(partition);
-          restorer.revoke(partition);
-          state.restored.delete(partition);
-          checkpointer.forget(partition);
-          state.lag.delete(partition);
-          state.lagMeasuredAt.delete(partition);
-          state.reachableSince.delete(partition);
-          engine.releasePartition(partition);
-        }
+    onAssignment(partitions, membership) {
+      // A new member holds nothing from before: between the old membership and this one other
+      // members may have served these partitions and committed past this process's state of
+      // them, so every partition is restored again from the checkpoints (and consumed again
+      // from the committed offsets), kept or not.
+      const held = partitionsToRelease(state.assigned, partitions, membership.rejoined);
+      for (const partition of held) release(partition);
+      if (membership.rejoined && partitions.some((partition) => held.includes(partition))) {
+        log(`joined the group again as a new member: partitions restored again from the checkpoint topic (others may have served them meanwhile)`);
       }
       for (const partition of partitions) state.assigned.add(partition);
       log(`assigned partitions [${[...state.assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic}`);
@@ -548,6 +569,9 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
       return processBatch(parts, restorer, reportFuture, batch);
     },
     onCrash(error, restart) {
+      // kafkajs has left the group: its partitions may be served by other members from now on,
+      // so this process holds none of them until it joins again (then restored afresh).
+      for (const partition of [...state.assigned]) release(partition);
       // A broker that went away is one outage (said once), not a line per crash and restart.
       if (restart && isUnreachableError(error)) outages.kafkaUnreachable(`consumer: ${error.message}`);
       else log(`consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
@@ -570,7 +594,13 @@ async function processBatch(
   batch: Parameters<FramesHandlers['onBatch']>[0],
 ): Promise<void> {
   const { config, state, engine, telemetry } = parts;
-  if (!state.assigned.has(batch.partition)) state.assigned.add(batch.partition);
+  if (!state.assigned.has(batch.partition)) {
+    if (batch.isStale()) return; // revoked in a rebalance: the batch is kafkajs' to drop
+    // A batch of a membership that ended (a crash released every partition): restoring here
+    // would drop the frames between the committed offset and this batch. Failing makes kafkajs
+    // start again from the committed offsets, after a join that assigns and restores.
+    throw new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `a batch of partition ${batch.partition} of ${config.kafka.framesTopic}, which this member does not hold; consuming again from the committed offset`, { retriable: true });
+  }
   if (!state.restored.has(batch.partition)) await restorer.ensureRestored(batch.partition);
   if (!state.restored.has(batch.partition)) {
     if (!state.assigned.has(batch.partition) || batch.isStale()) return; // revoked while restoring

@@ -26,8 +26,14 @@ export interface ConsumedMessage {
 
 /** What the consumer loop calls. */
 export interface FramesHandlers {
-  /** The group assigned these partitions of the frames topic (after every rebalance). */
-  onAssignment(partitions: readonly number[]): void;
+  /**
+   * The group assigned these partitions of the frames topic (after every rebalance).
+   * `rejoined` is true when this consumer joined as a new member (its member id changed: after a
+   * crash kafkajs leaves the group and joins again, and a member the coordinator expired gets a
+   * new id): meanwhile other members may have held any of these partitions and committed past
+   * what this process holds, so its state of them is stale (docs/estimator.md, Scale-out).
+   */
+  onAssignment(partitions: readonly number[], membership: { readonly memberId: string; readonly rejoined: boolean }): void;
   /** A batch of one partition, in offset order. */
   onBatch(batch: {
     partition: number;
@@ -36,7 +42,10 @@ export interface FramesHandlers {
     heartbeat: () => Promise<void>;
     isStale: () => boolean;
   }): Promise<void>;
-  /** The consumer crashed (kafkajs restarts it when `restart` is true). */
+  /**
+   * The consumer crashed: kafkajs has left the group (its partitions may go to other members at
+   * once) and restarts it, as a new member, when `restart` is true.
+   */
   onCrash(error: Error, restart: boolean): void;
 }
 
@@ -428,8 +437,12 @@ async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin
 
 /** Joins the group with `consumer` and hands assignments, batches (messages decoded to {@link ConsumedMessage}) and crashes to `handlers`; commits are the caller's. */
 async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOptions, handlers: FramesHandlers): Promise<void> {
+  // The member id of the last join: a different one means this consumer is a new member.
+  let memberId: string | undefined;
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
-    handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? []);
+    const rejoined = memberId !== undefined && memberId !== event.payload.memberId;
+    memberId = event.payload.memberId;
+    handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? [], { memberId, rejoined });
   });
   consumer.on(consumer.events.CRASH, (event) => {
     handlers.onCrash(event.payload.error, event.payload.restart);

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { partitionsToRelease } from './estimator-service.ts';
+
+describe('partitions dropped on joining the group (docs/estimator.md, Scale-out)', () => {
+  it('drops only the revoked partitions when the member stays the same', () => {
+    expect(partitionsToRelease(new Set([0, 1, 2]), [0, 1, 5], false)).toEqual([2]);
+    expect(partitionsToRelease(new Set([3, 4]), [3, 4], false)).toEqual([]);
+  });
+
+  it('drops every partition it held when it joined as a new member, the kept ones too', () => {
+    // The outage case: the old owner crashed, another member served 0..2 and committed past the
+    // old owner's state, then 0..2 came back: the old state must not be used again.
+    expect(partitionsToRelease(new Set([0, 1, 2]), [0, 1, 2], true)).toEqual([0, 1, 2]);
+    expect(partitionsToRelease(new Set([0, 1, 2]), [1], true)).toEqual([0, 1, 2]);
+  });
+
+  it('has nothing to drop when nothing was held', () => {
+    expect(partitionsToRelease(new Set(), [0, 1], true)).toEqual([]);
+  });
+});
