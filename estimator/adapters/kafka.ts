@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
@@ -380,14 +381,19 @@ async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions
 }
 
 /**
- * Tails the compacted checkpoint topic from its beginning with a consumer of its own (group
- * `<group>.checkpoint-mirror.<instance>`, no commits), keeping the latest value per key.
+ * Tails the compacted checkpoint topic from its beginning with a consumer of its own, keeping
+ * the latest value per key. Its group is this process's alone
+ * (`<group>.checkpoint-mirror.<instance>.<8 random hex digits>`, no commits, so the broker drops
+ * it when the process leaves): two processes started with the same instance name, or one
+ * restarted after a SIGKILL while the dead one's member has not yet expired, would otherwise
+ * share a group, and the one-partition topic would go to only one of them — the other could
+ * not restore any partition until that member's session timed out.
  */
 async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin>, options: EstimatorKafkaOptions): Promise<CheckpointMirror> {
   const values = new Map<string, string>();
   let position = -1n;
   const mirrorConsumer = kafka.consumer({
-    groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}`,
+    groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}.${randomBytes(4).toString('hex')}`,
     sessionTimeout: options.sessionTimeoutMillis,
     heartbeatInterval: options.heartbeatIntervalMillis,
   });

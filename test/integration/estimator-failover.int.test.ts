@@ -8,10 +8,12 @@ import { encodeFrame } from '../../protocol/index.ts';
 import {
   connectedProducer,
   createDatabase,
+  createFramesTopic,
   createTopic,
   defaultsEnv,
   dropDatabase,
   estimatorEnv,
+  healthOf,
   influxQuery,
   spawnEstimator,
   stopChild,
@@ -68,6 +70,45 @@ describe('warpwatch estimate on real servers: failover, future-dated frames, cor
     await producer.send({ topic: `${id}.frames`, acks: -1, messages: launches.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
     await producer.disconnect();
     await waitUntil(async () => (await windowsPerStream(database)).size === 6, 60_000, 'windows of all 6 streams');
+  }, 180_000);
+
+  it('restores every partition when three instances run under one name (each checkpoint mirror has a group of its own)', async () => {
+    const id = uniqueId('wwtwins');
+    const database = `${id}db`;
+    databases.push(database);
+    await createDatabase(database);
+    await createFramesTopic(`${id}.frames`, 3);
+    const env = estimatorEnv(id, database, `${id}-g`);
+    // A checkpoint topic with records in it: one instance records every stream's windows and
+    // stops cleanly (a last checkpoint).
+    const first = start(env, 'first');
+    await first.waitForLog(/assigned partitions \[0, 1, 2\] of/, 60_000);
+    const launches = generateLaunches({ streams: 6, launchesPerStream: 10, launchIntervalMillis: 100, startMillis: Date.now() - 60_000, groups: 16, groupSize: 8, seed: 78 });
+    const producer = await connectedProducer();
+    await producer.send({ topic: `${id}.frames`, acks: -1, messages: launches.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
+    await producer.disconnect();
+    await waitUntil(async () => (await windowsPerStream(database)).size === 6, 60_000, 'windows of all 6 streams');
+    await stopChild(first, 'SIGTERM');
+
+    // Three instances, one name: each holds one partition and must restore it. With one mirror
+    // group per name, the one-partition checkpoint topic went to one of the three mirrors, and
+    // at least one of the two instances that joined later waited a minute for a mirror that
+    // never read anything.
+    const twins = [start(env, 'twin'), start(env, 'twin'), start(env, 'twin')];
+    await waitUntil(
+      async () => {
+        const health = await Promise.all(twins.map((twin) => healthOf(twin).catch(() => undefined)));
+        return health.every((h) => h?.status === 'ok' && h.partitions.length === 1);
+      },
+      40_000,
+      'the three instances named "twin" to hold one restored partition each',
+    ).catch(async (error: unknown) => {
+      const health = await Promise.all(twins.map((twin) => healthOf(twin).then((h) => `${h.status} ${JSON.stringify(h.partitions)}`, (e: unknown) => String(e))));
+      throw new Error(`${String(error)}: ${health.join('; ')}\n${twins.map((twin) => twin.log.join('\n')).join('\n')}`);
+    });
+    const held = (await Promise.all(twins.map((twin) => healthOf(twin)))).flatMap((h) => h.partitions).sort();
+    expect(held).toEqual([0, 1, 2]);
+    for (const twin of twins) expect(twin.log.join('\n')).not.toMatch(/restoring partition \d failed/);
   }, 180_000);
 
   it('keeps recording a stream after a frame dated a year ahead, and restores past a corrupt checkpoint record', async () => {
