@@ -5,8 +5,8 @@
 //   loss/           the imbalance model: exact and fast E[X_W(n)], one group's loss, quantiles, locality
 //   what-ifs/       design what-ifs: granularity, sorting, binning, run policies
 //   related/        related models: divergence cost and its fit, sampled groups, finishing time, transit
-//   numerics/       special functions, quantiles, least squares, quadrature
-//   testing/        test-only fixtures (brute force, random distributions)
+//   numerics/       special functions, quantiles, quadrature
+//   testing/        test-only fixtures (brute force, random distributions, a QR least-squares reference)
 export { ModelError } from './errors.ts';
 
 // --- distributions/ ---
