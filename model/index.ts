@@ -29,7 +29,7 @@ export { idleLaneShare } from './loss/idle-lane-share.ts';
 export { localityLoss } from './loss/locality-loss.ts';
 export { DEFAULT_QUANTILE_SEED, lossQuantiles } from './loss/loss-quantiles.ts';
 export { relativeError } from './loss/relative-error.ts';
-export { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss, type WorkloadLossPreparation } from './loss/sample-maximum.ts';
+export { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss } from './loss/sample-maximum.ts';
 
 // --- numerics/ ---
 export { normalQuantileTwoSided } from './numerics/normal-quantile.ts';
