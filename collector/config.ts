@@ -10,8 +10,6 @@ export type SpoolPolicy = (typeof COLLECTOR_FIELDS.spoolPolicy.values)[number];
 /** Kafka message compression the collector can apply (gzip is built into kafkajs). */
 export type CompressionName = (typeof COLLECTOR_FIELDS.compression.values)[number];
 
-export type { ReadTextFile, SaslMechanism } from '../service/index.ts';
-
 /** Validated, frozen settings of the collector; built once by {@link loadCollectorConfig}. */
 export interface CollectorConfig {
   readonly sources: {

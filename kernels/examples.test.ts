@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFrames, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
-import { DEFAULT_CUDA_TOOLKIT_DIR } from './index.ts';
+import { DEFAULT_CUDA_TOOLKIT_DIR } from './build.ts';
 
 // examples/ built the way a user builds them: kernels/ installed into a
 // temporary prefix, examples/ configured with find_package(warpwatch CONFIG) against it. The

@@ -1,5 +1,6 @@
 // Public API of kernels/ (TS side): build the C++/CUDA workload programs and run them (the one place a workload is spawned).
-export { DEFAULT_CUDA_TOOLKIT_DIR, DEFAULT_KERNELS_BUILD_DIR, DEFAULT_WORKLOADS_BUILD_DIR, ensureKernelsBuilt, type KernelsBuild, type KernelsBuildOptions } from './build.ts';
+// It exports what other folders use; build directories and the error codes stay inside kernels/.
+export { ensureKernelsBuilt } from './build.ts';
 export {
   BACKEND_NAMES,
   CPU_WORKLOAD_TARGETS,
@@ -12,4 +13,4 @@ export {
   type WorkloadName,
   type WorkloadReport,
 } from './run-workload.ts';
-export { KERNELS_ERROR_CODES, KernelsError, type KernelsErrorCode } from './errors.ts';
+export { KernelsError } from './errors.ts';

@@ -5,8 +5,8 @@
 //   loss/           the imbalance model: exact and fast E[X_W(n)], one group's loss, quantiles, locality
 //   what-ifs/       design what-ifs: granularity, sorting, binning, run policies
 //   related/        related models: divergence cost and its fit, sampled groups, finishing time, transit
-//   numerics/       special functions, quantiles, least squares, quadrature
-//   testing/        test-only fixtures (brute force, random distributions)
+//   numerics/       special functions, quantiles, quadrature
+//   testing/        test-only fixtures (brute force, random distributions, a QR least-squares reference)
 export { ModelError } from './errors.ts';
 
 // --- distributions/ ---
@@ -29,7 +29,7 @@ export { idleLaneShare } from './loss/idle-lane-share.ts';
 export { localityLoss } from './loss/locality-loss.ts';
 export { DEFAULT_QUANTILE_SEED, lossQuantiles } from './loss/loss-quantiles.ts';
 export { relativeError } from './loss/relative-error.ts';
-export { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss, type WorkloadLossPreparation } from './loss/sample-maximum.ts';
+export { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss } from './loss/sample-maximum.ts';
 
 // --- numerics/ ---
 export { normalQuantileTwoSided } from './numerics/normal-quantile.ts';

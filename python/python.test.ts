@@ -8,7 +8,7 @@ import { splitmix64 } from '../kernels/sampling-statistics.ts';
 import { decodeFrame, decodeFrames, encodeFrame, type Frame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { frameArbitrary } from '../protocol/testing/frame-arbitraries.ts';
 import { PYTHON_ERROR_CODES } from './errors.ts';
-import { escapeCounts, expectedFromCounts } from './escape-reference.ts';
+import { escapeCounts, expectedFromCounts } from './testing/escape-reference.ts';
 import { ensurePythonInstalled, PYTHON_DIR, runPython } from './index.ts';
 
 // The Python producer (python/, docs/python.md): its install, the NVRTC compile of the device

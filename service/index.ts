@@ -5,32 +5,28 @@
 // logger type of both services and their stop signals. Imports contracts/ only, plus Node and the
 // external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
-export type { TelemetryHealth, TelemetryServer, TelemetryServerOptions } from './telemetry-server.ts';
+export type { TelemetryServer } from './telemetry-server.ts';
 export { createInfluxWriteTransport, influxAuthHeaders, InfluxHttpError, InfluxTimeoutError } from './influx-client.ts';
 export type { InfluxWriteTransport, InfluxWriteTransportOptions } from './influx-client.ts';
 export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
 export type { BackoffPolicy, RetryOptions } from './retry.ts';
 export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
-export { isUnreachableError, LOCAL_STACK_ADDRESSES, unreachableServerHint } from './server-hint.ts';
+export { isUnreachableError, unreachableServerHint } from './server-hint.ts';
 export { anyTcpReachable } from './tcp-reachable.ts';
 export { createOutageLog } from './outage-log.ts';
 export type { OutageLog } from './outage-log.ts';
 export { serviceResource } from './otel-resource.ts';
-export type { ServiceResourceOptions } from './otel-resource.ts';
-export { ConfigReader, describeAccepted, formatByteSize, formatConfigProblem, readSecretFile, secretFileText } from './config-toolkit.ts';
-export type { ConfigProblem, EnvSource, FamilyEntry, FieldValue, FieldValues, FlagValue, ReadTextFile } from './config-toolkit.ts';
-export { CONFIG_DOC_TABLES, defaultTextOf, renderConfigTable, replaceGeneratedSections } from './config-docs.ts';
-export type { ConfigTableSpec } from './config-docs.ts';
+export { ConfigReader, formatConfigProblem, readSecretFile } from './config-toolkit.ts';
+export type { ConfigProblem, EnvSource, ReadTextFile } from './config-toolkit.ts';
+export { defaultTextOf } from './config-docs.ts';
 export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka-security.ts';
-export type { KafkaClientSecurity, KafkaSecurityConfig, SaslMechanism } from './kafka-security.ts';
+export type { KafkaSecurityConfig } from './kafka-security.ts';
 export { Secret } from './secret.ts';
 export { createKafkaClient } from './kafka-client.ts';
-export type { KafkaClientLogEntry, KafkaClientOptions } from './kafka-client.ts';
 export { createServiceLogger, formatLogLine, stderrLineSink } from './service-logger.ts';
-export type { LogLevel, LogLineSink, ServiceLogger, ServiceLoggerOptions } from './service-logger.ts';
-export { STOP_SIGNALS, waitForStopSignal } from './stop-signal.ts';
-export type { StopSignal } from './stop-signal.ts';
+export type { LogLevel, LogLineSink, ServiceLogger } from './service-logger.ts';
+export { waitForStopSignal } from './stop-signal.ts';
 export {
   BUSY_LINGER_MILLIS,
   createInfluxWriter,
@@ -42,4 +38,4 @@ export {
 } from './influx-writer.ts';
 export type { InfluxDropReason, InfluxWriter, InfluxWriterHooks, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';
 export { ensureServiceTopics } from './kafka-topics.ts';
-export type { ServiceTopic, ServiceTopicsReport } from './kafka-topics.ts';
+export type { ServiceTopicsReport } from './kafka-topics.ts';

@@ -60,10 +60,10 @@ export interface KafkaClientSecurity {
 
 /**
  * The kafkajs client options (`sasl`, `ssl`) for a Kafka security config; secrets are revealed
- * here only, to be handed to kafkajs. The collector's producer, the estimator and the CLI's
- * Kafka readers all use it.
+ * here only, to be handed to kafkajs. Its one caller is the Kafka client factory
+ * (kafka-client.ts `createKafkaClient`), which makes every kafkajs client of the project.
  *
- * @example new Kafka({ clientId, brokers, ...kafkaClientSecurity(config.kafka) })
+ * @example kafkaClientSecurity(config.kafka) // { ssl: { ca: [...], rejectUnauthorized: true }, sasl: { mechanism: 'scram-sha-512', username, password } }
  */
 export function kafkaClientSecurity(config: KafkaSecurityConfig): KafkaClientSecurity {
   return {

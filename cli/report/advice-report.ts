@@ -1,6 +1,7 @@
 import type { Advice } from '../../analysis/index.ts';
+import { idleLaneShare } from '../../model/index.ts';
 import { REPORT_STYLE } from './report-style.ts';
-import { idleLaneShare, percentOrNa } from './summary-columns.ts';
+import { percentOrNa } from './summary-columns.ts';
 import { escapeXml, histogramBins, LOSS_AXIS_LABEL, renderBarChart, renderLineChart } from './svg-chart.ts';
 
 function fixed(value: number, digits = 4): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { idleLaneShare } from '../../model/index.ts';
 import { sampledRunsKey, type DemoRun } from './demo-results.ts';
-import { demoHeadlines, idleLaneShare, SUMMARY_COLUMNS } from './summary-columns.ts';
+import { demoHeadlines, SUMMARY_COLUMNS } from './summary-columns.ts';
 
 describe('summary-columns', () => {
   describe('idleLaneShare', () => {

@@ -19,9 +19,6 @@ export function percentOrNa(value: number, digits = 2): string {
   return Number.isFinite(value) ? `${(value * 100).toFixed(digits)}%` : 'n/a';
 }
 
-/** Idle lane time from a workload loss: the one definition (model/loss/idle-lane-share.ts), re-exported for the report. */
-export { idleLaneShare };
-
 /**
  * The one plain sentence that says why the two predictions differ (terminal summary and HTML
  * report; docs/model.md §11).

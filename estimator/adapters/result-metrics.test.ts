@@ -2,9 +2,9 @@ import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporte
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import type { AlertEvent } from '../engine/alert-detector.ts';
-import type { StreamIdentity } from '../../contracts/index.ts';
+import { RESULT_METRIC_PROMETHEUS_NAMES as P, type StreamIdentity } from '../../contracts/index.ts';
 import { createMetricsExport } from './metrics-export.ts';
-import { createResultMetrics, laneIdleShare, RESULT_METRIC_PROMETHEUS_NAMES as P } from './result-metrics.ts';
+import { createResultMetrics, laneIdleShare } from './result-metrics.ts';
 import type { WindowResult } from '../engine/window-result.ts';
 
 function identity(job: string): StreamIdentity {

@@ -25,9 +25,6 @@ import type { WindowResult } from '../engine/window-result.ts';
  * name already ends in `ratio`), counters get `_total`. See docs/exporting.md.
  */
 
-/** The metric and attribute names, defined once in contracts/ (re-exported for the estimator's users). */
-export { RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from '../../contracts/index.ts';
-
 /** Why a stream left the export table. */
 export type EvictionReason = 'cap' | 'idle';
 

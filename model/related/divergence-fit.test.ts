@@ -10,7 +10,7 @@ import {
   type DivergenceObservation,
 } from './divergence-fit.ts';
 import { divergencePatternBounds } from './divergence-cost.ts';
-import { solveLeastSquares } from '../numerics/least-squares.ts';
+import { solveLeastSquares } from '../testing/least-squares.ts';
 import { mulberry32 } from '../distributions/random.ts';
 
 // Box–Muller normals from the seeded generator, for synthetic measurement noise.

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { solveLeastSquares } from '../numerics/least-squares.ts';
+import { solveLeastSquares } from '../testing/least-squares.ts';
 import { createSeededRandom } from '../distributions/random.ts';
 import { addRegressionRow, createRegressionMoments, mergeRegressionMoments, solveRegressionMoments } from './streaming-regression.ts';
 
-// Expected values come from the QR solver (model/numerics/least-squares.ts) on the same rows with an
+// Expected values come from the QR solver (model/testing/least-squares.ts) on the same rows with an
 // explicit intercept column: an independent algorithm on the raw data.
 function qrReference(rows: { x: number[]; y: number }[]) {
   return solveLeastSquares(

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MEASUREMENTS } from '../../contracts/index.ts';
-import { escapeCounts, expectedFromCounts } from '../../python/escape-reference.ts';
+import { escapeCounts, expectedFromCounts } from '../../python/testing/escape-reference.ts';
 import { ensurePythonInstalled, runPython } from '../../python/index.ts';
 import { brokers, createDatabase, dropDatabase, estimatorEnv, influxQuery, spawnEstimator, stopChild, uniqueId, waitUntil, type EstimatorChild } from './estimator-support.ts';
 

@@ -1,6 +1,7 @@
 /**
- * Ordinary least squares by Householder QR (no normal equations: forming XᵀX squares the
- * condition number, QR does not).
+ * Independent reference for tests: ordinary least squares by Householder QR (no normal equations:
+ * forming XᵀX squares the condition number, QR does not), against which the streaming moments of
+ * model/related/streaming-regression.ts and the divergence fit are checked.
  */
 
 /** Result of {@link solveLeastSquares}. */
