@@ -422,6 +422,22 @@ function checkpointPrefix(config: EstimatorConfig, partition: number): string {
   return `${config.kafka.groupId}|${config.kafka.framesTopic}|${partition}`;
 }
 
+/**
+ * The `nextOffset` of a partition marker's text (`{"v":1,"nextOffset":"…"}`), or undefined when
+ * there is none or it cannot be read (the engine reports a corrupt marker when it restores).
+ *
+ * @example markerNextOffset('{"v":1,"nextOffset":"42"}') // 42n
+ */
+export function markerNextOffset(marker: string | undefined): bigint | undefined {
+  if (marker === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(marker) as { nextOffset?: unknown };
+    return typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset) ? BigInt(parsed.nextOffset) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Restores partitions from the checkpoint mirror; see {@link createPartitionRestorer}. */
 interface PartitionRestorer {
   /** Restores a partition once per assignment; started on assignment, awaited by its first batch. */
@@ -436,7 +452,7 @@ interface PartitionRestorer {
  * revocation does not install stale state.
  */
 function createPartitionRestorer(parts: EstimatorParts, mirror: CheckpointMirror): PartitionRestorer {
-  const { config, state, engine, log } = parts;
+  const { config, state, engine, kafka, log } = parts;
   const generation = new Map<number, number>();
   const restoring = new Map<number, Promise<void>>();
 
@@ -449,6 +465,18 @@ function createPartitionRestorer(parts: EstimatorParts, mirror: CheckpointMirror
     for (const [key, value] of mirror.entries(prefix)) {
       if (key === prefix) marker = value;
       else if (key.startsWith(`${prefix}|`)) records.set(key.slice(prefix.length + 1), value);
+    }
+    // The protocol writes a checkpoint before it commits its offset, so the committed offset is
+    // never past the marker — unless a checkpoint write of an earlier owner landed late, over
+    // the newer one (docs/estimator.md, Fault tolerance). Then the frames from the marker on are
+    // consumed again (each stream skips what its record already holds): asked before the
+    // partition counts as restored, so no batch from the committed offset is processed first.
+    const markerOffset = markerNextOffset(marker);
+    const committed = markerOffset === undefined ? undefined : await kafka.committedOffset(partition);
+    if (!state.assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
+    if (markerOffset !== undefined && committed !== undefined && committed > markerOffset) {
+      kafka.seek(partition, markerOffset);
+      log(`partition ${partition}: the checkpoint ends at offset ${markerOffset}, before the committed offset ${committed} (an earlier owner's late write); consuming again from ${markerOffset}`);
     }
     engine.restorePartition(partition, records, marker, Date.now());
     state.restored.add(partition);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { partitionsToRelease } from './estimator-service.ts';
+import { markerNextOffset, partitionsToRelease } from './estimator-service.ts';
 
 describe('partitions dropped on joining the group (docs/estimator.md, Scale-out)', () => {
   it('drops only the revoked partitions when the member stays the same', () => {
@@ -16,5 +16,19 @@ describe('partitions dropped on joining the group (docs/estimator.md, Scale-out)
 
   it('has nothing to drop when nothing was held', () => {
     expect(partitionsToRelease(new Set(), [0, 1], true)).toEqual([]);
+  });
+});
+
+describe('the checkpoint marker offset a restore compares with the committed offset', () => {
+  it('reads nextOffset of a well-formed marker as a BigInt', () => {
+    expect(markerNextOffset('{"v":1,"nextOffset":"42"}')).toBe(42n);
+    expect(markerNextOffset('{"v":1,"nextOffset":"9007199254740993"}')).toBe(9007199254740993n);
+  });
+
+  it('has none for a missing, corrupt or non-decimal marker', () => {
+    expect(markerNextOffset(undefined)).toBeUndefined();
+    expect(markerNextOffset('{"v":1')).toBeUndefined();
+    expect(markerNextOffset('{"v":1,"nextOffset":42}')).toBeUndefined();
+    expect(markerNextOffset('{"v":1,"nextOffset":"-1"}')).toBeUndefined();
   });
 });

@@ -123,6 +123,21 @@ export interface EstimatorKafka {
   runFramesConsumer(handlers: FramesHandlers): Promise<void>;
   commit(partition: number, nextOffset: string): Promise<void>;
   /**
+   * The offset the consumer group has committed for `partition` of the frames topic, as the
+   * broker answers now; undefined when none is committed.
+   *
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer.
+   * @example await kafka.committedOffset(0) // 1042n
+   */
+  committedOffset(partition: number): Promise<bigint | undefined>;
+  /**
+   * Makes the frames consumer fetch `partition` from `offset` next (kafkajs `seek`; batches
+   * already fetched for it turn stale). Nothing happens when the partition is not assigned.
+   *
+   * @example kafka.seek(0, 980n);
+   */
+  seek(partition: number, offset: bigint): void;
+  /**
    * The frames topic's offsets per partition as the broker answers now (`high`: the high
    * watermark, `low`: the first offset still held), for the consumer lag. Asks with an admin
    * client of its own that retries once only: an unreachable broker makes it fail within about
@@ -302,6 +317,20 @@ export function createEstimatorKafka(
       } catch (error) {
         throw kafkaError(`committing offset ${nextOffset} of ${options.framesTopic}[${partition}]`, error);
       }
+    },
+
+    async committedOffset(partition) {
+      try {
+        const topics = await (await getAdmin()).fetchOffsets({ groupId: options.groupId, topics: [options.framesTopic] });
+        const offset = topics.find((t) => t.topic === options.framesTopic)?.partitions.find((p) => p.partition === partition)?.offset;
+        return offset === undefined || !/^\d+$/.test(offset) ? undefined : BigInt(offset);
+      } catch (error) {
+        throw kafkaError(`reading the committed offset of ${options.framesTopic}[${partition}]`, error);
+      }
+    },
+
+    seek(partition, offset) {
+      consumer?.seek({ topic: options.framesTopic, partition, offset: offset.toString() });
     },
 
     async frameOffsets() {
