@@ -131,7 +131,7 @@ const INFLUX_REQUEST_TIMEOUT_MILLIS = 10_000;
  * @example defaultInfluxHighWaterLines(200_000, 5_000, 3) // 40000
  * @example defaultInfluxHighWaterLines(30_000, 5_000, 3) // 15000
  */
-export function defaultInfluxHighWaterLines(maxBufferLines: number, batchSize: number, maxInFlight: number): number {
+function defaultInfluxHighWaterLines(maxBufferLines: number, batchSize: number, maxInFlight: number): number {
   return Math.max(1, Math.min(2 * (maxInFlight + 1) * batchSize, Math.floor(maxBufferLines / 2)));
 }
 
