@@ -59,6 +59,37 @@ describe('config', () => {
     });
   });
 
+  describe('backpressure marks', () => {
+    it('defaults to 2 × (requests in flight + 1) × batch size InfluxDB lines (at most half the buffer) and 10,000 result records', () => {
+      const config = loadEstimatorConfig({ env: {} });
+      expect(config.influx?.highWaterLines).toBe(40_000);
+      expect(config.resultsHighWaterRecords).toBe(10_000);
+      expect(loadEstimatorConfig({ env: { WARPWATCH_INFLUX_BATCH_SIZE: '1000', WARPWATCH_INFLUX_MAX_IN_FLIGHT: '4' } }).influx?.highWaterLines).toBe(10_000);
+      expect(loadEstimatorConfig({ env: { WARPWATCH_INFLUX_MAX_BUFFER_LINES: '30000' } }).influx?.highWaterLines).toBe(15_000);
+      expect(loadEstimatorConfig({ env: { WARPWATCH_INFLUX_MAX_BUFFER_LINES: '1' } }).influx?.highWaterLines).toBe(1);
+    });
+
+    it('takes marks that are set, and refuses an InfluxDB mark at or above the buffer bound (points would be dropped before the pause)', () => {
+      const config = loadEstimatorConfig({ env: { WARPWATCH_INFLUX_HIGH_WATER_LINES: '500', WARPWATCH_RESULTS_HIGH_WATER_RECORDS: '300' } });
+      expect(config.influx?.highWaterLines).toBe(500);
+      expect(config.resultsHighWaterRecords).toBe(300);
+      let caught: unknown;
+      try {
+        loadEstimatorConfig({ env: { WARPWATCH_INFLUX_HIGH_WATER_LINES: '1000', WARPWATCH_INFLUX_MAX_BUFFER_LINES: '1000', WARPWATCH_RESULTS_HIGH_WATER_RECORDS: '50001' } });
+      } catch (error) {
+        caught = error;
+      }
+      expect((caught as EstimatorConfigError).fields).toEqual([
+        { name: 'WARPWATCH_RESULTS_HIGH_WATER_RECORDS', value: '50001', why: 'must be an integer 1..50000' },
+        {
+          name: 'WARPWATCH_INFLUX_HIGH_WATER_LINES',
+          value: '1000',
+          why: 'must be below WARPWATCH_INFLUX_MAX_BUFFER_LINES (1000): the buffer would drop points before consumption pauses',
+        },
+      ]);
+    });
+  });
+
   describe('loadEstimatorKafkaConfig', () => {
     it('reads only the Kafka slice: a bad setting elsewhere does not stop it', () => {
       const kafka = loadEstimatorKafkaConfig({ env: { WARPWATCH_WINDOW_MILLIS: '0', WARPWATCH_DISTRIBUTIONS_TOPIC: 'd.t' }, flags: { brokers: 'k:1' } });

@@ -65,6 +65,8 @@ export interface EstimatorConfig {
         readonly maxInFlightBatches: number;
         /** Bound of the in-memory line buffer while InfluxDB is away; overflow is dropped and counted. */
         readonly maxBufferLines: number;
+        /** Consumption pauses while more lines than this are buffered, and goes on at half of it (backpressure, docs/estimator.md); below maxBufferLines. */
+        readonly highWaterLines: number;
         readonly minRetryDelayMillis: number;
         readonly maxRetryDelayMillis: number;
         readonly requestTimeoutMillis: number;
@@ -80,6 +82,8 @@ export interface EstimatorConfig {
   readonly checkpointIntervalMillis: number;
   /** Live streams held at most per instance (WARPWATCH_MAX_STREAMS); beyond, the least recently recorded is evicted (counted). */
   readonly maxLiveStreams: number;
+  /** Consumption pauses while more result records than this wait for Kafka, and goes on at half of it (backpressure, docs/estimator.md). */
+  readonly resultsHighWaterRecords: number;
   /** Collector labels written as InfluxDB tags (WARPWATCH_TAG_LABELS). */
   readonly tagLabels: readonly string[];
   /** Port for /metrics and /healthz (0 = any free port), or undefined when disabled. */
@@ -117,6 +121,20 @@ const INFLUX_MIN_RETRY_DELAY_MILLIS = 500;
 /** Longest wait for one InfluxDB write request (not configurable). */
 const INFLUX_REQUEST_TIMEOUT_MILLIS = 10_000;
 
+/**
+ * The InfluxDB high-water mark when WARPWATCH_INFLUX_HIGH_WATER_LINES is not set: twice
+ * (requests in flight + 1) × batch size, so that when consumption goes on (at half the mark)
+ * every request slot can be busy and a full batch waits behind them — InfluxDB never idles
+ * for want of lines — but at most half the buffer's bound, so that the lines a burst adds
+ * between two looks at the level cannot reach the bound.
+ *
+ * @example defaultInfluxHighWaterLines(200_000, 5_000, 3) // 40000
+ * @example defaultInfluxHighWaterLines(30_000, 5_000, 3) // 15000
+ */
+function defaultInfluxHighWaterLines(maxBufferLines: number, batchSize: number, maxInFlight: number): number {
+  return Math.max(1, Math.min(2 * (maxInFlight + 1) * batchSize, Math.floor(maxBufferLines / 2)));
+}
+
 /** The input of the estimator's config loaders. */
 export interface EstimatorConfigInput {
   readonly env: EnvSource;
@@ -143,6 +161,7 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
     instance: F.instance,
     checkpointIntervalMillis: F.checkpointIntervalMillis,
     maxLiveStreams: F.maxLiveStreams,
+    resultsHighWaterRecords: F.resultsHighWaterRecords,
     tagLabels: F.tagLabels,
     metricsPort: F.metricsPort,
     metricsHost: F.metricsHost,
@@ -161,6 +180,7 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
     alerts: readAlerts(reader),
     checkpointIntervalMillis: v.checkpointIntervalMillis,
     maxLiveStreams: v.maxLiveStreams,
+    resultsHighWaterRecords: v.resultsHighWaterRecords,
     tagLabels: v.tagLabels,
     metricsPort: v.metricsPort,
     metricsHost: v.metricsHost,
@@ -228,7 +248,15 @@ function readInflux(reader: ConfigReader): EstimatorConfig['influx'] {
     influxMaxInFlight: F.influxMaxInFlight,
     influxMaxBufferLines: F.influxMaxBufferLines,
     influxMaxRetryDelayMillis: F.influxMaxRetryDelayMillis,
+    influxHighWaterLines: F.influxHighWaterLines,
   });
+  if (v.influxHighWaterLines !== undefined && v.influxHighWaterLines >= v.influxMaxBufferLines) {
+    reader.report({
+      name: F.influxHighWaterLines.env,
+      value: String(v.influxHighWaterLines),
+      why: `must be below ${F.influxMaxBufferLines.env} (${v.influxMaxBufferLines}): the buffer would drop points before consumption pauses`,
+    });
+  }
   if (v.influxUrl === undefined) return undefined;
   return Object.freeze({
     url: v.influxUrl,
@@ -242,6 +270,7 @@ function readInflux(reader: ConfigReader): EstimatorConfig['influx'] {
     flushIntervalMillis: v.influxFlushIntervalMillis,
     maxInFlightBatches: v.influxMaxInFlight,
     maxBufferLines: v.influxMaxBufferLines,
+    highWaterLines: v.influxHighWaterLines ?? defaultInfluxHighWaterLines(v.influxMaxBufferLines, v.influxBatchSize, v.influxMaxInFlight),
     minRetryDelayMillis: INFLUX_MIN_RETRY_DELAY_MILLIS,
     maxRetryDelayMillis: v.influxMaxRetryDelayMillis,
     requestTimeoutMillis: INFLUX_REQUEST_TIMEOUT_MILLIS,

@@ -15,6 +15,7 @@ import { createMetricsExport, type MetricsExport } from './adapters/metrics-expo
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './adapters/metrics-server.ts';
 import { createOutgoingQueue, type OutgoingQueue } from './adapters/outgoing-queue.ts';
 import { createOncePerStreamLog, dlqRecordOf } from './adapters/quarantine.ts';
+import { createBackpressure, type Backpressure } from './backpressure.ts';
 import { pipelinePoint } from './engine/series-points.ts';
 import type { ParametricFitter } from './engine/window-result.ts';
 
@@ -189,6 +190,8 @@ interface EstimatorParts {
   readonly influx: InfluxWriter | undefined;
   /** Sends the queued result records (counts a failure as a Kafka sink error, then rethrows). */
   readonly sendOutgoing: () => Promise<void>;
+  /** Holds batches back while the InfluxDB lines or the result records are above their high-water marks. */
+  readonly backpressure: Backpressure;
 }
 
 /**
@@ -215,7 +218,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   const log = createEstimatorLogger(write).info;
   const state: PartitionState = { stopping: false, assigned: new Set(), restored: new Set(), lag: new Map(), lagMeasuredAt: new Map(), reachableSince: new Map() };
   // Created below; /healthz and the gauges may be read before (then they show none).
-  const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue } = {};
+  const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue; backpressure?: Backpressure } = {};
   let influx: InfluxWriter | undefined;
   const health = (): EstimatorHealth => ({
     ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats(), topicProblems: kafkaTopicProblems() }),
@@ -224,6 +227,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
     streams: created.engine?.liveStreams() ?? 0,
     influx: influx?.stats(),
     kafkaRecordsDropped: created.outgoing?.dropped ?? 0,
+    backpressure: created.backpressure?.stats(),
     counters: telemetry.counters,
   });
 
@@ -252,8 +256,9 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
       telemetry.sinkError('kafka');
       throw error;
     });
-  const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry }));
-  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing };
+  const backpressure = (created.backpressure = createServiceBackpressure(config, log, influx, outgoing));
+  const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry, backpressure }));
+  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure };
 
   await kafka.ensureTopics();
   outages.kafka.recovered(`Kafka at ${outages.brokers} answers`);
@@ -370,26 +375,54 @@ function createResultsQueue(kafka: EstimatorKafka, telemetry: EstimatorTelemetry
   });
 }
 
+/**
+ * The consumer's backpressure (backpressure.ts) over the InfluxDB writer's buffered lines
+ * (WARPWATCH_INFLUX_HIGH_WATER_LINES) and the result records held for Kafka
+ * (WARPWATCH_RESULTS_HIGH_WATER_RECORDS), each going on again at half of its mark.
+ */
+function createServiceBackpressure(config: EstimatorConfig, log: (line: string) => void, influx: InfluxWriter | undefined, outgoing: OutgoingQueue): Backpressure {
+  const results = { name: 'kafka-results', level: () => outgoing.held, highWater: config.resultsHighWaterRecords, lowWater: Math.floor(config.resultsHighWaterRecords / 2) };
+  if (influx === undefined || config.influx === undefined) return createBackpressure({ sinks: [results], log });
+  const mark = config.influx.highWaterLines;
+  return createBackpressure({ sinks: [{ name: 'influx', level: () => influx.stats().buffered, highWater: mark, lowWater: Math.floor(mark / 2) }, results], log });
+}
+
 /** The engine with the service's outputs (InfluxDB, the outgoing queue, result metrics) and telemetry that also logs evictions and corrupt checkpoints. */
 function createServiceEngine(
   config: EstimatorConfig,
   log: (line: string) => void,
-  sinks: { fitter: ParametricFitter | undefined; influx: InfluxWriter | undefined; outgoing: OutgoingQueue; metricsExport: MetricsExport | undefined; telemetry: EstimatorTelemetry },
+  sinks: {
+    fitter: ParametricFitter | undefined;
+    influx: InfluxWriter | undefined;
+    outgoing: OutgoingQueue;
+    metricsExport: MetricsExport | undefined;
+    telemetry: EstimatorTelemetry;
+    backpressure: Backpressure;
+  },
 ): EstimatorEngine {
-  const { influx, outgoing, metricsExport, telemetry } = sinks;
+  const { influx, outgoing, metricsExport, telemetry, backpressure } = sinks;
+  // Every output the engine hands on makes the consumer look at the buffers before its next message.
+  const queue = (topic: string, record: Parameters<OutgoingQueue['queue']>[1]): void => {
+    outgoing.queue(topic, record);
+    backpressure.noteOutput();
+  };
   const quarantineLog = createOncePerStreamLog(log);
   const overflowLog = createOncePerStreamLog(log);
   return createEstimatorEngine(
     // The config's slices are the engine's options as they are; the fitter and the clock are passed in.
     { ...config, fitter: sinks.fitter ?? modelFitter, monotonicMillis: () => performance.now() },
     {
-      writePoints: (points) => influx?.write(points),
-      publishDistribution: (key, record) => outgoing.queue(config.kafka.distributionsTopic, outgoingResultRecord(key, record)),
-      publishAlert: (key, record) => outgoing.queue(config.kafka.alertsTopic, outgoingResultRecord(key, record)),
+      writePoints: (points) => {
+        if (influx === undefined) return;
+        influx.write(points);
+        backpressure.noteOutput();
+      },
+      publishDistribution: (key, record) => queue(config.kafka.distributionsTopic, outgoingResultRecord(key, record)),
+      publishAlert: (key, record) => queue(config.kafka.alertsTopic, outgoingResultRecord(key, record)),
       recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
       recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
       // Queued with the result records: the checkpoint flushes them before it commits the offsets.
-      quarantine: (record) => outgoing.queue(config.kafka.dlqTopic, dlqRecordOf(record, config.kafka.framesTopic)),
+      quarantine: (record) => queue(config.kafka.dlqTopic, dlqRecordOf(record, config.kafka.framesTopic)),
     },
     {
       ...telemetry.engine,
@@ -610,7 +643,9 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
 /**
  * One batch of a partition: waits for the partition's restore, hands each message to the
  * engine under a consumer span, yields to the event loop every {@link YIELD_AFTER_MILLIS}
- * (heartbeating), and updates the consumer lag.
+ * (heartbeating), waits (heartbeating) while an output buffer is above its high-water mark
+ * (backpressure.ts: before the batch, after a message that made outputs, and at every yield),
+ * and updates the consumer lag.
  *
  * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_READ when the partition is assigned but
  *   could not be restored (kafkajs then fetches the batch again; a batch is never skipped).
@@ -638,8 +673,17 @@ async function processBatch(
   const interrupted = (): boolean => batch.isStale() || state.stopping || !state.restored.has(batch.partition);
   let last: string | undefined;
   let sliceStart = performance.now();
+  // Backpressure: the frames wait in Kafka while the outputs of earlier ones wait for their sinks
+  // (docs/estimator.md, Backpressure). Each message is applied atomically, so a pause between two is safe.
+  const roomToGoOn = async (): Promise<boolean> => {
+    const { outcome } = await parts.backpressure.waitForRoom({ heartbeat: () => batch.heartbeat(), interrupted });
+    sliceStart = performance.now();
+    return outcome === 'room';
+  };
+  const blocked = parts.backpressure.check() && !(await roomToGoOn());
   for (const message of batch.messages) {
-    if (interrupted()) break;
+    if (blocked || interrupted()) break;
+    if (parts.backpressure.mustWait() && !(await roomToGoOn())) break;
     if (performance.now() - sliceStart >= YIELD_AFTER_MILLIS) {
       // A long batch (window closes run the model) yields now and then, so the InfluxDB
       // writes of windows closed so far start while the rest of the batch is processed.
@@ -650,6 +694,8 @@ async function processBatch(
       await batch.heartbeat();
       sliceStart = performance.now();
       if (interrupted()) break;
+      // The timers' outputs (idle closes, pipeline points) come between messages: looked at per slice.
+      if (parts.backpressure.check() && !(await roomToGoOn())) break;
     }
     // Without a tracer SDK the span would be a no-op nobody sees: not built (docs/estimator.md, Self-telemetry).
     const span = telemetry.spansRecordable()

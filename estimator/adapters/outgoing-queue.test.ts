@@ -61,4 +61,21 @@ describe('createOutgoingQueue', () => {
     await outgoing.send();
     expect(sent).toEqual(['3', '4', '5']);
   });
+
+  it('counts the records of a send in progress as held (what backpressure looks at), not as queued', async () => {
+    let release: (() => void) | undefined;
+    const outgoing = createOutgoingQueue({
+      maxRecords: 10,
+      produce: () => new Promise<void>((resolve) => (release = resolve)),
+      onDropped: () => {},
+    });
+    for (const key of ['1', '2', '3']) outgoing.queue('t', record(key));
+    expect(outgoing).toMatchObject({ size: 3, held: 3 });
+    const sending = outgoing.send();
+    outgoing.queue('t', record('4'));
+    expect(outgoing).toMatchObject({ size: 1, held: 4 });
+    release?.();
+    await sending;
+    expect(outgoing).toMatchObject({ size: 1, held: 1 });
+  });
 });

@@ -28,8 +28,10 @@ export interface OutgoingQueue {
    * @throws the produce failure; the records are queued again.
    */
   send(): Promise<void>;
-  /** Records queued now. */
+  /** Records queued now (not counting those of a send in progress). */
   readonly size: number;
+  /** Records held now: queued, and those of a send in progress (what backpressure counts, docs/estimator.md). */
+  readonly held: number;
   /** Records dropped since the start. */
   readonly dropped: number;
 }
@@ -46,6 +48,8 @@ export function createOutgoingQueue(options: OutgoingQueueOptions): OutgoingQueu
   let items: { topic: string; record: OutgoingRecord }[] = [];
   let dropped = 0;
   let sending: Promise<void> | undefined;
+  /** Records of the send in progress. */
+  let sendingRecords = 0;
 
   /** Keeps the queue within maxRecords by dropping the oldest records. */
   const bound = (): void => {
@@ -71,6 +75,7 @@ export function createOutgoingQueue(options: OutgoingQueueOptions): OutgoingQueu
       for (const [topic, records] of byTopic) await options.produce(topic, records);
     })();
     sending = run;
+    sendingRecords = batch.length;
     try {
       await run;
     } catch (error) {
@@ -80,6 +85,7 @@ export function createOutgoingQueue(options: OutgoingQueueOptions): OutgoingQueu
       throw error;
     } finally {
       sending = undefined;
+      sendingRecords = 0;
     }
   };
 
@@ -91,6 +97,9 @@ export function createOutgoingQueue(options: OutgoingQueueOptions): OutgoingQueu
     send,
     get size() {
       return items.length;
+    },
+    get held() {
+      return items.length + sendingRecords;
     },
     get dropped() {
       return dropped;
