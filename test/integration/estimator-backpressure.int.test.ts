@@ -7,16 +7,15 @@
 // exactly: launches and groups per window equal to what was sent, nothing dropped.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { encodeFrame } from '../../protocol/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
   addToTable,
-  connectedProducer,
   createDatabase,
   createFramesTopic,
   dropDatabase,
   estimatorEnv,
+  produceLaunches,
   influxUrl,
   metricsPortOf,
   spawnEstimator,
@@ -114,9 +113,7 @@ describe('warpwatch estimate (backpressure)', () => {
     const launches = generateLaunches({ streams: STREAMS, launchesPerStream: LAUNCHES, launchIntervalMillis: 100, startMillis: 1_700_000_000_000, groups: 16, groupSize: 8, seed: 77 });
     const sent: WindowTable = new Map();
     for (const { frame } of launches) addToTable(sent, frame.job, Number(frame.endUnixNanos / 1_000_000n), frame.groupsCounted, WINDOW_MILLIS);
-    const producer = await connectedProducer();
-    await producer.send({ topic: `${id}.frames`, acks: -1, messages: launches.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
-    await producer.disconnect();
+    await produceLaunches(`${id}.frames`, launches);
 
     const relay = await startRelay(new URL(influxUrl()));
     relays.push(relay);

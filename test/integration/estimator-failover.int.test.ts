@@ -13,6 +13,7 @@ import {
   defaultsEnv,
   dropDatabase,
   estimatorEnv,
+  produceLaunches,
   healthOf,
   influxQuery,
   spawnEstimator,
@@ -66,9 +67,7 @@ describe('warpwatch estimate on real servers: failover, future-dated frames, cor
 
     // And it is really served: frames of every stream (both partitions) become windows.
     const launches = generateLaunches({ streams: 6, launchesPerStream: 30, launchIntervalMillis: 100, startMillis: Date.now() - 60_000, groups: 16, groupSize: 8, seed: 77 });
-    const producer = await connectedProducer();
-    await producer.send({ topic: `${id}.frames`, acks: -1, messages: launches.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
-    await producer.disconnect();
+    await produceLaunches(`${id}.frames`, launches);
     await waitUntil(async () => (await windowsPerStream(database)).size === 6, 60_000, 'windows of all 6 streams');
   }, 180_000);
 
@@ -84,9 +83,7 @@ describe('warpwatch estimate on real servers: failover, future-dated frames, cor
     const first = start(env, 'first');
     await first.waitForLog(/assigned partitions \[0, 1, 2\] of/, 60_000);
     const launches = generateLaunches({ streams: 6, launchesPerStream: 10, launchIntervalMillis: 100, startMillis: Date.now() - 60_000, groups: 16, groupSize: 8, seed: 78 });
-    const producer = await connectedProducer();
-    await producer.send({ topic: `${id}.frames`, acks: -1, messages: launches.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
-    await producer.disconnect();
+    await produceLaunches(`${id}.frames`, launches);
     await waitUntil(async () => (await windowsPerStream(database)).size === 6, 60_000, 'windows of all 6 streams');
     await stopChild(first, 'SIGTERM');
 

@@ -7,13 +7,13 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
-import { encodeFrame } from '../../protocol/index.ts';
 import {
   connectedProducer,
   createDatabase,
   createFramesTopic,
   dropDatabase,
   estimatorEnv,
+  produceLaunches,
   kafkaClient,
   spawnEstimator,
   stopChild,
@@ -84,16 +84,11 @@ describe('warpwatch estimate after a late checkpoint write of an earlier owner (
     // 40 launches of one stream, all in one window that lies in the past (so it closes by idleness).
     const windowStart = Math.floor((Date.now() - 3 * WINDOW_MILLIS) / WINDOW_MILLIS) * WINDOW_MILLIS;
     const launches = generateLaunches({ streams: 1, launchesPerStream: 40, launchIntervalMillis: 100, startMillis: windowStart + 1_000, groups: 16, groupSize: 8, seed: 79 });
-    const send = async (part: typeof launches): Promise<void> => {
-      const producer = await connectedProducer();
-      await producer.send({ topic: framesTopic, acks: -1, messages: part.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
-      await producer.disconnect();
-    };
 
     const first = spawnEstimator(env, 'first');
     children.push(first);
     await first.waitForLog(/partition 0 restored/, 60_000);
-    await send(launches.slice(0, 20));
+    await produceLaunches(framesTopic, launches.slice(0, 20));
     // The first owner's checkpoint after 20 frames: what a late write will bring back.
     let early = new Map<string, string | null>();
     await waitUntil(
@@ -104,7 +99,7 @@ describe('warpwatch estimate after a late checkpoint write of an earlier owner (
       30_000,
       'a checkpoint at offset 20',
     );
-    await send(launches.slice(20));
+    await produceLaunches(framesTopic, launches.slice(20));
     await waitUntil(async () => markerOffset(await checkpointRecords(checkpointTopic), markerKey) === 40, 30_000, 'a checkpoint at offset 40');
     // Its offset is committed too (checkpoint, then commit): the broker says 40.
     const admin = kafkaClient().admin();

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { AssignerProtocol, Kafka, logLevel, type Producer } from 'kafkajs';
 import { CategoricalDistribution, type RandomSource } from '../../model/index.ts';
 import { topicToCreate } from '../../contracts/topics.ts';
-import type { LaunchSummaryFrame } from '../../protocol/index.ts';
+import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { syntheticLaunchSummary } from '../../estimator/index.ts';
 
 export const brokers = (): string => process.env['WARPWATCH_KAFKA_BROKERS'] ?? '127.0.0.1:19092';
@@ -144,6 +144,16 @@ export async function connectedProducer(): Promise<Producer> {
   const producer = kafkaClient().producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
   return producer;
+}
+
+/** Sends generated launches (estimator/testing generateLaunches) to `topic` as encoded frames under their stream keys, acknowledged by every replica. */
+export async function produceLaunches(topic: string, launches: readonly { readonly key: string; readonly frame: LaunchSummaryFrame }[]): Promise<void> {
+  const producer = await connectedProducer();
+  try {
+    await producer.send({ topic, acks: -1, messages: launches.map((l) => ({ key: l.key, value: Buffer.from(encodeFrame(l.frame)) })) });
+  } finally {
+    await producer.disconnect();
+  }
 }
 
 /** Polls `probe` until it returns true or the time is up. */
