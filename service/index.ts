@@ -6,10 +6,8 @@
 // external clients.
 export { startTelemetryServer } from './telemetry-server.ts';
 export type { TelemetryServer } from './telemetry-server.ts';
-export { createInfluxWriteTransport, influxAuthHeaders, InfluxHttpError, InfluxTimeoutError } from './influx-client.ts';
-export type { InfluxWriteTransport, InfluxWriteTransportOptions } from './influx-client.ts';
-export { backoffDelayMillis, retry, sleepMillis } from './retry.ts';
-export type { BackoffPolicy, RetryOptions } from './retry.ts';
+export { influxAuthHeaders } from './influx-client.ts';
+export { retry } from './retry.ts';
 export { encodeLineProtocol } from './influx-line.ts';
 export type { InfluxPoint } from './influx-line.ts';
 export { isUnreachableError, unreachableServerHint } from './server-hint.ts';
@@ -27,15 +25,7 @@ export { createKafkaClient } from './kafka-client.ts';
 export { createServiceLogger, formatLogLine, stderrLineSink } from './service-logger.ts';
 export type { LogLevel, LogLineSink, ServiceLogger } from './service-logger.ts';
 export { waitForStopSignal } from './stop-signal.ts';
-export {
-  BUSY_LINGER_MILLIS,
-  createInfluxWriter,
-  DEFAULT_INFLUX_MAX_IN_FLIGHT_BATCHES,
-  INFLUX_DROP_REASONS,
-  influxHealthReasons,
-  InfluxWriteFailure,
-  urlWithoutCredentials,
-} from './influx-writer.ts';
-export type { InfluxDropReason, InfluxWriter, InfluxWriterHooks, InfluxWriterOptions, InfluxWriterStats } from './influx-writer.ts';
+export { createInfluxWriter, INFLUX_DROP_REASONS, influxHealthReasons, InfluxWriteFailure } from './influx-writer.ts';
+export type { InfluxWriter, InfluxWriterStats } from './influx-writer.ts';
 export { ensureServiceTopics } from './kafka-topics.ts';
 export type { ServiceTopicsReport } from './kafka-topics.ts';
