@@ -1,8 +1,7 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import type { EstimatorKafkaSecurity } from '../estimator/index.ts';
-import { createKafkaClient } from '../service/index.ts';
+import { createKafkaClient, retryTransientKafka } from '../service/index.ts';
 import { decodeDistributionRecord, type DistributionRecord } from '../contracts/index.ts';
-import { retryTransientKafka } from '../estimator/index.ts';
 
 /**
  * The distributions topic could not be read: no broker, a failed TLS handshake, a read that did

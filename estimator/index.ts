@@ -19,7 +19,7 @@ export { syntheticLaunchSummary } from './engine/synthetic-launch.ts';
 // The adapters (adapters/).
 export { createEstimatorInfluxWriter, ensureInfluxDatabase, toLineProtocol } from './adapters/influx-writer.ts';
 export type { EstimatorInfluxOptions } from './adapters/influx-writer.ts';
-export { createEstimatorKafka, retryTransientKafka } from './adapters/kafka.ts';
+export { createEstimatorKafka } from './adapters/kafka.ts';
 // The service.
 export { modelFitter, startEstimator } from './estimator-service.ts';
 export type { RunningEstimator } from './estimator-service.ts';

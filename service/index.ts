@@ -27,5 +27,5 @@ export type { LogLevel, LogLineSink, ServiceLogger } from './service-logger.ts';
 export { waitForStopSignal } from './stop-signal.ts';
 export { createInfluxWriter, INFLUX_DROP_REASONS, influxHealthReasons, InfluxWriteFailure } from './influx-writer.ts';
 export type { InfluxWriter, InfluxWriterStats } from './influx-writer.ts';
-export { ensureServiceTopics } from './kafka-topics.ts';
+export { ensureServiceTopics, retryTransientKafka } from './kafka-topics.ts';
 export type { ServiceTopicsReport } from './kafka-topics.ts';

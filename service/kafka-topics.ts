@@ -1,8 +1,54 @@
 import type { Admin, ConfigResourceTypes } from 'kafkajs';
 import { topicConfigProblems, topicToCreate, TOPIC_SPECS, type TopicRole } from '../contracts/index.ts';
+import { retry } from './retry.ts';
 
 // kafkajs' ConfigResourceTypes.TOPIC: the enum is not a named export Node's ESM loader sees in kafkajs (CommonJS).
 const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
+
+/** Broker answers that mean "not yet": KRaft announces a new topic's leader in metadata a moment before the partition serves requests. */
+const TRANSIENT_KAFKA_ERRORS = new Set([
+  'NOT_LEADER_FOR_PARTITION',
+  'NOT_LEADER_OR_FOLLOWER',
+  'LEADER_NOT_AVAILABLE',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'REQUEST_TIMED_OUT',
+  'COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'NOT_COORDINATOR',
+  'OFFSET_NOT_AVAILABLE',
+]);
+
+/**
+ * Whether a kafkajs error is a transient broker state worth retrying (leader moving or not yet
+ * elected, coordinator loading). Looks through kafkajs' retry wrappers (`originalError`, `cause`).
+ *
+ * @example
+ * isTransientKafkaError(Object.assign(new Error('x'), { type: 'NOT_LEADER_FOR_PARTITION' })); // true
+ */
+export function isTransientKafkaError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const type = (current as { type?: unknown }).type;
+    if (typeof type === 'string' && TRANSIENT_KAFKA_ERRORS.has(type)) return true;
+    current = (current as { originalError?: unknown; cause?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Runs a Kafka admin call again while it fails with a transient broker state (see
+ * isTransientKafkaError), with doubling pauses from 100 ms up to 1 s ({@link retry}), for at
+ * most `timeoutMillis` in all. kafkajs' own admin retry does not cover these for every call
+ * (`fetchTopicOffsets` gives up at once on NOT_LEADER_FOR_PARTITION, which a freshly created
+ * topic answers for a moment on KRaft).
+ *
+ * @throws the last error when it is not transient or the time is up.
+ * @example
+ * const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets('warpwatch.frames'));
+ */
+export async function retryTransientKafka<T>(operation: () => Promise<T>, timeoutMillis = 15_000): Promise<T> {
+  return retry(operation, { initialMillis: 100, maxMillis: 1_000, timeoutMillis, shouldRetry: isTransientKafkaError });
+}
 
 /** A topic a service uses: its role (contracts/topics.ts TOPIC_SPECS) and its configured name. */
 export interface ServiceTopic {
@@ -37,6 +83,18 @@ export interface ServiceTopicsReport {
  * @example const report = await ensureServiceTopics(admin, [{ role: 'frames', name: 'warpwatch.frames' }], { partitions: 6, replicationFactor: -1 });
  */
 export async function ensureServiceTopics(admin: Admin, topics: readonly ServiceTopic[], options: { readonly partitions: number; readonly replicationFactor: number }): Promise<ServiceTopicsReport> {
+  // A topic another service has just created can answer "unknown" for a moment (describeConfigs,
+  // metadata): tried again, from the start (what exists by then is only checked).
+  let created: readonly string[] = [];
+  const report = await retryTransientKafka(async () => {
+    const attempt = await ensureServiceTopicsOnce(admin, topics, options);
+    if (attempt.created.length > 0) created = attempt.created;
+    return attempt;
+  });
+  return { ...report, created };
+}
+
+async function ensureServiceTopicsOnce(admin: Admin, topics: readonly ServiceTopic[], options: { readonly partitions: number; readonly replicationFactor: number }): Promise<ServiceTopicsReport> {
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((t) => !existing.has(t.name));
   let created: string[] = [];

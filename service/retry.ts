@@ -87,7 +87,7 @@ export interface RetryOptions extends BackoffPolicy {
  * @throws the last error of `operation` when it is not retriable, or the attempts or time are
  *   used up; the signal's reason when aborted.
  * @example
- * const offsets = await retry(() => admin.fetchTopicOffsets('warpwatch.frames'), { initialMillis: 100, maxMillis: 1_000, timeoutMillis: 15_000, shouldRetry: isTransientKafkaError });
+ * const offsets = await retry(() => admin.fetchTopicOffsets('warpwatch.frames'), { initialMillis: 100, maxMillis: 1_000, timeoutMillis: 15_000, shouldRetry: isTransientKafkaError }); // isTransientKafkaError: kafka-topics.ts
  */
 export async function retry<T>(operation: () => Promise<T>, options: RetryOptions): Promise<T> {
   const start = Date.now();

@@ -3,11 +3,11 @@ import { CollectorConfigError, createKafkaProducer, loadCollectorKafkaConfig } f
 import type { EstimatorConfig } from '../../estimator/index.ts';
 import { startEstimator, type RunningEstimator } from '../../estimator/index.ts';
 import type { DistributionRecord } from '../../contracts/index.ts';
-import { createEstimatorKafka, retryTransientKafka } from '../../estimator/index.ts';
+import { createEstimatorKafka } from '../../estimator/index.ts';
 import type { ParametricFitter } from '../../estimator/index.ts';
 import { KAFKA_HEADERS, streamKeyOf } from '../../contracts/index.ts';
 import { summarizeFrame } from '../../protocol/index.ts';
-import { createKafkaClient } from '../../service/index.ts';
+import { createKafkaClient, retryTransientKafka } from '../../service/index.ts';
 import { DistributionsReadError, tailDistributions, type DistributionsTail } from '../distributions-reader.ts';
 import { streamRefKey, type DemoStreamRef, type DemoTransport } from './demo-transport.ts';
 import { UsageError } from '../usage-error.ts';

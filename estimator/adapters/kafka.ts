@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retry, type ServiceTopicsReport } from '../../service/index.ts';
+import { createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
 import type { EstimatorConfig } from '../config.ts';
 
 /**
@@ -167,51 +167,6 @@ function kafkaError(action: string, error: unknown): EstimatorError {
   if (tls !== undefined) return new EstimatorError('WW_ERR_KAFKA_TLS', `${action}: TLS handshake failed: ${tls}`, { retriable: false, cause: error });
   const retriable = typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
   return new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `${action}: ${error instanceof Error ? error.message : String(error)}`, { retriable, cause: error });
-}
-
-/** Broker answers that mean "not yet": KRaft announces a new topic's leader in metadata a moment before the partition serves requests. */
-const TRANSIENT_KAFKA_ERRORS = new Set([
-  'NOT_LEADER_FOR_PARTITION',
-  'NOT_LEADER_OR_FOLLOWER',
-  'LEADER_NOT_AVAILABLE',
-  'UNKNOWN_TOPIC_OR_PARTITION',
-  'REQUEST_TIMED_OUT',
-  'COORDINATOR_NOT_AVAILABLE',
-  'COORDINATOR_LOAD_IN_PROGRESS',
-  'NOT_COORDINATOR',
-  'OFFSET_NOT_AVAILABLE',
-]);
-
-/**
- * Whether a kafkajs error is a transient broker state worth retrying (leader moving or not yet
- * elected, coordinator loading). Looks through kafkajs' retry wrappers (`originalError`, `cause`).
- *
- * @example
- * isTransientKafkaError(Object.assign(new Error('x'), { type: 'NOT_LEADER_FOR_PARTITION' })); // true
- */
-export function isTransientKafkaError(error: unknown): boolean {
-  let current: unknown = error;
-  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
-    const type = (current as { type?: unknown }).type;
-    if (typeof type === 'string' && TRANSIENT_KAFKA_ERRORS.has(type)) return true;
-    current = (current as { originalError?: unknown; cause?: unknown }).originalError ?? (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-/**
- * Runs a Kafka admin call again while it fails with a transient broker state (see
- * isTransientKafkaError), with doubling pauses from 100 ms up to 1 s (service/retry.ts), for at
- * most `timeoutMillis` in all. kafkajs' own admin retry does not cover these for every call
- * (`fetchTopicOffsets` gives up at once on NOT_LEADER_FOR_PARTITION, which a freshly created
- * topic answers for a moment on KRaft).
- *
- * @throws the last error when it is not transient or the time is up.
- * @example
- * const offsets = await retryTransientKafka(() => admin.fetchTopicOffsets('warpwatch.frames'));
- */
-export async function retryTransientKafka<T>(operation: () => Promise<T>, timeoutMillis = 15_000): Promise<T> {
-  return retry(operation, { initialMillis: 100, maxMillis: 1_000, timeoutMillis, shouldRetry: isTransientKafkaError });
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTransientKafkaError, retryTransientKafka } from './kafka.ts';
+import { isTransientKafkaError, retryTransientKafka } from './kafka-topics.ts';
 
 function kafkaError(type: string): Error {
   return Object.assign(new Error(`broker says ${type}`), { type, retriable: true });
