@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isTransientKafkaError, retryTransientKafka } from './kafka-topics.ts';
+import type { Admin } from 'kafkajs';
+import { ensureServiceTopics, isTransientKafkaError, retryTransientKafka } from './kafka-topics.ts';
 
 function kafkaError(type: string): Error {
   return Object.assign(new Error(`broker says ${type}`), { type, retriable: true });
@@ -57,5 +58,39 @@ describe('retryTransientKafka', () => {
     // Pauses 100 + 200 ms fit in 350 ms, the next 400 ms does not.
     expect(calls).toBe(3);
     expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('ensureServiceTopics through a transient broker answer', () => {
+  it('tries again from the start and still reports the topics its first attempt created', async () => {
+    // A minimal admin: the topic does not exist, is created, then describeConfigs answers
+    // UNKNOWN_TOPIC_OR_PARTITION once, as a broker does for a moment after a topic is created.
+    const topics = new Set<string>();
+    const calls: string[] = [];
+    let describeFailures = 1;
+    const admin = {
+      listTopics: () => Promise.resolve([...topics]),
+      createTopics: (request: { topics: { topic: string }[] }) => {
+        calls.push('create');
+        for (const t of request.topics) topics.add(t.topic);
+        return Promise.resolve(true);
+      },
+      describeConfigs: () => {
+        calls.push('describe');
+        if (describeFailures-- > 0) return Promise.reject(kafkaError('UNKNOWN_TOPIC_OR_PARTITION'));
+        return Promise.resolve({ resources: [{ resourceName: 'ww.frames', configEntries: [{ configName: 'max.message.bytes', configValue: '8388608' }, { configName: 'cleanup.policy', configValue: 'delete' }] }] });
+      },
+      fetchTopicMetadata: () => Promise.resolve({ topics: [{ name: 'ww.frames', partitions: [{}, {}, {}, {}, {}, {}] }] }),
+    } as unknown as Admin;
+    const report = await ensureServiceTopics(admin, [{ role: 'frames', name: 'ww.frames' }], { partitions: 6, replicationFactor: -1 });
+    expect(calls).toEqual(['create', 'describe', 'describe']);
+    expect(report.created).toEqual(['ww.frames']);
+    expect(report.problems).toEqual([]);
+    expect(report.maxMessageBytes.get('ww.frames')).toBe(8388608);
+  });
+
+  it('does not retry an answer that is not transient', async () => {
+    const admin = { listTopics: () => Promise.reject(kafkaError('TOPIC_AUTHORIZATION_FAILED')) } as unknown as Admin;
+    await expect(ensureServiceTopics(admin, [{ role: 'frames', name: 'ww.frames' }], { partitions: 6, replicationFactor: -1 })).rejects.toThrow(/TOPIC_AUTHORIZATION_FAILED/);
   });
 });

@@ -85,23 +85,23 @@ export interface ServiceTopicsReport {
 export async function ensureServiceTopics(admin: Admin, topics: readonly ServiceTopic[], options: { readonly partitions: number; readonly replicationFactor: number }): Promise<ServiceTopicsReport> {
   // A topic another service has just created can answer "unknown" for a moment (describeConfigs,
   // metadata): tried again, from the start (what exists by then is only checked).
-  let created: readonly string[] = [];
-  const report = await retryTransientKafka(async () => {
-    const attempt = await ensureServiceTopicsOnce(admin, topics, options);
-    if (attempt.created.length > 0) created = attempt.created;
-    return attempt;
-  });
-  return { ...report, created };
+  const created: string[] = [];
+  return retryTransientKafka(() => ensureServiceTopicsOnce(admin, topics, options, created));
 }
 
-async function ensureServiceTopicsOnce(admin: Admin, topics: readonly ServiceTopic[], options: { readonly partitions: number; readonly replicationFactor: number }): Promise<ServiceTopicsReport> {
+/** One attempt of {@link ensureServiceTopics}; the topics it creates are added to `created` at once (a later step may fail). */
+async function ensureServiceTopicsOnce(
+  admin: Admin,
+  topics: readonly ServiceTopic[],
+  options: { readonly partitions: number; readonly replicationFactor: number },
+  created: string[],
+): Promise<ServiceTopicsReport> {
   const existing = new Set(await admin.listTopics());
   const missing = topics.filter((t) => !existing.has(t.name));
-  let created: string[] = [];
   if (missing.length > 0) {
     try {
       await admin.createTopics({ waitForLeaders: true, topics: missing.map((t) => topicToCreate(t.role, t.name, options)) });
-      created = missing.map((t) => t.name);
+      created.push(...missing.map((t) => t.name));
     } catch (error) {
       // Created concurrently by another service: checked below like any existing topic.
       if (!((error as { type?: string }).type === 'TOPIC_ALREADY_EXISTS' || /already exists/i.test((error as Error).message))) throw error;
@@ -124,5 +124,5 @@ async function ensureServiceTopicsOnce(admin: Admin, topics: readonly ServiceTop
     maxMessageBytes.set(topic.name, Number.isFinite(size) && size > 0 ? size : TOPIC_SPECS[topic.role].maxMessageBytes);
     problems.push(...topicConfigProblems(topic.role, topic.name, { partitions, configs }, { neededMessageBytes: topic.neededMessageBytes }));
   }
-  return { created, problems, maxMessageBytes };
+  return { created: [...created], problems, maxMessageBytes };
 }
