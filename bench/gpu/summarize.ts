@@ -88,9 +88,11 @@ function main(argv: readonly string[]): number {
   const overheadDir = join(dir, 'overhead');
   const timings = new Map<string, Map<string, number[]>>();
   for (const f of existsSync(overheadDir) ? readdirSync(overheadDir) : []) {
+    // Only the exit reports: the frame files (.wwf) beside them are binary.
     const match = /^(.+)_n(\d+)_(off|on|sampled)_r\d+\.json$/.exec(f);
+    if (match === null) continue;
     const millis = Number(exitReport(join(overheadDir, f))?.['kernelMillis']);
-    if (match === null || !Number.isFinite(millis) || millis <= 0) continue;
+    if (!Number.isFinite(millis) || millis <= 0) continue;
     const key = `${match[1]} n=${match[2]}`;
     const byVariant = timings.get(key) ?? new Map<string, number[]>();
     byVariant.set(match[3] as string, [...(byVariant.get(match[3] as string) ?? []), millis]);

@@ -4,9 +4,12 @@
 (``GroupProbe<N>`` for power-of-two and other group sizes, ``NullGroupProbe``) to PTX
 (``compute_XX``) and to a cubin (``sm_XX``) for sm_70, sm_80 and sm_90, and exits 0 when every
 compile succeeds (1 otherwise, with NVRTC's log on stderr). No GPU is needed: NVRTC is a
-compiler library. It needs the ``[nvrtc]`` extra: ``nvidia-cuda-nvrtc-cu12`` (NVRTC 12.x; NVRTC
-13 dropped compute_70), ``nvidia-cuda-runtime-cu12`` (``cooperative_groups.h``) and
-``nvidia-cuda-cccl-cu12`` (``<cuda/std/cstdint>``, ``<nv/target>``).
+compiler library. It needs NVRTC and the CUDA headers, found by :func:`cuda_layouts`: the
+``[nvrtc]`` extra (``nvidia-cuda-nvrtc-cu12``, ``nvidia-cuda-runtime-cu12`` for
+``cooperative_groups.h``, ``nvidia-cuda-cccl-cu12`` for ``<cuda/std/cstdint>`` and ``<nv/target>``),
+NVIDIA's CUDA 13 wheels (``nvidia/cu13``), or a CUDA toolkit (``$CUDA_HOME``, ``$CUDA_PATH``,
+``/usr/local/cuda``). NVRTC 13 dropped compute_70, so with it the check compiles for sm_75
+instead of sm_70.
 
 The same module is the host side's compiler for CuPy/NVRTC users: :func:`compile_with_probe`
 returns PTX or cubin bytes for a user's kernel source with the header on the include path.
@@ -84,29 +87,141 @@ def _nvidia_roots() -> list[Path]:
     return roots
 
 
-def _find(relative: str) -> Path:
+@dataclass(frozen=True)
+class CudaLayout:
+    """One place where NVRTC, the CUDA runtime library and the CUDA headers may be installed.
+
+    ``nvrtc_dir`` and ``runtime_dir`` hold ``libnvrtc.so.N`` and ``libcudart.so.N``; ``include``
+    holds ``cooperative_groups.h``; ``cccl`` lists the directories that may hold CCCL's
+    ``cuda/std/cstdint`` (CUDA 13 moved CCCL to ``include/cccl``).
+    """
+
+    name: str
+    nvrtc_dir: Path
+    runtime_dir: Path
+    include: Path
+    cccl: tuple[Path, ...]
+
+    def headers_complete(self) -> bool:
+        """Whether both the runtime headers and CCCL are here."""
+        return (self.include / "cooperative_groups.h").exists() and self.cccl_dir() is not None
+
+    def cccl_dir(self) -> Path | None:
+        """The first of ``cccl`` that holds ``cuda/std/cstdint``, or None."""
+        return next((d for d in self.cccl if (d / "cuda" / "std" / "cstdint").exists()), None)
+
+
+def cuda_layouts() -> list[CudaLayout]:
+    """Where this module looks for NVRTC and the CUDA headers, in order of preference:
+
+    1. NVIDIA's CUDA 12 wheels (``nvidia/cuda_nvrtc``, ``nvidia/cuda_runtime``, ``nvidia/cuda_cccl``:
+       the ``[nvrtc]`` extra);
+    2. NVIDIA's CUDA 13 wheels (everything under ``nvidia/cu13``);
+    3. a CUDA toolkit: ``$CUDA_HOME``, ``$CUDA_PATH``, then ``/usr/local/cuda``.
+
+    Example: ``[l.name for l in cuda_layouts() if l.headers_complete()]``
+    """
+    layouts: list[CudaLayout] = []
     for root in _nvidia_roots():
-        candidate = root / relative
-        if candidate.exists():
-            return candidate
+        layouts.append(CudaLayout(f"CUDA 12 wheels under {root}", root / "cuda_nvrtc" / "lib", root / "cuda_runtime" / "lib",
+                                  root / "cuda_runtime" / "include", (root / "cuda_cccl" / "include",)))
+        cu13 = root / "cu13"
+        layouts.append(CudaLayout(f"CUDA 13 wheels under {cu13}", cu13 / "lib", cu13 / "lib", cu13 / "include",
+                                  (cu13 / "include" / "cccl", cu13 / "include")))
+    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    seen: set[str] = set()
+    for home in homes:
+        if not home or home in seen:
+            continue
+        seen.add(home)
+        base = Path(home)
+        for lib in ("lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+            include = base / "include"
+            layouts.append(CudaLayout(f"CUDA toolkit {base} ({lib})", base / lib, base / lib, include, (include / "cccl", include)))
+    return layouts
+
+
+def _library_in(directory: Path, stem: str) -> Path | None:
+    """``stem.so.N`` in ``directory`` with the highest N (``stem.so`` when there is no versioned one)."""
+    if not directory.is_dir():
+        return None
+    versioned = sorted((p for p in directory.glob(f"{stem}.so.*") if p.name[len(stem) + 4:].split(".")[0].isdigit()),
+                       key=lambda p: [int(x) for x in p.name[len(stem) + 4:].split(".") if x.isdigit()], reverse=True)
+    if versioned:
+        return versioned[0]
+    plain = directory / f"{stem}.so"
+    return plain if plain.exists() else None
+
+
+def _searched() -> str:
+    return "; ".join(layout.name for layout in cuda_layouts()) or "no nvidia wheels and no CUDA toolkit"
+
+
+def _header_layout() -> CudaLayout:
+    layouts = cuda_layouts()
+    for layout in layouts:
+        if layout.headers_complete():
+            return layout
     raise NvrtcUnavailable(
-        f"WW_ERR_PYTHON_NVRTC: {relative} not found under the nvidia wheels; install the [nvrtc] extra "
-        "(nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12, nvidia-cuda-cccl-cu12)"
+        "WW_ERR_PYTHON_NVRTC: the CUDA headers (cooperative_groups.h and CCCL's cuda/std/cstdint) were not found; "
+        f"searched: {_searched()}; install the [nvrtc] extra (nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12, "
+        "nvidia-cuda-cccl-cu12) or set CUDA_HOME to a CUDA toolkit"
+    )
+
+
+def find_cuda_library(stem: str) -> Path:
+    """The CUDA library ``stem`` (``"libnvrtc"`` or ``"libcudart"``) of the first layout of
+    :func:`cuda_layouts` that has it, preferring the layout the headers come from.
+
+    :raises NvrtcUnavailable: no layout has it (one ``WW_ERR_PYTHON_NVRTC`` line naming the places searched)
+
+    Example: ``ctypes.CDLL(str(find_cuda_library("libnvrtc")))``
+    """
+    layouts = cuda_layouts()
+    try:
+        headers = _header_layout().include
+        preferred = [layout for layout in layouts if layout.include == headers]
+    except NvrtcUnavailable:
+        preferred = []
+    for layout in preferred + layouts:
+        found = _library_in(layout.nvrtc_dir if stem == "libnvrtc" else layout.runtime_dir, stem)
+        if found is not None:
+            return found
+    raise NvrtcUnavailable(
+        f"WW_ERR_PYTHON_NVRTC: {stem}.so was not found; searched: {_searched()}; install the [nvrtc] extra "
+        "(nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12, nvidia-cuda-cccl-cu12) or set CUDA_HOME to a CUDA toolkit"
     )
 
 
 def cuda_include_dirs() -> list[Path]:
-    """The CUDA runtime and CCCL include directories from the ``[nvrtc]`` wheels."""
-    return [_find("cuda_runtime/include"), _find("cuda_cccl/include")]
+    """The CUDA runtime and CCCL include directories, from the first complete layout of :func:`cuda_layouts`.
+
+    :raises NvrtcUnavailable: no layout has both
+
+    Example: ``[f"-I{d}" for d in cuda_include_dirs()]``
+    """
+    layout = _header_layout()
+    cccl = layout.cccl_dir()
+    assert cccl is not None  # headers_complete() checked it
+    return [layout.include] if cccl == layout.include else [layout.include, cccl]
+
+
+def check_architectures(nvrtc_major: int) -> tuple[int, ...]:
+    """The architectures the check compiles for: :data:`CHECK_ARCHITECTURES`, with sm_75 in place
+    of sm_70 for NVRTC 13 and newer (which no longer targets compute_70).
+
+    Example: ``check_architectures(13) == (75, 80, 90)``
+    """
+    return CHECK_ARCHITECTURES if nvrtc_major < 13 else tuple(75 if cc == 70 else cc for cc in CHECK_ARCHITECTURES)
 
 
 def probe_compile_options(cuda_headers: bool = True) -> tuple[str, ...]:
     """The NVRTC options a source that includes ``warpwatch/probe-device.cuh`` needs (no architecture):
     C++17 and the include path: this package's header directory, and with ``cuda_headers`` the CUDA
-    runtime and CCCL include directories of the ``[nvrtc]`` wheels (leave them out where the
+    runtime and CCCL include directories (:func:`cuda_include_dirs`; leave them out where the
     compiler's caller supplies its own CUDA headers).
 
-    :raises NvrtcUnavailable: ``cuda_headers`` and the wheels are missing
+    :raises NvrtcUnavailable: ``cuda_headers`` and no CUDA headers were found
 
     Example: ``cupy.RawModule(code=src, options=probe_compile_options())``
     """
@@ -133,8 +248,13 @@ _loaded: _Nvrtc | None = None
 def _nvrtc() -> _Nvrtc:
     global _loaded
     if _loaded is None:
-        library = _find("cuda_nvrtc/lib/libnvrtc.so.12")
+        library = find_cuda_library("libnvrtc")
         try:
+            # NVRTC dlopens libnvrtc-builtins.so.X.Y by name at its first compile; the CUDA 13
+            # wheels carry no search path to it, so it is loaded first from beside libnvrtc
+            # (a library already loaded under that name is the one dlopen returns).
+            for builtins in sorted(library.parent.glob("libnvrtc-builtins.so.*")):
+                ctypes.CDLL(str(builtins), mode=ctypes.RTLD_GLOBAL)
             _loaded = _Nvrtc(ctypes.CDLL(str(library)))
         except OSError as error:
             raise NvrtcUnavailable(f"WW_ERR_PYTHON_NVRTC: cannot load {library}: {error}") from error
@@ -200,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(f"nvrtc {major}.{minor}; header {include_dir() / 'warpwatch' / 'probe-device.cuh'}")
     failures = 0
-    for cc in CHECK_ARCHITECTURES:
+    for cc in check_architectures(major):
         for arch in (f"compute_{cc}", f"sm_{cc}"):
             started = time.perf_counter()
             try:

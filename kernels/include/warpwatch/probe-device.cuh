@@ -145,12 +145,27 @@ class GroupProbe {
     if (sync_) sync();
     start_ = detail::clockTicks();
   }
-  /// Counts one iteration of this lane.
-  __device__ void iteration() { ++count_; }
-  /// Adds `iterations` at once (loops whose trip count is known).
-  __device__ void iterations(unsigned iterations) { count_ += iterations; }
-  /// Right after this lane's last iteration: reads c_i.
-  __device__ void finish() { finish_ = detail::clockTicks(); }
+  /// Counts one iteration of this lane and reads the clock: the read of the lane's last
+  /// iteration is its c_i. Call it at the end of each iteration's work.
+  ///
+  /// The clock is read here, inside the loop, because on a SIMT GPU a lane whose loop has ended
+  /// waits, inactive, until the deepest lane of its warp leaves the loop too: code after the loop
+  /// (finish()) runs for all lanes at once, so a read there would give every lane the group's
+  /// end time and the measured loss would always be 1 (seen on an H100: docs/validation.md).
+  __device__ void iteration() {
+    ++count_;
+    finish_ = detail::clockTicks();
+  }
+  /// Adds `iterations` at once (loops whose trip count is known) and reads the clock, as iteration().
+  __device__ void iterations(unsigned iterations) {
+    count_ += iterations;
+    finish_ = detail::clockTicks();
+  }
+  /// After the loop: fixes c_i. A lane that ran iterations keeps the clock of its last
+  /// iteration(); a lane that ran none finishes at its own start (no work, no MIMD time).
+  __device__ void finish() {
+    if (count_ == 0) finish_ = start_;
+  }
 
   /// Ends the group: optional group sync, c_end, group reductions, warp-aggregated atomics into
   /// the launch totals, and the sample when this group is selected.

@@ -1,7 +1,8 @@
 // warpwatch device probe: what a kernel author adds to a loop to measure lockstep loss
 // (model.md §3). Per group (a warp, or n = 1..32 consecutive lanes of one warp) it records
 // each lane's iteration count w_i, the group start clock c0, each lane's finish clock c_i
-// (right after its last iteration) and the group end clock c_end (after an optional group
+// (read by its last iteration(): inside the loop, since on a SIMT GPU code after the loop runs
+// only when the warp's deepest lane is done) and the group end clock c_end (after an optional group
 // synchronisation), reduces them within the group with warp intrinsics, aggregates the launch
 // summary with warp-aggregated atomics, and writes sampled groups to a bounded buffer.
 //
@@ -10,8 +11,8 @@
 //     if (!probe.active(groupCount)) return;                   // spare lanes / past the last group
 //     const unsigned w = work[probe.unitIndex()];
 //     probe.begin();                                           // (sync), c0
-//     for (unsigned k = 0; k < w; ++k) { body(); probe.iteration(); }
-//     probe.finish();                                          // c_i
+//     for (unsigned k = 0; k < w; ++k) { body(); probe.iteration(); }  // w_i += 1, c_i = clock
+//     probe.finish();                                          // c_i = c0 when w_i = 0
 //     probe.end();                                             // (sync), c_end, reduce, atomics, sample
 //   }
 //   // host: warpwatch::Recorder (recorder.hpp) provides ProbeBuffers and writes the frames.

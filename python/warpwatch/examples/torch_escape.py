@@ -106,10 +106,10 @@ class TorchOps:
 
 
 def _sm_clock_hz(index: int) -> int:
-    """cudaDevAttrClockRate (kHz) × 1000, through the CUDA runtime library of the nvidia wheels that torch depends on."""
-    from warpwatch.nvrtc_check import _find  # the nvidia wheels' lookup
+    """cudaDevAttrClockRate (kHz) × 1000, through the CUDA runtime library (the nvidia wheels torch depends on, or a toolkit)."""
+    from warpwatch.nvrtc_check import find_cuda_library
 
-    lib = ctypes.CDLL(str(_find("cuda_runtime/lib/libcudart.so.12")))
+    lib = ctypes.CDLL(str(find_cuda_library("libcudart")))
     value = ctypes.c_int()
     if lib.cudaDeviceGetAttribute(ctypes.byref(value), 13, index) != 0:
         raise RuntimeError("cudaDeviceGetAttribute(cudaDevAttrClockRate) failed")

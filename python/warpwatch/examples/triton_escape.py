@@ -56,13 +56,24 @@ def escape_kernel(counts_ptr: tl.tensor, width: tl.tensor, height: tl.tensor, ma
     tl.store(counts_ptr + unit, w, mask=inside)
 
 
-def run_escape(width: int, height: int, max_iter: int, block: int) -> np.ndarray:
-    """Run the kernel once (interpreter: numpy arrays); returns per-pixel counts (uint32)."""
+def run_escape(width: int, height: int, max_iter: int, block: int, interpreted: bool = True) -> np.ndarray:
+    """Run the kernel once; returns per-pixel counts (uint32).
+
+    ``interpreted``: the Triton interpreter writes into a numpy array (:class:`HostArray`); on a GPU
+    the counts live in a torch CUDA tensor (Triton's launcher takes device pointers only) and are
+    copied back after the launch.
+    """
     units = width * height
-    counts = np.zeros(units, dtype=np.int32)
     grid = (triton.cdiv(units, block),)
-    escape_kernel[grid](HostArray(counts), width, height, max_iter, BLOCK=block)
-    return counts.astype(np.uint32)
+    if interpreted:
+        counts = np.zeros(units, dtype=np.int32)
+        escape_kernel[grid](HostArray(counts), width, height, max_iter, BLOCK=block)
+        return counts.astype(np.uint32)
+    import torch  # Triton's own dependency on a GPU
+
+    device_counts = torch.zeros(units, dtype=torch.int32, device="cuda")
+    escape_kernel[grid](device_counts, width, height, max_iter, BLOCK=block)
+    return np.asarray(device_counts.cpu().numpy(), dtype=np.uint32)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = []
     for _ in range(args.launches):
         start = time.time_ns()
-        counts = run_escape(args.width, args.height, args.max_iter, args.group)
+        counts = run_escape(args.width, args.height, args.max_iter, args.group, interpreted)
         end = time.time_ns()
         launch_id = recorder.record_counts(args.kernel, counts, args.group, start_unix_nanos=start, end_unix_nanos=end)
         report.append({"launchId": str(launch_id), "sumCounts": int(counts.astype(np.int64).sum())})
