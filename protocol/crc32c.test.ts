@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { crc32c } from './crc32c.ts';
+import { crc32c, crc32cImplementation, crc32cPortable, NATIVE_CRC32C_MIN_BYTES } from './crc32c.ts';
 
 const ascii = (s: string): Uint8Array => new TextEncoder().encode(s);
 
@@ -33,9 +33,27 @@ describe('crc32c', () => {
     );
   });
 
+  it('uses the native addon on this platform (linux x64: @node-rs/crc32 ships a prebuilt binary)', () => {
+    expect(crc32cImplementation).toBe('native');
+  });
+
+  it('native and portable agree for every length across the 256-byte switch and any running start value', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: NATIVE_CRC32C_MIN_BYTES - 40, maxLength: 4_200 }), fc.nat({ max: 4_200 }), fc.integer({ min: 0, max: 0xffffffff }), (bytes, length, previous) => {
+        const view = bytes.subarray(0, Math.min(length, bytes.length));
+        expect(crc32c(view, previous)).toBe(crc32cPortable(view, previous));
+      }),
+      { numRuns: 300 },
+    );
+    // The published check value through the native path: "123456789" repeated past the switch.
+    const long = ascii('123456789'.repeat(40));
+    expect(long.length).toBeGreaterThanOrEqual(NATIVE_CRC32C_MIN_BYTES);
+    expect(crc32c(long)).toBe(crc32cPortable(long));
+  });
+
   it('continues a running checksum across any split of the input', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 200 }), fc.nat(), (bytes, cut) => {
+      fc.property(fc.uint8Array({ maxLength: 1_000 }), fc.nat(), (bytes, cut) => {
         const at = bytes.length === 0 ? 0 : cut % (bytes.length + 1);
         expect(crc32c(bytes.subarray(at), crc32c(bytes.subarray(0, at)))).toBe(crc32c(bytes));
       }),
