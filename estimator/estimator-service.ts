@@ -3,6 +3,7 @@ import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
 import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type LogLineSink, type OutageLog } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
+import { readPartitionMarker } from './engine/checkpoint-codec.ts';
 import { createCheckpointProtocol } from './engine/checkpoint-protocol.ts';
 import { createEstimatorEngine, type EstimatorEngine } from './engine/estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
@@ -463,12 +464,8 @@ function checkpointPrefix(config: EstimatorConfig, partition: number): string {
  */
 export function markerNextOffset(marker: string | undefined): bigint | undefined {
   if (marker === undefined) return undefined;
-  try {
-    const parsed = JSON.parse(marker) as { nextOffset?: unknown };
-    return typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset) ? BigInt(parsed.nextOffset) : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readPartitionMarker(marker);
+  return 'nextOffset' in read ? BigInt(read.nextOffset) : undefined;
 }
 
 /** Restores partitions from the checkpoint mirror; see {@link createPartitionRestorer}. */

@@ -30,5 +30,7 @@ describe('the checkpoint marker offset a restore compares with the committed off
     expect(markerNextOffset('{"v":1')).toBeUndefined();
     expect(markerNextOffset('{"v":1,"nextOffset":42}')).toBeUndefined();
     expect(markerNextOffset('{"v":1,"nextOffset":"-1"}')).toBeUndefined();
+    expect(markerNextOffset('null')).toBeUndefined();
+    expect(markerNextOffset('[]')).toBeUndefined();
   });
 });

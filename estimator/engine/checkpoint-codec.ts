@@ -237,3 +237,31 @@ export function decodeStreamCheckpoint(
   };
   return { state, alerts: { ...json.alerts, staleRaised: json.alerts.staleRaised ?? false }, appliedOffset: json.appliedOffset };
 }
+
+/**
+ * The text of a partition's checkpoint marker: `{"v":1,"nextOffset":"…"}`, the partition's next
+ * frame offset as decimal text (the offset of the first frame its checkpoint does not cover).
+ *
+ * @example encodePartitionMarker('42') // '{"v":1,"nextOffset":"42"}'
+ */
+export function encodePartitionMarker(nextOffset: string): string {
+  return JSON.stringify({ v: 1, nextOffset });
+}
+
+/**
+ * Reads a partition marker's text: its `nextOffset` as decimal text, or why it cannot be read
+ * (not JSON, or no decimal `nextOffset`): the engine reports the latter as a corrupt marker.
+ *
+ * @example readPartitionMarker('{"v":1,"nextOffset":"42"}') // { nextOffset: '42' }
+ * @example readPartitionMarker('{"v":1') // { error: SyntaxError … }
+ */
+export function readPartitionMarker(marker: string): { readonly nextOffset: string } | { readonly error: unknown } {
+  let parsed: { nextOffset?: unknown };
+  try {
+    parsed = JSON.parse(marker) as { nextOffset?: unknown };
+  } catch (error) {
+    return { error };
+  }
+  if (parsed !== null && typeof parsed === 'object' && typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) return { nextOffset: parsed.nextOffset };
+  return { error: new Error(`no decimal nextOffset in ${marker.slice(0, 100)}`) };
+}

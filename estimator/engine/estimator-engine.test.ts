@@ -391,6 +391,11 @@ describe('estimator-engine', () => {
       const third = createEstimatorEngine(testEngineOptions(), collector().outputs, { ...quietTelemetry, checkpointCorrupt: (key) => corrupt.push(key) });
       expect(() => third.restorePartition(0, new Map(), 'not json', WALL)).not.toThrow();
       expect(corrupt).toEqual([broken, 'partition 0 marker']);
+      // JSON that is not an object (a marker overwritten with `null`) was a TypeError here once.
+      for (const text of ['null', '5', '"x"', '[]', '{"v":1,"nextOffset":"1e3"}']) {
+        expect(() => third.restorePartition(1, new Map(), text, WALL)).not.toThrow();
+      }
+      expect(corrupt).toEqual([broken, 'partition 0 marker', ...Array<string>(5).fill('partition 1 marker')]);
     });
   });
 

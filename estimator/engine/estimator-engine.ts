@@ -1,7 +1,7 @@
 import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
 import { decodeFrame, FrameError, type FrameKind } from '../../protocol/index.ts';
 import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
-import { decodeStreamCheckpoint, encodeStreamCheckpoint } from './checkpoint-codec.ts';
+import { decodeStreamCheckpoint, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
@@ -595,7 +595,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       }
       for (const key of part.forgotten) records.push({ streamKey: key, value: null });
       const nextOffset = part.nextOffset.toString();
-      records.push({ streamKey: undefined, value: JSON.stringify({ v: 1, nextOffset }) });
+      records.push({ streamKey: undefined, value: encodePartitionMarker(nextOffset) });
       part.dirty.clear();
       part.forgotten.clear();
       return { records, nextOffset };
@@ -604,17 +604,12 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       forgetPartition(partition);
       const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
       if (marker !== undefined) {
-        let parsed: { nextOffset?: unknown } | undefined;
-        try {
-          parsed = JSON.parse(marker) as { nextOffset?: unknown };
-        } catch (error) {
-          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, error);
-        }
-        if (parsed !== undefined && typeof parsed.nextOffset === 'string' && /^\d+$/.test(parsed.nextOffset)) {
-          part.markerOffset = parseOffset(parsed.nextOffset);
+        const read = readPartitionMarker(marker);
+        if ('nextOffset' in read) {
+          part.markerOffset = parseOffset(read.nextOffset);
           part.nextOffset = part.markerOffset;
-        } else if (parsed !== undefined) {
-          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, new Error(`no decimal nextOffset in ${marker.slice(0, 100)}`));
+        } else {
+          telemetry.checkpointCorrupt?.(`partition ${partition} marker`, read.error);
         }
       }
       for (const [key, text] of records) {
