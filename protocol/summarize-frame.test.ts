@@ -1,12 +1,12 @@
-// summarizeFrame must accept exactly the frames decodeFrame accepts, fail with the same code and
-// message otherwise, and summarise what decodeFrame decodes. Its lane-free GroupSamples path is
+// summarizeFrame and decodeFrameWithClockOffsets must accept exactly the frames decodeFrame
+// accepts, fail with the same code and message otherwise, and summarise what decodeFrame decodes. Its lane-free GroupSamples path is
 // separate code, so it is checked against the full decoder on valid frames, on random byte
 // mutations (CRC recomputed so the payload checks are reached), and on the rules a GroupSamples
 // payload can break (groupIndex, groupCount, samplingStride, lengths).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { crc32c } from './crc32c.ts';
-import { decodeFrame, summarizeFrame } from './decode-frame.ts';
+import { decodeFrame, decodeFrameWithClockOffsets, summarizeFrame } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { FrameError } from './errors.ts';
 import { frameArbitrary } from './testing/frame-arbitraries.ts';
@@ -35,6 +35,9 @@ function agree(bytes: Uint8Array): Outcome {
   const full = outcome(() => expectedSummary(decodeFrame(bytes)));
   const summarized = outcome(() => summarizeFrame(bytes));
   expect(summarized).toEqual(full);
+  // The estimator's decoder (clock offsets) has the same acceptance, codes and messages.
+  const withOffsets = outcome(() => expectedSummary(decodeFrameWithClockOffsets(bytes) as Frame));
+  expect(withOffsets).toEqual(full);
   return full;
 }
 

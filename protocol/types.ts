@@ -104,6 +104,30 @@ export interface GroupSample {
   readonly laneFinishClocks: readonly bigint[];
 }
 
+/**
+ * A sampled group as the estimator reads it ({@link decodeFrameWithClockOffsets}): its clocks
+ * as tick offsets from its start clock c0, numbers instead of u64 BigInts. An offset is exact
+ * when both clocks are below 2^53 (a group lasts far fewer ticks); otherwise it is the Number of
+ * the exact BigInt difference.
+ */
+export interface GroupSampleOffsets {
+  /** Group index within the launch (< groupCount). */
+  readonly groupIndex: number;
+  /** Iteration count w_i per lane (u32), exactly groupSize entries. */
+  readonly laneCounts: readonly number[];
+  /** c_i − c0 per lane, ticks, exactly groupSize entries. */
+  readonly laneFinishTicks: readonly number[];
+  /** c_end − c0, ticks. */
+  readonly durationTicks: number;
+  /** false for a counts-only sample (every clock 0, SPEC.md "Counts-only frames"); absent otherwise. */
+  readonly clocked?: false;
+}
+
+/** A GroupSamples frame whose samples carry clock offsets ({@link GroupSampleOffsets}). */
+export interface GroupSamplesOffsetsFrame extends Omit<GroupSamplesFrame, 'groups'> {
+  readonly groups: readonly GroupSampleOffsets[];
+}
+
 /** A sampled subset of a launch's groups (frame type 2). A launch may emit several. */
 export interface GroupSamplesFrame extends FrameIdentity {
   readonly type: 'group-samples';

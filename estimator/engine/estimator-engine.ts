@@ -1,10 +1,10 @@
 import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { decodeFrame, FrameError, type FrameKind } from '../../protocol/index.ts';
+import { decodeFrameWithClockOffsets, FrameError, type FrameKind } from '../../protocol/index.ts';
 import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
 import { decodeStreamCheckpoint, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
-import { observationFromFrame, samplesObservationFromFrame } from './frame-observation.ts';
+import { observationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
 import { createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
@@ -505,9 +505,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       let observation: Observation | undefined;
       let offsetValue: Offset | undefined;
       try {
-        const frame = decodeFrame(value);
+        const frame = decodeFrameWithClockOffsets(value);
         type = frame.type;
-        const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromFrame(frame);
+        const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromOffsets(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
         observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
         offsetValue = parseOffset(offset);

@@ -1,6 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { GroupSample } from '../../protocol/index.ts';
-import { sampledGroupInputOf } from './frame-observation.ts';
+import type { SampledGroupInput } from '../../model/index.ts';
+import { decodeFrame, decodeFrameWithClockOffsets, encodeFrame, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame } from '../../protocol/index.ts';
+import { groupSamplesArbitrary } from '../../protocol/testing/frame-arbitraries.ts';
+import { sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
 
 /** The definition: every clock an offset from c0, taken as a BigInt difference. */
 function reference(group: GroupSample): { laneFinishTicks: number[]; durationTicks: number } {
@@ -38,5 +41,19 @@ describe('sampledGroupInputOf', () => {
     expect(sampledGroupInputOf({ ...zeros, laneFinishClocks: [0n, 1n] }).clocked).toBeUndefined();
     expect(sampledGroupInputOf({ ...zeros, endClock: 1n }).clocked).toBeUndefined();
     expect(sampledGroupInputOf({ ...zeros, startClock: 1n, endClock: 1n, laneFinishClocks: [1n, 1n] }).clocked).toBeUndefined();
+  });
+});
+
+describe('samplesObservationFromOffsets (the engine path) against samplesObservationFromFrame', () => {
+  it('gives the same observation for any valid GroupSamples frame (the offsets carry groupIndex besides)', () => {
+    fc.assert(
+      fc.property(groupSamplesArbitrary, (frame) => {
+        const bytes = encodeFrame(frame);
+        const viaBigInts = samplesObservationFromFrame(decodeFrame(bytes) as GroupSamplesFrame);
+        const viaOffsets = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
+        expect({ ...viaOffsets, groups: viaOffsets.groups.map(({ groupIndex: _, ...rest }: SampledGroupInput & { groupIndex?: number }) => rest) }).toEqual(viaBigInts);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

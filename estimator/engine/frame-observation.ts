@@ -1,4 +1,4 @@
-import { histogramBinRange, type Frame, type GroupSample, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { histogramBinRange, type FrameIdentity, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import type { SampledGroupInput } from '../../model/index.ts';
 import type { LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
 
@@ -57,6 +57,18 @@ export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesOb
 }
 
 /**
+ * As {@link samplesObservationFromFrame}, for a frame decoded by `decodeFrameWithClockOffsets`
+ * (the engine's path): its samples already carry the clock offsets, so they are the groups.
+ *
+ * @example
+ * const samples = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
+ */
+export function samplesObservationFromOffsets(frame: GroupSamplesOffsetsFrame): SamplesObservation {
+  const blocks = frame.selection === 'block' && frame.groupsPerBlock !== undefined ? blockRunsOf(frame, frame.groupsPerBlock) : undefined;
+  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups, ...(blocks === undefined ? {} : { blocks }) };
+}
+
+/**
  * The complete blocks of a block-selection frame as runs of unit counts: the samples of block
  * b = ⌊groupIndex / groupsPerBlock⌋, sorted by groupIndex, lane counts concatenated. A block is
  * complete when it holds all min(groupsPerBlock, groupCount − b·groupsPerBlock) of its groups
@@ -64,8 +76,8 @@ export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesOb
  *
  * @example blockRunsOf({ ...frame, groupCount: 4, groups: [g0, g1, g3] }, 2) // [[...g0.laneCounts, ...g1.laneCounts]]
  */
-export function blockRunsOf(frame: Pick<GroupSamplesFrame, 'groupCount' | 'groups'>, groupsPerBlock: number): number[][] {
-  const byBlock = new Map<number, GroupSample[]>();
+export function blockRunsOf<G extends Pick<GroupSample, 'groupIndex' | 'laneCounts'>>(frame: { readonly groupCount: number; readonly groups: readonly G[] }, groupsPerBlock: number): number[][] {
+  const byBlock = new Map<number, G[]>();
   for (const group of frame.groups) {
     const block = Math.floor(group.groupIndex / groupsPerBlock);
     const members = byBlock.get(block);
@@ -120,7 +132,7 @@ export function sampledGroupInputOf(group: GroupSample): SampledGroupInput {
 }
 
 /** Stream and frame identity of a frame; the event time is the launch end (host clock), ms. */
-function identityOfFrame(frame: Frame): ObservationIdentity {
+function identityOfFrame(frame: FrameIdentity): ObservationIdentity {
   return {
     job: frame.job,
     kernel: frame.kernel,
