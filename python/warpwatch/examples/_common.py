@@ -84,6 +84,18 @@ def escape_reference(width: int, height: int, max_iter: int) -> np.ndarray:
     return w
 
 
+def torch_device_uuid(props: Any) -> bytes:
+    """The 16 raw UUID bytes of ``torch.cuda.get_device_properties(i)`` (torch >= 2.1 has ``uuid``; its
+    text form has varied: ``GPU-…`` or bare hex with dashes); zeros when unknown, as SPEC.md allows.
+
+    Example: ``torch_device_uuid(torch.cuda.get_device_properties(0))``
+    """
+    try:
+        return bytes.fromhex(str(props.uuid).removeprefix("GPU-").replace("-", ""))[:16].ljust(16, b"\0")
+    except Exception:  # noqa: BLE001 - no uuid attribute, or an unexpected text form
+        return bytes(16)
+
+
 def open_recorder(args: argparse.Namespace, device: Device, source: Source) -> Recorder:
     """The example's recorder: frames to ``--out``, the job name, the sampling stride."""
     return Recorder(args.out, job=args.job, device=device, source=source, sampling_stride=args.sampling_stride)

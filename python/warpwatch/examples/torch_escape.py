@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from warpwatch.examples._common import cuda_escape_args, escape_reference, finish, open_recorder, run_main, skipped
+from warpwatch.examples._common import cuda_escape_args, escape_reference, finish, open_recorder, run_main, skipped, torch_device_uuid
 from warpwatch.examples.escape_source import ESCAPE_SOURCE, EXACT_OPTIONS, launch_shape
 from warpwatch.frame import Device
 
@@ -65,11 +65,7 @@ class TorchOps:
 
     def device(self) -> Device:
         props = self.torch.cuda.get_device_properties(self.index)
-        try:  # torch >= 2.1 has the UUID; its text form has varied ("GPU-…" or bare hex with dashes)
-            uuid = bytes.fromhex(str(props.uuid).removeprefix("GPU-").replace("-", ""))[:16].ljust(16, b"\0")
-        except Exception:  # noqa: BLE001 - unknown: zeros, as SPEC.md allows
-            uuid = bytes(16)
-        return Device(name=props.name, uuid=uuid, compute_capability=(props.major, props.minor), clock_hz=_sm_clock_hz(self.index))
+        return Device(name=props.name, uuid=torch_device_uuid(props), compute_capability=(props.major, props.minor), clock_hz=_sm_clock_hz(self.index))
 
     def alloc_device(self, nbytes: int) -> Any:
         return self.torch.zeros(nbytes, dtype=self.torch.uint8, device=self.cuda)

@@ -26,7 +26,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main
+from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main, torch_device_uuid
 from warpwatch.frame import Device
 from warpwatch.triton_support import HostArray
 
@@ -76,6 +76,16 @@ def run_escape(width: int, height: int, max_iter: int, block: int, interpreted: 
     return np.asarray(device_counts.cpu().numpy(), dtype=np.uint32)
 
 
+def _gpu_device() -> Device:
+    """The GPU the kernel runs on (device 0, through torch, Triton's own dependency): name, UUID and
+    compute capability, so that the streams of two GPUs stay apart. The frames are counts only, so
+    no clock rate is needed."""
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    return Device(name=props.name, uuid=torch_device_uuid(props), compute_capability=(props.major, props.minor))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; exit 0 on success, 2 on bad arguments (one WW_ERR_ line)."""
     args = escape_parser("python -m warpwatch.examples.triton_escape", __doc__, job="triton-escape", group_flag="--block",
@@ -89,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     interpreted = os.environ.get("TRITON_INTERPRET", "0") == "1"
-    recorder = open_recorder(args, Device(name="triton-interpreter" if interpreted else "triton"), "cpu" if interpreted else "cuda")
+    recorder = open_recorder(args, Device(name="triton-interpreter") if interpreted else _gpu_device(), "cpu" if interpreted else "cuda")
     report = []
     for _ in range(args.launches):
         start = time.time_ns()
