@@ -119,7 +119,7 @@ if "$python" -c 'import numpy' 2> /dev/null; then
   py_step() {  # name, then the arguments of python
     local name="$1"; shift
     step "python $name"
-    if PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$@" > "$out/python/$name.log" 2>&1; then
+    if WARPWATCH_TRACEBACK=1 PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" "$python" "$@" > "$out/python/$name.log" 2>&1; then
       echo "exit 0" >> "$out/python/$name.log"
     else
       echo "exit $?" >> "$out/python/$name.log"

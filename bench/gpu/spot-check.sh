@@ -8,7 +8,7 @@
 # Usage: bench/gpu/spot-check.sh [OUT_DIR]     (default /tmp/v; build in $WARPWATCH_GPU_BUILD_DIR or /tmp/b)
 set -u
 B="${WARPWATCH_GPU_BUILD_DIR:-/tmp/b}"; O="${1:-/tmp/v}"; mkdir -p $O/matpow $O/overhead $O/escape $O/python
-export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/python WARPWATCH_TRACEBACK=1
 s=$(date +%s); st() { echo "==> [$(( $(date +%s) - s ))s] $*"; }
 st build
 cmake -S kernels -B $B -DCMAKE_BUILD_TYPE=Release -DWARPWATCH_PROTOCOL_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d ' .')" > $O/build.log 2>&1 &&

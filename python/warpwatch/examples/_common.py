@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import traceback
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -118,5 +120,19 @@ def skipped(prog: str, reason: str) -> int:
 
 
 def run_main(main: Callable[[Sequence[str] | None], int]) -> None:
-    """``sys.exit(main(None))`` for ``python -m warpwatch.examples.X``."""
-    sys.exit(main(None))
+    """``sys.exit(main(None))`` for ``python -m warpwatch.examples.X``.
+
+    An exception from the framework underneath (a compile error, a CUDA error, a library that
+    cannot import: numba-cuda 0.30.4 with numpy 2.5 on the H100 of docs/validation.md) ends the
+    example with one ``WW_ERR_PYTHON_EXAMPLE`` line on stderr and exit status 1; with
+    ``WARPWATCH_TRACEBACK=1`` the traceback follows it.
+    """
+    try:
+        status = main(None)
+    except Exception as error:  # noqa: BLE001 - any failure of the framework is reported, not raised
+        detail = " ".join(f"{type(error).__name__}: {error}".split())
+        print(f"WW_ERR_PYTHON_EXAMPLE: {sys.argv[0] or 'example'} failed: {detail}", file=sys.stderr)
+        if os.environ.get("WARPWATCH_TRACEBACK") == "1":
+            traceback.print_exc()
+        status = 1
+    sys.exit(status)
