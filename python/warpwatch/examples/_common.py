@@ -87,8 +87,9 @@ def escape_reference(width: int, height: int, max_iter: int) -> np.ndarray:
 
 
 def torch_device_uuid(props: Any) -> bytes:
-    """The 16 raw UUID bytes of ``torch.cuda.get_device_properties(i)`` (torch >= 2.1 has ``uuid``; its
-    text form has varied: ``GPU-…`` or bare hex with dashes); zeros when unknown, as SPEC.md allows.
+    """The 16 raw UUID bytes of an object's ``uuid`` text: ``torch.cuda.get_device_properties(i)``
+    (torch >= 2.1; its text form has varied: ``GPU-…`` or bare hex with dashes) or numba-cuda's
+    current device (``GPU-…``); zeros when unknown, as SPEC.md allows.
 
     Example: ``torch_device_uuid(torch.cuda.get_device_properties(0))``
     """

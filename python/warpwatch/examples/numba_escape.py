@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import cuda  # module level: the simulator swaps it in kernels' globals
 
-from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main
+from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main, torch_device_uuid
 from warpwatch.frame import Device
 from warpwatch.numba_support import group_reducer
 
@@ -59,6 +59,21 @@ def run_escape(width: int, height: int, max_iter: int, n: int) -> tuple[np.ndarr
     return counts.copy_to_host().astype(np.uint32), totals.copy_to_host()
 
 
+def _gpu_device() -> Device:
+    """The current CUDA device as numba-cuda reports it (name, UUID, compute capability), so that the
+    streams of two GPUs stay apart; ``numba-cuda`` with a zero UUID where it reports none. The
+    frames are counts only, so no clock rate is needed."""
+    from numba import cuda
+
+    try:
+        device = cuda.get_current_device()
+        name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
+        major, minor = device.compute_capability
+        return Device(name=name, uuid=torch_device_uuid(device), compute_capability=(int(major), int(minor)))
+    except Exception:  # noqa: BLE001 - an older numba-cuda without these attributes
+        return Device(name="numba-cuda")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; exit 0 on success, 2 on bad arguments (one WW_ERR_ line)."""
     args = escape_parser("python -m warpwatch.examples.numba_escape", __doc__, job="numba-escape").parse_args(argv)
@@ -71,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     simulated = simulator_enabled()
     # A simulator is not a GPU: source cpu (clocks would be host ns; there are none).
-    recorder = open_recorder(args, Device(name="numba-cuda-simulator" if simulated else "numba-cuda"), "cpu" if simulated else "cuda")
+    recorder = open_recorder(args, Device(name="numba-cuda-simulator") if simulated else _gpu_device(), "cpu" if simulated else "cuda")
     report = []
     for _ in range(args.launches):
         start = time.time_ns()
