@@ -468,13 +468,7 @@ export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Fr
  */
 export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeFrameOptions): LaunchSummaryFrame | GroupSamplesOffsetsFrame {
   const { kind, payload, view, identity } = openFrame(bytes, options);
-  if (kind === 'launch-summary') {
-    const { frame, end } = readLaunchSummary(payload, view, identity);
-    const remaining = payload.length - end;
-    if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
-    validateFrameBody(frame, false);
-    return frame;
-  }
+  if (kind === 'launch-summary') return wholeLaunchSummary(payload, view, identity);
   // Every check decodeFrame makes of a GroupSamples payload (no rule constrains the lanes).
   const sampleCount = checkGroupSamplesWithoutLanes(payload, view, identity);
   const p = identity.bodyAt;
@@ -504,6 +498,15 @@ export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeF
     ...(selectionCode === 2 ? { groupsPerBlock: view.getUint16(p + 10, true) } : {}),
     groups,
   };
+}
+
+/** A LaunchSummary payload read and checked as decodeFrame does: no bytes left over, every rule met. */
+function wholeLaunchSummary(payload: Uint8Array, view: DataView, identity: DecodedIdentity): LaunchSummaryFrame {
+  const { frame, end } = readLaunchSummary(payload, view, identity);
+  const remaining = payload.length - end;
+  if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
+  validateFrameBody(frame, false);
+  return frame;
 }
 
 /** 2^32, the weight of a u64's high half. */
@@ -605,10 +608,7 @@ export interface FrameSummary {
 export function summarizeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): FrameSummary {
   const { kind, payload, view, identity } = openFrame(bytes, options);
   if (kind === 'launch-summary') {
-    const { frame, end } = readLaunchSummary(payload, view, identity);
-    const remaining = payload.length - end;
-    if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
-    validateFrameBody(frame, false);
+    const frame = wholeLaunchSummary(payload, view, identity);
     return { type: kind, job: identity.job, kernel: identity.kernel, groupSize: identity.groupSize, source: identity.source, deviceUuid: identity.device.uuid, threadRecords: frame.groupsCounted * frame.groupSize };
   }
   const sampleCount = checkGroupSamplesWithoutLanes(payload, view, identity);
