@@ -157,6 +157,9 @@ class GroupProbe {
     finish_ = detail::clockTicks();
   }
   /// Adds `iterations` at once (loops whose trip count is known) and reads the clock, as iteration().
+  /// Call it where the lane's own work ends, before the warp reconverges (inside the lane's
+  /// branch or loop): called after a loop that the lanes leave at different times, it reads the
+  /// same clock on every lane, as finish() did.
   __device__ void iterations(unsigned iterations) {
     count_ += iterations;
     finish_ = detail::clockTicks();
