@@ -86,12 +86,12 @@ def escape_reference(width: int, height: int, max_iter: int) -> np.ndarray:
     return w
 
 
-def torch_device_uuid(props: Any) -> bytes:
+def device_uuid_bytes(props: Any) -> bytes:
     """The 16 raw UUID bytes of an object's ``uuid`` text: ``torch.cuda.get_device_properties(i)``
     (torch >= 2.1; its text form has varied: ``GPU-…`` or bare hex with dashes) or numba-cuda's
     current device (``GPU-…``); zeros when unknown, as SPEC.md allows.
 
-    Example: ``torch_device_uuid(torch.cuda.get_device_properties(0))``
+    Example: ``device_uuid_bytes(torch.cuda.get_device_properties(0))``
     """
     try:
         return bytes.fromhex(str(props.uuid).removeprefix("GPU-").replace("-", ""))[:16].ljust(16, b"\0")

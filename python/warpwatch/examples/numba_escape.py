@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import cuda  # module level: the simulator swaps it in kernels' globals
 
-from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main, torch_device_uuid
+from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main, device_uuid_bytes
 from warpwatch.frame import Device
 from warpwatch.numba_support import group_reducer
 
@@ -69,7 +69,7 @@ def _gpu_device() -> Device:
         device = cuda.get_current_device()
         name = device.name.decode() if isinstance(device.name, bytes) else str(device.name)
         major, minor = device.compute_capability
-        return Device(name=name, uuid=torch_device_uuid(device), compute_capability=(int(major), int(minor)))
+        return Device(name=name, uuid=device_uuid_bytes(device), compute_capability=(int(major), int(minor)))
     except Exception:  # noqa: BLE001 - an older numba-cuda without these attributes
         return Device(name="numba-cuda")
 

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from warpwatch.examples._common import cuda_escape_args, escape_reference, finish, open_recorder, run_main, skipped, torch_device_uuid
+from warpwatch.examples._common import cuda_escape_args, escape_reference, finish, open_recorder, run_main, skipped, device_uuid_bytes
 from warpwatch.examples.escape_source import ESCAPE_SOURCE, EXACT_OPTIONS, launch_shape
 from warpwatch.frame import Device
 
@@ -65,7 +65,7 @@ class TorchOps:
 
     def device(self) -> Device:
         props = self.torch.cuda.get_device_properties(self.index)
-        return Device(name=props.name, uuid=torch_device_uuid(props), compute_capability=(props.major, props.minor), clock_hz=_sm_clock_hz(self.index))
+        return Device(name=props.name, uuid=device_uuid_bytes(props), compute_capability=(props.major, props.minor), clock_hz=_sm_clock_hz(self.index))
 
     def alloc_device(self, nbytes: int) -> Any:
         return self.torch.zeros(nbytes, dtype=self.torch.uint8, device=self.cuda)

@@ -26,7 +26,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main, torch_device_uuid
+from warpwatch.examples._common import escape_parser, finish, grid_error, open_recorder, run_main, device_uuid_bytes
 from warpwatch.frame import Device
 from warpwatch.triton_support import HostArray
 
@@ -83,7 +83,7 @@ def _gpu_device() -> Device:
     import torch
 
     props = torch.cuda.get_device_properties(0)
-    return Device(name=props.name, uuid=torch_device_uuid(props), compute_capability=(props.major, props.minor))
+    return Device(name=props.name, uuid=device_uuid_bytes(props), compute_capability=(props.major, props.minor))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
