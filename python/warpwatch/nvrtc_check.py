@@ -141,30 +141,34 @@ def cuda_layouts() -> list[CudaLayout]:
     return layouts
 
 
+def _so_version(path: Path, stem: str) -> tuple[int, ...] | None:
+    """(13, 0, 88) for ``libnvrtc.so.13.0.88``; None for other names (``libnvrtc.alt.so.13``, ``libnvrtc.so``)."""
+    parts = path.name.removeprefix(f"{stem}.so.").split(".")
+    return tuple(int(x) for x in parts) if path.name.startswith(f"{stem}.so.") and all(x.isdigit() for x in parts) else None
+
+
 def _library_in(directory: Path, stem: str) -> Path | None:
-    """``stem.so.N`` in ``directory`` with the highest N (``stem.so`` when there is no versioned one)."""
+    """``stem.so.N`` in ``directory`` with the highest version (``stem.so`` when there is no versioned one)."""
     if not directory.is_dir():
         return None
-    versioned = sorted((p for p in directory.glob(f"{stem}.so.*") if p.name[len(stem) + 4:].split(".")[0].isdigit()),
-                       key=lambda p: [int(x) for x in p.name[len(stem) + 4:].split(".") if x.isdigit()], reverse=True)
+    versioned = [(v, p) for p in directory.glob(f"{stem}.so.*") if (v := _so_version(p, stem)) is not None]
     if versioned:
-        return versioned[0]
+        return max(versioned)[1]
     plain = directory / f"{stem}.so"
     return plain if plain.exists() else None
 
 
-def _searched() -> str:
-    return "; ".join(layout.name for layout in cuda_layouts()) or "no nvidia wheels and no CUDA toolkit"
+def _searched(layouts: list[CudaLayout]) -> str:
+    return "; ".join(layout.name for layout in layouts) or "no nvidia wheels and no CUDA toolkit"
 
 
-def _header_layout() -> CudaLayout:
-    layouts = cuda_layouts()
+def _header_layout(layouts: list[CudaLayout]) -> CudaLayout:
     for layout in layouts:
         if layout.headers_complete():
             return layout
     raise NvrtcUnavailable(
         "WW_ERR_PYTHON_NVRTC: the CUDA headers (cooperative_groups.h and CCCL's cuda/std/cstdint) were not found; "
-        f"searched: {_searched()}; install the [nvrtc] extra (nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12, "
+        f"searched: {_searched(layouts)}; install the [nvrtc] extra (nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12, "
         "nvidia-cuda-cccl-cu12) or set CUDA_HOME to a CUDA toolkit"
     )
 
@@ -179,7 +183,7 @@ def find_cuda_library(stem: str) -> Path:
     """
     layouts = cuda_layouts()
     try:
-        headers = _header_layout().include
+        headers = _header_layout(layouts).include
         preferred = [layout for layout in layouts if layout.include == headers]
     except NvrtcUnavailable:
         preferred = []
@@ -188,7 +192,7 @@ def find_cuda_library(stem: str) -> Path:
         if found is not None:
             return found
     raise NvrtcUnavailable(
-        f"WW_ERR_PYTHON_NVRTC: {stem}.so was not found; searched: {_searched()}; install the [nvrtc] extra "
+        f"WW_ERR_PYTHON_NVRTC: {stem}.so was not found; searched: {_searched(layouts)}; install the [nvrtc] extra "
         "(nvidia-cuda-nvrtc-cu12, nvidia-cuda-runtime-cu12, nvidia-cuda-cccl-cu12) or set CUDA_HOME to a CUDA toolkit"
     )
 
@@ -200,7 +204,7 @@ def cuda_include_dirs() -> list[Path]:
 
     Example: ``[f"-I{d}" for d in cuda_include_dirs()]``
     """
-    layout = _header_layout()
+    layout = _header_layout(cuda_layouts())
     cccl = layout.cccl_dir()
     assert cccl is not None  # headers_complete() checked it
     return [layout.include] if cccl == layout.include else [layout.include, cccl]
