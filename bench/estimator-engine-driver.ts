@@ -6,7 +6,7 @@
  * decoding the same frames alone, and optionally a second engine (`--baseline <dir>`: the root of
  * another checkout, e.g. an export of main) on the same frames.
  *
- *     npx tsx bench/estimator-engine-driver.ts throughput [--baseline /tmp/ww-base] [--rounds 7] [--cases 10s,1s,samples] [--write]
+ *     npx tsx bench/estimator-engine-driver.ts throughput [--baseline /tmp/ww-base] [--rounds 7] [--cases 10s,1s,samples] [--launch-ids recorder] [--write]
  *       (--write: bench/results/estimator-inprocess.json; a baseline tree: `git archive <commit> | tar -x -C /tmp/ww-base`
  *       and a node_modules link in it)
  *     npx tsx bench/estimator-engine-driver.ts profile --case 1s     # under node --cpu-prof (see below)
@@ -23,7 +23,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { decodeFrame } from '../protocol/index.ts';
 import type * as EstimatorModule from '../estimator/index.ts';
-import { frameAt, samplesFrameAt, samplesTemplates, SUMMARIES_PER_SAMPLES_FRAME, templates } from './estimator-frames.ts';
+import { frameAt, recorderLaunchId, samplesFrameAt, samplesTemplates, SUMMARIES_PER_SAMPLES_FRAME, templates } from './estimator-frames.ts';
 import { argument, cpuMicros, importFromTree, median } from './driver-support.ts';
 
 type Estimator = typeof EstimatorModule;
@@ -43,6 +43,8 @@ const START_MILLIS = 1_700_000_000_000;
 const WALL_MILLIS = Date.now() + 86_400_000;
 
 type CaseName = '10s' | '1s' | 'samples' | 'varied';
+/** The frames' launchIds: the launch's number (`counter`), or 64-bit hashes as the C++ recorder makes them (`recorder`, `--launch-ids recorder`). */
+type LaunchIds = 'counter' | 'recorder';
 
 /**
  * The bench's throughput backlogs: 100 streams, event time 100 ms apart per stream; with
@@ -50,7 +52,7 @@ type CaseName = '10s' | '1s' | 'samples' | 'varied';
  * (as a kernel on inputs of one shape does), so a window's basis repeats too; `varied` (1 s
  * windows) draws every launch afresh, so no two windows share a basis (the model cache never hits).
  */
-export function workload(name: CaseName, frames: number): Workload {
+export function workload(name: CaseName, frames: number, launchIds: LaunchIds = 'counter'): Workload {
   const streams = 100;
   const summaryTemplates = templates(streams, 3);
   const freshTemplates = new Map<number, ReturnType<typeof templates>>();
@@ -68,11 +70,12 @@ export function workload(name: CaseName, frames: number): Workload {
     const s = k % streams;
     const launch = Math.floor(k / streams);
     const endMillis = START_MILLIS + launch * 100;
-    out.push(frameAt(templateOf(s, launch), k, endMillis));
+    const launchId = launchIds === 'recorder' ? recorderLaunchId(s, launch) : BigInt(k);
+    out.push(frameAt(templateOf(s, launch), k, endMillis, launchId));
     partitions.push(s % 6);
     summaries += 1;
     if (name === 'samples' && (launch + s) % SUMMARIES_PER_SAMPLES_FRAME === 0) {
-      out.push(samplesFrameAt(samples[s]![launch % samples[s]!.length]!, k, endMillis));
+      out.push(samplesFrameAt(samples[s]![launch % samples[s]!.length]!, k, endMillis, launchId));
       partitions.push(s % 6);
     }
   }
@@ -131,7 +134,8 @@ async function throughput(): Promise<void> {
   const loadBefore = loadavg()[0];
   const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
   for (const name of cases) {
-    const load = workload(name, sizes[name]);
+    const launchIds: LaunchIds = argument('--launch-ids', 'counter') === 'recorder' ? 'recorder' : 'counter';
+    const load = workload(name, sizes[name], launchIds);
     const n = load.frames.length;
     const times: Record<string, number[]> = { decode: [], current: [], baseline: [] };
     let windows = 0;
@@ -152,7 +156,8 @@ async function throughput(): Promise<void> {
     const cur = perFrame('current');
     const base = perFrame('baseline');
     const result = {
-        case: name,
+        // Recorder-like launchIds are a case of their own in the results file.
+        case: launchIds === 'recorder' ? `${name}, recorder launchIds` : name,
         commit,
         loadAverage1m: loadavg()[0],
         frames: n,
@@ -202,16 +207,22 @@ async function profile(): Promise<void> {
 }
 
 /**
- * RSS of the engine holding `live` streams (3 launches each, 10 min windows open), and with
- * `offered` distinct streams against a cap of `cap` (evictions). Run one per process (`--streams
- * 10000` / `--streams 20000 --cap 10000`): RSS does not shrink after a case.
+ * RSS of the engine holding `live` streams (`--launches`, default 3, each; 10 min windows open),
+ * and with `offered` distinct streams against a cap of `cap` (evictions). Run one per process
+ * (`--streams 10000` / `--streams 20000 --cap 10000`): RSS does not shrink after a case.
+ * `--launch-ids recorder` gives the launches 64-bit launchIds as the C++ recorder does (default
+ * `counter`: the launch number); with `--launches 1100` every stream's dedupe memory is full (the
+ * steady state of a long-running job). The partitions are checkpointed every
+ * `--checkpoint-every` launches (default 1).
  */
 async function memory(): Promise<void> {
   const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
   const estimator = await loadEstimator(root);
   const streams = Number(argument('--streams', '10000'));
   const cap = argument('--cap', '');
-  const launches = 3;
+  const launches = Number(argument('--launches', '3'));
+  const recorderIds = argument('--launch-ids', 'counter') === 'recorder';
+  const checkpointEvery = Number(argument('--checkpoint-every', '1'));
   const shapes = templates(50, 4);
   const config = estimator.loadEstimatorConfig({ env: { WARPWATCH_WINDOW_MILLIS: '600000', WARPWATCH_IDLE_CLOSE_MILLIS: '600000', ...(cap === '' ? {} : { WARPWATCH_MAX_STREAMS: cap }) } });
   let evicted = 0;
@@ -223,16 +234,29 @@ async function memory(): Promise<void> {
     { frame: () => {}, windowClosed: () => (windows += 1), modelError: () => {}, alertRaised: () => {}, streamEvicted: () => (evicted += 1) },
   );
   const rssBefore = process.memoryUsage().rss;
+  let lastCheckpointBytes = 0;
+  let checkpointCpuMicros = 0;
+  let checkpointRounds = 0;
   let offset = 0;
   const started = process.cpuUsage();
   for (let launch = 0; launch < launches; launch += 1) {
     for (let s = 0; s < streams; s += 1) {
       const template = { ...shapes[s % 50]!, job: `mem${s}` };
-      engine.handleMessage(s % 6, String(offset), frameAt(template, launch, START_MILLIS + launch * 1000), WALL_MILLIS + offset);
+      const launchId = recorderIds ? recorderLaunchId(s, launch) : BigInt(launch);
+      engine.handleMessage(s % 6, String(offset), frameAt(template, launch, START_MILLIS + launch * 1000, launchId), WALL_MILLIS + offset);
       offset += 1;
     }
     // The service checkpoints every partition periodically (dirty streams encoded).
-    for (const partition of engine.partitions()) engine.checkpoint(partition);
+    if ((launch + 1) % checkpointEvery === 0 || launch + 1 === launches) {
+      const before = process.cpuUsage();
+      for (const partition of engine.partitions()) {
+        for (const record of engine.checkpoint(partition)?.records ?? []) lastCheckpointBytes += record.value?.length ?? 0;
+      }
+      const spent = process.cpuUsage(before);
+      checkpointCpuMicros += spent.user + spent.system;
+      checkpointRounds += 1;
+      if (launch + 1 < launches) lastCheckpointBytes = 0;
+    }
   }
   const used = process.cpuUsage(started);
   global.gc?.();
@@ -240,6 +264,8 @@ async function memory(): Promise<void> {
   console.log(
     JSON.stringify({
       streamsOffered: streams,
+      launches,
+      launchIds: recorderIds ? 'recorder' : 'counter',
       cap: cap === '' ? null : Number(cap),
       frames: offset,
       liveStreams: engine.liveStreams(),
@@ -250,6 +276,9 @@ async function memory(): Promise<void> {
       rssMegabytes: +(usage.rss / 1e6).toFixed(0),
       rssBeforeMegabytes: +(rssBefore / 1e6).toFixed(0),
       heapUsedMegabytes: +(usage.heapUsed / 1e6).toFixed(0),
+      checkpointRounds,
+      checkpointCpuMillisPerRound: +(checkpointCpuMicros / checkpointRounds / 1000).toFixed(1),
+      lastCheckpointBytesPerStream: Math.round(lastCheckpointBytes / Math.max(1, engine.liveStreams())),
     }),
   );
 }

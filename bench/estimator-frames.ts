@@ -42,9 +42,14 @@ export function templates(streams: number, seed: number): LaunchSummaryFrame[] {
   );
 }
 
-export function frameAt(template: LaunchSummaryFrame, launch: number, endMillis: number): Buffer {
+/**
+ * The LaunchSummary frame of launch `launch` of a template: frameSequence `launch`, launchId
+ * `launchId` (default: the launch number; the C++ recorder's are 64-bit hashes, see
+ * {@link recorderLaunchId}), ending at `endMillis`.
+ */
+export function frameAt(template: LaunchSummaryFrame, launch: number, endMillis: number, launchId: bigint = BigInt(launch)): Buffer {
   return Buffer.from(
-    encodeFrame({ ...template, launchId: BigInt(launch), frameSequence: launch, startUnixNanos: BigInt(endMillis - 1) * 1_000_000n, endUnixNanos: BigInt(endMillis) * 1_000_000n }),
+    encodeFrame({ ...template, launchId, frameSequence: launch, startUnixNanos: BigInt(endMillis - 1) * 1_000_000n, endUnixNanos: BigInt(endMillis) * 1_000_000n }),
   );
 }
 
@@ -97,12 +102,23 @@ export function samplesTemplates(summaryTemplates: readonly LaunchSummaryFrame[]
   return summaryTemplates.map((template, s) => Array.from({ length: variants }, () => sampledGroupsFrame(template, s, random)));
 }
 
+/**
+ * A launchId as the C++ recorder makes them (splitmix64 of a clock and a counter: any u64), here
+ * splitmix64 of (stream, launch), so runs repeat.
+ */
+export function recorderLaunchId(stream: number, launch: number): bigint {
+  let z = (BigInt(stream) * 0x100000000n + BigInt(launch) + 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn;
+  z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & 0xffffffffffffffffn;
+  z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & 0xffffffffffffffffn;
+  return z ^ (z >> 31n);
+}
+
 /** The GroupSamples frame of launch `launch` (same launchId and event time as its summary from frameAt). */
-export function samplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number): Buffer {
+export function samplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number, launchId: bigint = BigInt(launch)): Buffer {
   return Buffer.from(
     encodeFrame({
       ...template,
-      launchId: BigInt(launch),
+      launchId,
       frameSequence: SAMPLES_SEQUENCE_OFFSET + launch,
       startUnixNanos: BigInt(endMillis - 1) * 1_000_000n,
       endUnixNanos: BigInt(endMillis) * 1_000_000n,

@@ -86,19 +86,19 @@ describe('checkpoint codec', () => {
     expect(window?.samples).not.toHaveProperty('sumSimtTicks');
     expect(summarizeSampledGroups(window!.samples!, 4)?.laneIdleFraction).toBeCloseTo(summarizeSampledGroups(original.samples!, 4)?.laneIdleFraction as number, 15);
   });
-  it('restores dedupe identities written by the BigInt-only code (decimal text), small and large, so their frames stay duplicates', () => {
-    // Launch ids below 2^21 (identity a number in memory) and above (a BigInt), and the edges.
-    const launchIds = [0n, 7n, (1n << 21n) - 1n, 1n << 21n, (1n << 64n) - 1n];
+  it('restores dedupe identities of a version 2 checkpoint (decimal text), small and large, so their frames stay duplicates', () => {
+    const launchIds = [0n, 7n, (1n << 21n) - 1n, 1n << 21n, (1n << 53n) + 1n, (1n << 64n) - 1n];
     const frames = launchIds.flatMap((launchId, k) => [0, 0xffffffff].map((frameSequence) => ({ ...samples(0, 30_000 + k), launchId, frameSequence })));
     const state = createStreamState(streamIdentityOf(frames[0]!));
-    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1' })) as { dedupe: string[] };
-    // The text the code before numbers wrote: launchId · 2^32 + frameSequence in decimal, oldest first.
+    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1' })) as { v: number; dedupe: string | string[] };
+    // What version 2 wrote: launchId · 2^32 + frameSequence in decimal, oldest first.
+    json.v = 2;
     json.dedupe = frames.map((frame) => ((frame.launchId << 32n) | BigInt(frame.frameSequence)).toString());
     const restored = decodeStreamCheckpoint(JSON.stringify(json), state.key, 0).state;
     for (const frame of frames) expect(recordObservation(restored, frame, options, 0).status).toBe('duplicate');
     expect(recordObservation(restored, { ...frames[0]!, frameSequence: 1 }, options, 0).status).toBe('recorded');
-    // Written again, the same text (plus the new frame), in the same order.
-    const again = JSON.parse(encodeStreamCheckpoint({ state: restored, alerts: createAlertState(), appliedOffset: '2' })) as { dedupe: string[] };
-    expect(again.dedupe).toEqual([...json.dedupe, '1']);
+    // Written again as version 3 and read back: the same identities (plus the new frame), in the same order.
+    const again = decodeStreamCheckpoint(encodeStreamCheckpoint({ state: restored, alerts: createAlertState(), appliedOffset: '2' }), state.key, 0).state;
+    expect([...again.dedupe.entries()]).toEqual([...frames.map((f): [bigint, number] => [f.launchId, f.frameSequence]), [0n, 1]]);
   });
 });

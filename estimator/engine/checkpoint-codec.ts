@@ -4,7 +4,8 @@ import type { CusumState } from './change-detector.ts';
 import type { CountHistogram } from './count-histogram.ts';
 import { EstimatorError } from '../errors.ts';
 import type { StreamIdentity } from '../../contracts/index.ts';
-import { canonicalFrameIdentity, type DedupeMemory, type FrameIdentity, type StreamState, type WindowAccumulation } from './stream-state.ts';
+import { DedupeMemory } from './dedupe-memory.ts';
+import type { StreamState, WindowAccumulation } from './stream-state.ts';
 
 /**
  * JSON encoding of a stream's state for the checkpoint topic. Maps become arrays, ±∞
@@ -42,11 +43,12 @@ interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventM
 
 interface CheckpointJson {
   /**
-   * 2: dedupe holds exact identities (launchId · 2^32 + frameSequence) as decimal strings, oldest
-   * first, whichever form they have in memory (a number below 2^53, else a BigInt: the text is the
-   * same); 1 (older): 53-bit hashes, not restorable as identities.
+   * 3: dedupe is the base64 text of the dedupe memory's bytes (DedupeMemory.toBytes: 12 per
+   * identity, launchId u64 then frameSequence u32, little-endian, oldest first); 2 (older): an
+   * array of exact identities (launchId · 2^32 + frameSequence) as decimal strings, oldest first;
+   * 1 (older still): 53-bit hashes, not restorable as identities.
    */
-  v: 1 | 2;
+  v: 1 | 2 | 3;
   identity: StreamIdentity;
   appliedOffset: string;
   windows: WindowJson[];
@@ -55,7 +57,7 @@ interface CheckpointJson {
   cumulative: HistogramJson;
   cumulativeLaunches: number;
   cumulativeGroups: number;
-  dedupe: (string | number)[];
+  dedupe: string | (string | number)[];
   watermarkMillis: number | null;
   closedThroughMillis: number | null;
   alerts: { lossMeasured: CusumState; lossPredicted: CusumState; drift: CusumState; lossThresholdArmed: boolean; driftThresholdArmed: boolean; staleRaised?: boolean };
@@ -74,8 +76,8 @@ function histogramFromJson(json: HistogramJson): CountHistogram {
 /**
  * Encodes a stream checkpoint as JSON text: the text of JSON.stringify on the object of
  * {@link CheckpointJson} (members in its order), byte for byte. The dedupe memory (up to
- * dedupeCapacity identities, most of the record and of its encoding time) is written here
- * directly; the members before and after it are JSON.stringify's, joined around it.
+ * dedupeCapacity identities, most of the record) is written here directly as base64 (which needs
+ * no JSON escaping); the members before and after it are JSON.stringify's, joined around it.
  *
  * @example
  * producer.send(checkpointKey, encodeStreamCheckpoint({ state, alerts, appliedOffset: '42' }));
@@ -83,7 +85,7 @@ function histogramFromJson(json: HistogramJson): CountHistogram {
 export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
   const { state } = checkpoint;
   const head: Omit<CheckpointJson, 'dedupe' | 'watermarkMillis' | 'closedThroughMillis' | 'alerts'> = {
-    v: 2,
+    v: 3,
     identity: state.identity,
     appliedOffset: checkpoint.appliedOffset,
     windows: [...state.windows.values()].map((window) => ({
@@ -114,47 +116,33 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
   // (watermarkMillis) always have a member, so the joined text is that of the whole object.
   const headText = JSON.stringify(head);
   const tailText = JSON.stringify(tail);
-  return `${headText.slice(0, -1)},"dedupe":${dedupeJson(state.dedupe)},${tailText.slice(1)}`;
+  const bytes = state.dedupe.toBytes();
+  const dedupe = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+  return `${headText.slice(0, -1)},"dedupe":"${dedupe}",${tailText.slice(1)}`;
 }
 
-/**
- * JSON.stringify(Array.from(dedupe, String)): the identities as decimal strings, oldest first.
- * Decimal digits need no escaping, so the text is written as is.
- */
-function dedupeJson(dedupe: DedupeMemory): string {
-  let text = '[';
-  for (const identity of dedupe) text += text.length === 1 ? `"${identityDecimal(identity)}"` : `,"${identityDecimal(identity)}"`;
-  return `${text}]`;
-}
+/** Base64 of whole 12-byte identities: 16 characters each, so never padded. */
+const DEDUPE_BASE64 = /^(?:[A-Za-z0-9+/]{16})*$/;
 
 /**
- * String(identity), faster for the usual identities of 10 to 16 digits (launchId · 2^32 +
- * frameSequence): as two integers below 2^31 (whose decimal text V8 writes on a fast path
- * instead of the shortest-double algorithm), the low one zero-padded to 9 digits.
+ * The dedupe memory of a checkpoint. Version 3 stores the memory's bytes, version 2 exact
+ * identities as decimal text (both restored as they were); a version 1 checkpoint stored 53-bit
+ * hashes, which cannot be compared with exact identities, so such a stream restarts its dedupe
+ * memory empty (once, after the upgrade).
  */
-function identityDecimal(identity: FrameIdentity): string {
-  if (typeof identity !== 'number' || identity < 1e9 || !Number.isSafeInteger(identity)) return String(identity);
-  // The floor is exact: identity / 1e9 is at least 1e-9 away from the next integer, while half
-  // an ulp of a quotient below 2^53 / 1e9 < 2^24 is at most 2^-30 < 1e-9, so the rounded
-  // quotient never reaches it. high · 1e9 and the difference are integers below 2^53: exact.
-  const high = Math.floor(identity / 1e9);
-  const low = identity - high * 1e9;
-  return String(high) + String(1e9 + low).slice(1);
-}
-
-/**
- * The dedupe memory of a checkpoint: version 2 stores exact identities; a version 1 checkpoint
- * stored 53-bit hashes, which cannot be compared with exact identities, so such a stream
- * restarts its dedupe memory empty (once, after the upgrade).
- */
-function dedupeFromJson(json: CheckpointJson): StreamState['dedupe'] {
-  if (json.v === 1) return new Set();
-  const order = json.dedupe.map((entry) => {
-    if (typeof entry !== 'string' || !/^\d{1,29}$/.test(entry)) throw new Error(`dedupe identity must be a decimal string, got ${JSON.stringify(entry)}`);
-    // The in-memory form (stream-state.ts FrameIdentity): a number below 2^53, else a BigInt.
-    return canonicalFrameIdentity(BigInt(entry));
-  });
-  return new Set(order);
+function dedupeFromJson(json: CheckpointJson): DedupeMemory {
+  if (json.v === 1) return new DedupeMemory();
+  if (json.v === 3) {
+    if (typeof json.dedupe !== 'string' || !DEDUPE_BASE64.test(json.dedupe)) throw new Error('dedupe must be base64 of 12-byte identities');
+    return DedupeMemory.fromBytes(Buffer.from(json.dedupe, 'base64'));
+  }
+  if (!Array.isArray(json.dedupe)) throw new Error('dedupe must be an array');
+  return DedupeMemory.fromIdentities(
+    json.dedupe.map((entry) => {
+      if (typeof entry !== 'string' || !/^\d{1,29}$/.test(entry)) throw new Error(`dedupe identity must be a decimal string, got ${JSON.stringify(entry)}`);
+      return BigInt(entry);
+    }),
+  );
 }
 
 /**
@@ -183,7 +171,7 @@ function overflowedOf(window: WindowJson): WindowAccumulation['overflowed'] {
  * stored identity to the one the state keeps (the engine's identity pool shares repeated
  * strings between streams; default: kept as decoded).
  *
- * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a version 1 or 2 checkpoint.
+ * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a version 1, 2 or 3 checkpoint.
  * @example
  * const { state, alerts, appliedOffset } = decodeStreamCheckpoint(text, streamKey, Date.now());
  */
@@ -194,17 +182,17 @@ export function decodeStreamCheckpoint(
   shareIdentity: (identity: StreamIdentity) => StreamIdentity = (identity) => identity,
 ): StreamCheckpoint {
   let json: CheckpointJson;
-  let dedupe: StreamState['dedupe'];
+  let dedupe: DedupeMemory;
   try {
     json = JSON.parse(text) as CheckpointJson;
-    if ((json.v !== 1 && json.v !== 2) || typeof json.appliedOffset !== 'string' || !Array.isArray(json.windows) || !Array.isArray(json.dedupe)) {
-      throw new Error('not a version 1 or 2 checkpoint');
+    if ((json.v !== 1 && json.v !== 2 && json.v !== 3) || typeof json.appliedOffset !== 'string' || !Array.isArray(json.windows)) {
+      throw new Error('not a version 1, 2 or 3 checkpoint');
     }
     dedupe = dedupeFromJson(json);
   } catch (error) {
     throw new EstimatorError(
       'WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT',
-      `checkpoint record '${key}' is not a version 1 or 2 stream checkpoint (${error instanceof Error ? error.message : String(error)}); delete the checkpoint topic record or use a new --group-id`,
+      `checkpoint record '${key}' is not a version 1, 2 or 3 stream checkpoint (${error instanceof Error ? error.message : String(error)}); delete the checkpoint topic record or use a new --group-id`,
       { cause: error },
     );
   }

@@ -7,7 +7,6 @@ import {
   closeIdleWindows,
   createStreamState,
   createWindowAccumulation,
-  frameIdentityOf,
   mergeWindowAccumulations,
   recordLaunchInWindow,
   recordObservation,
@@ -57,8 +56,8 @@ describe('stream-state', () => {
       const small = { ...windowOptions, dedupeCapacity: 2 };
       for (const launch of launches.slice(0, 3)) recordObservation(state, launch, small, 0);
       expect(state.dedupe.size).toBe(2);
-      expect(state.dedupe.has(frameIdentityOf(launches[0]!))).toBe(false);
-      expect(state.dedupe.has(frameIdentityOf(launches[2]!))).toBe(true);
+      expect(state.dedupe.has(launches[0]!.launchId, launches[0]!.frameSequence)).toBe(false);
+      expect(state.dedupe.has(launches[2]!.launchId, launches[2]!.frameSequence)).toBe(true);
     });
 
     it('drops frames of an already closed window as late', () => {
@@ -128,7 +127,7 @@ describe('stream-state', () => {
     });
   });
 
-  describe('frameIdentityOf (exact pairs)', () => {
+  describe('duplicates are exact (launchId, frameSequence) pairs', () => {
     /** FNV-1a 32 of a string: the hash the first dedupe used (32 effective bits). */
     const fnv1a32 = (text: string): number => {
       let h = 0x811c9dc5;
@@ -136,19 +135,23 @@ describe('stream-state', () => {
       return h;
     };
 
-    it('maps distinct (launchId, frameSequence) pairs to distinct identities, extremes included', () => {
-      const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
+    it('tells distinct (launchId, frameSequence) pairs apart, extremes included, and drops the same pair', () => {
+      const u64 = fc.oneof(fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }), fc.constantFrom(0n, 1n, (1n << 32n) - 1n, 1n << 32n, (1n << 53n) - 1n, 1n << 53n, (1n << 64n) - 1n));
+      const u32 = fc.oneof(fc.nat({ max: 0xffffffff }), fc.constantFrom(0, 1, 0xffffffff));
       fc.assert(
-        fc.property(u64, fc.nat({ max: 0xffffffff }), u64, fc.nat({ max: 0xffffffff }), fc.boolean(), (a, s, other, t, sameLaunch) => {
+        fc.property(u64, u32, u64, u32, fc.boolean(), (a, s, other, t, sameLaunch) => {
           const b = sameLaunch ? a : other;
-          const same = a === b && s === t;
-          expect(frameIdentityOf({ launchId: a, frameSequence: s }) === frameIdentityOf({ launchId: b, frameSequence: t })).toBe(same);
+          const state = createStreamState(streamIdentityOf(launches[0]!));
+          expect(recordObservation(state, { ...launches[0]!, launchId: a, frameSequence: s }, windowOptions, 0).status).toBe('recorded');
+          const second = recordObservation(state, { ...launches[0]!, launchId: b, frameSequence: t }, windowOptions, 0).status;
+          expect(second).toBe(a === b && s === t ? 'duplicate' : 'recorded');
         }),
         { numRuns: 2000 },
       );
-      const max = (1n << 64n) - 1n;
-      expect(frameIdentityOf({ launchId: max, frameSequence: 0xffffffff })).toBe((1n << 96n) - 1n);
-      expect(frameIdentityOf({ launchId: 0n, frameSequence: 1 })).not.toBe(frameIdentityOf({ launchId: 1n, frameSequence: 0 }));
+      // Pairs whose parts swap places (launchId + frameSequence alike) are distinct frames.
+      const state = createStreamState(streamIdentityOf(launches[0]!));
+      expect(recordObservation(state, { ...launches[0]!, launchId: 0n, frameSequence: 1 }, windowOptions, 0).status).toBe('recorded');
+      expect(recordObservation(state, { ...launches[0]!, launchId: 1n, frameSequence: 0 }, windowOptions, 0).status).toBe('recorded');
     });
 
     it('records every frame whose ids collided under the old 32-bit hash, and still drops real duplicates', () => {

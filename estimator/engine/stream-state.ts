@@ -18,6 +18,7 @@ import {
   type SamplesObservation,
 } from './launch-observation.ts';
 import { streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
+import { DedupeMemory } from './dedupe-memory.ts';
 import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, type SampledGroupsAccumulation } from '../../model/index.ts';
 
 /**
@@ -133,20 +134,6 @@ export interface CurrentDistribution {
   readonly recent: CountHistogram[];
 }
 
-/**
- * The exact identity of a frame (see frameIdentityOf): a number when it is below 2^53 (launchId
- * < 2^21, the usual case), a BigInt otherwise. Each identity has exactly one of the two forms, so
- * a Set holds each pair once and never confuses two.
- */
-export type FrameIdentity = number | bigint;
-
-/**
- * Bounded FIFO memory of exact frame identities (see frameIdentityOf): the last
- * `dedupeCapacity` frames of a stream, oldest first (a Set iterates in insertion order, so it is
- * both the lookup and the FIFO: no second array per stream).
- */
-export type DedupeMemory = Set<FrameIdentity>;
-
 /** Everything the estimator keeps per stream. */
 export interface StreamState {
   readonly key: string;
@@ -157,6 +144,7 @@ export interface StreamState {
   readonly cumulative: CountHistogram;
   cumulativeLaunches: number;
   cumulativeGroups: number;
+  /** The identities of the stream's last recorded frames, for de-duplication (dedupe-memory.ts). */
   readonly dedupe: DedupeMemory;
   /**
    * The stream's event-time watermark (ms; −∞ before the first frame): the largest event time
@@ -195,7 +183,7 @@ export function createStreamState(identity: StreamIdentity, key?: string): Strea
     cumulative: createCountHistogram(),
     cumulativeLaunches: 0,
     cumulativeGroups: 0,
-    dedupe: new Set(),
+    dedupe: new DedupeMemory(),
     watermarkMillis: Number.NEGATIVE_INFINITY,
     closedThroughMillis: Number.NEGATIVE_INFINITY,
     lastRecordWallMillis: 0,
@@ -319,49 +307,6 @@ export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
   return { ...window, histogram: cloneCountHistogram(window.histogram), overflowed: window.overflowed === undefined ? undefined : [...window.overflowed], samples: window.samples === undefined ? undefined : cloneSampledGroups(window.samples) };
 }
 
-/**
- * Identity of a frame for de-duplication: the exact pair (launchId, frameSequence) as one
- * 96-bit integer, launchId · 2^32 + frameSequence (launchId is a u64, frameSequence a u32, so
- * distinct pairs never share an identity: no false duplicates, whatever the ids). Below 2^53
- * (launchId < 2^21) it is a number, exact, with no BigInt to allocate and hash per frame; above,
- * a BigInt (see {@link FrameIdentity}). A stream remembers the identities of its last
- * `dedupeCapacity` recorded frames (default 1,024): the horizon within which a redelivered frame
- * (a producer retry, a replay after a crash) is recognised.
- *
- * @example frameIdentityOf({ launchId: 7n, frameSequence: 1 }) // 30064771073
- * @example frameIdentityOf({ launchId: 1n << 40n, frameSequence: 0 }) // 4722366482869645213696n
- */
-export function frameIdentityOf(observation: Pick<Observation, 'launchId' | 'frameSequence'>): FrameIdentity {
-  const launchId = observation.launchId;
-  if (launchId < NUMBER_IDENTITY_LAUNCH_IDS) return Number(launchId) * 4294967296 + (observation.frameSequence >>> 0);
-  return (launchId << 32n) | BigInt(observation.frameSequence >>> 0);
-}
-
-/** Launch ids below this (2^21) give identities below 2^53: numbers (frameIdentityOf). */
-const NUMBER_IDENTITY_LAUNCH_IDS = 2n ** 21n;
-/** 2^53: identities from here on are BigInts. */
-const NUMBER_IDENTITY_LIMIT = 2n ** 53n;
-
-/**
- * The canonical form of an identity given as a BigInt (a checkpoint's decimal text): a number
- * below 2^53, as {@link frameIdentityOf} makes it, else the BigInt itself.
- *
- * @example canonicalFrameIdentity(30064771073n) // 30064771073
- */
-export function canonicalFrameIdentity(identity: bigint): FrameIdentity {
-  return identity < NUMBER_IDENTITY_LIMIT ? Number(identity) : identity;
-}
-
-function remember(memory: DedupeMemory, identity: FrameIdentity, capacity: number): void {
-  memory.add(identity);
-  // Below capacity (every frame of a young stream) no iterator is made.
-  if (memory.size <= capacity) return;
-  for (const oldest of memory) {
-    if (memory.size <= capacity) break;
-    memory.delete(oldest);
-  }
-}
-
 function updateCurrent(current: CurrentDistribution, observation: LaunchObservation, options: WindowOptions): void {
   if (options.current.mode === 'decay' && hasAscendingLows(observation.bins, options.histogram.maxExactSupport)) {
     // The launch's own histogram would hold exactly its bins, in this order (distinct lows, too
@@ -467,8 +412,7 @@ export function recordStreamObservation(
   if (!Number.isFinite(observation.eventTimeMillis)) {
     throw new RangeError(`launch event time must be a finite number of milliseconds, got ${observation.eventTimeMillis}`);
   }
-  const identity = frameIdentityOf(observation);
-  if (state.dedupe.has(identity)) return { status: 'duplicate', closed: [] };
+  if (state.dedupe.has(observation.launchId, observation.frameSequence)) return { status: 'duplicate', closed: [] };
   const startMillis = windowStartOf(observation.eventTimeMillis, options.windowMillis);
   if (startMillis + options.windowMillis <= state.closedThroughMillis) return { status: 'late', closed: [] };
 
@@ -486,7 +430,7 @@ export function recordStreamObservation(
     state.cumulativeLaunches += 1;
     state.cumulativeGroups += observation.groups;
   }
-  remember(state.dedupe, identity, options.dedupeCapacity);
+  state.dedupe.add(observation.launchId, observation.frameSequence, options.dedupeCapacity);
   state.lastRecordWallMillis = wallMillis;
   state.watermarkMillis = Math.max(state.watermarkMillis, watermarkCandidate(observation.eventTimeMillis, sentMillis));
   return { status: 'recorded', closed: closeWindowsThrough(state, state.watermarkMillis - options.allowedLatenessMillis) };
