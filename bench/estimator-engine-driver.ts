@@ -276,6 +276,7 @@ async function memory(): Promise<void> {
       rssMegabytes: +(usage.rss / 1e6).toFixed(0),
       rssBeforeMegabytes: +(rssBefore / 1e6).toFixed(0),
       heapUsedMegabytes: +(usage.heapUsed / 1e6).toFixed(0),
+      arrayBuffersMegabytes: +(usage.arrayBuffers / 1e6).toFixed(0),
       checkpointRounds,
       checkpointCpuMillisPerRound: +(checkpointCpuMicros / checkpointRounds / 1000).toFixed(1),
       lastCheckpointBytesPerStream: Math.round(lastCheckpointBytes / Math.max(1, engine.liveStreams())),

@@ -73,6 +73,16 @@ describe('DedupeMemory', () => {
     expect(memory.toBytes().length).toBe(12 * 1_024);
   });
 
+  it('holds more than 65,535 identities (its lookup table then has 32-bit cells), and evicts them in order', () => {
+    const capacity = 70_000;
+    const memory = new DedupeMemory();
+    for (let i = 0; i < capacity + 10; i += 1) memory.add(BigInt(i) * 0x9e3779b97f4an, i, capacity);
+    expect(memory.size).toBe(capacity);
+    for (let i = 0; i < capacity + 10; i += 1) expect(memory.has(BigInt(i) * 0x9e3779b97f4an, i)).toBe(i >= 10);
+    const first = memory.entries().next().value;
+    expect(first).toEqual([10n * 0x9e3779b97f4an, 10]);
+  });
+
   it('writes its identities, oldest first, as little-endian launchId u64 and frameSequence u32, and reads them back', () => {
     fc.assert(
       fc.property(fc.uniqueArray(identity, { maxLength: 50, selector: keyOf }), fc.integer({ min: 1, max: 60 }), (list, capacity) => {

@@ -57,6 +57,11 @@ function tableSizeFor(slots: number): number {
   return size;
 }
 
+/** The lookup table of a ring of `slots`: cells of 16 bits while slot + 1 fits, else 32. */
+function tableFor(slots: number): Uint16Array | Uint32Array {
+  return slots < 65_536 ? new Uint16Array(tableSizeFor(slots)) : new Uint32Array(tableSizeFor(slots));
+}
+
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Bounded FIFO memory of exact frame identities (see the module's description). */
@@ -68,7 +73,7 @@ export class DedupeMemory {
   #head = 0;
   #size = 0;
   /** Open addressing with linear probing: ring slot + 1 per cell, 0 = empty; size a power of two. */
-  #table: Int32Array;
+  #table: Uint16Array | Uint32Array;
 
   /**
    * An empty memory.
@@ -78,7 +83,7 @@ export class DedupeMemory {
   constructor(slots = INITIAL_SLOTS) {
     this.#slots = Math.max(1, Math.floor(slots));
     this.#words = new Uint32Array(3 * this.#slots);
-    this.#table = new Int32Array(tableSizeFor(this.#slots));
+    this.#table = tableFor(this.#slots);
   }
 
   /** How many identities the memory holds. */
@@ -242,7 +247,7 @@ export class DedupeMemory {
     const oldSlots = this.#slots;
     const count = this.#size;
     this.#words = new Uint32Array(3 * slots);
-    this.#table = new Int32Array(tableSizeFor(slots));
+    this.#table = tableFor(slots);
     this.#slots = slots;
     const head = this.#head;
     this.#head = 0;
