@@ -11,6 +11,8 @@
  *       and a node_modules link in it)
  *     npx tsx bench/estimator-engine-driver.ts profile --case 1s     # under node --cpu-prof (see below)
  *     npx tsx bench/estimator-engine-driver.ts memory                # RSS: 10,000 live streams; 20,000 against a 10,000 cap
+ *     node --expose-gc --import tsx bench/estimator-engine-driver.ts memory --streams 10000 --launches 1100 --launch-ids recorder --checkpoint-every 20 --write
+ *       (full dedupe memories, recorder-like launchIds: the steady state of long-running jobs)
  *     node --cpu-prof --cpu-prof-dir /tmp/prof --import tsx bench/estimator-engine-driver.ts profile --case 1s
  *
  * The engine runs with the service's default settings (the config of an empty environment
@@ -213,7 +215,8 @@ async function profile(): Promise<void> {
  * `--launch-ids recorder` gives the launches 64-bit launchIds as the C++ recorder does (default
  * `counter`: the launch number); with `--launches 1100` every stream's dedupe memory is full (the
  * steady state of a long-running job). The partitions are checkpointed every
- * `--checkpoint-every` launches (default 1).
+ * `--checkpoint-every` launches (default 1). `--write` keeps the result in
+ * bench/results/estimator-memory-inprocess.json (one record per tree and parameters).
  */
 async function memory(): Promise<void> {
   const root = process.argv.includes('--baseline') ? argument('--baseline', '') : fileURLToPath(new URL('..', import.meta.url));
@@ -261,27 +264,44 @@ async function memory(): Promise<void> {
   const used = process.cpuUsage(started);
   global.gc?.();
   const usage = process.memoryUsage();
-  console.log(
-    JSON.stringify({
-      streamsOffered: streams,
-      launches,
-      launchIds: recorderIds ? 'recorder' : 'counter',
-      cap: cap === '' ? null : Number(cap),
-      frames: offset,
-      liveStreams: engine.liveStreams(),
-      evicted,
-      windowsClosedByEviction: windows,
-      points,
-      cpuMicrosPerFrame: +((used.user + used.system) / offset).toFixed(1),
-      rssMegabytes: +(usage.rss / 1e6).toFixed(0),
-      rssBeforeMegabytes: +(rssBefore / 1e6).toFixed(0),
-      heapUsedMegabytes: +(usage.heapUsed / 1e6).toFixed(0),
-      arrayBuffersMegabytes: +(usage.arrayBuffers / 1e6).toFixed(0),
-      checkpointRounds,
-      checkpointCpuMillisPerRound: +(checkpointCpuMicros / checkpointRounds / 1000).toFixed(1),
-      lastCheckpointBytesPerStream: Math.round(lastCheckpointBytes / Math.max(1, engine.liveStreams())),
-    }),
-  );
+  const result = {
+    tree: root === fileURLToPath(new URL('..', import.meta.url)) ? 'current' : `baseline ${root}`,
+    streamsOffered: streams,
+    launches,
+    launchIds: recorderIds ? 'recorder' : 'counter',
+    checkpointEvery,
+    cap: cap === '' ? null : Number(cap),
+    frames: offset,
+    liveStreams: engine.liveStreams(),
+    evicted,
+    windowsClosedByEviction: windows,
+    points,
+    cpuMicrosPerFrame: +((used.user + used.system) / offset).toFixed(1),
+    rssMegabytes: +(usage.rss / 1e6).toFixed(0),
+    rssPeakMegabytes: +((process.resourceUsage().maxRSS * 1024) / 1e6).toFixed(0),
+    rssBeforeMegabytes: +(rssBefore / 1e6).toFixed(0),
+    heapUsedMegabytes: +(usage.heapUsed / 1e6).toFixed(0),
+    arrayBuffersMegabytes: +(usage.arrayBuffers / 1e6).toFixed(0),
+    checkpointRounds,
+    checkpointCpuMillisPerRound: +(checkpointCpuMicros / checkpointRounds / 1000).toFixed(1),
+    lastCheckpointBytesPerStream: Math.round(lastCheckpointBytes / Math.max(1, engine.liveStreams())),
+  };
+  console.log(JSON.stringify(result));
+  if (process.argv.includes('--write')) {
+    // One record per tree and parameters; the others are kept (run one case per process).
+    const file = fileURLToPath(new URL('./results/estimator-memory-inprocess.json', import.meta.url));
+    const sameCase = (r: Record<string, unknown>): boolean =>
+      r.tree === result.tree && r.streamsOffered === streams && r.cap === result.cap && r.launches === launches && r.launchIds === result.launchIds && r.checkpointEvery === checkpointEvery;
+    const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown>[] }).results ?? []) : [];
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadAverage1m: loadavg()[0], node: process.version, date: new Date().toISOString(), commit };
+    const record = {
+      note: 'bench/estimator-engine-driver.ts memory: the engine in process, RSS and heap after a full GC at the end (node --expose-gc), CPU time per frame with the checkpoint rounds',
+      results: [...previous.filter((r) => !sameCase(r)), { ...result, machine }],
+    };
+    writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`);
+    console.log(`wrote ${file}`);
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
