@@ -266,7 +266,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
   kafkaTopicProblems = () => kafka.topicProblems();
   for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
-  const mirror = await kafka.startCheckpointMirror();
+  const mirror = await kafka.startCheckpointMirror(checkpointGroupPrefix(config));
   const restorer = createPartitionRestorer(parts, mirror);
   const checkpointer = createCheckpointer(parts);
   await kafka.runFramesConsumer(framesHandlers(parts, restorer, checkpointer));
@@ -453,7 +453,12 @@ function createServiceEngine(
 
 /** The checkpoint-topic key prefix of a partition: `<group>|<frames topic>|<partition>` (the partition marker's key; streams append `|<stream key>`). */
 function checkpointPrefix(config: EstimatorConfig, partition: number): string {
-  return `${config.kafka.groupId}|${config.kafka.framesTopic}|${partition}`;
+  return `${checkpointGroupPrefix(config)}${partition}`;
+}
+
+/** The start of every checkpoint key of this consumer group and frames topic: `<group>|<frames topic>|`. */
+function checkpointGroupPrefix(config: EstimatorConfig): string {
+  return `${config.kafka.groupId}|${config.kafka.framesTopic}|`;
 }
 
 /**

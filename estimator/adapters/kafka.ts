@@ -99,9 +99,9 @@ export function producerRequests(records: readonly OutgoingRecord[], partition?:
   return requests;
 }
 
-/** A tail of the compacted checkpoint topic: key → latest value. */
+/** A tail of the compacted checkpoint topic: key → latest value, for the keys of one prefix. */
 export interface CheckpointMirror {
-  /** Latest values whose key starts with `prefix`. */
+  /** Latest values whose key starts with `prefix` (within the mirror's own key prefix). */
   entries(prefix: string): Map<string, string>;
   /** Waits until the mirror has read everything written to the checkpoint topic before this call. */
   catchUp(timeoutMillis: number): Promise<void>;
@@ -118,7 +118,14 @@ export interface EstimatorKafka {
   ensureTopics(): Promise<void>;
   /** What the last {@link EstimatorKafka.ensureTopics} found wrong with the topics (empty = they fit): one sentence each. */
   topicProblems(): readonly string[];
-  startCheckpointMirror(): Promise<CheckpointMirror>;
+  /**
+   * Starts a {@link CheckpointMirror} that keeps the records whose key starts with `keyPrefix`
+   * (the service's: `<group>|<frames topic>|`), so the records of other consumer groups or frames
+   * topics sharing the checkpoint topic take no memory here; it still reads every record.
+   *
+   * @example const mirror = await kafka.startCheckpointMirror('warpwatch-estimator|warpwatch.frames|');
+   */
+  startCheckpointMirror(keyPrefix: string): Promise<CheckpointMirror>;
   /** Joins the group and runs the frames consumer until stop(). */
   runFramesConsumer(handlers: FramesHandlers): Promise<void>;
   commit(partition: number, nextOffset: string): Promise<void>;
@@ -242,8 +249,8 @@ export function createEstimatorKafka(
 
     topicProblems: () => problems,
 
-    async startCheckpointMirror() {
-      const mirror = await startCheckpointMirror(kafka, getAdmin, options);
+    async startCheckpointMirror(keyPrefix) {
+      const mirror = await startCheckpointMirror(kafka, getAdmin, options, keyPrefix);
       mirrors.push(mirror);
       return mirror;
     },
@@ -366,14 +373,14 @@ async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions
 
 /**
  * Tails the compacted checkpoint topic from its beginning with a consumer of its own, keeping
- * the latest value per key. Its group is this process's alone
+ * the latest value per key of the keys that start with `keyPrefix`. Its group is this process's alone
  * (`<group>.checkpoint-mirror.<instance>.<8 random hex digits>`, no commits, so the broker drops
  * it when the process leaves): two processes started with the same instance name, or one
  * restarted after a SIGKILL while the dead one's member has not yet expired, would otherwise
  * share a group, and the one-partition topic would go to only one of them — the other could
  * not restore any partition until that member's session timed out.
  */
-async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin>, options: EstimatorKafkaOptions): Promise<CheckpointMirror> {
+async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin>, options: EstimatorKafkaOptions, keyPrefix: string): Promise<CheckpointMirror> {
   const values = new Map<string, string>();
   let position = -1n;
   const mirrorConsumer = kafka.consumer({
@@ -388,7 +395,7 @@ async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin
     eachBatch: async ({ batch }: EachBatchPayload) => {
       for (const message of batch.messages) {
         const key = message.key?.toString('utf8');
-        if (key !== undefined) {
+        if (key?.startsWith(keyPrefix) === true) {
           if (message.value === null) values.delete(key);
           else values.set(key, message.value.toString('utf8'));
         }

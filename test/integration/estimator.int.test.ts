@@ -130,4 +130,39 @@ describe('kafka adapter and service (real Kafka)', () => {
       await estimator.stop();
     }
   });
+  it('mirrors only the checkpoint records of its own group and frames topic, and still catches up past the others', async () => {
+    const id = uniqueId('wwmirror');
+    const env = { WARPWATCH_FRAMES_TOPIC: `${id}.frames`, WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`, WARPWATCH_DLQ_TOPIC: `${id}.dlq` };
+    const config = loadEstimatorConfig({ env, flags: { brokers: brokers(), groupId: `${id}-g`, metricsPort: '0' } });
+    const kafka = createEstimatorKafka({ ...config.kafka, instanceId: 'test' });
+    try {
+      await kafka.ensureTopics();
+      const own = `${id}-g|${id}.frames|0`;
+      const records = [
+        { key: `${own}|job/k|n=32`, value: 'own stream' },
+        { key: `${id}-other|${id}.frames|0|job/k|n=32`, value: 'another group' },
+        { key: `${id}-g|${id}.frames2|0|job/k|n=32`, value: 'another frames topic' },
+        { key: `${own}|job/gone|n=32`, value: 'forgotten below' },
+        { key: own, value: '{"v":1,"nextOffset":"5"}' },
+        { key: `${own}|job/gone|n=32`, value: null },
+        // The last record is not kept, yet the mirror must read past it to catch up.
+        { key: `${id}-other|${id}.frames|1`, value: 'another group, last' },
+      ];
+      for (const record of records) await kafka.produce(`${id}.checkpoints`, [record]);
+      const mirror = await kafka.startCheckpointMirror(`${id}-g|${id}.frames|`);
+      try {
+        await mirror.catchUp(20_000);
+        expect(mirror.entries(id)).toEqual(
+          new Map([
+            [`${own}|job/k|n=32`, 'own stream'],
+            [own, '{"v":1,"nextOffset":"5"}'],
+          ]),
+        );
+      } finally {
+        await mirror.stop();
+      }
+    } finally {
+      await kafka.stop();
+    }
+  });
 });
