@@ -26,6 +26,8 @@ export interface EstimatorConfig {
     readonly distributionsTopic: string;
     readonly alertsTopic: string;
     readonly checkpointTopic: string;
+    /** Kafka compression of the checkpoint records (WARPWATCH_CHECKPOINT_COMPRESSION). */
+    readonly checkpointCompression: 'none' | 'gzip';
     /** Where rejected frames and quarantined frames and windows go (docs/estimator.md, Quarantine). */
     readonly dlqTopic: string;
     /** Partitions used when the estimator creates a missing topic. */
@@ -217,6 +219,7 @@ function readKafka(reader: ConfigReader): EstimatorConfig['kafka'] {
     distributionsTopic: F.distributionsTopic,
     alertsTopic: F.alertsTopic,
     checkpointTopic: F.checkpointTopic,
+    checkpointCompression: F.checkpointCompression,
     dlqTopic: F.dlqTopic,
     partitions: F.partitions,
     replicationFactor: F.replicationFactor,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PRODUCE_CHUNK_RECORDS, producerRequests, type OutgoingRecord } from './kafka.ts';
+import { PRODUCE_CHUNK_BYTES, PRODUCE_CHUNK_RECORDS, producerRequests, type OutgoingRecord } from './kafka.ts';
 
 describe('producerRequests', () => {
   const records: OutgoingRecord[] = Array.from({ length: 2 * PRODUCE_CHUNK_RECORDS + 7 }, (_, i) => ({
@@ -27,5 +27,19 @@ describe('producerRequests', () => {
 
   it('makes no request for no records', () => {
     expect(producerRequests([])).toEqual([]);
+  });
+
+  it('also ends a request before its values pass PRODUCE_CHUNK_BYTES; a larger record goes alone; every record once, in order', () => {
+    // Checkpoint-sized values (18,000 characters) and two larger than a request.
+    const sizes = [...Array.from({ length: 130 }, () => 18_000), PRODUCE_CHUNK_BYTES + 5, 10, PRODUCE_CHUNK_BYTES * 2, ...Array.from({ length: 60 }, () => 18_000), 0];
+    const big: OutgoingRecord[] = sizes.map((size, i) => ({ key: `k${i}`, value: size === 0 ? null : 'x'.repeat(size) }));
+    const requests = producerRequests(big, 0);
+    const perRequest = Math.floor(PRODUCE_CHUNK_BYTES / 18_000);
+    expect(requests.map((request) => request.length)).toEqual([perRequest, perRequest, 130 - 2 * perRequest, 1, 1, 1, perRequest, 60 - perRequest + 1]);
+    for (const request of requests) {
+      const bytes = request.reduce((sum, m) => sum + (m.value === null ? 0 : (m.value as string).length), 0);
+      expect(request.length === 1 || bytes <= PRODUCE_CHUNK_BYTES).toBe(true);
+    }
+    expect(requests.flat().map((m) => m.key)).toEqual(big.map((r) => r.key));
   });
 });

@@ -77,25 +77,42 @@ export function outgoingResultRecord(key: string, record: DistributionRecord | A
 export const PRODUCE_CHUNK_RECORDS = 500;
 
 /**
+ * Value bytes per producer request (a record larger than this goes in a request of its own).
+ * kafkajs encodes a request into a buffer that it grows by copying, so a request of 500
+ * checkpoint records with full dedupe memories (~18 KB each, 9 MB) cost ~0.4 ms of copying per
+ * record; and an uncompressed record batch must stay below the topics' max.message.bytes (8 MiB,
+ * contracts/topics.ts) whatever the records' size (docs/estimator.md, The dedupe memory at steady state).
+ */
+export const PRODUCE_CHUNK_BYTES = 1_048_576;
+
+/**
  * The kafkajs messages of one write, in order, split into requests of at most
- * {@link PRODUCE_CHUNK_RECORDS}. `partition`, when given, is set on every message: kafkajs then
- * skips hashing the key (its murmur2 allocates objects per 4 bytes of key), which the
- * one-partition checkpoint topic does not need.
+ * {@link PRODUCE_CHUNK_RECORDS} records and {@link PRODUCE_CHUNK_BYTES} of values. `partition`,
+ * when given, is set on every message: kafkajs then skips hashing the key (its murmur2 allocates
+ * objects per 4 bytes of key), which the one-partition checkpoint topic does not need.
  *
  * @example producerRequests([{ key: 'a', value: '1' }], 0) // [[{ key: 'a', value: '1', partition: 0, headers: undefined }]]
  */
 export function producerRequests(records: readonly OutgoingRecord[], partition?: number): Message[][] {
   const requests: Message[][] = [];
-  for (let from = 0; from < records.length; from += PRODUCE_CHUNK_RECORDS) {
-    requests.push(
-      records.slice(from, from + PRODUCE_CHUNK_RECORDS).map((record) => ({
-        key: record.key,
-        value: record.value,
-        headers: record.headers ? { ...record.headers } : undefined,
-        ...(partition === undefined ? {} : { partition }),
-      })),
-    );
+  let request: Message[] = [];
+  let bytes = 0;
+  for (const record of records) {
+    const size = record.value === null ? 0 : record.value.length;
+    if (request.length === PRODUCE_CHUNK_RECORDS || (request.length > 0 && bytes + size > PRODUCE_CHUNK_BYTES)) {
+      requests.push(request);
+      request = [];
+      bytes = 0;
+    }
+    request.push({
+      key: record.key,
+      value: record.value,
+      headers: record.headers ? { ...record.headers } : undefined,
+      ...(partition === undefined ? {} : { partition }),
+    });
+    bytes += size;
   }
+  if (request.length > 0) requests.push(request);
   return requests;
 }
 
@@ -327,10 +344,11 @@ export function createEstimatorKafka(
           await client.send({
             topic,
             acks: -1,
-            // Checkpoints are the largest records (dedupe memory, histograms: ~2× the frames' bytes at
-            // 10 launches/s per stream); gzip runs in libuv's thread pool, off the event loop, and the
-            // mirror (any kafkajs consumer) decompresses transparently.
-            compression: checkpoints ? CompressionTypes.GZIP : CompressionTypes.None,
+            // Checkpoints are the largest records (with full dedupe memories ~18 KB, of which 16 KB
+            // base64 that gzip leaves at ~3/4); gzip (WARPWATCH_CHECKPOINT_COMPRESSION) costs ~4× the
+            // CPU of writing them (libuv's thread pool, on the same cores). The mirror (any kafkajs
+            // consumer) decompresses transparently, so a topic may hold both.
+            compression: checkpoints && options.checkpointCompression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
             messages,
           });
         }

@@ -130,7 +130,7 @@ describe('kafka adapter and service (real Kafka)', () => {
       await estimator.stop();
     }
   });
-  it('mirrors only the checkpoint records of its own group and frames topic, and still catches up past the others', async () => {
+  it('mirrors only the checkpoint records of its own group and frames topic, compressed or not, and still catches up past the others', async () => {
     const id = uniqueId('wwmirror');
     const env = { WARPWATCH_FRAMES_TOPIC: `${id}.frames`, WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`, WARPWATCH_DLQ_TOPIC: `${id}.dlq` };
     const config = loadEstimatorConfig({ env, flags: { brokers: brokers(), groupId: `${id}-g`, metricsPort: '0' } });
@@ -149,6 +149,13 @@ describe('kafka adapter and service (real Kafka)', () => {
         { key: `${id}-other|${id}.frames|1`, value: 'another group, last' },
       ];
       for (const record of records) await kafka.produce(`${id}.checkpoints`, [record]);
+      // WARPWATCH_CHECKPOINT_COMPRESSION=gzip: the mirror reads gzip batches too.
+      const gzip = createEstimatorKafka({ ...config.kafka, checkpointCompression: 'gzip', instanceId: 'test-gzip' });
+      try {
+        await gzip.produce(`${id}.checkpoints`, [{ key: `${own}|job/z|n=32`, value: 'gzip stream' }]);
+      } finally {
+        await gzip.stop();
+      }
       const mirror = await kafka.startCheckpointMirror(`${id}-g|${id}.frames|`);
       try {
         await mirror.catchUp(20_000);
@@ -156,6 +163,7 @@ describe('kafka adapter and service (real Kafka)', () => {
           new Map([
             [`${own}|job/k|n=32`, 'own stream'],
             [own, '{"v":1,"nextOffset":"5"}'],
+            [`${own}|job/z|n=32`, 'gzip stream'],
           ]),
         );
       } finally {
