@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
+import { installNativeKafkaCrc32c } from './kafka-native-crc.ts';
 import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
 
 /** One log entry of kafkajs, as {@link createKafkaClient} passes it on. */
@@ -53,6 +54,8 @@ const LEVEL_NAMES: Readonly<Record<number, KafkaClientLogEntry['level']>> = {
  * const admin = kafka.admin();
  */
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
+  // Record batches' CRC-32C computed natively (service/kafka-native-crc.ts); kafkajs' own where not.
+  installNativeKafkaCrc32c();
   const log = options.log;
   return new Kafka({
     clientId: options.clientId,
