@@ -19,6 +19,7 @@ import { createTraceparentGenerator } from '../collector/trace-context.ts';
 import { fixtureFrameBytes } from '../collector/testing/frame-fixtures.ts';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { decodeFrame } from '../protocol/index.ts';
+import { installNativeKafkaCrc32c } from '../service/kafka-native-crc.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 
 const STREAMS = 16;
@@ -91,6 +92,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     // same keys, values and headers (ww-source, ww-host, a fresh traceparent each): the target's
     // baseline, since those bytes are the product's contract, not the durable path's cost; and
     // (b) the bare frames with their job/kernel as key and no headers, for reference.
+    // Every kafkajs client of the project computes record batch CRCs natively (service/kafka-native-crc.ts);
+    // installed before the plain producer's first batch, so that the baseline does too (one module cache per process).
+    const nativeBatchCrc = installNativeKafkaCrc32c();
     const kafka = new Kafka({ clientId: 'bench-plain', brokers: brokers.split(','), logLevel: logLevel.NOTHING });
     const admin = kafka.admin();
     await admin.connect();
@@ -224,6 +228,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       agentIdleRssBytes: agentMemory.idleRssBytes,
       collectorSpooledFrames: totals.framesSpooled,
       collectorDroppedFrames: totals.framesDropped,
+      nativeKafkaBatchCrc: nativeBatchCrc ? 1 : 0,
     });
     return {
       notes: [
