@@ -8,10 +8,11 @@
  * that a JavaScript number cannot hold. A Set of them as BigInts costs ~53 KB per stream at the
  * default capacity of 1,024 (a BigInt object per identity and the Set's table), ~530 MB for
  * 10,000 streams, and its checkpoint text (decimal) ~32 KB. Here an identity is three 32-bit
- * words in a ring (12 bytes) and the lookup an open-addressing table of ring slots (4 bytes per
- * table cell, at most half full): ~20 KB per stream at 1,024, no object per identity, and the
- * checkpoint writes the ring's bytes (16 characters of base64 per identity). The ring grows with
- * the stream (a stream of a few frames holds a few slots), up to the capacity.
+ * words in a ring (12 bytes) and the lookup an open-addressing table of ring slots (2 bytes per
+ * table cell up to 65,535 slots, 4 above; at most half full): ~16 KB per stream at 1,024, outside
+ * V8's heap, no object per identity, and the checkpoint writes the ring's bytes (16 characters of
+ * base64 per identity). The ring grows with the stream (a stream of a few frames holds a few
+ * slots), up to the capacity.
  *
  * Exactly a FIFO set: {@link has} is true for precisely the identities added and not yet
  * evicted; {@link add} of an identity that is not held evicts the oldest ones while the memory
@@ -21,6 +22,7 @@
 /** 2^32, for splitting a launchId into its 32-bit halves. */
 const TWO_32 = 4294967296;
 const MAX_SAFE_LAUNCH_ID = BigInt(Number.MAX_SAFE_INTEGER);
+const TWO_64 = 1n << 64n;
 /** Slots of a new memory's ring. */
 const INITIAL_SLOTS = 4;
 
@@ -37,7 +39,7 @@ function splitLaunchId(launchId: bigint): void {
     launchHigh = (value - launchLow) / TWO_32;
     return;
   }
-  if (launchId < 0n || launchId >= 1n << 64n) throw new RangeError(`launchId must be a u64, got ${launchId}`);
+  if (launchId < 0n || launchId >= TWO_64) throw new RangeError(`launchId must be a u64, got ${launchId}`);
   launchLow = Number(launchId & 0xffffffffn);
   launchHigh = Number(launchId >> 32n);
 }
