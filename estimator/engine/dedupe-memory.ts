@@ -183,9 +183,11 @@ export class DedupeMemory {
     const memory = new DedupeMemory(Math.max(INITIAL_SLOTS, identities.length));
     for (const identity of identities) {
       if (identity < 0n || identity >= 1n << 96n) throw new RangeError(`frame identity must be below 2^96, got ${identity}`);
-      const launchId = identity >> 32n;
+      splitLaunchId(identity >> 32n);
+      const low = launchLow;
+      const high = launchHigh;
       const sequence = Number(identity & 0xffffffffn);
-      if (!memory.has(launchId, sequence)) memory.#append(launchLow, launchHigh, sequence, identities.length);
+      if (memory.#find(low, high, sequence) < 0) memory.#append(low, high, sequence, identities.length);
     }
     return memory;
   }
