@@ -37,8 +37,6 @@ const DAY_MILLIS = 24 * 60 * 60 * 1000;
 export interface TopicSpec {
   /** Partitions it is created with: `configured` = the service's WARPWATCH_KAFKA_PARTITIONS, or a fixed count. */
   readonly partitions: 'configured' | number;
-  /** True when its readers rely on exactly the fixed count (an existing topic with another count is a problem). */
-  readonly partitionsMustMatch: boolean;
   /** `cleanup.policy`: `compact` keeps the latest record per key (state), `delete` ages records out. */
   readonly cleanupPolicy: 'delete' | 'compact';
   /** `max.message.bytes` it is created with, bytes. */
@@ -47,6 +45,13 @@ export interface TopicSpec {
   readonly neededMessageBytes: number;
   /** `retention.ms` it is created with (`delete` topics); undefined = none set (compacted topics keep the latest per key). */
   readonly retentionMillis: number | undefined;
+  /**
+   * `segment.bytes` and `segment.ms` it is created with, or undefined for the broker's defaults
+   * (1 GiB, 7 days). Kafka's cleaner never compacts the active segment, so a compacted topic that
+   * is read from its beginning on every restore rolls segments sooner: what a reader meets
+   * beyond the latest record per key stays bounded.
+   */
+  readonly segment?: { readonly bytes: number; readonly millis: number };
 }
 
 /**
@@ -55,12 +60,20 @@ export interface TopicSpec {
  * it at start (docs/collector.md, docs/estimator.md "Kafka topics").
  */
 export const TOPIC_SPECS: Readonly<Record<TopicRole, TopicSpec>> = Object.freeze({
-  frames: { partitions: 'configured', partitionsMustMatch: false, cleanupPolicy: 'delete', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: MAX_FRAME_RECORD_BYTES, retentionMillis: 7 * DAY_MILLIS },
-  dlq: { partitions: 1, partitionsMustMatch: false, cleanupPolicy: 'delete', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: MAX_FRAME_RECORD_BYTES, retentionMillis: 30 * DAY_MILLIS },
-  distributions: { partitions: 'configured', partitionsMustMatch: false, cleanupPolicy: 'compact', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: 1024 * 1024, retentionMillis: undefined },
-  alerts: { partitions: 'configured', partitionsMustMatch: false, cleanupPolicy: 'delete', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: 64 * 1024, retentionMillis: 30 * DAY_MILLIS },
-  // One partition: the checkpoint mirror reads it in order and "caught up" is one offset.
-  estimatorCheckpoints: { partitions: 1, partitionsMustMatch: true, cleanupPolicy: 'compact', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: TOPIC_MAX_MESSAGE_BYTES, retentionMillis: undefined },
+  frames: { partitions: 'configured', cleanupPolicy: 'delete', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: MAX_FRAME_RECORD_BYTES, retentionMillis: 7 * DAY_MILLIS },
+  dlq: { partitions: 1, cleanupPolicy: 'delete', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: MAX_FRAME_RECORD_BYTES, retentionMillis: 30 * DAY_MILLIS },
+  distributions: { partitions: 'configured', cleanupPolicy: 'compact', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: 1024 * 1024, retentionMillis: undefined },
+  alerts: { partitions: 'configured', cleanupPolicy: 'delete', maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES, neededMessageBytes: 64 * 1024, retentionMillis: 30 * DAY_MILLIS },
+  // As many partitions as the frames topic: frames partition p's checkpoint records go to
+  // partition p mod (its count), so a restore reads one partition (any count works).
+  estimatorCheckpoints: {
+    partitions: 'configured',
+    cleanupPolicy: 'compact',
+    maxMessageBytes: TOPIC_MAX_MESSAGE_BYTES,
+    neededMessageBytes: TOPIC_MAX_MESSAGE_BYTES,
+    retentionMillis: undefined,
+    segment: { bytes: 64 * 1024 * 1024, millis: 10 * 60 * 1000 },
+  },
 });
 
 /** A topic to create, in the shape of kafkajs' `admin.createTopics({ topics })`. */
@@ -84,6 +97,12 @@ export function topicToCreate(role: TopicRole, name: string, options: { readonly
     { name: 'cleanup.policy', value: spec.cleanupPolicy },
     { name: 'max.message.bytes', value: String(spec.maxMessageBytes) },
     ...(spec.retentionMillis === undefined ? [] : [{ name: 'retention.ms', value: String(spec.retentionMillis) }]),
+    ...(spec.segment === undefined
+      ? []
+      : [
+          { name: 'segment.bytes', value: String(spec.segment.bytes) },
+          { name: 'segment.ms', value: String(spec.segment.millis) },
+        ]),
   ];
   return { topic: name, numPartitions: spec.partitions === 'configured' ? options.partitions : spec.partitions, replicationFactor: options.replicationFactor, configEntries };
 }
@@ -118,9 +137,6 @@ export function topicConfigProblems(role: TopicRole, name: string, existing: Exi
   const policy = existing.configs['cleanup.policy'];
   if (policy !== undefined && !policy.split(',').includes(spec.cleanupPolicy)) {
     problems.push(`topic ${name} has cleanup.policy=${policy}, it needs ${spec.cleanupPolicy}; set it: kafka-configs.sh --alter --entity-type topics --entity-name ${name} --add-config cleanup.policy=${spec.cleanupPolicy}`);
-  }
-  if (spec.partitionsMustMatch && existing.partitions !== spec.partitions) {
-    problems.push(`topic ${name} has ${existing.partitions} partition(s), it needs exactly ${spec.partitions}; recreate it (readers use partition 0 only)`);
   }
   return problems;
 }

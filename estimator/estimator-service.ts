@@ -11,7 +11,7 @@ import { PROGRESS_LOG_MILLIS, progressMessage, type ProgressSnapshot } from './a
 import { createEstimatorLogger } from './estimator-log.ts';
 import { contextFromTraceparent, createEstimatorTelemetry, frameSpanAttributes, type EstimatorTelemetry } from './adapters/estimator-telemetry.ts';
 import { createEstimatorInfluxWriter, ensureInfluxDatabase } from './adapters/influx-writer.ts';
-import { createEstimatorKafka, outgoingResultRecord, type CheckpointMirror, type EstimatorKafka, type FramesHandlers } from './adapters/kafka.ts';
+import { createEstimatorKafka, outgoingResultRecord, type CheckpointReader, type EstimatorKafka, type FramesHandlers } from './adapters/kafka.ts';
 import { createMetricsExport, type MetricsExport } from './adapters/metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './adapters/metrics-server.ts';
 import { createOutgoingQueue, type OutgoingQueue } from './adapters/outgoing-queue.ts';
@@ -199,7 +199,7 @@ interface EstimatorParts {
  * Starts the estimator and returns once it has joined the consumer group (processing runs
  * in the background until stop()). The steps, in order: the metrics endpoints
  * ({@link startMetricsEndpoints}), the InfluxDB sink ({@link openInfluxSink}), the outgoing
- * queue and the engine ({@link createServiceEngine}), Kafka topics and the checkpoint mirror,
+ * queue and the engine ({@link createServiceEngine}), Kafka topics and the checkpoint reader,
  * partition restore ({@link createPartitionRestorer}), the checkpoint-before-commit protocol
  * ({@link createCheckpointer}), the frames consumer ({@link framesHandlers}) and the timers
  * ({@link startTimers}).
@@ -266,8 +266,8 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
   kafkaTopicProblems = () => kafka.topicProblems();
   for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
-  const mirror = await kafka.startCheckpointMirror(checkpointGroupPrefix(config));
-  const restorer = createPartitionRestorer(parts, mirror);
+  const reader = await kafka.startCheckpointReader(checkpointGroupPrefix(config));
+  const restorer = createPartitionRestorer(parts, reader);
   const checkpointer = createCheckpointer(parts);
   await kafka.runFramesConsumer(framesHandlers(parts, restorer, checkpointer));
   const timers = startTimers(parts, checkpointer);
@@ -473,7 +473,10 @@ export function markerNextOffset(marker: string | undefined): bigint | undefined
   return 'nextOffset' in read ? BigInt(read.nextOffset) : undefined;
 }
 
-/** Restores partitions from the checkpoint mirror; see {@link createPartitionRestorer}. */
+/** How long a partition's restore may read its checkpoint partition before it fails (tried again at the partition's next batch). */
+const RESTORE_READ_TIMEOUT_MILLIS = 60_000;
+
+/** Restores partitions from the checkpoint topic; see {@link createPartitionRestorer}. */
 interface PartitionRestorer {
   /** Restores a partition once per assignment; started on assignment, awaited by its first batch. */
   ensureRestored(partition: number): Promise<void>;
@@ -482,22 +485,22 @@ interface PartitionRestorer {
 }
 
 /**
- * Restore of a partition's streams from the checkpoint mirror (caught up first) into the
- * engine. Each assignment of a partition has a generation: a restore started before a
- * revocation does not install stale state.
+ * Restore of a partition's streams into the engine from the checkpoint partition that holds its
+ * records, read to its end as at the start of the restore. Each assignment of a partition has a
+ * generation: a restore started before a revocation does not install stale state.
  */
-function createPartitionRestorer(parts: EstimatorParts, mirror: CheckpointMirror): PartitionRestorer {
+function createPartitionRestorer(parts: EstimatorParts, reader: CheckpointReader): PartitionRestorer {
   const { config, state, engine, kafka, log } = parts;
   const generation = new Map<number, number>();
   const restoring = new Map<number, Promise<void>>();
 
   const restorePartition = async (partition: number, expectedGeneration: number): Promise<void> => {
-    await mirror.catchUp(60_000);
-    if (!state.assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
     const prefix = checkpointPrefix(config, partition);
+    const read = await reader.read(partition, prefix, RESTORE_READ_TIMEOUT_MILLIS);
+    if (!state.assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
     const records = new Map<string, string>();
     let marker: string | undefined;
-    for (const [key, value] of mirror.entries(prefix)) {
+    for (const [key, value] of read) {
       if (key === prefix) marker = value;
       else if (key.startsWith(`${prefix}|`)) records.set(key.slice(prefix.length + 1), value);
     }
@@ -562,7 +565,7 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
       if (influx !== undefined) await influx.flush();
     },
     flushResults: () => parts.sendOutgoing(),
-    writeCheckpoint: (records) => kafka.produce(config.kafka.checkpointTopic, records),
+    writeCheckpoint: (partition, records) => kafka.writeCheckpoint(partition, records),
     commit: (partition, nextOffset) => kafka.commit(partition, nextOffset),
   });
   let checkpointing: Promise<void> | undefined;

@@ -66,6 +66,8 @@ export interface ServiceTopicsReport {
   readonly problems: readonly string[];
   /** The effective max.message.bytes of each topic, bytes (the spec's for one just created). */
   readonly maxMessageBytes: ReadonlyMap<string, number>;
+  /** The partition count of each topic, as the metadata says. */
+  readonly partitions: ReadonlyMap<string, number>;
 }
 
 /**
@@ -115,14 +117,16 @@ async function ensureServiceTopicsOnce(
   const metadata = await admin.fetchTopicMetadata({ topics: names });
   const problems: string[] = [];
   const maxMessageBytes = new Map<string, number>();
+  const partitionCounts = new Map<string, number>();
   for (const topic of topics) {
     const resource = described.resources.find((r) => r.resourceName === topic.name);
     const configs: Record<string, string | undefined> = {};
     for (const entry of resource?.configEntries ?? []) configs[entry.configName] = entry.configValue;
     const partitions = metadata.topics.find((t) => t.name === topic.name)?.partitions.length ?? 0;
+    partitionCounts.set(topic.name, partitions);
     const size = Number(configs['max.message.bytes']);
     maxMessageBytes.set(topic.name, Number.isFinite(size) && size > 0 ? size : TOPIC_SPECS[topic.role].maxMessageBytes);
     problems.push(...topicConfigProblems(topic.role, topic.name, { partitions, configs }, { neededMessageBytes: topic.neededMessageBytes }));
   }
-  return { created: [...created], problems, maxMessageBytes };
+  return { created: [...created], problems, maxMessageBytes, partitions: partitionCounts };
 }

@@ -8,8 +8,8 @@ import type { EstimatorConfig } from '../config.ts';
 /**
  * The one adapter to Kafka (kafkajs) for the estimator: topic creation, the consumer group
  * on the frames topic (manual commits), a producer for distributions, alerts and
- * checkpoints, and a mirror that tails the compacted checkpoint topic so a newly assigned
- * partition can be restored. Everything else gets plain functions from here.
+ * checkpoints, and a reader of the compacted checkpoint topic that restores a newly assigned
+ * partition from the checkpoint partition holding its records. Everything else gets plain functions from here.
  */
 
 /** Settings: the kafka slice of EstimatorConfig plus the instance name (Kafka client id suffix). */
@@ -89,7 +89,7 @@ export const PRODUCE_CHUNK_BYTES = 1_048_576;
  * The kafkajs messages of one write, in order, split into requests of at most
  * {@link PRODUCE_CHUNK_RECORDS} records and {@link PRODUCE_CHUNK_BYTES} of values. `partition`,
  * when given, is set on every message: kafkajs then skips hashing the key (its murmur2 allocates
- * objects per 4 bytes of key), which the one-partition checkpoint topic does not need.
+ * objects per 4 bytes of key); checkpoint records are placed by their frames partition instead.
  *
  * @example producerRequests([{ key: 'a', value: '1' }], 0) // [[{ key: 'a', value: '1', partition: 0, headers: undefined }]]
  */
@@ -116,12 +116,24 @@ export function producerRequests(records: readonly OutgoingRecord[], partition?:
   return requests;
 }
 
-/** A tail of the compacted checkpoint topic: key → latest value, for the keys of one prefix. */
-export interface CheckpointMirror {
-  /** Latest values whose key starts with `prefix` (within the mirror's own key prefix). */
-  entries(prefix: string): Map<string, string>;
-  /** Waits until the mirror has read everything written to the checkpoint topic before this call. */
-  catchUp(timeoutMillis: number): Promise<void>;
+/**
+ * Reads the compacted checkpoint topic for partition restores (docs/estimator.md, Checkpoints and
+ * restore): the records of frames partition p lie in checkpoint partition p mod (its partition
+ * count), and only that partition is read, from its beginning, when p is assigned.
+ */
+export interface CheckpointReader {
+  /**
+   * The latest value of every key that starts with `keyPrefix` in the checkpoint partition that
+   * holds frames partition `framesPartition`'s records, read from its first record up to its end
+   * as the broker answers at the call. A key whose latest record is a tombstone is absent. Reads
+   * of one checkpoint partition share a pass over it; reads of different ones run together.
+   *
+   * @param timeoutMillis - the read fails when it has not reached that end within this long
+   * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_READ (retriable) when it times out or the
+   *   reader stops; WW_ERR_ESTIMATOR_KAFKA when the broker does not answer.
+   * @example const records = await reader.read(3, 'warpwatch-estimator|warpwatch.frames|3', 60_000);
+   */
+  read(framesPartition: number, keyPrefix: string, timeoutMillis: number): Promise<Map<string, string>>;
   stop(): Promise<void>;
 }
 
@@ -136,13 +148,24 @@ export interface EstimatorKafka {
   /** What the last {@link EstimatorKafka.ensureTopics} found wrong with the topics (empty = they fit): one sentence each. */
   topicProblems(): readonly string[];
   /**
-   * Starts a {@link CheckpointMirror} that keeps the records whose key starts with `keyPrefix`
-   * (the service's: `<group>|<frames topic>|`), so the records of other consumer groups or frames
-   * topics sharing the checkpoint topic take no memory here; it still reads every record.
+   * Starts a {@link CheckpointReader} whose reads keep only records whose key starts with
+   * `keyPrefix` (the service's: `<group>|<frames topic>|`), so the records of other consumer
+   * groups or frames topics sharing the checkpoint topic take no memory here.
    *
-   * @example const mirror = await kafka.startCheckpointMirror('warpwatch-estimator|warpwatch.frames|');
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer.
+   * @example const reader = await kafka.startCheckpointReader('warpwatch-estimator|warpwatch.frames|');
    */
-  startCheckpointMirror(keyPrefix: string): Promise<CheckpointMirror>;
+  startCheckpointReader(keyPrefix: string): Promise<CheckpointReader>;
+  /**
+   * Writes frames partition `framesPartition`'s checkpoint records, in order, to checkpoint
+   * partition `framesPartition` mod the checkpoint topic's partition count (read once, at
+   * {@link EstimatorKafka.ensureTopics} or the first write or read), compressed as
+   * WARPWATCH_CHECKPOINT_COMPRESSION says.
+   *
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the write fails.
+   * @example await kafka.writeCheckpoint(3, [{ key: 'g|t|3|job/k|n=32', value: '{…}' }, { key: 'g|t|3', value: '{"v":1,"nextOffset":"42"}' }]);
+   */
+  writeCheckpoint(framesPartition: number, records: readonly OutgoingRecord[]): Promise<void>;
   /** Joins the group and runs the frames consumer until stop(). */
   runFramesConsumer(handlers: FramesHandlers): Promise<void>;
   commit(partition: number, nextOffset: string): Promise<void>;
@@ -231,8 +254,11 @@ export function createEstimatorKafka(
   let stopped = false;
   let producer: Producer | undefined;
   let consumer: Consumer | undefined;
-  const mirrors: CheckpointMirror[] = [];
+  const readers: CheckpointReader[] = [];
   let problems: readonly string[] = [];
+  // The checkpoint topic's partition count, read once: writes and reads place frames partition p
+  // at p mod this, so it must not change while the process runs (docs/estimator.md, Checkpoints and restore).
+  let checkpointPartitions: number | undefined;
   // The largest record the frames topic allows (its max.message.bytes once checked): the
   // consumer fetches at least this much per partition, so no allowed frame is too large to read.
   let framesMaxMessageBytes = TOPIC_SPECS.frames.maxMessageBytes;
@@ -243,6 +269,14 @@ export function createEstimatorKafka(
       await admin.connect();
     }
     return admin;
+  };
+  const checkpointPartitionOf = async (framesPartition: number): Promise<number> => {
+    if (checkpointPartitions === undefined) {
+      const client = await getAdmin();
+      const metadata = await retryTransientKafka(() => client.fetchTopicMetadata({ topics: [options.checkpointTopic] }));
+      checkpointPartitions = Math.max(1, metadata.topics[0]?.partitions.length ?? 1);
+    }
+    return framesPartition % checkpointPartitions;
   };
   const getProducer = async (): Promise<Producer> => {
     if (producer === undefined) {
@@ -258,6 +292,8 @@ export function createEstimatorKafka(
       try {
         const report = await createMissingTopics(await getAdmin(), options);
         problems = report.problems;
+        const count = report.partitions.get(options.checkpointTopic) ?? 0;
+        if (count > 0) checkpointPartitions ??= count;
         framesMaxMessageBytes = Math.max(TOPIC_SPECS.frames.maxMessageBytes, report.maxMessageBytes.get(options.framesTopic) ?? 0);
       } catch (error) {
         throw kafkaError(`creating or checking topics on ${options.brokers.join(',')}`, error);
@@ -266,10 +302,28 @@ export function createEstimatorKafka(
 
     topicProblems: () => problems,
 
-    async startCheckpointMirror(keyPrefix) {
-      const mirror = await startCheckpointMirror(kafka, getAdmin, options, keyPrefix);
-      mirrors.push(mirror);
-      return mirror;
+    async startCheckpointReader(keyPrefix) {
+      try {
+        const reader = await startCheckpointReader(kafka, getAdmin, options, keyPrefix, checkpointPartitionOf);
+        readers.push(reader);
+        return reader;
+      } catch (error) {
+        throw kafkaError(`starting the reader of ${options.checkpointTopic}`, error);
+      }
+    },
+
+    async writeCheckpoint(framesPartition, records) {
+      if (records.length === 0) return;
+      try {
+        // Checkpoints are the largest records (with full dedupe memories ~18 KB, of which 16 KB
+        // base64 that gzip leaves at ~3/4); gzip (WARPWATCH_CHECKPOINT_COMPRESSION) costs ~4× the
+        // CPU of writing them (libuv's thread pool, on the same cores). kafkajs' consumer
+        // decompresses transparently, so a topic may hold both.
+        const compression = options.checkpointCompression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+        await send(getProducer, options.checkpointTopic, records, { partition: await checkpointPartitionOf(framesPartition), compression });
+      } catch (error) {
+        throw kafkaError(`writing ${records.length} checkpoint records of ${options.framesTopic}[${framesPartition}] to ${options.checkpointTopic}`, error);
+      }
     },
 
     async runFramesConsumer(handlers) {
@@ -337,21 +391,7 @@ export function createEstimatorKafka(
     async produce(topic, records) {
       if (records.length === 0) return;
       try {
-        const client = await getProducer();
-        const checkpoints = topic === options.checkpointTopic;
-        // The checkpoint topic has one partition (ensureTopics; the mirror reads partition 0).
-        for (const messages of producerRequests(records, checkpoints ? 0 : undefined)) {
-          await client.send({
-            topic,
-            acks: -1,
-            // Checkpoints are the largest records (with full dedupe memories ~18 KB, of which 16 KB
-            // base64 that gzip leaves at ~3/4); gzip (WARPWATCH_CHECKPOINT_COMPRESSION) costs ~4× the
-            // CPU of writing them (libuv's thread pool, on the same cores). The mirror (any kafkajs
-            // consumer) decompresses transparently, so a topic may hold both.
-            compression: checkpoints && options.checkpointCompression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
-            messages,
-          });
-        }
+        await send(getProducer, topic, records, { compression: CompressionTypes.None });
       } catch (error) {
         throw kafkaError(`producing ${records.length} records to ${topic}`, error);
       }
@@ -361,7 +401,7 @@ export function createEstimatorKafka(
       stopped = true;
       const tasks: Promise<unknown>[] = [];
       if (consumer !== undefined) tasks.push(consumer.disconnect());
-      for (const mirror of mirrors) tasks.push(mirror.stop());
+      for (const reader of readers) tasks.push(reader.stop());
       await Promise.allSettled(tasks);
       await Promise.allSettled([producer?.disconnect(), admin?.disconnect(), probeAdmin?.disconnect()]);
     },
@@ -389,63 +429,169 @@ async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions
   return report;
 }
 
+/** Sends `records` to `topic` in order, as requests of {@link producerRequests}, each acknowledged by all in-sync replicas. */
+async function send(
+  getProducer: () => Promise<Producer>,
+  topic: string,
+  records: readonly OutgoingRecord[],
+  options: { readonly partition?: number; readonly compression: CompressionTypes },
+): Promise<void> {
+  const client = await getProducer();
+  for (const messages of producerRequests(records, options.partition)) {
+    await client.send({ topic, acks: -1, compression: options.compression, messages });
+  }
+}
+
+/** How often a reader whose partitions are all paused looks again (kafkajs sleeps this long between empty fetches; its default is 5 s). */
+const READER_IDLE_WAIT_MILLIS = 100;
+
 /**
- * Tails the compacted checkpoint topic from its beginning with a consumer of its own, keeping
- * the latest value per key of the keys that start with `keyPrefix`. Its group is this process's alone
- * (`<group>.checkpoint-mirror.<instance>.<8 random hex digits>`, no commits, so the broker drops
- * it when the process leaves): two processes started with the same instance name, or one
- * restarted after a SIGKILL while the dead one's member has not yet expired, would otherwise
- * share a group, and the one-partition topic would go to only one of them — the other could
- * not restore any partition until that member's session timed out.
+ * The {@link CheckpointReader}: one consumer of the checkpoint topic in a group of this process's
+ * own (`<group>.checkpoint-reader.<instance>.<8 random hex digits>`, never committed, so the broker
+ * drops it when the process leaves; a shared group would give the partitions to only one of two
+ * processes started under one instance name). It holds every partition, paused: a read seeks its
+ * partition to the first offset, resumes it, keeps the records of `keyPrefix` until the end the
+ * broker gave at the call, then pauses it again. Between restores it reads nothing.
+ *
+ * A batch that does not continue where the pass has read to (its fetch offset lies past the
+ * pass's next offset: a seek kafkajs could not apply during a rebalance) starts the pass over
+ * from the first offset, so a read never skips a record.
  */
-async function startCheckpointMirror(kafka: Kafka, getAdmin: () => Promise<Admin>, options: EstimatorKafkaOptions, keyPrefix: string): Promise<CheckpointMirror> {
-  const values = new Map<string, string>();
-  let position = -1n;
-  const mirrorConsumer = kafka.consumer({
-    groupId: `${options.groupId}.checkpoint-mirror.${options.instanceId}.${randomBytes(4).toString('hex')}`,
+async function startCheckpointReader(
+  kafka: Kafka,
+  getAdmin: () => Promise<Admin>,
+  options: EstimatorKafkaOptions,
+  keyPrefix: string,
+  checkpointPartitionOf: (framesPartition: number) => Promise<number>,
+): Promise<CheckpointReader> {
+  const topic = options.checkpointTopic;
+  interface Request {
+    readonly keyPrefix: string;
+    readonly low: bigint;
+    readonly high: bigint;
+    readonly resolve: (values: Map<string, string>) => void;
+    readonly reject: (error: Error) => void;
+    timer?: NodeJS.Timeout;
+  }
+  interface Pass {
+    readonly requests: Request[];
+    readonly low: bigint;
+    readonly high: bigint;
+    /** The offset the next batch must be fetched from (at most), to continue without a gap. */
+    next: bigint;
+    values: Map<string, string>;
+  }
+  const waiting = new Map<number, Request[]>();
+  const passes = new Map<number, Pass>();
+  let stopped = false;
+  const consumer = kafka.consumer({
+    groupId: `${options.groupId}.checkpoint-reader.${options.instanceId}.${randomBytes(4).toString('hex')}`,
     sessionTimeout: options.sessionTimeoutMillis,
     heartbeatInterval: options.heartbeatIntervalMillis,
+    maxWaitTimeInMs: READER_IDLE_WAIT_MILLIS,
+    // A fetch takes a checkpoint record of the largest size the topic allows.
+    maxBytesPerPartition: TOPIC_SPECS.estimatorCheckpoints.maxMessageBytes,
   });
-  await mirrorConsumer.connect();
-  await mirrorConsumer.subscribe({ topic: options.checkpointTopic, fromBeginning: true });
-  await mirrorConsumer.run({
+  const pause = (partition: number): void => consumer.pause([{ topic, partitions: [partition] }]);
+
+  const startPass = (partition: number): void => {
+    const requests = waiting.get(partition);
+    if (passes.has(partition) || requests === undefined || requests.length === 0) return;
+    waiting.delete(partition);
+    const low = requests.reduce((min, r) => (r.low < min ? r.low : min), requests[0]!.low);
+    const high = requests.reduce((max, r) => (r.high > max ? r.high : max), 0n);
+    passes.set(partition, { requests, low, high, next: low, values: new Map() });
+    consumer.seek({ topic, partition, offset: low.toString() });
+    consumer.resume([{ topic, partitions: [partition] }]);
+  };
+  const finishPass = (partition: number, pass: Pass): void => {
+    passes.delete(partition);
+    pause(partition);
+    for (const request of pass.requests) {
+      clearTimeout(request.timer);
+      const values = new Map<string, string>();
+      for (const [key, value] of pass.values) if (key.startsWith(request.keyPrefix)) values.set(key, value);
+      request.resolve(values);
+    }
+    startPass(partition);
+  };
+  const drop = (partition: number, request: Request, error: Error): void => {
+    clearTimeout(request.timer);
+    const queued = waiting.get(partition);
+    if (queued?.includes(request) === true) queued.splice(queued.indexOf(request), 1);
+    const pass = passes.get(partition);
+    if (pass?.requests.includes(request) === true) {
+      pass.requests.splice(pass.requests.indexOf(request), 1);
+      if (pass.requests.length === 0) {
+        passes.delete(partition);
+        pause(partition);
+        startPass(partition);
+      }
+    }
+    request.reject(error);
+  };
+
+  consumer.on(consumer.events.GROUP_JOIN, (event) => {
+    // Every partition starts paused; one with a pass in progress goes on (from the first offset:
+    // nothing is committed, and the pass checks that it continues without a gap).
+    const idle = (event.payload.memberAssignment[topic] ?? []).filter((partition) => !passes.has(partition));
+    if (idle.length > 0) consumer.pause([{ topic, partitions: idle }]);
+  });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
     autoCommit: false,
     eachBatch: async ({ batch }: EachBatchPayload) => {
+      const pass = passes.get(batch.partition);
+      if (pass === undefined) {
+        pause(batch.partition);
+        return;
+      }
+      const fetchedFrom = BigInt((batch as unknown as { fetchedOffset: string }).fetchedOffset);
+      if (fetchedFrom > pass.next) {
+        // Not a continuation of what the pass has read (a seek that did not apply): start over.
+        pass.values = new Map();
+        pass.next = pass.low;
+        consumer.seek({ topic, partition: batch.partition, offset: pass.low.toString() });
+        return;
+      }
       for (const message of batch.messages) {
         const key = message.key?.toString('utf8');
-        if (key?.startsWith(keyPrefix) === true) {
-          if (message.value === null) values.delete(key);
-          else values.set(key, message.value.toString('utf8'));
-        }
-        position = BigInt(message.offset);
+        if (key?.startsWith(keyPrefix) !== true) continue;
+        if (message.value === null) pass.values.delete(key);
+        else pass.values.set(key, message.value.toString('utf8'));
       }
+      pass.next = BigInt(batch.lastOffset()) + 1n;
+      if (pass.next >= pass.high) finishPass(batch.partition, pass);
       await Promise.resolve();
     },
   });
+
   return {
-    entries(prefix) {
-      const result = new Map<string, string>();
-      for (const [key, value] of values) if (key.startsWith(prefix)) result.set(key, value);
-      return result;
-    },
-    async catchUp(timeoutMillis) {
+    async read(framesPartition, readPrefix, timeoutMillis) {
+      if (stopped) throw new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `the reader of ${topic} has stopped`, { retriable: true });
+      const partition = await checkpointPartitionOf(framesPartition);
       const client = await getAdmin();
-      const offsets = await retryTransientKafka(() => client.fetchTopicOffsets(options.checkpointTopic));
-      const high = BigInt(offsets[0]?.high ?? '0');
-      const deadline = Date.now() + timeoutMillis;
-      while (position + 1n < high) {
-        if (Date.now() > deadline) {
-          throw new EstimatorError(
-            'WW_ERR_ESTIMATOR_CHECKPOINT_READ',
-            `checkpoint topic ${options.checkpointTopic} not read up to offset ${high} within ${timeoutMillis} ms (at ${position + 1n})`,
-            { retriable: true },
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const offsets = (await retryTransientKafka(() => client.fetchTopicOffsets(topic))).find((o) => o.partition === partition);
+      const low = BigInt(offsets?.low ?? '0');
+      const high = BigInt(offsets?.high ?? '0');
+      if (high <= low) return new Map();
+      return new Promise<Map<string, string>>((resolve, reject) => {
+        const request: Request = { keyPrefix: readPrefix, low, high, resolve, reject };
+        request.timer = setTimeout(() => {
+          const at = passes.get(partition)?.requests.includes(request) === true ? ` (at ${passes.get(partition)?.next})` : ' (waiting for the pass before it)';
+          drop(partition, request, new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `partition ${partition} of ${topic} not read from ${low} up to offset ${high} within ${timeoutMillis} ms${at}`, { retriable: true }));
+        }, timeoutMillis);
+        waiting.set(partition, [...(waiting.get(partition) ?? []), request]);
+        startPass(partition);
+      });
     },
     async stop() {
-      await mirrorConsumer.disconnect();
+      stopped = true;
+      const error = new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `the reader of ${topic} has stopped`, { retriable: true });
+      for (const [partition, requests] of [...waiting]) for (const request of [...requests]) drop(partition, request, error);
+      for (const [partition, pass] of [...passes]) for (const request of [...pass.requests]) drop(partition, request, error);
+      await consumer.disconnect();
     },
   };
 }

@@ -37,7 +37,14 @@ function world(partitions: number[]) {
     keyOf: (p, streamKey) => (streamKey === undefined ? `p${p}` : `p${p}|${streamKey}`),
     flushInflux: () => step('flushInflux', () => (durable.influxWritten = produced.influx)),
     flushResults: () => step('flushResults', () => (durable.resultsSent = produced.results)),
-    writeCheckpoint: (records: readonly CheckpointTopicRecord[]) => step('writeCheckpoint', () => records.forEach((r) => durable.checkpoint.set(r.key, r.value))),
+    writeCheckpoint: (p: number, records: readonly CheckpointTopicRecord[]) =>
+      step('writeCheckpoint', () => {
+        // Each partition's records are written for that partition only (the service places them by it).
+        for (const r of records) {
+          if (!r.key.startsWith(`p${p}`)) throw new Error(`record ${r.key} written for partition ${p}`);
+          durable.checkpoint.set(r.key, r.value);
+        }
+      }),
     commit: (p, offset) => step('commit', () => durable.committed.set(p, offset)),
   };
   /** Messages handled: offsets advance, a stream's state changes, windows produce points and records. */

@@ -40,8 +40,8 @@ export interface CheckpointProtocolIo {
   flushInflux(): Promise<void>;
   /** Sends the pending result records for Kafka; throws when they could not be sent. */
   flushResults(): Promise<void>;
-  /** Writes checkpoint records (in order); throws on failure. */
-  writeCheckpoint(records: readonly CheckpointTopicRecord[]): Promise<void>;
+  /** Writes a partition's checkpoint records (in order, the marker last); throws on failure. */
+  writeCheckpoint(partition: number, records: readonly CheckpointTopicRecord[]): Promise<void>;
   /** Commits a partition's next offset; throws on failure. */
   commit(partition: number, nextOffset: string): Promise<void>;
 }
@@ -94,7 +94,7 @@ export function createCheckpointProtocol(io: CheckpointProtocolIo): CheckpointPr
         }
         const unchanged = lastCommitted.get(partition) === entry.nextOffset && entry.records.size <= 1;
         if (!unchanged) {
-          await io.writeCheckpoint([...entry.records].map(([key, value]) => ({ key, value })));
+          await io.writeCheckpoint(partition, [...entry.records].map(([key, value]) => ({ key, value })));
           await io.commit(partition, entry.nextOffset);
           lastCommitted.set(partition, entry.nextOffset);
         }

@@ -113,8 +113,9 @@ describe('kafka adapter and service (real Kafka)', () => {
     });
     const policies = Object.fromEntries(described.resources.map((r) => [r.resourceName, r.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue]));
     expect(policies).toEqual({ [`${id}.distributions`]: 'compact', [`${id}.checkpoints`]: 'compact', [`${id}.alerts`]: 'delete' });
+    // The checkpoint topic has as many partitions as the service creates the frames topic with.
     const offsets = await admin.fetchTopicOffsets(`${id}.checkpoints`);
-    expect(offsets.length).toBe(1);
+    expect(offsets.length).toBe(config.kafka.partitions);
     await admin.disconnect();
 
     const estimator = await startEstimator(config, () => {});
@@ -130,46 +131,76 @@ describe('kafka adapter and service (real Kafka)', () => {
       await estimator.stop();
     }
   });
-  it('mirrors only the checkpoint records of its own group and frames topic, compressed or not, and still catches up past the others', async () => {
-    const id = uniqueId('wwmirror');
-    const env = { WARPWATCH_FRAMES_TOPIC: `${id}.frames`, WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`, WARPWATCH_DLQ_TOPIC: `${id}.dlq` };
+  it("writes a frames partition's checkpoint records to partition p mod the topic's count, and a read returns that partition's latest records only, compressed or not", async () => {
+    const id = uniqueId('wwreader');
+    // Three checkpoint partitions: frames partitions 0 and 3 share checkpoint partition 0.
+    const env = { WARPWATCH_FRAMES_TOPIC: `${id}.frames`, WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`, WARPWATCH_DLQ_TOPIC: `${id}.dlq`, WARPWATCH_KAFKA_PARTITIONS: '3' };
     const config = loadEstimatorConfig({ env, flags: { brokers: brokers(), groupId: `${id}-g`, metricsPort: '0' } });
     const kafka = createEstimatorKafka({ ...config.kafka, instanceId: 'test' });
+    const admin = kafkaClient().admin();
+    await admin.connect();
     try {
       await kafka.ensureTopics();
-      const own = `${id}-g|${id}.frames|0`;
-      const records = [
-        { key: `${own}|job/k|n=32`, value: 'own stream' },
-        { key: `${id}-other|${id}.frames|0|job/k|n=32`, value: 'another group' },
-        { key: `${id}-g|${id}.frames2|0|job/k|n=32`, value: 'another frames topic' },
-        { key: `${own}|job/gone|n=32`, value: 'forgotten below' },
-        { key: own, value: '{"v":1,"nextOffset":"5"}' },
-        { key: `${own}|job/gone|n=32`, value: null },
-        // The last record is not kept, yet the mirror must read past it to catch up.
-        { key: `${id}-other|${id}.frames|1`, value: 'another group, last' },
-      ];
-      for (const record of records) await kafka.produce(`${id}.checkpoints`, [record]);
-      // WARPWATCH_CHECKPOINT_COMPRESSION=gzip: the mirror reads gzip batches too.
+      const prefix = (partition: number): string => `${id}-g|${id}.frames|${partition}`;
+      const [p0, p1, p3] = [prefix(0), prefix(1), prefix(3)];
+      await kafka.writeCheckpoint(0, [
+        { key: `${p0}|job/k|n=32`, value: 'p0 stream' },
+        { key: `${p0}|job/gone|n=32`, value: 'forgotten below' },
+        { key: p0, value: '{"v":1,"nextOffset":"5"}' },
+      ]);
+      // Another consumer group and another frames topic share the topic: never returned.
+      await kafka.writeCheckpoint(0, [{ key: `${id}-other|${id}.frames|0|job/k|n=32`, value: 'another group' }]);
+      await kafka.writeCheckpoint(0, [{ key: `${id}-g|${id}.frames2|0|job/k|n=32`, value: 'another frames topic' }]);
+      await kafka.writeCheckpoint(3, [
+        { key: `${p3}|job/k|n=32`, value: 'p3 stream' },
+        { key: p3, value: '{"v":1,"nextOffset":"7"}' },
+      ]);
+      await kafka.writeCheckpoint(1, [{ key: `${p1}|job/k|n=32`, value: 'p1 stream' }, { key: p1, value: '{"v":1,"nextOffset":"2"}' }]);
+      await kafka.writeCheckpoint(0, [
+        { key: `${p0}|job/gone|n=32`, value: null },
+        { key: `${p0}|job/k|n=32`, value: 'p0 stream, later' },
+      ]);
+      // WARPWATCH_CHECKPOINT_COMPRESSION=gzip: read the same way.
       const gzip = createEstimatorKafka({ ...config.kafka, checkpointCompression: 'gzip', instanceId: 'test-gzip' });
       try {
-        await gzip.produce(`${id}.checkpoints`, [{ key: `${own}|job/z|n=32`, value: 'gzip stream' }]);
+        await gzip.writeCheckpoint(0, [{ key: `${p0}|job/z|n=32`, value: 'gzip stream' }]);
       } finally {
         await gzip.stop();
       }
-      const mirror = await kafka.startCheckpointMirror(`${id}-g|${id}.frames|`);
+      // The last record of partition 0 is not returned, yet the read must reach it to finish.
+      await kafka.writeCheckpoint(0, [{ key: `${id}-other|${id}.frames|0`, value: 'another group, last' }]);
+
+      // Where the records went: 0 and 3 to partition 0, 1 to partition 1, nothing to partition 2.
+      const highs = Object.fromEntries((await admin.fetchTopicOffsets(`${id}.checkpoints`)).map((o) => [o.partition, o.high]));
+      expect(highs).toEqual({ 0: '11', 1: '2', 2: '0' });
+
+      const reader = await kafka.startCheckpointReader(`${id}-g|${id}.frames|`);
       try {
-        await mirror.catchUp(20_000);
-        expect(mirror.entries(id)).toEqual(
-          new Map([
-            [`${own}|job/k|n=32`, 'own stream'],
-            [own, '{"v":1,"nextOffset":"5"}'],
-            [`${own}|job/z|n=32`, 'gzip stream'],
-          ]),
-        );
+        const expected0 = new Map([
+          [`${p0}|job/k|n=32`, 'p0 stream, later'],
+          [p0, '{"v":1,"nextOffset":"5"}'],
+          [`${p0}|job/z|n=32`, 'gzip stream'],
+        ]);
+        const expected3 = new Map([
+          [`${p3}|job/k|n=32`, 'p3 stream'],
+          [p3, '{"v":1,"nextOffset":"7"}'],
+        ]);
+        // Reads of one checkpoint partition at once, and of another, and of an empty one.
+        const [read0, read3, read1, read2] = await Promise.all([reader.read(0, p0, 20_000), reader.read(3, p3, 20_000), reader.read(1, p1, 20_000), reader.read(2, prefix(2), 20_000)]);
+        expect(read0).toEqual(expected0);
+        expect(read3).toEqual(expected3);
+        expect(read1).toEqual(new Map([[`${p1}|job/k|n=32`, 'p1 stream'], [p1, '{"v":1,"nextOffset":"2"}']]));
+        expect(read2).toEqual(new Map());
+        // A later read starts again from the first record and sees what was written since.
+        await kafka.writeCheckpoint(3, [{ key: `${p3}|job/k|n=32`, value: 'p3 stream, later' }]);
+        expect(await reader.read(3, p3, 20_000)).toEqual(new Map([...expected3, [`${p3}|job/k|n=32`, 'p3 stream, later']]));
+        expect(await reader.read(0, p0, 20_000)).toEqual(expected0);
       } finally {
-        await mirror.stop();
+        await reader.stop();
       }
+      await expect(reader.read(0, p0, 1_000)).rejects.toMatchObject({ code: 'WW_ERR_ESTIMATOR_CHECKPOINT_READ' });
     } finally {
+      await admin.disconnect();
       await kafka.stop();
     }
   });

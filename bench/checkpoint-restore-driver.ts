@@ -1,16 +1,16 @@
 /**
  * What the checkpoint topic costs an estimator instance with full dedupe memories
  * (docs/estimator.md, The dedupe memory at steady state): real checkpoint records of `--streams`
- * streams (each 1,100 launches with recorder-like launchIds, so every dedupe memory is full),
- * written `--rounds` times through the estimator's Kafka adapter (gzip, partition 0, requests of
- * 500 records), then read back by a checkpoint mirror from the topic's beginning. Every instance
- * of a group runs such a mirror over the records of the whole group, so its CPU per record read,
- * times the group's streams written per checkpoint interval, is what each instance spends on it.
- * Needs the local Kafka (`npm run stack -- up`; brokers from WARPWATCH_KAFKA_BROKERS, default
- * 127.0.0.1:19092).
+ * streams of frames partition 0 (each 1,100 launches with recorder-like launchIds, so every dedupe
+ * memory is full), written `--rounds` times through the estimator's Kafka adapter
+ * (`writeCheckpoint`), then read back by the adapter's checkpoint reader as a restore of that
+ * partition reads them: from the checkpoint partition's first record (none compacted yet: the
+ * worst case a restore meets). CPU of this process (threads included) per record written and
+ * per record read, and the restore's wall time. Needs the local Kafka (`npm run stack -- up`;
+ * brokers from WARPWATCH_KAFKA_BROKERS, default 127.0.0.1:19092).
  *
- *     npx tsx bench/checkpoint-mirror-driver.ts [--streams 1000] [--rounds 3] [--compression none|gzip] [--write]
- *       (--write: bench/results/checkpoint-mirror.json, one result per compression)
+ *     npx tsx bench/checkpoint-restore-driver.ts [--streams 1000] [--rounds 3] [--compression none|gzip] [--write]
+ *       (--write: bench/results/checkpoint-restore.json, one result per compression)
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -38,7 +38,7 @@ function checkpointRecords(streams: number, prefix: string): OutgoingRecord[] {
   let offset = 0;
   for (let launch = 0; launch < LAUNCHES; launch += 1) {
     for (let s = 0; s < streams; s += 1) {
-      const frame = frameAt({ ...shapes[s % 50]!, job: `mirror${s}` }, launch, START_MILLIS + launch * 1000, recorderLaunchId(s, launch));
+      const frame = frameAt({ ...shapes[s % 50]!, job: `restore${s}` }, launch, START_MILLIS + launch * 1000, recorderLaunchId(s, launch));
       engine.handleMessage(0, String(offset), frame, Date.now() + 86_400_000);
       offset += 1;
     }
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const streams = Number(argument('--streams', '1000'));
   const rounds = Number(argument('--rounds', '3'));
   const compression = argument('--compression', 'none');
-  const id = `wwmirror${randomBytes(3).toString('hex')}`;
+  const id = `wwrestore${randomBytes(3).toString('hex')}`;
   const config = loadEstimatorConfig({
     env: { ...process.env, WARPWATCH_CHECKPOINT_COMPRESSION: compression, WARPWATCH_FRAMES_TOPIC: `${id}.frames`, WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`, WARPWATCH_DLQ_TOPIC: `${id}.dlq` },
     flags: { groupId: `${id}-g` },
@@ -66,18 +66,18 @@ async function main(): Promise<void> {
     let produceCpu = 0;
     for (let round = 0; round < rounds; round += 1) {
       const before = process.cpuUsage();
-      await kafka.produce(config.kafka.checkpointTopic, records);
+      await kafka.writeCheckpoint(0, records);
       const used = process.cpuUsage(before);
       produceCpu += used.user + used.system;
     }
     const before = process.cpuUsage();
     const wallBefore = performance.now();
-    const mirror = await kafka.startCheckpointMirror(prefix);
-    await mirror.catchUp(300_000);
+    const reader = await kafka.startCheckpointReader(prefix);
+    const restored = await reader.read(0, `${prefix}0`, 300_000);
     const used = process.cpuUsage(before);
     const wall = performance.now() - wallBefore;
-    const kept = mirror.entries(prefix).size;
-    await mirror.stop();
+    await reader.stop();
+    if (restored.size !== records.length) throw new Error(`the restore read ${restored.size} keys, ${records.length} were written`);
     const read = rounds * records.length;
     const result = {
       compression,
@@ -86,16 +86,19 @@ async function main(): Promise<void> {
       recordsPerRound: records.length,
       meanRecordBytes: Math.round(bytes / records.length),
       produceCpuMicrosPerRecord: +(produceCpu / read).toFixed(1),
-      mirrorCpuMicrosPerRecord: +((used.user + used.system) / read).toFixed(1),
-      mirrorRecordsPerSecond: Math.round(read / (wall / 1000)),
-      mirrorKeys: kept,
+      restoreRecordsRead: read,
+      restoreCpuMicrosPerRecord: +((used.user + used.system) / read).toFixed(1),
+      restoreWallMillis: Math.round(wall),
+      restoreRecordsPerSecond: Math.round(read / (wall / 1000)),
+      restoredKeys: restored.size,
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadAverage1m: loadavg()[0], node: process.version, date: new Date().toISOString(), commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() },
     };
     console.log(JSON.stringify(result));
     if (process.argv.includes('--write')) {
-      const file = fileURLToPath(new URL('./results/checkpoint-mirror.json', import.meta.url));
+      const file = fileURLToPath(new URL('./results/checkpoint-restore.json', import.meta.url));
       const previous = existsSync(file) ? ((JSON.parse(readFileSync(file, 'utf8')) as { results?: { compression?: string }[] }).results ?? []) : [];
-      const note = 'bench/checkpoint-mirror-driver.ts: CPU (this process, threads included) per checkpoint record with full dedupe memories, written through the estimator adapter and read back by a checkpoint mirror, real local Kafka';
+      const note =
+        'bench/checkpoint-restore-driver.ts: CPU (this process, threads included) per checkpoint record with full dedupe memories, written through the estimator adapter and read back by its checkpoint reader as a partition restore (from the first record, none compacted), and the restore wall time; real local Kafka';
       writeFileSync(file, `${JSON.stringify({ note, results: [...previous.filter((r) => r.compression !== compression), result] }, null, 2)}\n`);
       console.log(`wrote ${file}`);
     }
