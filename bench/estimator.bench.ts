@@ -698,7 +698,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
       const accounted = h.counters.framesIn === offered && h.counters.framesOut === offered;
       notes.push(
-        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (3 launches each, open 10 min windows, default settings incl. checkpoint mirror; estimator ran from ${childCode}): ` +
+        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (3 launches each, open 10 min windows, default settings incl. checkpoints; estimator ran from ${childCode}): ` +
           `${h.streams} live streams, ${h.counters.streamsEvicted} evictions (each eviction closes and writes the stream's open window: ${h.counters.windowsClosed} windows closed), ` +
           `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; RSS ${(rss / 1e6).toFixed(0)} MB 3 s after the last frame, peak ${(peak / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
       );

@@ -71,7 +71,7 @@ describe('warpwatch estimate on real servers: failover, future-dated frames, cor
     await waitUntil(async () => (await windowsPerStream(database)).size === 6, 60_000, 'windows of all 6 streams');
   }, 180_000);
 
-  it('restores every partition when three instances run under one name (each checkpoint mirror has a group of its own)', async () => {
+  it('restores every partition when three instances run under one name (each checkpoint reader has a group of its own)', async () => {
     const id = uniqueId('wwtwins');
     const database = `${id}db`;
     databases.push(database);
@@ -87,10 +87,9 @@ describe('warpwatch estimate on real servers: failover, future-dated frames, cor
     await waitUntil(async () => (await windowsPerStream(database)).size === 6, 60_000, 'windows of all 6 streams');
     await stopChild(first, 'SIGTERM');
 
-    // Three instances, one name: each holds one partition and must restore it. With one mirror
-    // group per name, the one-partition checkpoint topic went to one of the three mirrors, and
-    // at least one of the two instances that joined later waited a minute for a mirror that
-    // never read anything.
+    // Three instances, one name: each holds one partition and must restore it. With one checkpoint
+    // reader group per name, the checkpoint topic's partitions would be shared out among the three
+    // readers, and an instance could wait a minute for a partition its reader was never given.
     const twins = [start(env, 'twin'), start(env, 'twin'), start(env, 'twin')];
     await waitUntil(
       async () => {

@@ -33,27 +33,28 @@ afterAll(async () => {
   await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
 });
 
-/** The checkpoint topic as a compacted reader sees it: the last value of each key (null = tombstone). */
+/** The checkpoint topic as a compacted reader sees it: the last value of each key (null = tombstone), every partition read to its end. */
 async function checkpointRecords(topic: string): Promise<Map<string, string | null>> {
   const admin = kafkaClient().admin();
   await admin.connect();
-  const high = BigInt((await admin.fetchTopicOffsets(topic))[0]?.high ?? '0');
+  const highs = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
   await admin.disconnect();
   const values = new Map<string, string | null>();
-  if (high === 0n) return values;
+  if ([...highs.values()].every((high) => high === 0n)) return values;
   const consumer = kafkaClient().consumer({ groupId: uniqueId('ckpt-reader') });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
-  let position = -1n;
+  const positions = new Map<number, bigint>();
   await consumer.run({
-    eachMessage: async ({ message }) => {
+    eachMessage: async ({ partition, message }) => {
       const key = message.key?.toString('utf8');
       if (key !== undefined) values.set(key, message.value === null ? null : message.value.toString('utf8'));
-      position = BigInt(message.offset);
+      positions.set(partition, BigInt(message.offset));
       await Promise.resolve();
     },
   });
-  await waitUntil(() => Promise.resolve(position + 1n >= high), 30_000, `the checkpoint topic read to offset ${high}`);
+  const readToEnd = (): boolean => [...highs].every(([partition, high]) => (positions.get(partition) ?? -1n) + 1n >= high);
+  await waitUntil(() => Promise.resolve(readToEnd()), 30_000, `the checkpoint topic read to its end (${JSON.stringify(Object.fromEntries([...highs].map(([p, h]) => [p, String(h)])))})`);
   await consumer.disconnect();
   return values;
 }
