@@ -47,6 +47,14 @@ function checkpointRecords(streams: number, prefix: string): OutgoingRecord[] {
   return round.map((record) => ({ key: record.streamKey === undefined ? `${prefix}0` : `${prefix}0|${record.streamKey}`, value: record.value }));
 }
 
+/** CPU of this process (threads included) over 5 s of waiting, in ms per second. */
+async function idleCpuMillisPerSecond(): Promise<number> {
+  const before = process.cpuUsage();
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  const used = process.cpuUsage(before);
+  return +((used.user + used.system) / 1000 / 5).toFixed(2);
+}
+
 async function main(): Promise<void> {
   const streams = Number(argument('--streams', '1000'));
   const rounds = Number(argument('--rounds', '3'));
@@ -70,12 +78,15 @@ async function main(): Promise<void> {
       const used = process.cpuUsage(before);
       produceCpu += used.user + used.system;
     }
+    const idleBefore = await idleCpuMillisPerSecond();
     const before = process.cpuUsage();
     const wallBefore = performance.now();
     const reader = await kafka.startCheckpointReader(prefix);
     const restored = await reader.read(0, `${prefix}0`, 300_000);
     const used = process.cpuUsage(before);
     const wall = performance.now() - wallBefore;
+    // Between restores the reader holds every partition paused: what it costs then.
+    const idleWithReader = await idleCpuMillisPerSecond();
     await reader.stop();
     if (restored.size !== records.length) throw new Error(`the restore read ${restored.size} keys, ${records.length} were written`);
     const read = rounds * records.length;
@@ -91,6 +102,7 @@ async function main(): Promise<void> {
       restoreWallMillis: Math.round(wall),
       restoreRecordsPerSecond: Math.round(read / (wall / 1000)),
       restoredKeys: restored.size,
+      idleCpuMillisPerSecond: { withoutReader: idleBefore, withReaderPaused: idleWithReader },
       machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadAverage1m: loadavg()[0], node: process.version, date: new Date().toISOString(), commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() },
     };
     console.log(JSON.stringify(result));
