@@ -456,6 +456,21 @@ function checkpointPrefix(config: EstimatorConfig, partition: number): string {
   return `${checkpointGroupPrefix(config)}${partition}`;
 }
 
+/**
+ * The checkpoint-topic key of a record of `partition`: the partition marker (no stream key),
+ * `<prefix>|<stream key>` for a stream, `<prefix>#d|<stream key>` for its dedupe base record
+ * (docs/estimator.md, Checkpoints of the dedupe memory). The prefix ends in the partition's
+ * digits, so the three never collide, whatever the stream key holds.
+ */
+function checkpointKey(config: EstimatorConfig, partition: number, streamKey: string | undefined, dedupeBase: boolean): string {
+  const prefix = checkpointPrefix(config, partition);
+  if (streamKey === undefined) return prefix;
+  return dedupeBase ? `${prefix}${DEDUPE_BASE_KEY_MARK}${streamKey}` : `${prefix}|${streamKey}`;
+}
+
+/** What follows the partition in a dedupe base record's key, before the stream key. */
+const DEDUPE_BASE_KEY_MARK = '#d|';
+
 /** The start of every checkpoint key of this consumer group and frames topic: `<group>|<frames topic>|`. */
 function checkpointGroupPrefix(config: EstimatorConfig): string {
   return `${config.kafka.groupId}|${config.kafka.framesTopic}|`;
@@ -499,10 +514,12 @@ function createPartitionRestorer(parts: EstimatorParts, reader: CheckpointReader
     const read = await reader.read(partition, prefix, RESTORE_READ_TIMEOUT_MILLIS);
     if (!state.assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
     const records = new Map<string, string>();
+    const dedupeBases = new Map<string, string>();
     let marker: string | undefined;
     for (const [key, value] of read) {
       if (key === prefix) marker = value;
       else if (key.startsWith(`${prefix}|`)) records.set(key.slice(prefix.length + 1), value);
+      else if (key.startsWith(`${prefix}${DEDUPE_BASE_KEY_MARK}`)) dedupeBases.set(key.slice(prefix.length + DEDUPE_BASE_KEY_MARK.length), value);
     }
     // The protocol writes a checkpoint before it commits its offset, so the committed offset is
     // never past the marker — unless a checkpoint write of an earlier owner landed late, over
@@ -516,7 +533,7 @@ function createPartitionRestorer(parts: EstimatorParts, reader: CheckpointReader
       kafka.seek(partition, markerOffset);
       log(`partition ${partition}: the checkpoint ends at offset ${markerOffset}, before the committed offset ${committed} (an earlier owner's late write); consuming again from ${markerOffset}`);
     }
-    engine.restorePartition(partition, records, marker, Date.now());
+    engine.restorePartition(partition, records, marker, Date.now(), dedupeBases);
     state.restored.add(partition);
     log(`partition ${partition} restored (${records.size} streams${marker === undefined ? ', no checkpoint' : ''})`);
   };
@@ -560,7 +577,7 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
     assigned: () => state.assigned,
     isRestored: (partition) => state.restored.has(partition),
     snapshot: (partition) => engine.checkpoint(partition),
-    keyOf: (partition, streamKey) => (streamKey === undefined ? checkpointPrefix(config, partition) : `${checkpointPrefix(config, partition)}|${streamKey}`),
+    keyOf: (partition, streamKey, dedupeBase) => checkpointKey(config, partition, streamKey, dedupeBase === true),
     flushInflux: async () => {
       if (influx !== undefined) await influx.flush();
     },

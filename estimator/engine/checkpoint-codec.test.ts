@@ -6,6 +6,9 @@ import { streamIdentityOf, type SamplesObservation } from './launch-observation.
 import { createStreamState, recordObservation } from './stream-state.ts';
 import { testEngineOptions } from '../testing/test-support.ts';
 
+/** A stream without a dedupe base record (its checkpoint carries every identity). */
+const NO_BASE = { epoch: '0', total: 0 };
+
 const options = testEngineOptions().window;
 
 function samples(sequence: number, eventTimeMillis: number): SamplesObservation {
@@ -31,7 +34,7 @@ describe('checkpoint codec', () => {
     const first = samples(0, 10_500);
     const state = createStreamState(streamIdentityOf(first));
     recordObservation(state, first, options, 0);
-    const text = encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '5' });
+    const text = encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '5', dedupeBase: NO_BASE });
     const restored = decodeStreamCheckpoint(text, state.key, 0).state;
     const [window] = [...restored.windows.values()];
     expect(window?.sampleFrames).toBe(1);
@@ -46,7 +49,7 @@ describe('checkpoint codec', () => {
     const first = samples(0, 20_100);
     const state = createStreamState(streamIdentityOf(first));
     recordObservation(state, first, options, 0);
-    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1' })) as { windows: Record<string, unknown>[] };
+    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1', dedupeBase: NO_BASE })) as { windows: Record<string, unknown>[] };
     for (const window of json.windows) {
       delete window.samples;
       delete window.sampleFrames;
@@ -65,7 +68,7 @@ describe('checkpoint codec', () => {
     recordObservation(state, first, options, 0);
     const original = [...state.windows.values()][0]!;
     expect(original.samples?.sumSimtClocks).toBeGreaterThan(0);
-    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1' })) as { windows: Record<string, unknown>[] };
+    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1', dedupeBase: NO_BASE })) as { windows: Record<string, unknown>[] };
     for (const window of json.windows) {
       window.sumSimtCycles = window.sumSimtClocks;
       window.sumMimdCycles = window.sumMimdClocks;
@@ -90,7 +93,7 @@ describe('checkpoint codec', () => {
     const launchIds = [0n, 7n, (1n << 21n) - 1n, 1n << 21n, (1n << 53n) + 1n, (1n << 64n) - 1n];
     const frames = launchIds.flatMap((launchId, k) => [0, 0xffffffff].map((frameSequence) => ({ ...samples(0, 30_000 + k), launchId, frameSequence })));
     const state = createStreamState(streamIdentityOf(frames[0]!));
-    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1' })) as { v: number; dedupe: string | string[] };
+    const json = JSON.parse(encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '1', dedupeBase: NO_BASE })) as { v: number; dedupe: string | string[] };
     // What version 2 wrote: launchId · 2^32 + frameSequence in decimal, oldest first.
     json.v = 2;
     json.dedupe = frames.map((frame) => ((frame.launchId << 32n) | BigInt(frame.frameSequence)).toString());
@@ -98,7 +101,7 @@ describe('checkpoint codec', () => {
     for (const frame of frames) expect(recordObservation(restored, frame, options, 0).status).toBe('duplicate');
     expect(recordObservation(restored, { ...frames[0]!, frameSequence: 1 }, options, 0).status).toBe('recorded');
     // Written again as version 3 and read back: the same identities (plus the new frame), in the same order.
-    const again = decodeStreamCheckpoint(encodeStreamCheckpoint({ state: restored, alerts: createAlertState(), appliedOffset: '2' }), state.key, 0).state;
+    const again = decodeStreamCheckpoint(encodeStreamCheckpoint({ state: restored, alerts: createAlertState(), appliedOffset: '2', dedupeBase: NO_BASE }), state.key, 0).state;
     expect([...again.dedupe.entries()]).toEqual([...frames.map((f): [bigint, number] => [f.launchId, f.frameSequence]), [0n, 1]]);
   });
 });

@@ -13,12 +13,61 @@ import type { StreamState, WindowAccumulation } from './stream-state.ts';
  * that the state includes: on restore, messages below it are skipped (exactly-once state).
  */
 
+/**
+ * Where a stream's dedupe memory stands against its checkpoint records (docs/estimator.md,
+ * Checkpoints of the dedupe memory): its stream record carries the identities added since the
+ * last full copy (the base record, key `…#d|<stream key>`), so a round writes ~2 KB of them per
+ * stream instead of the whole memory (~16 KB at 1,024).
+ */
+export interface DedupeBase {
+  /**
+   * Tells this life of the stream apart from earlier ones under the same key (the offset of the
+   * frame that created it, decimal, or `v<version>:<appliedOffset>` for one restored from an
+   * older checkpoint): a base record of another epoch is never used.
+   */
+  readonly epoch: string;
+  /** The memory's {@link DedupeMemory.total} when the base record was taken; 0 = none is needed. */
+  readonly total: number;
+}
+
+/**
+ * Identities a stream record carries beyond its base before the next round writes a new base
+ * (a full copy): the record's dedupe text stays below ~4 KB, and at the default capacity
+ * (1,024) a base is written once per 256 new identities.
+ */
+export const DEDUPE_DELTA_LIMIT = 256;
+
 /** What is checkpointed per stream. */
 export interface StreamCheckpoint {
   readonly state: StreamState;
   readonly alerts: AlertState;
   /** Offset (decimal string) after the last frames-topic message applied to this stream. */
   readonly appliedOffset: string;
+  /** The dedupe memory's base record (written by {@link encodeDedupeBase}). */
+  readonly dedupeBase: DedupeBase;
+}
+
+/** A version-4 stream record's dedupe memory: the identities after its base, and where they stand. */
+interface DedupeDeltaJson {
+  epoch: string;
+  /** The memory's total (identities ever added). */
+  total: number;
+  /** Identities held: absolute indices total − size … total − 1. */
+  size: number;
+  /** The base record's total (0: none); the record holds those from max(base, total − size) on. */
+  base: number;
+  /** Base64 of the identities from max(base, total − size) to total − 1 (12 bytes each, as DedupeMemory.toBytes). */
+  delta: string;
+}
+
+/** A base record: the whole dedupe memory of a stream at `total`. */
+interface DedupeBaseJson {
+  v: 4;
+  epoch: string;
+  total: number;
+  size: number;
+  /** Base64 of the identities total − size … total − 1. */
+  ids: string;
 }
 
 interface HistogramJson {
@@ -43,12 +92,13 @@ interface WindowJson extends Omit<WindowAccumulation, 'histogram' | 'firstEventM
 
 interface CheckpointJson {
   /**
+   * 4: dedupe is a {@link DedupeDeltaJson}, the older identities in the base record;
    * 3: dedupe is the base64 text of the dedupe memory's bytes (DedupeMemory.toBytes: 12 per
    * identity, launchId u64 then frameSequence u32, little-endian, oldest first); 2 (older): an
    * array of exact identities (launchId · 2^32 + frameSequence) as decimal strings, oldest first;
    * 1 (older still): 53-bit hashes, not restorable as identities.
    */
-  v: 1 | 2 | 3;
+  v: 1 | 2 | 3 | 4;
   identity: StreamIdentity;
   appliedOffset: string;
   windows: WindowJson[];
@@ -57,7 +107,7 @@ interface CheckpointJson {
   cumulative: HistogramJson;
   cumulativeLaunches: number;
   cumulativeGroups: number;
-  dedupe: string | (string | number)[];
+  dedupe: DedupeDeltaJson | string | (string | number)[];
   watermarkMillis: number | null;
   closedThroughMillis: number | null;
   alerts: { lossMeasured: CusumState; lossPredicted: CusumState; drift: CusumState; lossThresholdArmed: boolean; driftThresholdArmed: boolean; staleRaised?: boolean };
@@ -85,7 +135,7 @@ function histogramFromJson(json: HistogramJson): CountHistogram {
 export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
   const { state } = checkpoint;
   const head: Omit<CheckpointJson, 'dedupe' | 'watermarkMillis' | 'closedThroughMillis' | 'alerts'> = {
-    v: 3,
+    v: 4,
     identity: state.identity,
     appliedOffset: checkpoint.appliedOffset,
     windows: [...state.windows.values()].map((window) => ({
@@ -116,9 +166,74 @@ export function encodeStreamCheckpoint(checkpoint: StreamCheckpoint): string {
   // (watermarkMillis) always have a member, so the joined text is that of the whole object.
   const headText = JSON.stringify(head);
   const tailText = JSON.stringify(tail);
-  const bytes = state.dedupe.toBytes();
-  const dedupe = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
-  return `${headText.slice(0, -1)},"dedupe":"${dedupe}",${tailText.slice(1)}`;
+  const memory = state.dedupe;
+  const { epoch, total: base } = checkpoint.dedupeBase;
+  const delta = base64Of(memory.bytesFrom(Math.max(base, memory.total - memory.size)));
+  const dedupe = `{"epoch":${JSON.stringify(epoch)},"total":${memory.total},"size":${memory.size},"base":${base},"delta":"${delta}"}`;
+  return `${headText.slice(0, -1)},"dedupe":${dedupe},${tailText.slice(1)}`;
+}
+
+function base64Of(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/**
+ * The text of a stream's dedupe base record (key `<group>|<frames topic>|<partition>#d|<stream
+ * key>`): the whole memory at its present total, `{"v":4,"epoch":…,"total":…,"size":…,"ids":"<base64>"}`.
+ * The stream records written after it carry only the identities added since (see {@link DedupeBase}).
+ *
+ * @example records.push({ streamKey, dedupeBase: true, value: encodeDedupeBase('1042', state.dedupe) });
+ */
+export function encodeDedupeBase(epoch: string, memory: DedupeMemory): string {
+  return `{"v":4,"epoch":${JSON.stringify(epoch)},"total":${memory.total},"size":${memory.size},"ids":"${base64Of(memory.toBytes())}"}`;
+}
+
+/** Whether `value` is an integer from 0 to 2^53 − 1. */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+/**
+ * The identities a base record gives a version-4 stream record: those with absolute indices
+ * `from` … `to` − 1, or undefined when the text is not a base record of `epoch` that holds all
+ * of them (then the stream keeps only the identities of its own record).
+ */
+function baseIdentities(baseText: string | undefined, epoch: string, from: number, to: number): Uint8Array | undefined {
+  if (baseText === undefined) return undefined;
+  let json: DedupeBaseJson;
+  try {
+    json = JSON.parse(baseText) as DedupeBaseJson;
+  } catch {
+    return undefined;
+  }
+  if (json === null || typeof json !== 'object' || json.v !== 4 || json.epoch !== epoch || !isCount(json.total) || !isCount(json.size) || json.size > json.total) return undefined;
+  if (typeof json.ids !== 'string' || !DEDUPE_BASE64.test(json.ids) || json.ids.length !== 16 * json.size) return undefined;
+  // The base must reach `to` (it may hold more: a newer base whose stream record did not land).
+  const first = json.total - json.size;
+  if (json.total < to) return undefined;
+  const start = Math.max(from, first);
+  if (start >= to) return new Uint8Array(0);
+  return Buffer.from(json.ids, 'base64').subarray(12 * (start - first), 12 * (to - first));
+}
+
+/**
+ * The dedupe memory of a version-4 record: its own identities (from max(base, total − size)),
+ * preceded by the older ones from the base record when it holds them contiguously. The result
+ * never holds an identity the memory did not hold at the record's total. Returns the memory and
+ * the base the stream goes on from (0 when the base record could not serve: the next round then
+ * writes what the stream holds afresh).
+ */
+function dedupeFromV4(dedupe: unknown, baseText: string | undefined): { memory: DedupeMemory; base: number } {
+  const d = dedupe as DedupeDeltaJson;
+  if (d === null || typeof d !== 'object' || typeof d.epoch !== 'string' || !isCount(d.total) || !isCount(d.size) || !isCount(d.base)) throw new Error('dedupe must be {epoch, total, size, base, delta}');
+  if (d.size > d.total || d.base > d.total) throw new Error('dedupe size and base must not exceed its total');
+  const deltaFrom = Math.max(d.base, d.total - d.size);
+  if (typeof d.delta !== 'string' || !DEDUPE_BASE64.test(d.delta) || d.delta.length !== 16 * (d.total - deltaFrom)) throw new Error('dedupe delta must be base64 of the identities after its base');
+  const delta = Buffer.from(d.delta, 'base64');
+  if (deltaFrom === d.total - d.size) return { memory: DedupeMemory.fromBytes(delta, d.total), base: d.base };
+  const older = baseIdentities(baseText, d.epoch, d.total - d.size, deltaFrom);
+  if (older === undefined) return { memory: DedupeMemory.fromBytes(delta, d.total), base: 0 };
+  return { memory: DedupeMemory.fromBytes(Buffer.concat([older, delta]), d.total), base: d.base };
 }
 
 /** Base64 of whole 12-byte identities: 16 characters each, so never padded. */
@@ -130,7 +245,7 @@ const DEDUPE_BASE64 = /^(?:[A-Za-z0-9+/]{16})*$/;
  * hashes, which cannot be compared with exact identities, so such a stream restarts its dedupe
  * memory empty (once, after the upgrade).
  */
-function dedupeFromJson(json: CheckpointJson): DedupeMemory {
+function dedupeFromLegacyJson(json: CheckpointJson): DedupeMemory {
   if (json.v === 1) return new DedupeMemory();
   if (json.v === 3) {
     if (typeof json.dedupe !== 'string' || !DEDUPE_BASE64.test(json.dedupe)) throw new Error('dedupe must be base64 of 12-byte identities');
@@ -169,30 +284,44 @@ function overflowedOf(window: WindowJson): WindowAccumulation['overflowed'] {
  * Decodes a stream checkpoint. `wallMillis` becomes the stream's last-record time, so a
  * restored stream is not idle-closed before its backlog is re-read. `shareIdentity` maps the
  * stored identity to the one the state keeps (the engine's identity pool shares repeated
- * strings between streams; default: kept as decoded).
+ * strings between streams; default: kept as decoded). `dedupeBaseText` is the stream's dedupe
+ * base record ({@link encodeDedupeBase}), if the topic holds one: a version-4 record takes its
+ * older identities from it. A base record that is missing, damaged, of another epoch or not
+ * reaching the record's identities leaves the memory with the record's own identities only
+ * (never an identity the memory did not hold).
  *
- * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a version 1, 2 or 3 checkpoint.
+ * @throws EstimatorError WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT when the text is not a version 1, 2, 3 or 4 checkpoint.
  * @example
- * const { state, alerts, appliedOffset } = decodeStreamCheckpoint(text, streamKey, Date.now());
+ * const { state, alerts, appliedOffset } = decodeStreamCheckpoint(text, streamKey, Date.now(), undefined, baseText);
  */
 export function decodeStreamCheckpoint(
   text: string,
   key: string,
   wallMillis: number,
   shareIdentity: (identity: StreamIdentity) => StreamIdentity = (identity) => identity,
+  dedupeBaseText?: string,
 ): StreamCheckpoint {
   let json: CheckpointJson;
   let dedupe: DedupeMemory;
+  let dedupeBase: DedupeBase;
   try {
     json = JSON.parse(text) as CheckpointJson;
-    if ((json.v !== 1 && json.v !== 2 && json.v !== 3) || typeof json.appliedOffset !== 'string' || !Array.isArray(json.windows)) {
-      throw new Error('not a version 1, 2 or 3 checkpoint');
+    if ((json.v !== 1 && json.v !== 2 && json.v !== 3 && json.v !== 4) || typeof json.appliedOffset !== 'string' || !Array.isArray(json.windows)) {
+      throw new Error('not a version 1, 2, 3 or 4 checkpoint');
     }
-    dedupe = dedupeFromJson(json);
+    if (json.v === 4) {
+      const restored = dedupeFromV4(json.dedupe, dedupeBaseText);
+      dedupe = restored.memory;
+      dedupeBase = { epoch: (json.dedupe as DedupeDeltaJson).epoch, total: restored.base };
+    } else {
+      dedupe = dedupeFromLegacyJson(json);
+      // No base record belongs to it: the next round writes the memory afresh (a base when it is large).
+      dedupeBase = { epoch: `v${json.v}:${json.appliedOffset}`, total: 0 };
+    }
   } catch (error) {
     throw new EstimatorError(
       'WW_ERR_ESTIMATOR_CHECKPOINT_CORRUPT',
-      `checkpoint record '${key}' is not a version 1, 2 or 3 stream checkpoint (${error instanceof Error ? error.message : String(error)}); delete the checkpoint topic record or use a new --group-id`,
+      `checkpoint record '${key}' is not a version 1, 2, 3 or 4 stream checkpoint (${error instanceof Error ? error.message : String(error)}); delete the checkpoint topic record or use a new --group-id`,
       { cause: error },
     );
   }
@@ -223,7 +352,7 @@ export function decodeStreamCheckpoint(
     closedThroughMillis: json.closedThroughMillis ?? Number.NEGATIVE_INFINITY,
     lastRecordWallMillis: wallMillis,
   };
-  return { state, alerts: { ...json.alerts, staleRaised: json.alerts.staleRaised ?? false }, appliedOffset: json.appliedOffset };
+  return { state, alerts: { ...json.alerts, staleRaised: json.alerts.staleRaised ?? false }, appliedOffset: json.appliedOffset, dedupeBase };
 }
 
 /**

@@ -33,9 +33,9 @@ export interface CheckpointProtocolIo {
   /** Whether a partition's state was restored (only restored partitions are checkpointed). */
   isRestored(partition: number): boolean;
   /** The engine's records for a partition (stream key undefined = the partition marker), or undefined when it has none. */
-  snapshot(partition: number): { records: readonly { streamKey: string | undefined; value: string | null }[]; nextOffset: string } | undefined;
-  /** The checkpoint-topic key of a stream of a partition (undefined = the partition marker). */
-  keyOf(partition: number, streamKey: string | undefined): string;
+  snapshot(partition: number): { records: readonly { streamKey: string | undefined; dedupeBase?: boolean; value: string | null }[]; nextOffset: string } | undefined;
+  /** The checkpoint-topic key of a stream of a partition (undefined = the partition marker), or of its dedupe base record. */
+  keyOf(partition: number, streamKey: string | undefined, dedupeBase?: boolean): string;
   /** Writes the pending InfluxDB points; throws when they could not be written. */
   flushInflux(): Promise<void>;
   /** Sends the pending result records for Kafka; throws when they could not be sent. */
@@ -76,7 +76,7 @@ export function createCheckpointProtocol(io: CheckpointProtocolIo): CheckpointPr
         if (snapshot === undefined) continue;
         const entry = pending.get(partition) ?? { records: new Map<string, string | null>(), nextOffset: snapshot.nextOffset };
         for (const record of snapshot.records) {
-          const key = io.keyOf(partition, record.streamKey);
+          const key = io.keyOf(partition, record.streamKey, record.dedupeBase);
           entry.records.delete(key); // keep insertion order: the marker stays last
           entry.records.set(key, record.value);
         }

@@ -18,6 +18,9 @@ import { closeWindowsThrough, createStreamState, mergeWindowAccumulations, recor
 import { testEngineOptions } from '../testing/test-support.ts';
 import { computeWindowResult } from './window-result.ts';
 
+/** A stream without a dedupe base record (its checkpoint carries every identity). */
+const NO_BASE = { epoch: '0', total: 0 };
+
 const options = testEngineOptions();
 const identity = laneFrameIdentity({ startUnixNanos: 1_000_000_000n, endUnixNanos: 1_000_000_000n });
 
@@ -102,7 +105,7 @@ describe('counts-only frames in the estimator', () => {
     const state = createStreamState(streamIdentityOf(observationFromFrame(summary(1n, CLOCKED_GROUPS, true))));
     recordObservation(state, observationFromFrame(summary(1n, COUNTS_ONLY_GROUPS, false)), options.window, 0);
     recordObservation(state, observationFromFrame(summary(2n, CLOCKED_GROUPS, true)), options.window, 0);
-    const text = encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '2' });
+    const text = encodeStreamCheckpoint({ state, alerts: createAlertState(), appliedOffset: '2', dedupeBase: NO_BASE });
     const restored = decodeStreamCheckpoint(text, state.key, 0).state;
     expect([...restored.windows.values()][0]!.clockedGroups).toBe(2);
     expect(resultOf([...restored.windows.values()][0]!).lossMeasured).toBeCloseTo(1.4, 12);

@@ -74,6 +74,8 @@ export class DedupeMemory {
   /** The slot of the oldest identity. */
   #head = 0;
   #size = 0;
+  /** Identities ever appended (restored ones included): the absolute index the next one gets; the oldest held has #total − #size. */
+  #total = 0;
   /** Open addressing with linear probing: ring slot + 1 per cell, 0 = empty; size a power of two. */
   #table: Uint16Array | Uint32Array;
 
@@ -91,6 +93,16 @@ export class DedupeMemory {
   /** How many identities the memory holds. */
   get size(): number {
     return this.#size;
+  }
+
+  /**
+   * How many identities were ever added (a restored memory goes on from its checkpoint's count):
+   * the held ones have the absolute indices total − size … total − 1, oldest first. The
+   * checkpoint writes the identities added since its last full copy by these indices
+   * (docs/estimator.md, Checkpoints of the dedupe memory).
+   */
+  get total(): number {
+    return this.#total;
   }
 
   /**
@@ -142,10 +154,27 @@ export class DedupeMemory {
    * @example Buffer.from(memory.toBytes()).toString('base64')
    */
   toBytes(): Uint8Array {
-    const ordered = new Uint32Array(3 * this.#size);
-    const fromHead = Math.min(this.#size, this.#slots - this.#head);
-    ordered.set(this.#words.subarray(3 * this.#head, 3 * (this.#head + fromHead)), 0);
-    if (fromHead < this.#size) ordered.set(this.#words.subarray(0, 3 * (this.#size - fromHead)), 3 * fromHead);
+    return this.bytesFrom(this.#total - this.#size);
+  }
+
+  /**
+   * The held identities whose absolute index (see {@link total}) is `from` or later, oldest
+   * first, in the form of {@link toBytes}; all held ones when `from` is at or below the oldest's.
+   *
+   * @param from an absolute index (≤ total).
+   * @throws RangeError when `from` is past {@link total} or not an integer.
+   * @example memory.bytesFrom(memory.total - 10) // the 10 newest identities, 120 bytes
+   */
+  bytesFrom(from: number): Uint8Array {
+    if (!Number.isInteger(from) || from > this.#total) throw new RangeError(`dedupe index must be an integer at most ${this.#total}, got ${from}`);
+    const skip = Math.max(0, from - (this.#total - this.#size));
+    const count = this.#size - skip;
+    let start = this.#head + skip;
+    if (start >= this.#slots) start -= this.#slots;
+    const ordered = new Uint32Array(3 * count);
+    const fromStart = Math.min(count, this.#slots - start);
+    ordered.set(this.#words.subarray(3 * start, 3 * (start + fromStart)), 0);
+    if (fromStart < count) ordered.set(this.#words.subarray(0, 3 * (count - fromStart)), 3 * fromStart);
     const bytes = new Uint8Array(ordered.buffer);
     if (!LITTLE_ENDIAN) for (let i = 0; i < bytes.length; i += 4) bytes.set([bytes[i + 3]!, bytes[i + 2]!, bytes[i + 1]!, bytes[i]!], i);
     return bytes;
@@ -153,14 +182,17 @@ export class DedupeMemory {
 
   /**
    * A memory holding the identities of `bytes` (the form of {@link toBytes}), oldest first; an
-   * identity repeated in them is held once, at its first place.
+   * identity repeated in them is held once, at its first place. `total` is the count of
+   * identities ever added that the newest of them completes ({@link total}; default: as many as
+   * `bytes` holds).
    *
-   * @throws RangeError when the length is not a multiple of 12.
-   * @example DedupeMemory.fromBytes(Buffer.from(text, 'base64'))
+   * @throws RangeError when the length is not a multiple of 12, or `total` is below the identities held.
+   * @example DedupeMemory.fromBytes(Buffer.from(text, 'base64'), 5120)
    */
-  static fromBytes(bytes: Uint8Array): DedupeMemory {
+  static fromBytes(bytes: Uint8Array, total?: number): DedupeMemory {
     if (bytes.length % 12 !== 0) throw new RangeError(`dedupe memory bytes must be a multiple of 12, got ${bytes.length}`);
     const count = bytes.length / 12;
+    if (total !== undefined && (!Number.isSafeInteger(total) || total < count)) throw new RangeError(`dedupe total must be an integer of at least ${count}, got ${total}`);
     const memory = new DedupeMemory(Math.max(INITIAL_SLOTS, count));
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (let i = 0; i < count; i += 1) {
@@ -169,6 +201,7 @@ export class DedupeMemory {
       const sequence = view.getUint32(12 * i + 8, true);
       if (memory.#find(low, high, sequence) < 0) memory.#append(low, high, sequence, count);
     }
+    if (total !== undefined) memory.#total = total;
     return memory;
   }
 
@@ -218,6 +251,7 @@ export class DedupeMemory {
     while (this.#table[cell] !== 0) cell = (cell + 1) & mask;
     this.#table[cell] = slot + 1;
     this.#size += 1;
+    this.#total += 1;
   }
 
   /** Forgets the oldest identity: its table cell is emptied by backward-shift deletion. */
@@ -254,10 +288,12 @@ export class DedupeMemory {
     this.#table = tableFor(slots);
     this.#slots = slots;
     const head = this.#head;
+    const total = this.#total;
     this.#head = 0;
     this.#size = 0;
     for (let i = 0, slot = head; i < count; i += 1, slot = slot + 1 === oldSlots ? 0 : slot + 1) {
       this.#append(old[3 * slot]!, old[3 * slot + 1]!, old[3 * slot + 2]!, slots);
     }
+    this.#total = total;
   }
 }

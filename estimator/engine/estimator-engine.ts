@@ -1,7 +1,7 @@
 import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
 import { decodeFrameWithClockOffsets, FrameError, type FrameKind } from '../../protocol/index.ts';
 import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
-import { decodeStreamCheckpoint, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker } from './checkpoint-codec.ts';
+import { DEDUPE_DELTA_LIMIT, decodeStreamCheckpoint, encodeDedupeBase, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker, type DedupeBase } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
 import { observationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
@@ -204,14 +204,18 @@ interface StreamEntry {
   newer: StreamEntry | undefined;
   /** Whether the entry is in the recency list (a live stream). */
   linked: boolean;
+  /** Its dedupe memory against its checkpoint records (checkpoint-codec.ts DedupeBase). */
+  dedupeBase: DedupeBase;
+  /** Whether the topic may hold a dedupe base record under its key (then forgetting it tombstones that too). */
+  baseKeyUsed: boolean;
 }
 
 interface PartitionState {
   readonly streams: Map<string, StreamEntry>;
   /** Streams changed since the last checkpoint. */
   readonly dirty: Set<string>;
-  /** Streams forgotten since the last checkpoint (tombstones to write). */
-  readonly forgotten: Set<string>;
+  /** Streams forgotten since the last checkpoint (tombstones to write), each with whether a dedupe base record may exist under its key. */
+  readonly forgotten: Map<string, boolean>;
   /** Skip threshold for streams without their own checkpoint (the restored partition marker). */
   markerOffset: Offset;
   /** Offset after the last message handled. */
@@ -222,6 +226,8 @@ interface PartitionState {
 export interface CheckpointRecord {
   /** Stream key, or undefined for the partition marker. */
   readonly streamKey: string | undefined;
+  /** True for the stream's dedupe base record (its own key, checkpoint-codec.ts encodeDedupeBase); it precedes the stream record that refers to it. */
+  readonly dedupeBase?: boolean;
   readonly value: string | null;
 }
 
@@ -256,8 +262,11 @@ export interface EstimatorEngine {
   closeAll(): number;
   /** Records to write so that `partition` can be restored at its current position; clears dirty marks. */
   checkpoint(partition: number): { records: CheckpointRecord[]; nextOffset: string } | undefined;
-  /** Restores a partition from checkpoint records (stream key → JSON; the marker holds `{ nextOffset }`). */
-  restorePartition(partition: number, records: ReadonlyMap<string, string>, marker: string | undefined, wallMillis: number): void;
+  /**
+   * Restores a partition from checkpoint records (stream key → JSON; the marker holds
+   * `{ nextOffset }`; `dedupeBases`: stream key → its dedupe base record, where the topic holds one).
+   */
+  restorePartition(partition: number, records: ReadonlyMap<string, string>, marker: string | undefined, wallMillis: number, dedupeBases?: ReadonlyMap<string, string>): void;
   /** Forgets a partition (revoked): its state lives on in the checkpoint topic. */
   releasePartition(partition: number): void;
   hasPartition(partition: number): boolean;
@@ -327,7 +336,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     entry.linked = true;
     linkedCount += 1;
   };
-  const newEntry = (part: PartitionState, partition: number, state: StreamState, alerts: AlertState, appliedOffset: Offset): StreamEntry => ({
+  const newEntry = (part: PartitionState, partition: number, state: StreamState, alerts: AlertState, appliedOffset: Offset, dedupeBase: DedupeBase, baseKeyUsed: boolean): StreamEntry => ({
     partition,
     state,
     alerts,
@@ -336,12 +345,14 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     older: undefined,
     newer: undefined,
     linked: false,
+    dedupeBase,
+    baseKeyUsed,
   });
 
   const partitionState = (partition: number): PartitionState => {
     let state = partitions.get(partition);
     if (state === undefined) {
-      state = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
+      state = { streams: new Map(), dirty: new Set(), forgotten: new Map(), markerOffset: -1, nextOffset: 0 };
       partitions.set(partition, state);
     }
     return state;
@@ -457,7 +468,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     emitClosed(entry, closeWindowsThrough(entry.state, Number.POSITIVE_INFINITY), wallMillis);
     part.streams.delete(key);
     part.dirty.delete(key);
-    part.forgotten.add(key);
+    part.forgotten.set(key, entry.baseKeyUsed);
     telemetry.streamEvicted?.(key);
   };
 
@@ -475,7 +486,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       // A stream without its own checkpoint: everything below the partition marker is already accounted for.
       if (offsetValue < part.markerOffset) return 'replayed';
       if (options.maxLiveStreams !== undefined && liveStreams() >= options.maxLiveStreams) evictLeastRecent(wallMillis);
-      entry = newEntry(part, partition, createStreamState(identities.share(streamIdentityOf(observation)), key), createAlertState(), -1);
+      // Its epoch is the offset of its first frame: a base record of an earlier life under this key is never used.
+      entry = newEntry(part, partition, createStreamState(identities.share(streamIdentityOf(observation)), key), createAlertState(), -1, { epoch: offsetValue.toString(), total: 0 }, part.forgotten.get(key) === true);
       // Keyed by the state's own key string (`key`, also held by streamKeyOfFrame): one copy per stream.
       part.streams.set(entry.state.key, entry);
       part.forgotten.delete(key);
@@ -561,7 +573,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
           if (entry.state.windows.size === 0 && wallMillis - entry.state.lastRecordWallMillis >= options.window.streamRetentionMillis) {
             part.streams.delete(key);
             part.dirty.delete(key);
-            part.forgotten.add(key);
+            part.forgotten.set(key, entry.baseKeyUsed);
             unlink(entry);
           }
         }
@@ -588,21 +600,32 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       for (const key of part.dirty) {
         const entry = part.streams.get(key);
         if (entry === undefined) continue;
+        const memory = entry.state.dedupe;
+        if (memory.total - Math.max(entry.dedupeBase.total, memory.total - memory.size) > DEDUPE_DELTA_LIMIT) {
+          // A new full copy, before the record that refers to it (docs/estimator.md, Checkpoints of the dedupe memory).
+          records.push({ streamKey: key, dedupeBase: true, value: encodeDedupeBase(entry.dedupeBase.epoch, memory) });
+          entry.dedupeBase = { epoch: entry.dedupeBase.epoch, total: memory.total };
+          entry.baseKeyUsed = true;
+        }
         records.push({
           streamKey: key,
-          value: encodeStreamCheckpoint({ state: entry.state, alerts: entry.alerts, appliedOffset: entry.appliedOffset.toString() }),
+          value: encodeStreamCheckpoint({ state: entry.state, alerts: entry.alerts, appliedOffset: entry.appliedOffset.toString(), dedupeBase: entry.dedupeBase }),
         });
       }
-      for (const key of part.forgotten) records.push({ streamKey: key, value: null });
+      for (const [key, baseKeyUsed] of part.forgotten) {
+        // The stream record first: a base record without one is never read.
+        records.push({ streamKey: key, value: null });
+        if (baseKeyUsed) records.push({ streamKey: key, dedupeBase: true, value: null });
+      }
       const nextOffset = part.nextOffset.toString();
       records.push({ streamKey: undefined, value: encodePartitionMarker(nextOffset) });
       part.dirty.clear();
       part.forgotten.clear();
       return { records, nextOffset };
     },
-    restorePartition(partition, records, marker, wallMillis) {
+    restorePartition(partition, records, marker, wallMillis, dedupeBases) {
       forgetPartition(partition);
-      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Set(), markerOffset: -1, nextOffset: 0 };
+      const part: PartitionState = { streams: new Map(), dirty: new Set(), forgotten: new Map(), markerOffset: -1, nextOffset: 0 };
       if (marker !== undefined) {
         const read = readPartitionMarker(marker);
         if ('nextOffset' in read) {
@@ -617,8 +640,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
         // stream starts empty (frames below the marker stay skipped as replayed) and the
         // record is overwritten at the next checkpoint.
         try {
-          const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity));
-          const entry = newEntry(part, partition, checkpoint.state, checkpoint.alerts, parseOffset(checkpoint.appliedOffset));
+          const baseText = dedupeBases?.get(key);
+          const checkpoint = decodeStreamCheckpoint(text, key, wallMillis, (identity) => identities.share(identity), baseText);
+          const entry = newEntry(part, partition, checkpoint.state, checkpoint.alerts, parseOffset(checkpoint.appliedOffset), checkpoint.dedupeBase, baseText !== undefined || checkpoint.dedupeBase.total > 0);
           part.streams.set(key, entry);
           touch(entry);
         } catch (error) {
