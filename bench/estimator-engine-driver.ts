@@ -238,6 +238,9 @@ async function memory(): Promise<void> {
   );
   const rssBefore = process.memoryUsage().rss;
   let lastCheckpointBytes = 0;
+  // Bytes written in the rounds of the second half of the run (the steady state once memories fill).
+  let laterCheckpointBytes = 0;
+  let laterCheckpointRounds = 0;
   let checkpointCpuMicros = 0;
   let checkpointRounds = 0;
   let offset = 0;
@@ -254,6 +257,10 @@ async function memory(): Promise<void> {
       const before = process.cpuUsage();
       for (const partition of engine.partitions()) {
         for (const record of engine.checkpoint(partition)?.records ?? []) lastCheckpointBytes += record.value?.length ?? 0;
+      }
+      if (2 * (launch + 1) > launches) {
+        laterCheckpointBytes += lastCheckpointBytes;
+        laterCheckpointRounds += 1;
       }
       const spent = process.cpuUsage(before);
       checkpointCpuMicros += spent.user + spent.system;
@@ -285,6 +292,7 @@ async function memory(): Promise<void> {
     checkpointRounds,
     checkpointCpuMillisPerRound: +(checkpointCpuMicros / checkpointRounds / 1000).toFixed(1),
     lastCheckpointBytesPerStream: Math.round(lastCheckpointBytes / Math.max(1, engine.liveStreams())),
+    checkpointBytesPerStreamRoundSecondHalf: Math.round(laterCheckpointBytes / Math.max(1, laterCheckpointRounds) / Math.max(1, engine.liveStreams())),
   };
   console.log(JSON.stringify(result));
   if (process.argv.includes('--write')) {
