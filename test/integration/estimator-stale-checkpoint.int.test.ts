@@ -12,6 +12,7 @@ import {
   createDatabase,
   createFramesTopic,
   dropDatabase,
+  checkpointTopicRecords,
   estimatorEnv,
   produceLaunches,
   kafkaClient,
@@ -32,32 +33,6 @@ afterAll(async () => {
   await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
   await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
 });
-
-/** The checkpoint topic as a compacted reader sees it: the last value of each key (null = tombstone), every partition read to its end. */
-async function checkpointRecords(topic: string): Promise<Map<string, string | null>> {
-  const admin = kafkaClient().admin();
-  await admin.connect();
-  const highs = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
-  await admin.disconnect();
-  const values = new Map<string, string | null>();
-  if ([...highs.values()].every((high) => high === 0n)) return values;
-  const consumer = kafkaClient().consumer({ groupId: uniqueId('ckpt-reader') });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  const positions = new Map<number, bigint>();
-  await consumer.run({
-    eachMessage: async ({ partition, message }) => {
-      const key = message.key?.toString('utf8');
-      if (key !== undefined) values.set(key, message.value === null ? null : message.value.toString('utf8'));
-      positions.set(partition, BigInt(message.offset));
-      await Promise.resolve();
-    },
-  });
-  const readToEnd = (): boolean => [...highs].every(([partition, high]) => (positions.get(partition) ?? -1n) + 1n >= high);
-  await waitUntil(() => Promise.resolve(readToEnd()), 30_000, `the checkpoint topic read to its end (${JSON.stringify(Object.fromEntries([...highs].map(([p, h]) => [p, String(h)])))})`);
-  await consumer.disconnect();
-  return values;
-}
 
 /** The marker's nextOffset for partition 0 of the frames topic, from the checkpoint records. */
 function markerOffset(records: Map<string, string | null>, markerKey: string): number | undefined {
@@ -94,14 +69,14 @@ describe('warpwatch estimate after a late checkpoint write of an earlier owner (
     let early = new Map<string, string | null>();
     await waitUntil(
       async () => {
-        early = await checkpointRecords(checkpointTopic);
+        early = await checkpointTopicRecords(checkpointTopic);
         return markerOffset(early, markerKey) === 20;
       },
       30_000,
       'a checkpoint at offset 20',
     );
     await produceLaunches(framesTopic, launches.slice(20));
-    await waitUntil(async () => markerOffset(await checkpointRecords(checkpointTopic), markerKey) === 40, 30_000, 'a checkpoint at offset 40');
+    await waitUntil(async () => markerOffset(await checkpointTopicRecords(checkpointTopic), markerKey) === 40, 30_000, 'a checkpoint at offset 40');
     // Its offset is committed too (checkpoint, then commit): the broker says 40.
     const admin = kafkaClient().admin();
     await admin.connect();
@@ -121,7 +96,7 @@ describe('warpwatch estimate after a late checkpoint write of an earlier owner (
       messages: [...early].filter(([key]) => key.startsWith(`${groupId}|${framesTopic}|0`)).map(([key, value]) => ({ key, value, partition: 0 })),
     });
     await producer.disconnect();
-    expect(markerOffset(await checkpointRecords(checkpointTopic), markerKey)).toBe(20);
+    expect(markerOffset(await checkpointTopicRecords(checkpointTopic), markerKey)).toBe(20);
 
     const second = spawnEstimator(env, 'second');
     children.push(second);

@@ -156,6 +156,32 @@ export async function produceLaunches(topic: string, launches: readonly { readon
   }
 }
 
+/** The checkpoint topic as a compacted reader sees it: the last value of each key (null = tombstone), every partition read to its end. */
+export async function checkpointTopicRecords(topic: string): Promise<Map<string, string | null>> {
+  const admin = kafkaClient().admin();
+  await admin.connect();
+  const highs = new Map((await admin.fetchTopicOffsets(topic)).map((o) => [o.partition, BigInt(o.high)]));
+  await admin.disconnect();
+  const values = new Map<string, string | null>();
+  if ([...highs.values()].every((high) => high === 0n)) return values;
+  const consumer = kafkaClient().consumer({ groupId: uniqueId('ckpt-reader') });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const positions = new Map<number, bigint>();
+  await consumer.run({
+    eachMessage: async ({ partition, message }) => {
+      const key = message.key?.toString('utf8');
+      if (key !== undefined) values.set(key, message.value === null ? null : message.value.toString('utf8'));
+      positions.set(partition, BigInt(message.offset));
+      await Promise.resolve();
+    },
+  });
+  const readToEnd = (): boolean => [...highs].every(([partition, high]) => (positions.get(partition) ?? -1n) + 1n >= high);
+  await waitUntil(() => Promise.resolve(readToEnd()), 30_000, `the checkpoint topic read to its end (${JSON.stringify(Object.fromEntries([...highs].map(([p, h]) => [p, String(h)])))})`);
+  await consumer.disconnect();
+  return values;
+}
+
 /** Polls `probe` until it returns true or the time is up. */
 export async function waitUntil(probe: () => Promise<boolean>, timeoutMillis: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMillis;
