@@ -42,6 +42,7 @@ import {
   samplesFrameAt,
   samplesTemplates,
   SUMMARIES_PER_SAMPLES_FRAME,
+  recorderLaunchId,
   templates,
   ITERATION_TICKS,
   DIVERGING_EXIT_TICKS,
@@ -254,7 +255,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   });
   const children: Child[] = [];
   try {
-    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,throughput,throughput2k,scale,memory').split(',').map((p) => p.trim());
+    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,throughput,throughput2k,scale,memory,memoryFull').split(',').map((p) => p.trim());
     // 1. Latency, frame produced → window point in InfluxDB, at `streams` × 10 launch summaries/s
     // offered with 1 s windows; the windows of the first `polledStreams` streams (bench0 …) are
     // the sample (every window of each), so the InfluxQL polls stay small at any rate.
@@ -655,21 +656,23 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     }
 
     // 3. Memory with 10,000 live streams (windows of 10 min stay open: every stream holds a window, current, cumulative, dedupe, detector).
-    // 5. Memory: RSS of one instance with `streams` distinct streams offered (3 launch summaries
-    // each, open 10 min windows); with `cap` below `streams`, the churn of evictions against
-    // WARPWATCH_MAX_STREAMS (evictions counted; every frame still recorded, every evicted window written).
-    const memoryCase = async (suffix: string, prefix: string, streams: number, cap: number | undefined): Promise<void> => {
+    // 5. Memory: RSS of one instance with `streams` distinct streams offered (`launchesPerStream`
+    // launch summaries each, open 10 min windows); with `cap` below `streams`, the churn of
+    // evictions against WARPWATCH_MAX_STREAMS (evictions counted; every frame still recorded,
+    // every evicted window written). `recorderIds`: 64-bit launchIds as a recorder makes them, so
+    // that with more launches than the dedupe capacity every dedupe memory is full (the steady
+    // state of a long-running job, with its checkpoint records at their largest).
+    const memoryCase = async (suffix: string, prefix: string, streams: number, cap: number | undefined, launchesPerStream = 3, recorderIds = false): Promise<void> => {
       const id = `${runId}${suffix}`;
       await influx(influxUrl, id, `CREATE DATABASE "${id}"`);
       await admin.createTopics({ topics: [{ topic: `${id}.frames`, numPartitions: 6 }], waitForLeaders: true });
-      const launchesPerStream = 3;
       const memoryTemplates = templates(50, 4);
       for (let launch = 0; launch < launchesPerStream; launch += 1) {
         for (let s0 = 0; s0 < streams; s0 += 1000) {
           const messages = Array.from({ length: Math.min(1000, streams - s0) }, (_, j) => {
             const s = s0 + j;
             const template = { ...memoryTemplates[s % 50]!, job: `mem${s}` };
-            return { key: `mem${s}/k`, value: frameAt(template, launch, 1_700_000_000_000 + launch * 1000) };
+            return { key: `mem${s}/k`, value: frameAt(template, launch, 1_700_000_000_000 + launch * 1000, recorderIds ? recorderLaunchId(s, launch) : BigInt(launch)) };
           });
           await producer.send({ topic: `${id}.frames`, acks: 1, messages });
         }
@@ -680,7 +683,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       children.push(child);
       const port = await child.metricsPort;
       const offered = streams * launchesPerStream;
-      await until(async () => (await health(port)).counters.framesIn >= offered, 300_000);
+      await until(async () => (await health(port)).counters.framesIn >= offered, 600_000);
       await new Promise((resolve) => setTimeout(resolve, 3_000)); // let a checkpoint happen
       const h = await health(port);
       const rss = rssBytes(child.process.pid ?? 0);
@@ -698,7 +701,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
       const accounted = h.counters.framesIn === offered && h.counters.framesOut === offered;
       notes.push(
-        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (3 launches each, open 10 min windows, default settings incl. checkpoints; estimator ran from ${childCode}): ` +
+        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (${launchesPerStream} launches each${recorderIds ? ' with recorder launchIds: every dedupe memory full' : ''}, open 10 min windows, default settings incl. checkpoints; estimator ran from ${childCode}): ` +
           `${h.streams} live streams, ${h.counters.streamsEvicted} evictions (each eviction closes and writes the stream's open window: ${h.counters.windowsClosed} windows closed), ` +
           `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; RSS ${(rss / 1e6).toFixed(0)} MB 3 s after the last frame, peak ${(peak / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
       );
@@ -708,11 +711,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       await memoryCase('mem', 'memory', ctx.quick ? 2_000 : 10_000, undefined);
       await memoryCase('mch', 'memoryChurn', ctx.quick ? 4_000 : 20_000, ctx.quick ? 2_000 : 10_000);
     }
+    if (parts.includes('memoryFull')) await memoryCase('mfu', 'memoryFull', ctx.quick ? 200 : 1_000, undefined, 1_100, true);
   } finally {
     await Promise.all(children.map((child) => stopChild(child)));
     await producer.disconnect();
     await admin.disconnect();
-    for (const suffix of ['lat', 'l10', 'l20', 'thr', 'thw', 'ths', 'thk', 'sc1', 'sc3', 'mem', 'mch']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
+    for (const suffix of ['lat', 'l10', 'l20', 'thr', 'thw', 'ths', 'thk', 'sc1', 'sc3', 'mem', 'mch', 'mfu']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
     await lease.release();
   }
   for (const note of notes) ctx.log(`  note: ${note}`);
