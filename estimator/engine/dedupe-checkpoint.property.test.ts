@@ -8,8 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { encodeFrame } from '../../protocol/index.ts';
-import { toLineProtocol } from '../adapters/influx-writer.ts';
-import { generateLaunches, testEngineOptions } from '../testing/test-support.ts';
+import { generateLaunches, lastWriteWins, testEngineOptions } from '../testing/test-support.ts';
 import { DEDUPE_DELTA_LIMIT } from './checkpoint-codec.ts';
 import { createEstimatorEngine, type CheckpointRecord, type EngineTelemetry, type FrameOutcome } from './estimator-engine.ts';
 import type { SeriesPoint } from './series-points.ts';
@@ -35,16 +34,6 @@ function messagesOf(seed: number): Uint8Array[] {
   return messages;
 }
 
-/** The final value per (measurement, tags, time): what InfluxDB holds after overwrites. */
-function lastWriteWins(points: readonly SeriesPoint[]): Map<string, string> {
-  const table = new Map<string, string>();
-  for (const point of points) {
-    const line = toLineProtocol(point);
-    const [head = '', , time = ''] = line.split(' ');
-    table.set(`${head} ${time}`, line);
-  }
-  return table;
-}
 
 function engineWith(points: SeriesPoint[], outcomes?: FrameOutcome[]) {
   const telemetry: EngineTelemetry = { frame: (o) => outcomes?.push(o), windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} };

@@ -6,7 +6,7 @@ import { createEstimatorEngine, type EngineTelemetry, type FrameOutcome } from '
 import { encodeWireRecord, MEASUREMENTS, type DistributionRecord } from '../../contracts/index.ts';
 import type { SeriesPoint } from './series-points.ts';
 import { toLineProtocol } from '../adapters/influx-writer.ts';
-import { generateLaunches, testEngineOptions } from '../testing/test-support.ts';
+import { generateLaunches, lastWriteWins, testEngineOptions } from '../testing/test-support.ts';
 
 /** The key the engine publishes a test stream's distribution under (no collector headers: empty host). */
 function distributionKey(job: string, kernel: string): string {
@@ -33,16 +33,6 @@ function collector() {
   };
 }
 
-/** The final value per (measurement, tags, time): what InfluxDB would hold after overwrites. */
-function lastWriteWins(points: readonly SeriesPoint[]): Map<string, string> {
-  const table = new Map<string, string>();
-  for (const point of points) {
-    const line = toLineProtocol(point);
-    const [head = '', , time = ''] = line.split(' ');
-    table.set(`${head} ${time}`, line);
-  }
-  return table;
-}
 
 /** A GroupSamples frame for a launch: 6 groups with 1..8 distinct counts, clocks 10 ticks per iteration plus 3 per distinct exit. */
 function samplesFor(frame: LaunchSummaryFrame, salt: number): GroupSamplesFrame {

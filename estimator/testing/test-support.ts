@@ -3,6 +3,8 @@ import type { LaunchSummaryFrame } from '../../protocol/index.ts';
 import { DEFAULT_CUSUM_OPTIONS } from '../engine/change-detector.ts';
 import type { EngineOptions } from '../engine/estimator-engine.ts';
 import { syntheticLaunchSummary } from '../engine/synthetic-launch.ts';
+import type { SeriesPoint } from '../engine/series-points.ts';
+import { toLineProtocol } from '../adapters/influx-writer.ts';
 
 /**
  * Shared fixtures for the estimator's tests and benchmarks: engine options with small,
@@ -102,4 +104,20 @@ export function generateLaunches(options: {
     }
   }
   return launches;
+}
+
+/**
+ * The final line per (measurement, tags, time) of `points`: what InfluxDB holds after later
+ * writes of the same point overwrite earlier ones (tests compare runs by it).
+ *
+ * @example expect(lastWriteWins(crashed.points)).toEqual(lastWriteWins(reference.points));
+ */
+export function lastWriteWins(points: readonly SeriesPoint[]): Map<string, string> {
+  const table = new Map<string, string>();
+  for (const point of points) {
+    const line = toLineProtocol(point);
+    const [head = '', , time = ''] = line.split(' ');
+    table.set(`${head} ${time}`, line);
+  }
+  return table;
 }

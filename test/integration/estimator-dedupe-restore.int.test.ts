@@ -6,7 +6,6 @@
 // duplicates: the window counts every launch once. Real `warpwatch estimate` processes, real
 // Kafka and InfluxDB.
 import { afterAll, describe, expect, it } from 'vitest';
-import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
   checkpointTopicRecords,
@@ -15,12 +14,11 @@ import {
   dropDatabase,
   estimatorEnv,
   produceLaunches,
+  settledWindowsOf,
   spawnEstimator,
   stopChild,
   uniqueId,
   waitUntil,
-  windowsOf,
-  writtenWindows,
   type EstimatorChild,
 } from './estimator-support.ts';
 
@@ -82,17 +80,7 @@ describe('warpwatch estimate: the dedupe memory restored from its base record (r
     // The collector sends launches 100..399 again (a replay after its own crash), then the rest.
     await produceLaunches(framesTopic, launches.slice(100, 400));
     await produceLaunches(framesTopic, launches.slice(400));
-    let written = await writtenWindows(database, 'job', MEASUREMENTS.window);
-    await waitUntil(
-      async () => {
-        written = await writtenWindows(database, 'job', MEASUREMENTS.window);
-        return (written.get('job0')?.size ?? 0) > 0;
-      },
-      60_000,
-      'the window in InfluxDB',
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    written = await writtenWindows(database, 'job', MEASUREMENTS.window);
-    expect(windowsOf(written, 'job0')).toEqual([[windowStart, { launches: 600, groups: 600 * 16 }]]);
+    const windows = await settledWindowsOf(database, 'job0');
+    expect(windows).toEqual([[windowStart, { launches: 600, groups: 600 * 16 }]]);
   }, 240_000);
 });

@@ -5,7 +5,6 @@
 // must consume again from the marker: from the committed offset, the frames in between would be
 // missing from its windows. Real `warpwatch estimate` processes, real Kafka and InfluxDB.
 import { afterAll, describe, expect, it } from 'vitest';
-import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
   connectedProducer,
@@ -15,13 +14,12 @@ import {
   checkpointTopicRecords,
   estimatorEnv,
   produceLaunches,
+  settledWindowsOf,
   kafkaClient,
   spawnEstimator,
   stopChild,
   uniqueId,
   waitUntil,
-  windowsOf,
-  writtenWindows,
   type EstimatorChild,
 } from './estimator-support.ts';
 
@@ -101,18 +99,8 @@ describe('warpwatch estimate after a late checkpoint write of an earlier owner (
     const second = spawnEstimator(env, 'second');
     children.push(second);
     await second.waitForLog(/partition 0 restored/, 60_000);
-    let written = await writtenWindows(database, 'job', MEASUREMENTS.window);
-    await waitUntil(
-      async () => {
-        written = await writtenWindows(database, 'job', MEASUREMENTS.window);
-        return (written.get('job0')?.size ?? 0) > 0;
-      },
-      60_000,
-      'the window in InfluxDB',
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    written = await writtenWindows(database, 'job', MEASUREMENTS.window);
+    const windows = await settledWindowsOf(database, 'job0');
     expect(second.log.join('\n')).toMatch(/before the committed offset 40 .*consuming again from 20/);
-    expect(windowsOf(written, 'job0')).toEqual([[windowStart, { launches: 40, groups: 40 * 16 }]]);
+    expect(windows).toEqual([[windowStart, { launches: 40, groups: 40 * 16 }]]);
   }, 240_000);
 });

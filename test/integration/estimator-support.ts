@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { AssignerProtocol, Kafka, logLevel, type Producer } from 'kafkajs';
 import { CategoricalDistribution, type RandomSource } from '../../model/index.ts';
-import { topicToCreate } from '../../contracts/topics.ts';
+import { MEASUREMENTS, topicToCreate } from '../../contracts/index.ts';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { syntheticLaunchSummary } from '../../estimator/index.ts';
 
@@ -294,6 +294,18 @@ export async function writtenWindows(database: string, prefix: string, measureme
     table.set(series.tags.job, new Map(series.values.map(([time, launches, groups]) => [time, { launches, groups }])));
   }
   return table;
+}
+
+/**
+ * The windows of `job` (job names starting with `job`) in `database` once InfluxDB holds one of
+ * them, read again 1 s later so that windows written together are all there, sorted by start.
+ *
+ * @throws Error when none is written within `timeoutMillis`.
+ */
+export async function settledWindowsOf(database: string, job: string, timeoutMillis = 60_000): Promise<[number, { launches: number; groups: number }][]> {
+  await waitUntil(async () => ((await writtenWindows(database, 'job', MEASUREMENTS.window)).get(job)?.size ?? 0) > 0, timeoutMillis, `a window of ${job} in InfluxDB`);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  return windowsOf(await writtenWindows(database, 'job', MEASUREMENTS.window), job);
 }
 
 /** Launches of `job` over all its windows in `table`. */
