@@ -527,8 +527,17 @@ function createPartitionRestorer(parts: EstimatorParts, reader: CheckpointReader
     // consumed again (each stream skips what its record already holds): asked before the
     // partition counts as restored, so no batch from the committed offset is processed first.
     const markerOffset = markerNextOffset(marker);
-    const committed = markerOffset === undefined ? undefined : await kafka.committedOffset(partition);
+    const committed = await kafka.committedOffset(partition);
     if (!state.assigned.has(partition) || (generation.get(partition) ?? 0) !== expectedGeneration) return;
+    if (marker === undefined && committed !== undefined && committed > 0n) {
+      // Offsets are committed only after their checkpoint is written, so the checkpoint is not
+      // where this instance looks: the topic was deleted or emptied, or its partition count
+      // changed (records are placed by it). Consuming goes on from the committed offset.
+      log(
+        `WW_ERR_ESTIMATOR_CHECKPOINT_MISSING: partition ${partition} of ${config.kafka.framesTopic} has offset ${committed} committed by group ${config.kafka.groupId} but no checkpoint in ${config.kafka.checkpointTopic}: ` +
+          `its streams start empty at that offset (frames before it are missing from windows still open); was the checkpoint topic deleted, or its partition count changed? (docs/estimator.md, Fault tolerance: Restore)`,
+      );
+    }
     if (markerOffset !== undefined && committed !== undefined && committed > markerOffset) {
       kafka.seek(partition, markerOffset);
       log(`partition ${partition}: the checkpoint ends at offset ${markerOffset}, before the committed offset ${committed} (an earlier owner's late write); consuming again from ${markerOffset}`);

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createEstimatorKafka, createEstimatorInfluxWriter, EstimatorError, loadEstimatorConfig, startEstimator, type EstimatorInfluxOptions, type SeriesPoint } from '../../estimator/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { Secret } from '../../service/index.ts';
-import { brokers, createDatabase, dropDatabase, influxQuery, influxUrl, kafkaClient, uniqueId } from './estimator-support.ts';
+import { brokers, createDatabase, dropDatabase, influxQuery, influxUrl, kafkaClient, uniqueId, waitUntil } from './estimator-support.ts';
 
 const databases: string[] = [];
 afterAll(async () => {
@@ -131,6 +131,41 @@ describe('kafka adapter and service (real Kafka)', () => {
       await estimator.stop();
     }
   });
+  it('says WW_ERR_ESTIMATOR_CHECKPOINT_MISSING for a partition with a committed offset but no checkpoint (a checkpoint topic recreated or its partition count changed), and consumes from that offset', async () => {
+    const id = uniqueId('wwmissing');
+    const env = { WARPWATCH_FRAMES_TOPIC: `${id}.frames`, WARPWATCH_CHECKPOINT_TOPIC: `${id}.checkpoints`, WARPWATCH_DLQ_TOPIC: `${id}.dlq`, WARPWATCH_DISTRIBUTIONS_TOPIC: `${id}.distributions`, WARPWATCH_ALERTS_TOPIC: `${id}.alerts` };
+    const config = loadEstimatorConfig({ env, flags: { brokers: brokers(), groupId: `${id}-g`, metricsPort: 'off' } });
+    const admin = kafkaClient().admin();
+    await admin.connect();
+    const lines: string[] = [];
+    try {
+      await admin.createTopics({ topics: [{ topic: `${id}.frames`, numPartitions: 2 }], waitForLeaders: true });
+      const producer = kafkaClient().producer();
+      await producer.connect();
+      // Offsets 0..6 of partition 1, none of them a frame: each one consumed goes to the DLQ.
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: Array.from({ length: 7 }, (_, i) => ({ value: `not a frame ${i}`, partition: 1 })) });
+      await producer.disconnect();
+      // What a group that had checkpointed and committed 5 on partition 1 leaves once its checkpoints are gone.
+      await admin.setOffsets({ groupId: `${id}-g`, topic: `${id}.frames`, partitions: [{ partition: 1, offset: '5' }] });
+      const dlqRecords = async (): Promise<number> => (await admin.fetchTopicOffsets(`${id}.dlq`)).reduce((sum, o) => sum + Number(o.high), 0);
+      const estimator = await startEstimator(config, (line) => lines.push(line));
+      try {
+        await waitUntil(() => Promise.resolve(lines.some((line) => /partition 1 restored/.test(line)) && lines.some((line) => /partition 0 restored/.test(line))), 30_000, 'both partitions restored');
+        // Consumed from the committed offset: offsets 5 and 6 reach the DLQ, 0..4 are not read again.
+        await waitUntil(async () => (await dlqRecords()) >= 2, 30_000, 'two records in the DLQ');
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(await dlqRecords()).toBe(2);
+      } finally {
+        await estimator.stop();
+      }
+      const missing = lines.filter((line) => line.includes('WW_ERR_ESTIMATOR_CHECKPOINT_MISSING'));
+      expect(missing).toHaveLength(1);
+      expect(missing[0]).toContain(`partition 1 of ${id}.frames has offset 5 committed by group ${id}-g but no checkpoint in ${id}.checkpoints`);
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
   it("writes a frames partition's checkpoint records to partition p mod the topic's count, and a read returns that partition's latest records only, compressed or not", async () => {
     const id = uniqueId('wwreader');
     // Three checkpoint partitions: frames partitions 0 and 3 share checkpoint partition 0.
