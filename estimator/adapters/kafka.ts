@@ -117,8 +117,8 @@ export function producerRequests(records: readonly OutgoingRecord[], partition?:
 }
 
 /**
- * Reads the compacted checkpoint topic for partition restores (docs/estimator.md, Checkpoints and
- * restore): the records of frames partition p lie in checkpoint partition p mod (its partition
+ * Reads the compacted checkpoint topic for partition restores (docs/estimator.md, Fault tolerance:
+ * Restore): the records of frames partition p lie in checkpoint partition p mod (its partition
  * count), and only that partition is read, from its beginning, when p is assigned.
  */
 export interface CheckpointReader {
@@ -257,7 +257,7 @@ export function createEstimatorKafka(
   const readers: CheckpointReader[] = [];
   let problems: readonly string[] = [];
   // The checkpoint topic's partition count, read once: writes and reads place frames partition p
-  // at p mod this, so it must not change while the process runs (docs/estimator.md, Checkpoints and restore).
+  // at p mod this, so it must not change while the process runs (docs/estimator.md, Fault tolerance: Restore).
   let checkpointPartitions: number | undefined;
   // The largest record the frames topic allows (its max.message.bytes once checked): the
   // consumer fetches at least this much per partition, so no allowed frame is too large to read.
