@@ -100,7 +100,7 @@ function startEstimatorChild(env: Record<string, string>, label: string): Child 
 interface Health {
   status: string;
   partitions?: number[];
-  counters: { framesIn: number; framesOut: number; windowsClosed: number; streamsEvicted: number };
+  counters: { framesIn: number; framesOut: number; windowsClosed: number; streamsEvicted: number; heapCollections: number; heapCollectionMillis: number };
   streams: number;
   influx?: { pointsWritten: number; batchesWritten?: number };
 }
@@ -401,6 +401,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics[`${prefix}.windowsClosed`] = h?.counters.windowsClosed ?? Number.NaN;
       metrics[`${prefix}.framesIn`] = h?.counters.framesIn ?? Number.NaN;
       metrics[`${prefix}.framesProduced`] = produced;
+      metrics[`${prefix}.heapCollections`] = h?.counters.heapCollections ?? Number.NaN;
+      metrics[`${prefix}.heapCollectionMillis`] = h?.counters.heapCollectionMillis ?? Number.NaN;
       metrics[`${prefix}.influxLinesPerRequest`] = (h?.influx?.pointsWritten ?? 0) / Math.max(1, h?.influx?.batchesWritten ?? 0);
       const p99 = metrics[`${prefix}.p99Millis`] ?? Number.POSITIVE_INFINITY;
       metrics[`${prefix}.polledStreams`] = polledStreams;
@@ -412,7 +414,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           `latency = time the window's point first answered an InfluxQL poll (every ~50 ms; response time counted) − production time of the window's last frame ` +
           `(so it includes waiting ~100 ms for the stream's next frame, whose event time closes the window); from the closing frame: p50 ${metrics[`${prefix}.closingFrameP50Millis`]} ms, p99 ${metrics[`${prefix}.closingFrameP99Millis`]} ms; ` +
           `inside the estimator, window close − window end (Kafka delivery, consumer queue, model of earlier windows; OpenTelemetry histogram bucket bounds): p50 ≤ ${metrics[`${prefix}.closeLagP50BucketMillis`]} ms, p99 ≤ ${metrics[`${prefix}.closeLagP99BucketMillis`]} ms, model ${(metrics[`${prefix}.modelMeanMillis`] ?? 0).toFixed(2)} ms per window close; ` +
-          `machine load average ${load.toFixed(1)} on ${cpus().length} cores, estimator process used ${((metrics[`${prefix}.estimatorCpuShare`] ?? 0) * 100).toFixed(0)} % of one core, InfluxQL poll median ${metrics[`${prefix}.pollMedianMillis`]} ms, ${(metrics[`${prefix}.influxLinesPerRequest`] ?? 0).toFixed(0)} lines per InfluxDB write request; ` +
+          `machine load average ${load.toFixed(1)} on ${cpus().length} cores, estimator process used ${((metrics[`${prefix}.estimatorCpuShare`] ?? 0) * 100).toFixed(0)} % of one core, InfluxQL poll median ${metrics[`${prefix}.pollMedianMillis`]} ms, ${(metrics[`${prefix}.influxLinesPerRequest`] ?? 0).toFixed(0)} lines per InfluxDB write request, ${metrics[`${prefix}.heapCollections`]} full collections by the heap target (${(metrics[`${prefix}.heapCollectionMillis`] ?? 0).toFixed(0)} ms, whole run); ` +
           `${latencies.length} windows of the ${polledStreams} polled streams (${missing} never seen): p50 ${metrics[`${prefix}.p50Millis`]} ms, p90 ${metrics[`${prefix}.p90Millis`]} ms, p99 ${metrics[`${prefix}.p99Millis`]} ms, max ${metrics[`${prefix}.maxMillis`]} ms (target p99 <= ${targetMillis} ms: ${p99 <= targetMillis && missing === 0 ? 'met' : 'NOT met'})`,
       );
       await stopChild(child);
@@ -492,6 +494,8 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       // Process CPU (user + system, /proc) of the estimator per frame between the same two marks: independent of how many cores it got.
       metrics[`${prefix}.cpuMicrosPerFrame`] = ((c90 - c10) * 1000) / counted;
       metrics[`${prefix}.windowsClosed`] = h.counters.windowsClosed;
+      metrics[`${prefix}.heapCollections`] = h.counters.heapCollections;
+      metrics[`${prefix}.heapCollectionMillis`] = h.counters.heapCollectionMillis;
       metrics[`${prefix}.windowClosesPerSecond`] = (h.counters.windowsClosed * (counted / totalFrames)) / seconds;
       const backlog =
         samplesEvery > 0
@@ -697,13 +701,15 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics[`${prefix}.framesRecorded`] = h.counters.framesOut;
       metrics[`${prefix}.streamsEvicted`] = h.counters.streamsEvicted;
       metrics[`${prefix}.windowsClosed`] = h.counters.windowsClosed;
+      metrics[`${prefix}.heapCollections`] = h.counters.heapCollections;
+      metrics[`${prefix}.heapCollectionMillis`] = h.counters.heapCollectionMillis;
       // How bin/warpwatch.mjs ran the child: the TypeScript sources through tsx hold ~60 MB more than dist/.
       const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
       const accounted = h.counters.framesIn === offered && h.counters.framesOut === offered;
       notes.push(
         `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (${launchesPerStream} launches each${recorderIds ? ' with recorder launchIds: every dedupe memory full' : ''}, open 10 min windows, default settings incl. checkpoints; estimator ran from ${childCode}): ` +
           `${h.streams} live streams, ${h.counters.streamsEvicted} evictions (each eviction closes and writes the stream's open window: ${h.counters.windowsClosed} windows closed), ` +
-          `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; RSS ${(rss / 1e6).toFixed(0)} MB 3 s after the last frame, peak ${(peak / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
+          `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; heap target ${process.env.WARPWATCH_HEAP_TARGET_MIB ?? 'default'}: ${h.counters.heapCollections} full collections, ${h.counters.heapCollectionMillis.toFixed(0)} ms; RSS ${(rss / 1e6).toFixed(0)} MB 3 s after the last frame, peak ${(peak / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
       );
       await stopChild(child);
     };

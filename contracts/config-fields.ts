@@ -385,6 +385,16 @@ export const ESTIMATOR_FIELDS = {
   alertDriftThreshold: { kind: 'number', env: 'WARPWATCH_ALERT_DRIFT_THRESHOLD', min: 0, max: 1e6, offWord: true, defaultText: 'off', doc: 'alert when prediction and measurement drift apart by this' },
   alertStaleMillis: { kind: 'number', env: 'WARPWATCH_ALERT_STALE_MILLIS', min: 1_000, max: 30 * DAY_MILLIS, offWord: true, defaultText: 'off', unit: MILLIS, doc: 'a stream silent this long raises a `stale` alert' },
   checkpointIntervalMillis: { kind: 'integer', env: 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', min: 10, max: 3_600_000, default: 2_000, unit: MILLIS, doc: 'how often state is checkpointed and offsets committed' },
+  heapTargetMebibytes: {
+    kind: 'integer',
+    env: 'WARPWATCH_HEAP_TARGET_MIB',
+    min: 16,
+    max: 1_048_576,
+    default: 96,
+    offWord: true,
+    unit: 'MiB',
+    doc: 'V8 heap in use from which the estimator runs full garbage collections itself (at most 10 % of the time; docs/estimator.md, The heap target); `off` leaves it to V8',
+  },
   maxLiveStreams: { kind: 'integer', env: 'WARPWATCH_MAX_STREAMS', min: 1, max: 10_000_000, default: 10_000, unit: 'streams', doc: 'live streams per instance; beyond, the least recently recorded is evicted' },
   tagLabels: {
     kind: 'list',

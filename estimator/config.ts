@@ -84,6 +84,8 @@ export interface EstimatorConfig {
   readonly checkpointIntervalMillis: number;
   /** Live streams held at most per instance (WARPWATCH_MAX_STREAMS); beyond, the least recently recorded is evicted (counted). */
   readonly maxLiveStreams: number;
+  /** The heap target (WARPWATCH_HEAP_TARGET_MIB) in bytes, or undefined (`off`): service/heap-target.ts. */
+  readonly heapTargetBytes: number | undefined;
   /** Consumption pauses while more result records than this wait for Kafka, and goes on at half of it (backpressure, docs/estimator.md). */
   readonly resultsHighWaterRecords: number;
   /** Collector labels written as InfluxDB tags (WARPWATCH_TAG_LABELS). */
@@ -163,6 +165,7 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
     instance: F.instance,
     checkpointIntervalMillis: F.checkpointIntervalMillis,
     maxLiveStreams: F.maxLiveStreams,
+    heapTargetMebibytes: F.heapTargetMebibytes,
     resultsHighWaterRecords: F.resultsHighWaterRecords,
     tagLabels: F.tagLabels,
     metricsPort: F.metricsPort,
@@ -182,6 +185,7 @@ export function loadEstimatorConfig(input: EstimatorConfigInput): EstimatorConfi
     alerts: readAlerts(reader),
     checkpointIntervalMillis: v.checkpointIntervalMillis,
     maxLiveStreams: v.maxLiveStreams,
+    heapTargetBytes: v.heapTargetMebibytes === undefined ? undefined : v.heapTargetMebibytes * 1_048_576,
     resultsHighWaterRecords: v.resultsHighWaterRecords,
     tagLabels: v.tagLabels,
     metricsPort: v.metricsPort,

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
-import { createOutageLog, influxHealthReasons, isUnreachableError, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type LogLineSink, type OutageLog } from '../service/index.ts';
+import { createOutageLog, influxHealthReasons, isUnreachableError, startHeapTarget, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type LogLineSink, type OutageLog } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 import { readPartitionMarker } from './engine/checkpoint-codec.ts';
 import { createCheckpointProtocol } from './engine/checkpoint-protocol.ts';
@@ -271,11 +271,16 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   const checkpointer = createCheckpointer(parts);
   await kafka.runFramesConsumer(framesHandlers(parts, restorer, checkpointer));
   const timers = startTimers(parts, checkpointer);
+  // A soft bound on the heap instead of V8's growth to a few times the live heap (docs/estimator.md, The heap target).
+  const heapTarget = config.heapTargetBytes === undefined ? undefined : startHeapTarget(config.heapTargetBytes, (millis) => telemetry.heapCollected(millis));
+  if (config.heapTargetBytes !== undefined && heapTarget === undefined) log('heap target off: this Node cannot run a garbage collection on demand (V8 manages the heap alone)');
 
   log(
     `group ${config.kafka.groupId} on ${config.kafka.framesTopic} (${config.kafka.brokers.join(',')}), window ${config.window.windowMillis} ms, influx ${
       config.influx === undefined ? 'off' : `${config.influx.url} db ${config.influx.database}`
-    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}, otlp ${config.otlp === undefined ? 'off' : config.otlp.url}`,
+    }, metrics ${metricsServer === undefined ? 'off' : `${config.metricsHost}:${metricsServer.port}`}, otlp ${config.otlp === undefined ? 'off' : config.otlp.url}, heap target ${
+      heapTarget === undefined ? 'off' : `${(config.heapTargetBytes ?? 0) / 1_048_576} MiB`
+    }`,
   );
 
   return {
@@ -286,6 +291,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
       state.stopping = true;
       if (signal !== undefined) log(`${signal}: checkpointing and stopping`);
       for (const timer of timers) clearInterval(timer);
+      heapTarget?.stop();
       const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
       await Promise.race([checkpointer.checkpoint(), deadline]);
       await kafka.stop();

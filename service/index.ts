@@ -29,3 +29,5 @@ export { createInfluxWriter, INFLUX_DROP_REASONS, influxHealthReasons, InfluxWri
 export type { InfluxWriter, InfluxWriterStats } from './influx-writer.ts';
 export { ensureServiceTopics, retryTransientKafka } from './kafka-topics.ts';
 export type { ServiceTopicsReport } from './kafka-topics.ts';
+export { startHeapTarget } from './heap-target.ts';
+export type { HeapTarget } from './heap-target.ts';

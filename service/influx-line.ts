@@ -34,7 +34,21 @@ export function encodeLineProtocol(point: InfluxPoint): string {
     line += (first ? '' : ',') + fieldKeyText(key) + '=' + (typeof value === 'number' ? formatFloat(value) : stringField(value));
     first = false;
   }
-  return `${line} ${Math.round(point.timestampMillis)}`;
+  return flat(`${line} ${Math.round(point.timestampMillis)}`);
+}
+
+/** Matches at once, anywhere: only its side effect on the subject is wanted ({@link flat}). */
+const FLATTEN_PROBE = /^/;
+
+/**
+ * The same text, flat. V8 keeps a string built piece by piece as a tree of its pieces: a line
+ * of 20 fields (~750 characters) held ~3.0 KB instead of ~0.8 KB, for as long as it waited in the InfluxDB
+ * writer's buffer (tens of thousands of lines during a burst of window closes: docs/estimator.md,
+ * The heap target). A regular expression runs on a flat copy, which V8 makes in place.
+ */
+function flat(text: string): string {
+  FLATTEN_PROBE.test(text);
+  return text;
 }
 
 /**

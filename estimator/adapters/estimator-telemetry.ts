@@ -36,6 +36,9 @@ export interface EstimatorCounters {
   sinkErrors: number;
   consumerLag: number;
   lastWindowLatencyMillis: number | undefined;
+  /** Full garbage collections the heap target ran (service/heap-target.ts), and their time in ms. */
+  heapCollections: number;
+  heapCollectionMillis: number;
 }
 
 /** Telemetry handles. */
@@ -53,6 +56,8 @@ export interface EstimatorTelemetry {
   sinkError(sink: 'influx' | 'kafka' | 'checkpoint'): void;
   /** Result records dropped from the full outgoing queue (reason `outgoing-queue-full`). */
   outgoingDropped(count: number): void;
+  /** A full garbage collection of the heap target took `durationMillis`. */
+  heapCollected(durationMillis: number): void;
 }
 
 /**
@@ -71,7 +76,8 @@ export interface EstimatorTelemetry {
  * warpwatch.estimator.consumer.lag
  * (gauge, {message}), warpwatch.estimator.streams (gauge, {stream}),
  * warpwatch.estimator.influx.buffered_lines (gauge, {line}), warpwatch.estimator.influx.dropped_lines
- * (observable counter, {line}).
+ * (observable counter, {line}), warpwatch.estimator.heap.collections (counter, {collection}),
+ * warpwatch.estimator.heap.collection.duration (histogram, ms).
  *
  * @example
  * const telemetry = createEstimatorTelemetry(meter, tracer, () => ({ streams: engine.liveStreams(), influxBuffered: 0, influxDropped: 0 }));
@@ -99,6 +105,8 @@ export function createEstimatorTelemetry(
     sinkErrors: 0,
     consumerLag: 0,
     lastWindowLatencyMillis: undefined,
+    heapCollections: 0,
+    heapCollectionMillis: 0,
   };
   // Frames are counted here, per (outcome, type), and reported at collection time: a counter's
   // add() per frame hashes its attributes in the SDK (~1 µs, the largest telemetry cost per
@@ -119,6 +127,8 @@ export function createEstimatorTelemetry(
   const windowsQuarantined = meter.createCounter('warpwatch.estimator.windows.quarantined', { description: 'Windows whose close failed unexpectedly (summary to the DLQ, not written)', unit: '{window}' });
   const windowsOverflowed = meter.createCounter('warpwatch.estimator.windows.overflowed', { description: 'Windows written without the fields derived from a sum that overflowed', unit: '{window}' });
   const dlqRecords = meter.createCounter('warpwatch.estimator.dlq.records', { description: 'Records handed to the DLQ topic, by kind (frame, window) and reason (rejected, quarantined)', unit: '{record}' });
+  const heapCollections = meter.createCounter('warpwatch.estimator.heap.collections', { description: 'Full garbage collections run by the heap target (WARPWATCH_HEAP_TARGET_MIB)', unit: '{collection}' });
+  const heapCollectionDuration = meter.createHistogram('warpwatch.estimator.heap.collection.duration', { description: 'Time of each full garbage collection run by the heap target', unit: 'ms' });
   const dropped = meter.createCounter('warpwatch.estimator.records.dropped', { description: 'Result records for Kafka dropped, by reason', unit: '{record}' });
   meter.createObservableGauge('warpwatch.estimator.consumer.lag', { description: 'Messages behind the frames topic end', unit: '{message}' }).addCallback((result) => {
     result.observe(counters.consumerLag);
@@ -199,6 +209,12 @@ export function createEstimatorTelemetry(
     outgoingDropped(count) {
       counters.outgoingDropped += count;
       dropped.add(count, { reason: 'outgoing-queue-full' });
+    },
+    heapCollected(durationMillis) {
+      counters.heapCollections += 1;
+      counters.heapCollectionMillis += durationMillis;
+      heapCollections.add(1);
+      heapCollectionDuration.record(durationMillis);
     },
   };
 }

@@ -20,6 +20,8 @@ const counters = (framesIn: number, framesRejected: number, windowsClosed: numbe
   sinkErrors: 0,
   consumerLag,
   lastWindowLatencyMillis: undefined,
+  heapCollections: 0,
+  heapCollectionMillis: 0,
 });
 
 describe('progressLine', () => {

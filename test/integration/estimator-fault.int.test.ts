@@ -7,13 +7,13 @@ import { encodeFrame } from '../../protocol/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import {
+  committedMessages,
   connectedProducer,
   createDatabase,
   createTopic,
   dropDatabase,
   estimatorEnv,
   influxQuery,
-  kafkaClient,
   measurementRows,
   spawnEstimator,
   stopChild,
@@ -38,21 +38,6 @@ async function windowCount(database: string): Promise<number> {
   return Number(series[0]?.values[0]?.[1] ?? 0);
 }
 
-/**
- * Messages of `topic` the consumer group has committed, summed over partitions: what it has
- * processed and checkpointed (the estimator checkpoints before it commits). The topics are new
- * per run, so this counts from 0.
- */
-async function committedMessages(groupId: string, topic: string): Promise<number> {
-  const admin = kafkaClient().admin();
-  await admin.connect();
-  try {
-    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    return (entry?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 function start(env: Record<string, string>, instance: string): EstimatorChild {
   const child = spawnEstimator(env, instance);

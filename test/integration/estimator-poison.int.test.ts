@@ -11,6 +11,7 @@ import { syntheticLaunchSummary } from '../../protocol/testing/launch-summaries.
 import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
+  committedMessages,
   connectedProducer,
   createDatabase,
   createTopic,
@@ -42,16 +43,6 @@ function poisonFrame(launch: number, endMillis: number): LaunchSummaryFrame {
   return syntheticLaunchSummary({ job: 'poison', deviceName: 'synthetic', launch, endMillis, sumMeasuredLoss: Number.MAX_VALUE });
 }
 
-async function committedMessages(groupId: string, topic: string): Promise<number> {
-  const admin = kafkaClient().admin();
-  await admin.connect();
-  try {
-    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    return (entry?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 /** Every record of `topic` from its beginning, read until `count` arrived or the time is up. */
 async function readTopic(topic: string, count: number, timeoutMillis: number): Promise<{ key: string; value: Buffer; headers: Record<string, string> }[]> {

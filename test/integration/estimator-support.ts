@@ -140,6 +140,22 @@ export async function createFramesTopic(topic: string, partitions: number): Prom
   }
 }
 
+/**
+ * Messages of `topic` the consumer group has committed, summed over partitions: what it has
+ * processed and checkpointed (the estimator checkpoints before it commits). The topics are new
+ * per run, so this counts from 0.
+ */
+export async function committedMessages(groupId: string, topic: string): Promise<number> {
+  const admin = kafkaClient().admin();
+  await admin.connect();
+  try {
+    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return (entry?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 export async function connectedProducer(): Promise<Producer> {
   const producer = kafkaClient().producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();

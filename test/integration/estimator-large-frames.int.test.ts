@@ -1,0 +1,105 @@
+// The largest GroupSamples frames SPEC.md allows (MAX_GROUP_SAMPLES groups of 32 lanes, ~1.7 MB
+// each), each in a record batch of its own between batches of small frames, through a real
+// `warpwatch estimate` process with real Kafka and InfluxDB: every sampled group is counted in
+// its window's warpwatch_samples point, the small frames' windows are exact, every offset is
+// committed, and nothing is logged as an error.
+import { afterAll, describe, expect, it } from 'vitest';
+import { FIELDS, MAX_GROUP_SIZE, MEASUREMENTS } from '../../contracts/index.ts';
+import { encodeFrame, MAX_GROUP_SAMPLES } from '../../protocol/index.ts';
+import { groupSamplesFromLanes, laneFrameIdentity } from '../../protocol/testing/launch-summaries.ts';
+import { generateLaunches } from '../../estimator/testing/test-support.ts';
+import {
+  committedMessages,
+  connectedProducer,
+  createDatabase,
+  createFramesTopic,
+  dropDatabase,
+  estimatorEnv,
+  influxQuery,
+  spawnEstimator,
+  stopChild,
+  uniqueId,
+  waitUntil,
+  type EstimatorChild,
+} from './estimator-support.ts';
+
+const STREAMS = 3;
+const LAUNCHES = 30; // 100 ms apart: 3 one-second windows per stream
+const GROUPS = 16;
+const START = 1_700_000_000_000;
+const children: EstimatorChild[] = [];
+const databases: string[] = [];
+
+afterAll(async () => {
+  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
+  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
+});
+
+/** A GroupSamples frame of stream big/k with MAX_GROUP_SAMPLES clocked groups of 32 lanes, dated `endMillis`. */
+function largestSamplesFrame(launch: number, endMillis: number): Buffer {
+  const groups = Array.from({ length: MAX_GROUP_SAMPLES }, (_, g) => Array.from({ length: MAX_GROUP_SIZE }, (_, lane) => 1 + ((g * 7 + lane * 3 + launch) % 23)));
+  const identity = laneFrameIdentity({ job: 'big', groupSize: MAX_GROUP_SIZE, startUnixNanos: BigInt(endMillis - 1) * 1_000_000n, endUnixNanos: BigInt(endMillis) * 1_000_000n });
+  return Buffer.from(encodeFrame({ ...groupSamplesFromLanes(BigInt(launch), groups, true, identity), frameSequence: launch }));
+}
+
+describe('warpwatch estimate (the largest GroupSamples frames)', () => {
+  it('reads them between small frames: every sampled group counted, every window written, every offset committed', async () => {
+    const id = uniqueId('wwlarge');
+    const db = `${id}db`;
+    databases.push(db);
+    await createDatabase(db);
+    await createFramesTopic(`${id}.frames`, 1);
+    const groupId = `${id}-g`;
+    const estimator = spawnEstimator(estimatorEnv(id, db, groupId), 'l1');
+    children.push(estimator);
+    await estimator.waitForLog(/assigned partitions \[0\]/, 60_000);
+
+    const small = generateLaunches({ streams: STREAMS, launchesPerStream: LAUNCHES, launchIntervalMillis: 100, startMillis: START, groups: GROUPS, groupSize: 8, seed: 31 }).map((l) => ({
+      key: l.key,
+      partition: 0,
+      value: Buffer.from(encodeFrame(l.frame)),
+    }));
+    // One frame of the big stream per window; the third one's event time closes the first two.
+    const large = [START + 100, START + 1_100, START + 2_100].map((endMillis, launch) => ({ key: 'big/k', partition: 0, value: largestSamplesFrame(launch, endMillis) }));
+    for (const record of large) expect(record.value.length).toBeGreaterThan(1_600_000);
+    const producer = await connectedProducer();
+    const third = Math.floor(small.length / 3);
+    try {
+      // Each send is a record batch of its own: small, large, small, large, large, small.
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: small.slice(0, third) });
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: [large[0]!] });
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: small.slice(third, 2 * third) });
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: [large[1]!] });
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: [large[2]!] });
+      await producer.send({ topic: `${id}.frames`, acks: -1, messages: small.slice(2 * third) });
+    } finally {
+      await producer.disconnect();
+    }
+    const total = small.length + large.length;
+
+    const windowRows = async () =>
+      (await influxQuery(db, `SELECT "${FIELDS.window.launches}", "${FIELDS.window.groups}" FROM "${MEASUREMENTS.window}" GROUP BY "job"`)).flatMap((series) =>
+        series.values.map((row) => ({ job: series.tags?.['job'] ?? '', launches: row[1], groups: row[2] })),
+      );
+    const sampleRows = async () => (await influxQuery(db, `SELECT "${FIELDS.samples.groups}", "${FIELDS.samples.invalidGroups}" FROM "${MEASUREMENTS.samples}" WHERE "job" = 'big'`)).flatMap((series) => series.values.map((row) => [row[1], row[2]]));
+    await waitUntil(
+      async () => {
+        if (estimator.process.exitCode !== null) throw new Error(`the estimator exited (${estimator.process.exitCode}):\n${estimator.log.join('\n')}`);
+        // The big stream's third window closes at the idle close (1.5 s without frames).
+        return (await windowRows()).filter((row) => row.job !== 'big').length >= STREAMS * 3 && (await sampleRows()).length >= 3 && (await committedMessages(groupId, `${id}.frames`)) === total;
+      },
+      90_000,
+      'all windows written and all offsets committed',
+    );
+    expect(estimator.process.exitCode, estimator.log.join('\n')).toBeNull();
+    const rows = (await windowRows()).filter((row) => row.job !== 'big');
+    expect(rows).toHaveLength(STREAMS * 3);
+    for (const row of rows) expect([row.launches, row.groups]).toEqual([10, 10 * GROUPS]);
+    expect(await sampleRows()).toEqual([
+      [MAX_GROUP_SAMPLES, 0],
+      [MAX_GROUP_SAMPLES, 0],
+      [MAX_GROUP_SAMPLES, 0],
+    ]);
+    expect(estimator.log.join('\n')).not.toMatch(/WW_ERR_/);
+  }, 150_000);
+});
