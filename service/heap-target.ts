@@ -21,8 +21,8 @@ export interface HeapTargetPolicy {
   readonly targetBytes: number;
   /**
    * Least growth of the heap in use (bytes) since the last collection left it before the next
-   * one runs: with live data near or above the target, every collection still reclaims at
-   * least this much, so their cost stays proportional to the allocation (as V8's own).
+   * one runs: with live data near or above the target, every collection still follows at
+   * least this much allocation, so their cost stays proportional to it (as V8's own).
    */
   readonly minGrowthBytes: number;
   /** Largest share of the time the collections may take: after one of d ms the next waits d·(1/share − 1). */
