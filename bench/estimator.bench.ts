@@ -19,6 +19,7 @@
  * (profiles `estimator-<case>.cpuprofile` in that directory, written at their clean exit).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
@@ -30,6 +31,7 @@ import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../d
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
 import { decodeFrame } from '../protocol/index.ts';
 import { createKafkaClient } from '../service/index.ts';
+import { decodeKafkaRecord, installFastKafkaRecordDecoder, kafkajsRecordDecoder, type KafkaRecordReader } from '../service/kafka-record-decoder.ts';
 import { createEstimatorEngine } from '../estimator/index.ts';
 import { MEASUREMENTS } from '../contracts/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
@@ -53,6 +55,29 @@ import {
 const compiledIsCurrent = compiledIsCurrentUntyped as (root: URL, env: Record<string, string | undefined>) => boolean;
 const EVENT_LAG_METRIC = 'warpwatch_estimator_window_event_lag';
 const MODEL_METRIC = 'warpwatch_estimator_model_duration';
+const requireHere = createRequire(import.meta.url);
+/** kafkajs' protocol decoder (kafkajs/src/protocol/decoder.js), over one record's bytes. */
+const KafkaDecoder = createRequire(requireHere.resolve('kafkajs'))('./src/protocol/decoder.js') as new (buffer: Buffer) => KafkaRecordReader;
+
+/**
+ * The records' bytes as a fetch response holds them (after each record's length), encoded by
+ * kafkajs' record encoder: the frame as value, its stream key, and the headers a collector adds.
+ */
+function kafkaRecordBytes(frames: readonly Buffer[]): Buffer[] {
+  const kafkajsRequire = createRequire(requireHere.resolve('kafkajs'));
+  const encodeRecord = kafkajsRequire('./src/protocol/recordBatch/record/v0/index.js') as (fields: Record<string, unknown>) => { buffer: Buffer };
+  return frames.map((frame, i) => {
+    const encoded = encodeRecord({
+      offsetDelta: i,
+      timestampDelta: i,
+      key: Buffer.from(`bench${i % 100}/k`),
+      value: frame,
+      headers: { 'ww-host': 'gpu-host-7', 'ww-source': 'stdin', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    }).buffer;
+    return new KafkaDecoder(encoded).readVarIntBytes()!;
+  });
+}
+
 /** Wall clock the in-process cases run at: after every generated frame (a frame dated ahead of the clock would be rejected as from the future). */
 const BENCH_WALL_MILLIS = Date.now() + 86_400_000;
 
@@ -187,6 +212,25 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   );
   metrics['engine.launchSummariesPerSecond'] = inProcessFrames / (engineCase.medianMillis / 1000);
   notes.push(`engine in process: ${inProcessFrames} launch summaries (${GROUPS_PER_LAUNCH} groups × n=${GROUP_SIZE}), 100 streams, 1 s windows = 500 window closes, each with the standard error (32 bootstrap replicates; auto = linearised for these 3-entry histograms), sweep and quantiles, no parametric fit (the service below fits too)`);
+
+  // 0a. kafkajs' record decoder against the one the Kafka client installs in its place
+  // (service/kafka-record-decoder.ts), on the records a collector writes: a ~200-byte frame, its
+  // stream key and the ww-host, ww-source and traceparent headers.
+  const kafkaRecords = kafkaRecordBytes(inProcessBytes.slice(0, 2_000));
+  if (!installFastKafkaRecordDecoder()) throw new Error('the record decoder could not be installed in kafkajs');
+  const kafkajsDecode = kafkajsRecordDecoder()!;
+  const recordContext = { firstOffset: '123456789', firstTimestamp: String(1_700_000_000_000), magicByte: 2, isControlBatch: false, timestampType: 0, maxTimestamp: String(1_700_000_000_000 + kafkaRecords.length) };
+  await ctx.measure("kafkajs' record decoder", () => {
+    for (const bytes of kafkaRecords) kafkajsDecode(new KafkaDecoder(bytes), recordContext);
+  }, { runs: 7, parameters: { records: kafkaRecords.length } });
+  const fastRecords = await ctx.measure(
+    'installed record decoder',
+    () => {
+      for (const bytes of kafkaRecords) decodeKafkaRecord(new KafkaDecoder(bytes), recordContext);
+    },
+    { runs: 7, baseline: "kafkajs' record decoder", parameters: { records: kafkaRecords.length } },
+  );
+  metrics['kafkaRecordDecoder.recordsPerSecond'] = kafkaRecords.length / (fastRecords.medianMillis / 1000);
 
   // 0b. The engine alone on GroupSamples frames: decode + per-group sums, ICC sums and a
   // least-squares row from the reconvergence-stack emulator per sampled group, and the

@@ -1,5 +1,6 @@
 import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
 import { installNativeKafkaCrc32c } from './kafka-native-crc.ts';
+import { installFastKafkaRecordDecoder } from './kafka-record-decoder.ts';
 import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
 
 /** One log entry of kafkajs, as {@link createKafkaClient} passes it on. */
@@ -56,6 +57,9 @@ const LEVEL_NAMES: Readonly<Record<number, KafkaClientLogEntry['level']>> = {
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   // Record batches' CRC-32C computed natively (service/kafka-native-crc.ts); kafkajs' own where not.
   installNativeKafkaCrc32c();
+  // Fetched records decoded without kafkajs' per-header copies and BigInt offsets
+  // (service/kafka-record-decoder.ts); the same records, kafkajs' own decoder where it cannot.
+  installFastKafkaRecordDecoder();
   const log = options.log;
   return new Kafka({
     clientId: options.clientId,
