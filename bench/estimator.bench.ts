@@ -3,7 +3,9 @@
  * (deploy/local) with `warpwatch estimate` as a child process:
  *   1. end-to-end latency, frame produced → window point queryable in InfluxDB (InfluxQL), at
  *      1,000 launch summaries/s offered on an absolute schedule (100 streams × 10 launches/s,
- *      1 s windows); target p99 ≤ 2 s; the offered rate actually achieved is recorded;
+ *      1 s windows); target p99 ≤ 2 s; the offered rate actually achieved is recorded; the
+ *      same at 10,000 and 20,000/s (target p99 ≤ 500 ms), and at 20,000/s with three instances
+ *      in one group, as the sizing rule serves that load (`latency20k3`);
  *   2. throughput of one instance: a backlog of launch summaries consumed from Kafka (10 s
  *      windows, and 1 s windows where the model runs 10× as often), and a backlog with one
  *      GroupSamples frame (64 sampled groups × n=32) per 4 launch summaries (10 s windows):
@@ -299,11 +301,11 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   });
   const children: Child[] = [];
   try {
-    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,throughput,throughput2k,scale,memory,memoryFull').split(',').map((p) => p.trim());
+    const parts = (process.env.WARPWATCH_BENCH_ESTIMATOR_CASES ?? 'latency,latency10k,latency20k,latency20k3,throughput,throughput2k,scale,memory,memoryFull').split(',').map((p) => p.trim());
     // 1. Latency, frame produced → window point in InfluxDB, at `streams` × 10 launch summaries/s
     // offered with 1 s windows; the windows of the first `polledStreams` streams (bench0 …) are
     // the sample (every window of each), so the InfluxQL polls stay small at any rate.
-    const latency = async (suffix: string, prefix: string, streams: number, measuredSeconds: number, polledStreams: number, targetMillis: number): Promise<void> => {
+    const latency = async (suffix: string, prefix: string, streams: number, measuredSeconds: number, polledStreams: number, targetMillis: number, instances = 1): Promise<void> => {
       const id = `${runId}${suffix}`;
       await influx(influxUrl, id, `CREATE DATABASE "${id}"`);
       await admin.createTopics({ topics: [topicToCreate('frames', `${id}.frames`, { partitions: 6, replicationFactor: -1 })], waitForLeaders: true });
@@ -312,12 +314,28 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const seconds = measuredSeconds;
       const windowMillis = 1_000;
       const polledJobs = new RegExp(`^bench(${Array.from({ length: polledStreams }, (_, s) => s).join('|')})$`);
-      const child = startEstimatorChild(baseEnv(id, { WARPWATCH_WINDOW_MILLIS: String(windowMillis), WARPWATCH_IDLE_CLOSE_MILLIS: '2000', WARPWATCH_HISTOGRAM_POINTS: 'false' }), prefix);
-      children.push(child);
-      const port = await child.metricsPort;
-      // Ready = the group assigned every partition to it and they are restored.
-      const ready = await until(async () => (await health(port)).status === 'ok', 60_000);
-      if (!ready) notes.push(`${prefix}: the estimator did not report ready within 60 s (/healthz ${JSON.stringify(await health(port).catch(String))}); measured anyway`);
+      // `instances` estimators in one consumer group share the topic's 6 partitions.
+      const group = Array.from({ length: instances }, (_, i) =>
+        startEstimatorChild(baseEnv(id, { WARPWATCH_WINDOW_MILLIS: String(windowMillis), WARPWATCH_IDLE_CLOSE_MILLIS: '2000', WARPWATCH_HISTOGRAM_POINTS: 'false' }), instances === 1 ? prefix : `${prefix}-${i}`),
+      );
+      children.push(...group);
+      const ports = await Promise.all(group.map((child) => child.metricsPort));
+      const groupCpuMillis = (): number => group.reduce((sum, child) => sum + cpuMillisOf(child.process.pid ?? 0), 0);
+      const groupHistogram = async (name: string): Promise<Awaited<ReturnType<typeof histogramOf>>> => {
+        const parts = await Promise.all(ports.map((port) => histogramOf(port, name)));
+        const buckets = new Map<number, number>();
+        for (const part of parts) for (const [le, count] of part.buckets) buckets.set(le, (buckets.get(le) ?? 0) + count);
+        return { buckets, sum: parts.reduce((sum, part) => sum + part.sum, 0), count: parts.reduce((sum, part) => sum + part.count, 0) };
+      };
+      // Ready = the group settled with every instance in it: every partition held by one
+      // instance, every instance holding some, all restored (a member joining later would
+      // rebalance the group during the measurement).
+      const ready = await until(async () => {
+        const states = await Promise.all(ports.map((port) => health(port)));
+        const held = states.flatMap((state) => state.partitions ?? []);
+        return states.every((state) => state.status === 'ok' && (state.partitions?.length ?? 0) > 0) && held.length === 6 && new Set(held).size === 6;
+      }, 60_000);
+      if (!ready) notes.push(`${prefix}: the estimators did not report ready within 60 s (/healthz ${JSON.stringify(await Promise.all(ports.map((port) => health(port).catch(String))))}); measured anyway`);
       const latencyTemplates = templates(streams, 2);
       // Per (stream, window start): production time of the window's last frame, and of the
       // stream's first frame of a later window (the frame whose arrival closes the window).
@@ -344,7 +362,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       // Frames are offered on an absolute schedule (frame k due at k ms), in one send per
       // loop turn of everything due, so a slow send is caught up rather than lowering the rate.
       const totalFrames = (warmupSeconds + seconds) * offeredPerSecond;
-      const cpuAtStart = cpuMillisOf(child.process.pid ?? 0);
+      const cpuAtStart = groupCpuMillis();
       const started = Date.now();
       const measureFromMillis = started + warmupSeconds * 1000;
       let cpuAtMeasureStart = cpuAtStart;
@@ -363,9 +381,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         if (measureStartedAt === 0 && Date.now() >= measureFromMillis) {
           measureStartedAt = Date.now();
           producedBeforeMeasure = produced;
-          cpuAtMeasureStart = cpuMillisOf(child.process.pid ?? 0);
-          void histogramOf(port, EVENT_LAG_METRIC).then((h) => (lagAtMeasureStart = h), () => undefined);
-          void histogramOf(port, MODEL_METRIC).then((h) => (modelAtMeasureStart = h), () => undefined);
+          cpuAtMeasureStart = groupCpuMillis();
+          void groupHistogram(EVENT_LAG_METRIC).then((h) => (lagAtMeasureStart = h), () => undefined);
+          void groupHistogram(MODEL_METRIC).then((h) => (modelAtMeasureStart = h), () => undefined);
         }
         const messages: { key: string; value: Buffer }[] = [];
         for (let k = produced; k < due; k += 1) {
@@ -384,12 +402,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         produced = due;
       }
       const endedAt = Date.now();
-      const cpuAtEnd = cpuMillisOf(child.process.pid ?? 0);
+      const cpuAtEnd = groupCpuMillis();
       const scrape = async (name: string): Promise<Awaited<ReturnType<typeof histogramOf>>> => {
         try {
-          return await histogramOf(port, name);
+          return await groupHistogram(name);
         } catch (error) {
-          const text = `${prefix}: /metrics of the estimator failed (${String(error)}); exit ${child.process.exitCode ?? child.process.signalCode ?? 'none yet'}; its stderr: ${child.stderr().slice(-2000)}`;
+          const text = `${prefix}: /metrics of an estimator failed (${String(error)}); exits ${group.map((child) => child.process.exitCode ?? child.process.signalCode ?? 'none yet').join(', ')}; stderr: ${group.map((child) => child.stderr().slice(-1000)).join('\n---\n')}`;
           ctx.log(text);
           notes.push(text);
           return { buckets: new Map(), sum: Number.NaN, count: 0 };
@@ -441,13 +459,17 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics[`${prefix}.closeLagP50BucketMillis`] = histogramQuantile(lagBefore, lagAtEnd.buckets, 0.5);
       metrics[`${prefix}.closeLagP99BucketMillis`] = histogramQuantile(lagBefore, lagAtEnd.buckets, 0.99);
       metrics[`${prefix}.modelMeanMillis`] = (modelAtEnd.sum - (modelAtMeasureStart?.sum ?? 0)) / Math.max(1, modelAtEnd.count - (modelAtMeasureStart?.count ?? 0));
-      const h = await health(port).catch(() => undefined);
-      metrics[`${prefix}.windowsClosed`] = h?.counters.windowsClosed ?? Number.NaN;
-      metrics[`${prefix}.framesIn`] = h?.counters.framesIn ?? Number.NaN;
+      const states = await Promise.all(ports.map((port) => health(port).catch(() => undefined)));
+      const total = (value: (state: Health) => number | undefined): number => states.reduce((sum, state) => sum + (state === undefined ? Number.NaN : (value(state) ?? 0)), 0);
+      metrics[`${prefix}.instances`] = instances;
+      // Partitions restored over the run, all instances together: 6 when the group settled once, more after rebalances.
+      metrics[`${prefix}.partitionRestores`] = group.reduce((sum, child) => sum + (child.stderr().match(/partition \d+ restored/g) ?? []).length, 0);
+      metrics[`${prefix}.windowsClosed`] = total((state) => state.counters.windowsClosed);
+      metrics[`${prefix}.framesIn`] = total((state) => state.counters.framesIn);
       metrics[`${prefix}.framesProduced`] = produced;
-      metrics[`${prefix}.heapCollections`] = h?.counters.heapCollections ?? Number.NaN;
-      metrics[`${prefix}.heapCollectionMillis`] = h?.counters.heapCollectionMillis ?? Number.NaN;
-      metrics[`${prefix}.influxLinesPerRequest`] = (h?.influx?.pointsWritten ?? 0) / Math.max(1, h?.influx?.batchesWritten ?? 0);
+      metrics[`${prefix}.heapCollections`] = total((state) => state.counters.heapCollections);
+      metrics[`${prefix}.heapCollectionMillis`] = total((state) => state.counters.heapCollectionMillis);
+      metrics[`${prefix}.influxLinesPerRequest`] = total((state) => state.influx?.pointsWritten) / Math.max(1, total((state) => state.influx?.batchesWritten));
       const p99 = metrics[`${prefix}.p99Millis`] ?? Number.POSITIVE_INFINITY;
       metrics[`${prefix}.polledStreams`] = polledStreams;
       metrics[`${prefix}.targetP99Millis`] = targetMillis;
@@ -458,16 +480,18 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
           `latency = time the window's point first answered an InfluxQL poll (every ~50 ms; response time counted) − production time of the window's last frame ` +
           `(so it includes waiting ~100 ms for the stream's next frame, whose event time closes the window); from the closing frame: p50 ${metrics[`${prefix}.closingFrameP50Millis`]} ms, p99 ${metrics[`${prefix}.closingFrameP99Millis`]} ms; ` +
           `inside the estimator, window close − window end (Kafka delivery, consumer queue, model of earlier windows; OpenTelemetry histogram bucket bounds): p50 ≤ ${metrics[`${prefix}.closeLagP50BucketMillis`]} ms, p99 ≤ ${metrics[`${prefix}.closeLagP99BucketMillis`]} ms, model ${(metrics[`${prefix}.modelMeanMillis`] ?? 0).toFixed(2)} ms per window close; ` +
-          `machine load average ${load.toFixed(1)} on ${cpus().length} cores, estimator process used ${((metrics[`${prefix}.estimatorCpuShare`] ?? 0) * 100).toFixed(0)} % of one core, InfluxQL poll median ${metrics[`${prefix}.pollMedianMillis`]} ms, ${(metrics[`${prefix}.influxLinesPerRequest`] ?? 0).toFixed(0)} lines per InfluxDB write request, ${metrics[`${prefix}.heapCollections`]} full collections by the heap target (${(metrics[`${prefix}.heapCollectionMillis`] ?? 0).toFixed(0)} ms, whole run); ` +
+          `machine load average ${load.toFixed(1)} on ${cpus().length} cores, ${instances === 1 ? 'estimator process' : `${instances} estimator processes in one group (6 partitions) together`} used ${((metrics[`${prefix}.estimatorCpuShare`] ?? 0) * 100).toFixed(0)} % of one core, InfluxQL poll median ${metrics[`${prefix}.pollMedianMillis`]} ms, ${(metrics[`${prefix}.influxLinesPerRequest`] ?? 0).toFixed(0)} lines per InfluxDB write request, ${metrics[`${prefix}.heapCollections`]} full collections by the heap target (${(metrics[`${prefix}.heapCollectionMillis`] ?? 0).toFixed(0)} ms, whole run), ${metrics[`${prefix}.partitionRestores`]} partition restores (6 = no rebalance after the first assignment); ` +
           `${latencies.length} windows of the ${polledStreams} polled streams (${missing} never seen): p50 ${metrics[`${prefix}.p50Millis`]} ms, p90 ${metrics[`${prefix}.p90Millis`]} ms, p99 ${metrics[`${prefix}.p99Millis`]} ms, max ${metrics[`${prefix}.maxMillis`]} ms (target p99 <= ${targetMillis} ms: ${p99 <= targetMillis && missing === 0 ? 'met' : 'NOT met'})`,
       );
-      await stopChild(child);
+      await Promise.all(group.map((child) => stopChild(child)));
     };
     if (parts.includes('latency')) await latency('lat', 'latency', 100, ctx.quick ? 10 : 25, 100, 2000);
     // The cluster case: 2,000 streams × 10/s = 20,000 launch summaries/s, 2,000 window closes/s, p99 target 500 ms.
     if (parts.includes('latency20k')) await latency('l20', 'latency20k', 2_000, ctx.quick ? 8 : 15, 100, 500);
     // Between the two: where the tail starts to grow on this machine (Kafka, InfluxDB and this load generator share its cores).
     if (parts.includes('latency10k')) await latency('l10', 'latency10k', 1_000, ctx.quick ? 8 : 15, 100, 500);
+    // The cluster case served as the sizing rule says (§ Sizing: three instances for 20,000/s), on the same machine.
+    if (parts.includes('latency20k3')) await latency('l23', 'latency20k3', 2_000, ctx.quick ? 8 : 15, 100, 500, 3);
 
     // 2. Throughput: a backlog of launch summaries (and, with samplesEvery > 0, one GroupSamples
     // frame per samplesEvery launch summaries) consumed by one instance.
