@@ -1,6 +1,6 @@
-import { CompressionTypes, Partitioners, type Message, type Producer } from 'kafkajs';
+import { CompressionTypes, type Message, type Producer } from 'kafkajs';
 import { MAX_FRAME_RECORD_BYTES } from '../contracts/index.ts';
-import { createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure } from '../service/index.ts';
+import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -84,7 +84,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
         idempotent: true,
         maxInFlightRequests: config.maxInFlightRequests,
         allowAutoTopicCreation: false,
-        createPartitioner: Partitioners.DefaultPartitioner,
+        // kafkajs' default partitioner (murmur2 of the key), each stream key's partition computed once.
+        createPartitioner: cachingDefaultPartitioner,
         retry: { retries: config.retries, initialRetryTime: 100, maxRetryTime: 2_000 },
       });
       try {

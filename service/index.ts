@@ -21,7 +21,7 @@ export { defaultTextOf } from './config-docs.ts';
 export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka-security.ts';
 export type { KafkaSecurityConfig } from './kafka-security.ts';
 export { Secret } from './secret.ts';
-export { createKafkaClient } from './kafka-client.ts';
+export { cachingDefaultPartitioner, createKafkaClient } from './kafka-client.ts';
 export { createServiceLogger, formatLogLine, stderrLineSink } from './service-logger.ts';
 export type { LogLevel, LogLineSink, ServiceLogger } from './service-logger.ts';
 export { waitForStopSignal } from './stop-signal.ts';

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type ICustomPartitioner, type LogEntry, type RetryOptions } from 'kafkajs';
 import { installNativeKafkaCrc32c } from './kafka-native-crc.ts';
 import { installFastKafkaRecordDecoder } from './kafka-record-decoder.ts';
 import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
@@ -78,3 +78,40 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
         }),
   });
 }
+
+/** Distinct (topic, partition count, key) triples remembered; the cache starts afresh beyond it. */
+export const PARTITIONER_CACHE_LIMIT = 100_000;
+
+/**
+ * kafkajs' `Partitioners.DefaultPartitioner` with the partitions of string keys remembered.
+ * kafkajs' own (the Java client's: murmur2 of the record's key, modulo the topic's partitions)
+ * hashes every keyed record with BigInt-backed `Long` objects, several per 4 bytes of key: ~6 µs
+ * a record for a stream key of ~80 bytes (docs/estimator.md, Kafka record decoding). Both
+ * services key their records by stream, and a stream's key comes back with every frame or
+ * window, so the partition is computed once per topic, partition count and key. A
+ * record with an explicit partition goes there, a string key to the partition kafkajs' murmur2
+ * gives it (computed once per topic, partition count and key), anything else (a Buffer key, no
+ * key: round robin over the available partitions) to kafkajs' own partitioner.
+ *
+ * @returns the partitioner factory for kafkajs' `producer({ createPartitioner })`.
+ * @example kafka.producer({ idempotent: true, createPartitioner: cachingDefaultPartitioner })
+ */
+export const cachingDefaultPartitioner: ICustomPartitioner = () => {
+  const kafkajsPartitioner = Partitioners.DefaultPartitioner();
+  const partitions = new Map<string, number>();
+  return (args) => {
+    const { message } = args;
+    // As kafkajs' own: an explicit partition wins.
+    if (message.partition !== null && message.partition !== undefined) return message.partition;
+    if (typeof message.key !== 'string') return kafkajsPartitioner(args);
+    // The count first: a topic name never holds the separator, so the triple is unambiguous.
+    const remembered = `${args.partitionMetadata.length}\u0000${args.topic}\u0000${message.key}`;
+    let partition = partitions.get(remembered);
+    if (partition === undefined) {
+      partition = kafkajsPartitioner(args);
+      if (partitions.size >= PARTITIONER_CACHE_LIMIT) partitions.clear();
+      partitions.set(remembered, partition);
+    }
+    return partition;
+  };
+};

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
+import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
 import type { EstimatorConfig } from '../config.ts';
 
 /**
@@ -280,7 +280,7 @@ export function createEstimatorKafka(
   };
   const getProducer = async (): Promise<Producer> => {
     if (producer === undefined) {
-      const created = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      const created = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: cachingDefaultPartitioner });
       await created.connect();
       producer = created;
     }
