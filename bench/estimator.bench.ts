@@ -33,7 +33,7 @@ import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../d
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
 import { decodeFrame } from '../protocol/index.ts';
 import { createKafkaClient } from '../service/index.ts';
-import { decodeKafkaRecord, installFastKafkaRecordDecoder, kafkajsRecordDecoder, type KafkaRecordReader } from '../service/kafka-record-decoder.ts';
+import { decodeKafkaRecord, encodeKafkaRecord, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, kafkajsRecordDecoder, kafkajsRecordEncoder, type KafkaRecordReader } from '../service/kafka-record-codec.ts';
 import { createEstimatorEngine } from '../estimator/index.ts';
 import { MEASUREMENTS } from '../contracts/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
@@ -216,7 +216,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   notes.push(`engine in process: ${inProcessFrames} launch summaries (${GROUPS_PER_LAUNCH} groups × n=${GROUP_SIZE}), 100 streams, 1 s windows = 500 window closes, each with the standard error (32 bootstrap replicates; auto = linearised for these 3-entry histograms), sweep and quantiles, no parametric fit (the service below fits too)`);
 
   // 0a. kafkajs' record decoder against the one the Kafka client installs in its place
-  // (service/kafka-record-decoder.ts), on the records a collector writes: a ~200-byte frame, its
+  // (service/kafka-record-codec.ts), on the records a collector writes: a ~200-byte frame, its
   // stream key and the ww-host, ww-source and traceparent headers.
   const kafkaRecords = kafkaRecordBytes(inProcessBytes.slice(0, 2_000));
   if (!installFastKafkaRecordDecoder()) throw new Error('the record decoder could not be installed in kafkajs');
@@ -233,6 +233,23 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     { runs: 7, baseline: "kafkajs' record decoder", parameters: { records: kafkaRecords.length } },
   );
   metrics['kafkaRecordDecoder.recordsPerSecond'] = kafkaRecords.length / (fastRecords.medianMillis / 1000);
+  // And the record encoder, on what the estimator produces most: a distribution record (~2 KB of
+  // JSON, keyed by stream) per window close.
+  if (!installFastKafkaRecordEncoder()) throw new Error('the record encoder could not be installed in kafkajs');
+  const kafkajsEncode = kafkajsRecordEncoder()!;
+  const resultValue = JSON.stringify({ schema: 'warpwatch.distribution/v1', entries: Array.from({ length: 60 }, (_, i) => [i, i, 1000 + i * 7.25]), padding: 'x'.repeat(400) });
+  const results = Array.from({ length: 2_000 }, (_, i) => ({ offsetDelta: i % 500, timestampDelta: i, key: `bench${i % 100}/k|n=32|cpu|00000000-0000-0000-0000-000000000000|`, value: resultValue }));
+  await ctx.measure("kafkajs' record encoder", () => {
+    for (const fields of results) kafkajsEncode(fields);
+  }, { runs: 7, parameters: { records: results.length, valueBytes: resultValue.length } });
+  const fastEncode = await ctx.measure(
+    'installed record encoder',
+    () => {
+      for (const fields of results) encodeKafkaRecord(fields);
+    },
+    { runs: 7, baseline: "kafkajs' record encoder", parameters: { records: results.length, valueBytes: resultValue.length } },
+  );
+  metrics['kafkaRecordEncoder.recordsPerSecond'] = results.length / (fastEncode.medianMillis / 1000);
 
   // 0b. The engine alone on GroupSamples frames: decode + per-group sums, ICC sums and a
   // least-squares row from the reconvergence-stack emulator per sampled group, and the

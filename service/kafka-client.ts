@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type ICustomPartitioner, type LogEntry, type RetryOptions } from 'kafkajs';
 import { installNativeKafkaCrc32c } from './kafka-native-crc.ts';
-import { installFastKafkaRecordDecoder } from './kafka-record-decoder.ts';
+import { installFastKafkaRecordDecoder, installFastKafkaRecordEncoder } from './kafka-record-codec.ts';
 import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
 
 /** One log entry of kafkajs, as {@link createKafkaClient} passes it on. */
@@ -57,9 +57,11 @@ const LEVEL_NAMES: Readonly<Record<number, KafkaClientLogEntry['level']>> = {
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   // Record batches' CRC-32C computed natively (service/kafka-native-crc.ts); kafkajs' own where not.
   installNativeKafkaCrc32c();
-  // Fetched records decoded without kafkajs' per-header copies and BigInt offsets
-  // (service/kafka-record-decoder.ts); the same records, kafkajs' own decoder where it cannot.
+  // Records decoded without kafkajs' per-header copies and BigInt offsets, and encoded into one
+  // buffer of their size (service/kafka-record-codec.ts): the same records and bytes, kafkajs'
+  // own functions where they cannot.
   installFastKafkaRecordDecoder();
+  installFastKafkaRecordEncoder();
   const log = options.log;
   return new Kafka({
     clientId: options.clientId,

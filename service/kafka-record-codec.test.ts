@@ -1,11 +1,25 @@
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeKafkaRecord, installFastKafkaRecordDecoder, type KafkaRecordBatchContext, type KafkaRecordReader } from './kafka-record-decoder.ts';
+import { decodeKafkaRecord, encodeKafkaRecord, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, type KafkaRecordBatchContext, type KafkaRecordFields, type KafkaRecordReader } from './kafka-record-codec.ts';
 
 const requireHere = createRequire(import.meta.url);
 const kafkajsRequire = createRequire(requireHere.resolve('kafkajs'));
 const Decoder = kafkajsRequire('./src/protocol/decoder.js') as new (buffer: Buffer) => KafkaRecordReader;
+
+// Both installs before anything loads kafkajs' record batch encoder or decoder (which bind the
+// record functions when they are loaded).
+const encoderInstalled = installFastKafkaRecordEncoder();
+
+/** A module of kafkajs loaded from its file apart from the module cache (where the install replaced it). */
+function kafkajsOwn<T>(path: string): T {
+  const resolved = kafkajsRequire.resolve(path);
+  const cachedEntry = requireHere.cache[resolved]!;
+  delete requireHere.cache[resolved];
+  const own = kafkajsRequire(resolved) as T;
+  requireHere.cache[resolved] = cachedEntry;
+  return own;
+}
 
 // The encoding written here from the Kafka protocol (record v2: zigzag varints), not kafkajs'
 // encoder, so that a record kafkajs' encoder cannot write (a null header key, a negative header
@@ -74,11 +88,7 @@ describe('installFastKafkaRecordDecoder', () => {
   expect(installFastKafkaRecordDecoder()).toBe(true);
   expect(installFastKafkaRecordDecoder()).toBe(true); // once per process
   const recordModule = kafkajsRequire.resolve('./src/protocol/recordBatch/record/v0/decoder.js');
-  // kafkajs' own decoder, loaded from its file apart from the module cache the install replaced.
-  const cachedEntry = requireHere.cache[recordModule]!;
-  delete requireHere.cache[recordModule];
-  const kafkajsDecode = kafkajsRequire(recordModule) as typeof decodeKafkaRecord;
-  requireHere.cache[recordModule] = cachedEntry;
+  const kafkajsDecode = kafkajsOwn<typeof decodeKafkaRecord>(recordModule);
 
   it('puts decodeKafkaRecord where kafkajs\' record batch decoder looks for it', () => {
     expect(kafkajsRequire(recordModule)).toBe(decodeKafkaRecord);
@@ -155,6 +165,73 @@ describe('installFastKafkaRecordDecoder', () => {
       ['123456789012', '1700000000000', 'k0', 'v0', 'h0'],
       ['123456789013', '1700000000010', 'k1', 'v1', 'h1'],
       ['123456789014', '1700000000020', 'k2', 'v2', 'h2'],
+    ]);
+  });
+});
+
+describe('installFastKafkaRecordEncoder', () => {
+  const recordModule = kafkajsRequire.resolve('./src/protocol/recordBatch/record/v0/index.js');
+  const kafkajsEncode = kafkajsOwn<(fields: KafkaRecordFields) => { buffer: Buffer }>(recordModule);
+  const bytesOf = (encode: (fields: KafkaRecordFields) => { buffer: Buffer }, fields: KafkaRecordFields): { bytes: string } | { error: string } => {
+    try {
+      return { bytes: encode(fields).buffer.toString('hex') };
+    } catch (error) {
+      return { error: `${(error as Error).name}: ${(error as Error).message}` };
+    }
+  };
+
+  it("puts encodeKafkaRecord where kafkajs' record batch encoder looks for it", () => {
+    expect(encoderInstalled).toBe(true);
+    expect(installFastKafkaRecordEncoder()).toBe(true); // once per process
+    expect(kafkajsRequire(recordModule)).toBe(encodeKafkaRecord);
+  });
+
+  it('writes a known record as the Kafka protocol says', () => {
+    const bytes = (encodeKafkaRecord({ offsetDelta: 1, timestampDelta: -2, key: 'k', value: Buffer.from([7]), headers: { h: ['a', Buffer.from('b')] } }) as unknown as { buffer: Buffer }).buffer;
+    // body: attributes 0, timestamp delta −2 → zigzag 3, offset delta 1 → 2, key 'k', value [7], two headers h=a, h=b.
+    const body = [0, 3, 2, 2, 0x6b, 2, 7, 4, 2, 0x68, 2, 0x61, 2, 0x68, 2, 0x62];
+    expect([...bytes]).toEqual([body.length * 2, ...body]);
+  });
+
+  const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('', 'traceparent', 'ww-host', '\ud800'));
+  const bytesValue = fc.oneof(text, fc.uint8Array({ maxLength: 300, size: 'max' }).map((bytes) => Buffer.from(bytes)));
+  const fields = fc.record(
+    {
+      offsetDelta: fc.oneof(fc.integer({ min: 0, max: 10_000 }), fc.integer(), fc.constantFrom(1.5, -0.5, 2 ** 40)),
+      timestampDelta: fc.oneof(fc.integer({ min: -1_000_000, max: 1_000_000 }), fc.integer({ min: -(2 ** 51), max: 2 ** 51 }), fc.constantFrom(2 ** 51 + 2, -(2 ** 53) + 1, 0.5)),
+      key: fc.option(bytesValue, { nil: null }),
+      value: fc.oneof(fc.option(bytesValue, { nil: null }), fc.constant(undefined)),
+      headers: fc.dictionary(text, fc.oneof(bytesValue, fc.array(bytesValue, { maxLength: 3 })), { maxKeys: 4 }),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("writes the bytes kafkajs' own encoder writes, or throws its error, for any record", () => {
+    fc.assert(
+      fc.property(fields, (record) => {
+        expect(bytesOf(encodeKafkaRecord as never, record)).toEqual(bytesOf(kafkajsEncode, record));
+      }),
+      { numRuns: 3_000 },
+    );
+    // Inputs kafkajs' own encoder takes or refuses its own way: passed on to it.
+    for (const odd of [{ key: 7 }, { value: { a: 1 } }, { headers: { h: null } }, { headers: null }, { headers: { h: [Buffer.from('x'), 3] } }, { timestampDelta: '5' }, { timestampDelta: 2 ** 60 }] as unknown as KafkaRecordFields[]) {
+      expect(bytesOf(encodeKafkaRecord as never, odd)).toEqual(bytesOf(kafkajsEncode, odd));
+    }
+  });
+
+  it("makes record batches kafkajs' decoder reads back, CRC included", async () => {
+    const { RecordBatch } = kafkajsRequire('./src/protocol/recordBatch/v0/index.js') as { RecordBatch: (batch: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
+    const decodeBatch = kafkajsOwn<(decoder: KafkaRecordReader) => Promise<{ records: ReturnType<typeof decodeKafkaRecord>[] }>>('./src/protocol/recordBatch/v0/decoder.js');
+    const records = [0, 1, 2].map((i) => encodeKafkaRecord({ offsetDelta: i, timestampDelta: 5 * i, key: `k${i}`, value: Buffer.alloc(300, i), headers: { 'ww-host': `h${i}`, traceparent: '00-1-2-01' } }));
+    const batch = await RecordBatch({ firstOffset: '9', firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_010, records });
+    // The CRC-32C field covers the bytes after it (record batch v2: 8 + 4 + 4 + 1 bytes before it).
+    const crc32c = kafkajsRequire('./src/protocol/recordBatch/crc32C/crc32C.js') as (buffer: Buffer) => number;
+    expect(batch.buffer.readUInt32BE(17)).toBe(crc32c(batch.buffer.subarray(21)) >>> 0);
+    const decoded = await decodeBatch(new Decoder(batch.buffer));
+    expect(decoded.records.map((r) => [r.offset, r.timestamp, r.key?.toString(), r.value?.length, r.value?.[0], r.headers['ww-host']?.toString(), r.headers.traceparent?.toString()])).toEqual([
+      ['9', '1700000000000', 'k0', 300, 0, 'h0', '00-1-2-01'],
+      ['10', '1700000000005', 'k1', 300, 1, 'h1', '00-1-2-01'],
+      ['11', '1700000000010', 'k2', 300, 2, 'h2', '00-1-2-01'],
     ]);
   });
 });
