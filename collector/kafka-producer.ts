@@ -28,7 +28,7 @@ const KAFKA_LOG_REPEAT_MILLIS = 30_000;
 /**
  * The kafkajs adapter of the collector: an idempotent producer (acks -1, the broker
  * de-duplicates retried batches, per-partition order kept with up to 5 in-flight
- * requests), the murmur2 default partitioner so key = stream id maps a stream to one
+ * requests), the murmur2 default partitioner (each key's answer remembered) so key = stream id maps a stream to one
  * partition, optional gzip, SASL/SCRAM and TLS. Topics are created if missing as
  * contracts/topics.ts defines them (the configured partitions), and checked if they exist. After a failed send the producer is discarded and a new one
  * (new producer id) is created on the next send, so a broker restart never leaves a

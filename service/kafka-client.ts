@@ -88,7 +88,7 @@ export const PARTITIONER_CACHE_LIMIT = 100_000;
  * kafkajs' `Partitioners.DefaultPartitioner` with the partitions of string keys remembered.
  * kafkajs' own (the Java client's: murmur2 of the record's key, modulo the topic's partitions)
  * hashes every keyed record with BigInt-backed `Long` objects, several per 4 bytes of key: ~6 µs
- * a record for a stream key of ~80 bytes (docs/estimator.md, Kafka record decoding). Both
+ * a record for a stream key of ~80 bytes (docs/estimator.md, Kafka records). Both
  * services key their records by stream, and a stream's key comes back with every frame or
  * window, so the partition is computed once per topic, partition count and key. A
  * record with an explicit partition goes there, a string key to the partition kafkajs' murmur2

@@ -16,7 +16,7 @@
  *
  * Each takes its fast path only where plain numbers are exact and the input is of the usual
  * kinds; anything else goes to kafkajs' own function, so that the result, or the error, is
- * kafkajs'. docs/estimator.md (Kafka record decoding) gives the measured gains;
+ * kafkajs'. docs/estimator.md (Kafka records) gives the measured gains;
  * service/kafka-record-codec.test.ts compares both with kafkajs' own on generated input.
  */
 import { createRequire } from 'node:module';
