@@ -11,6 +11,7 @@
  * load, or kafkajs already encoded a batch with its own, nothing changes.
  */
 import { createRequire } from 'node:module';
+import { replaceKafkajsExport } from './kafkajs-patch.ts';
 
 const requireHere = createRequire(import.meta.url);
 
@@ -47,16 +48,11 @@ export function installNativeKafkaCrc32c(): boolean {
   try {
     const native = (requireHere('@node-rs/crc32') as { crc32c?: (input: Uint8Array) => number }).crc32c;
     if (typeof native !== 'function') return false;
-    const kafkajsRequire = createRequire(requireHere.resolve('kafkajs'));
     // recordBatch/v0 takes the CRC function once, when it is first loaded: too late after that.
-    if (requireHere.cache[kafkajsRequire.resolve('./src/protocol/recordBatch/v0/index.js')] !== undefined) return false;
-    const crcPath = kafkajsRequire.resolve('./src/protocol/recordBatch/crc32C/index.js');
-    const portable = kafkajsRequire(crcPath) as (buffer: Buffer) => number;
-    const cached = requireHere.cache[crcPath];
-    if (typeof portable !== 'function' || cached === undefined) return false;
+    const portable = replaceKafkajsExport<(buffer: Buffer) => number>('./src/protocol/recordBatch/crc32C/index.js', './src/protocol/recordBatch/v0/index.js', batchCrc32c);
+    if (portable === undefined) return false;
     nativeCrc = native;
     portableCrc = portable;
-    cached.exports = batchCrc32c;
     installed = true;
   } catch {
     installed = false;

@@ -2,7 +2,7 @@
  * kafkajs' record codec, made cheaper without changing a byte. kafkajs 2.2.4 is its last release
  * and takes neither another record decoder nor another record encoder, so before a client's first
  * fetch or produce the Kafka client factory (kafka-client.ts) replaces those modules' exports in
- * Node's module cache, as it does for the CRC-32C (kafka-native-crc.ts):
+ * Node's module cache (kafkajs-patch.ts), as it does for the CRC-32C (kafka-native-crc.ts):
  *
  * - {@link decodeKafkaRecord} for kafkajs/src/protocol/recordBatch/record/v0/decoder.js, about half
  *   of a consumer's CPU on small records: kafkajs folds a record's headers into an object by
@@ -19,9 +19,8 @@
  * kafkajs'. docs/estimator.md (Kafka records) gives the measured gains;
  * service/kafka-record-codec.test.ts compares both with kafkajs' own on generated input.
  */
-import { createRequire } from 'node:module';
+import { replaceKafkajsExport, requireKafkajs } from './kafkajs-patch.ts';
 
-const requireHere = createRequire(import.meta.url);
 
 /** The part of kafkajs' protocol Decoder (kafkajs/src/protocol/decoder.js) a record is read with. */
 export interface KafkaRecordReader {
@@ -189,20 +188,8 @@ export function kafkajsRecordDecoder(): RecordDecoder | undefined {
  */
 export function installFastKafkaRecordDecoder(): boolean {
   if (installed !== undefined) return installed;
-  installed = false;
-  try {
-    const kafkajsRequire = createRequire(requireHere.resolve('kafkajs'));
-    if (requireHere.cache[kafkajsRequire.resolve('./src/protocol/recordBatch/v0/decoder.js')] !== undefined) return false;
-    const recordPath = kafkajsRequire.resolve('./src/protocol/recordBatch/record/v0/decoder.js');
-    const original = kafkajsRequire(recordPath) as RecordDecoder;
-    const cached = requireHere.cache[recordPath];
-    if (typeof original !== 'function' || cached === undefined) return false;
-    kafkajsDecoder = original;
-    cached.exports = decodeKafkaRecord;
-    installed = true;
-  } catch {
-    installed = false;
-  }
+  kafkajsDecoder = replaceKafkajsExport<RecordDecoder>('./src/protocol/recordBatch/record/v0/decoder.js', './src/protocol/recordBatch/v0/decoder.js', decodeKafkaRecord);
+  installed = kafkajsDecoder !== undefined;
   return installed;
 }
 
@@ -386,20 +373,12 @@ export function installFastKafkaRecordEncoder(): boolean {
   if (encoderInstalled !== undefined) return encoderInstalled;
   encoderInstalled = false;
   try {
-    const kafkajsRequire = createRequire(requireHere.resolve('kafkajs'));
-    if (requireHere.cache[kafkajsRequire.resolve('./src/protocol/recordBatch/v0/index.js')] !== undefined) return false;
-    const recordPath = kafkajsRequire.resolve('./src/protocol/recordBatch/record/v0/index.js');
-    const original = kafkajsRequire(recordPath) as RecordEncoder;
-    const Encoder = kafkajsRequire('./src/protocol/encoder.js') as { prototype: object };
-    const cached = requireHere.cache[recordPath];
-    if (typeof original !== 'function' || cached === undefined || typeof Encoder.prototype !== 'object') return false;
-    kafkajsEncoder = original;
-    encoderPrototype = Encoder.prototype;
-    cached.exports = encodeKafkaRecord;
-    encoderInstalled = true;
+    // The records it returns are kafkajs Encoders (the batch encoder checks), so it needs the class first.
+    encoderPrototype = requireKafkajs<{ prototype: object }>('./src/protocol/encoder.js').prototype;
   } catch {
-    encoderInstalled = false;
+    return false;
   }
+  kafkajsEncoder = replaceKafkajsExport<RecordEncoder>('./src/protocol/recordBatch/record/v0/index.js', './src/protocol/recordBatch/v0/index.js', encodeKafkaRecord);
+  encoderInstalled = kafkajsEncoder !== undefined;
   return encoderInstalled;
 }
-
