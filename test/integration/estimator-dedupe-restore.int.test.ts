@@ -5,13 +5,13 @@
 // again (new offsets, the same identities) that only the base record remembers are still
 // duplicates: the window counts every launch once. Real `warpwatch estimate` processes, real
 // Kafka and InfluxDB.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
   checkpointTopicRecords,
+  cleanedUpAfterAll,
   createDatabase,
   createFramesTopic,
-  dropDatabase,
   estimatorEnv,
   produceLaunches,
   settledWindowsOf,
@@ -19,17 +19,10 @@ import {
   stopChild,
   uniqueId,
   waitUntil,
-  type EstimatorChild,
 } from './estimator-support.ts';
 
 const WINDOW_MILLIS = 600_000;
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 describe('warpwatch estimate: the dedupe memory restored from its base record (real Kafka and InfluxDB)', () => {
   it('counts frames sent again after a SIGKILL and restore as duplicates, also those only the base record remembers', async () => {

@@ -1,17 +1,17 @@
 // The estimator on real Kafka and InfluxDB: failover time with the default
 // session/heartbeat settings, a frame dated a year ahead in the middle of a stream, and a
 // corrupt record in the real checkpoint topic.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import {
+  cleanedUpAfterAll,
   connectedProducer,
   createDatabase,
   createFramesTopic,
   createTopic,
   defaultsEnv,
-  dropDatabase,
   estimatorEnv,
   produceLaunches,
   healthOf,
@@ -23,13 +23,7 @@ import {
   type EstimatorChild,
 } from './estimator-support.ts';
 
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 function start(env: Record<string, string>, instance: string): EstimatorChild {
   const child = spawnEstimator(env, instance);

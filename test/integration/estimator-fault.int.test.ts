@@ -2,16 +2,16 @@
 // SIGKILL mid-stream and restart; two instances in one group with one of them killed.
 // In both cases the windows in InfluxDB must equal those of an uninterrupted run on the
 // same input (same frames, same partitions), field by field.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeFrame } from '../../protocol/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import {
+  cleanedUpAfterAll,
   committedMessages,
   connectedProducer,
   createDatabase,
   createTopic,
-  dropDatabase,
   estimatorEnv,
   influxQuery,
   measurementRows,
@@ -25,13 +25,7 @@ import {
 const STREAMS = 8;
 const LAUNCHES = 100;
 const WINDOWS = STREAMS * 10; // 100 launches 100 ms apart per stream = 10 one-second windows
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 async function windowCount(database: string): Promise<number> {
   const series = await influxQuery(database, `SELECT count(loss_counts) FROM "${MEASUREMENTS.window}"`);

@@ -1,17 +1,12 @@
 // ensureInfluxDatabase against the real InfluxDB of the local stack: a missing
 // database is created, an existing one is left alone; and `warpwatch estimate` pointed at a
 // database that does not exist starts and creates it instead of dropping every write.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ensureInfluxDatabase } from '../../estimator/index.ts';
 import { Secret } from '../../service/index.ts';
-import { dropDatabase, estimatorEnv, influxQuery, influxUrl, spawnEstimator, stopChild, uniqueId, type EstimatorChild } from './estimator-support.ts';
+import { cleanedUpAfterAll, estimatorEnv, influxQuery, influxUrl, spawnEstimator, uniqueId } from './estimator-support.ts';
 
-const databases: string[] = [];
-const children: EstimatorChild[] = [];
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 async function databaseNames(): Promise<string[]> {
   const series = await influxQuery('_internal', 'SHOW DATABASES');

@@ -3,26 +3,24 @@
 // `warpwatch estimate` process with real Kafka and InfluxDB: every sampled group is counted in
 // its window's warpwatch_samples point, the small frames' windows are exact, every offset is
 // committed, and nothing is logged as an error.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FIELDS, MAX_GROUP_SIZE, MEASUREMENTS } from '../../contracts/index.ts';
 import { encodeFrame, MAX_GROUP_SAMPLES } from '../../protocol/index.ts';
 import { groupSamplesFromLanes, laneFrameIdentity } from '../../protocol/testing/launch-summaries.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
   addToTable,
+  cleanedUpAfterAll,
   committedMessages,
   connectedProducer,
   createDatabase,
   createFramesTopic,
-  dropDatabase,
   estimatorEnv,
   influxQuery,
   spawnEstimator,
-  stopChild,
   uniqueId,
   waitUntil,
   writtenWindows,
-  type EstimatorChild,
   type WindowTable,
 } from './estimator-support.ts';
 
@@ -30,13 +28,7 @@ const STREAMS = 3;
 const LAUNCHES = 30; // 100 ms apart: 3 one-second windows per stream
 const GROUPS = 16;
 const START = 1_700_000_000_000;
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 /** A GroupSamples frame of stream big/k with MAX_GROUP_SAMPLES clocked groups of 32 lanes, dated `endMillis`. */
 function largestSamplesFrame(launch: number, endMillis: number): Buffer {

@@ -4,39 +4,31 @@
 // offset, every window of the normal streams is written exactly, the poisoned window is written
 // without the field its overflowed sum would give and is counted, and the undecodable frame is
 // in the DLQ topic with its error code, partition and offset.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DLQ_HEADERS } from '../../contracts/index.ts';
 import { encodeFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { syntheticLaunchSummary } from '../../protocol/testing/launch-summaries.ts';
 import { FIELDS, MEASUREMENTS } from '../../contracts/index.ts';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
+  cleanedUpAfterAll,
   committedMessages,
   connectedProducer,
   createDatabase,
   createTopic,
-  dropDatabase,
   estimatorEnv,
   influxQuery,
   kafkaClient,
   spawnEstimator,
-  stopChild,
   uniqueId,
   waitUntil,
-  type EstimatorChild,
 } from './estimator-support.ts';
 
 const STREAMS = 4;
 const LAUNCHES = 30; // 100 ms apart: 3 one-second windows per stream
 const GROUPS = 32;
 const START = 1_700_000_000_000;
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 /** The poison: a LaunchSummary of one group whose measured-loss sum is Number.MAX_VALUE (finite, ≥ 0: valid). */
 function poisonFrame(launch: number, endMillis: number): LaunchSummaryFrame {

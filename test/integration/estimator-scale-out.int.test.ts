@@ -4,24 +4,23 @@
 // mid-stream, its partitions are served by the two survivors within the failover bound, and
 // every window of every stream is in InfluxDB exactly once with exactly the launches and groups
 // sent in it (a window counted twice or partly lost would show as other counts).
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { createSeededRandom } from '../../model/index.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import {
   addToTable,
+  cleanedUpAfterAll,
   connectedProducer,
   createDatabase,
   createFramesTopic,
   defaultsEnv,
-  dropDatabase,
   frameOutcomes,
   groupAssignment,
   healthOf,
   launchesOf,
   launchFrame,
   spawnEstimator,
-  stopChild,
   uniqueId,
   waitUntil,
   windowsOf,
@@ -38,13 +37,7 @@ const LAUNCH_INTERVAL_MILLIS = 100;
 const FAILOVER_BOUND_MILLIS = 10_000;
 const ALL_PARTITIONS = Array.from({ length: PARTITIONS }, (_, p) => p);
 
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 /** Partitions per instance, from /healthz, when every instance is `ok` (assigned and restored); undefined otherwise. */
 async function healthyPartitions(group: readonly EstimatorChild[]): Promise<number[][] | undefined> {

@@ -4,13 +4,13 @@
 // stream records and marker, while the group's committed offset is the newer one. The next owner
 // must consume again from the marker: from the committed offset, the frames in between would be
 // missing from its windows. Real `warpwatch estimate` processes, real Kafka and InfluxDB.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateLaunches } from '../../estimator/testing/test-support.ts';
 import {
+  cleanedUpAfterAll,
   connectedProducer,
   createDatabase,
   createFramesTopic,
-  dropDatabase,
   checkpointTopicRecords,
   estimatorEnv,
   produceLaunches,
@@ -20,17 +20,10 @@ import {
   stopChild,
   uniqueId,
   waitUntil,
-  type EstimatorChild,
 } from './estimator-support.ts';
 
 const WINDOW_MILLIS = 60_000;
-const children: EstimatorChild[] = [];
-const databases: string[] = [];
-
-afterAll(async () => {
-  await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
-  await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
-});
+const { children, databases } = cleanedUpAfterAll();
 
 /** The marker's nextOffset for partition 0 of the frames topic, from the checkpoint records. */
 function markerOffset(records: Map<string, string | null>, markerKey: string): number | undefined {

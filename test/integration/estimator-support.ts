@@ -3,6 +3,7 @@
 // group's assignment, InfluxQL queries, frame production, and the exact table of windows sent
 // against the one InfluxDB holds.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll } from 'vitest';
 import { AssignerProtocol, Kafka, logLevel, type Producer } from 'kafkajs';
 import { CategoricalDistribution, type RandomSource } from '../../model/index.ts';
 import { MEASUREMENTS, topicToCreate } from '../../contracts/index.ts';
@@ -355,4 +356,21 @@ export function launchFrame(job: string, sequence: number, endMillis: number, ra
     measuredOverhead: 0.02,
     measuredNoise: 0.01,
   });
+}
+
+/**
+ * The estimator processes and InfluxDB databases of one test file, SIGKILLed and dropped after
+ * its tests: call once at the top of the file (it registers vitest's afterAll) and push what the
+ * tests start into the two arrays.
+ *
+ * @example const { children, databases } = cleanedUpAfterAll(); children.push(spawnEstimator(env, 'a'));
+ */
+export function cleanedUpAfterAll(): { readonly children: EstimatorChild[]; readonly databases: string[] } {
+  const children: EstimatorChild[] = [];
+  const databases: string[] = [];
+  afterAll(async () => {
+    await Promise.all(children.map((child) => stopChild(child, 'SIGKILL')));
+    await Promise.all(databases.map((db) => dropDatabase(db).catch(() => undefined)));
+  });
+  return { children, databases };
 }
