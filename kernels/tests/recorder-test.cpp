@@ -268,8 +268,13 @@ TEST(Recorder, AFailedCallFreesItsSlotAndIsReportedOnce) {
     for (int i = 0; i < 6; ++i) {
       launch(recorder, *runtime, nullptr, "k", 50, 1);  // stride 1: every launch claims samples
       runtime->synchronize(nullptr);
-      // The encoder hands the slot back after the stream: wait for it without timing anything.
-      for (int spin = 0; spin < 10000 && recorder.stats().launchesRecorded + recorder.stats().launchesFailed < static_cast<std::uint64_t>(i + 1); ++spin) {
+      // The encoder counts the launch when it hands the slot back (one lock): wait for the count
+      // without timing anything; a skipped launch ends the wait too, and the test then fails.
+      const auto settled = [&recorder] {
+        const ww::RecorderStats now = recorder.stats();
+        return now.launchesRecorded + now.launchesFailed + now.launchesSkipped;
+      };
+      for (int spin = 0; spin < 60000 && settled() < static_cast<std::uint64_t>(i + 1); ++spin) {
         std::this_thread::sleep_for(1ms);
       }
     }
@@ -288,6 +293,31 @@ TEST(Recorder, AFailedCallFreesItsSlotAndIsReportedOnce) {
     }
     EXPECT_EQ(lines, 1u) << err;
   }
+}
+
+TEST(Recorder, ALaunchCountedAsRecordedHasAlreadyGivenItsSlotBack) {
+  // With one staging slot, a caller that waits until stats() counts its launch may launch again at
+  // once and must find the slot free: the count and the freed slot change under one lock.
+  auto runtime = std::make_shared<ww::FakeRuntime>();
+  ww::RecorderOptions options;
+  options.stagingSlots = 1;
+  options.queueCapacityFrames = 100000;
+  ww::BasicRecorder recorder(options, runtime, fakeDevice());
+  constexpr std::uint64_t kLaunches = 3000;
+  for (std::uint64_t i = 0; i < kLaunches; ++i) {
+    launch(recorder, *runtime, nullptr, "k", 4, 1);
+    runtime->synchronize(nullptr);
+    for (;;) {  // no sleep: poll as tightly as a caller can, to land inside any gap
+      const ww::RecorderStats now = recorder.stats();
+      if (now.launchesRecorded + now.launchesFailed + now.launchesSkipped >= i + 1) break;
+      std::this_thread::yield();
+    }
+  }
+  const ww::CloseResult closed = recorder.close(10s);
+  EXPECT_TRUE(closed.complete);
+  const ww::RecorderStats stats = recorder.stats();
+  EXPECT_EQ(stats.launchesSkipped, 0u) << "a launch found the slot of a launch already counted still in use";
+  EXPECT_EQ(stats.launchesRecorded, kLaunches);
 }
 
 TEST(Recorder, AStickyErrorDisablesTheRecorderOnceAndCloseReturnsAtOnce) {

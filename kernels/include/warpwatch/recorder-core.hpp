@@ -588,8 +588,18 @@ class RecorderCore {
       encoding_ = true;
       encodingLaunches_ = slot->launches;
       lock.unlock();
-      encode(*slot);
+      const EncodeOutcome outcome = encode(*slot);
       lock.lock();
+      // The count and the freed slot change under one lock: whoever sees the launch counted can
+      // already use its slot (a caller waiting on stats() never races the free list).
+      if (outcome == EncodeOutcome::Recorded) {
+        stats_.launchesRecorded += slot->launches;
+        stats_.launchesAggregated += slot->launches - 1;
+      } else if (outcome == EncodeOutcome::Disabled) {
+        stats_.launchesDisabled += slot->launches;
+      } else {
+        stats_.launchesFailed += slot->launches;
+      }
       encoding_ = false;
       encodingLaunches_ = 0;
       free_.push_back(slot);
@@ -599,32 +609,28 @@ class RecorderCore {
     idle_.notify_all();
   }
 
+  /// What encode() did with a launch; the encoder loop counts it when it frees the slot.
+  enum class EncodeOutcome { Recorded, Failed, Disabled };
+
   /// Copies the claimed samples (now that the launch has finished), builds and queues the frames.
-  void encode(StagingSlot& slot) noexcept {
+  EncodeOutcome encode(StagingSlot& slot) noexcept {
     const LaunchTotals& totals = *slot.hostTotals;
     const std::size_t claimed = std::min<std::size_t>(totals.sampleSlotsClaimed, options_.sampleCapacity);
     if (claimed > 0) {
       const RuntimeStatus copied = runtime_->copyToHostPrivate(slot.hostSamples, slot.deviceSamples, claimed * sizeof(GroupSampleSlot));
       if (!copied.ok) {
         reportFailure(copied, "encoder: copying the claimed samples");
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (copied.sticky) stats_.launchesDisabled += slot.launches;
-        else stats_.launchesFailed += slot.launches;
-        return;
+        return copied.sticky ? EncodeOutcome::Disabled : EncodeOutcome::Failed;
       }
     }
     try {
       frames_.recordLaunch(slot.info, totals, slot.hostSamples, claimed);
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.launchesRecorded += slot.launches;
-      stats_.launchesAggregated += slot.launches - 1;
+      return EncodeOutcome::Recorded;
     } catch (const std::exception& error) {
       reportFailure(RuntimeStatus::failure(std::string("the launch's frames could not be built: ") + error.what(), false), "encoder");
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.launchesFailed += slot.launches;
+      return EncodeOutcome::Failed;
     } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.launchesFailed += slot.launches;
+      return EncodeOutcome::Failed;
     }
   }
 
