@@ -33,7 +33,8 @@ import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../d
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
 import { decodeFrame } from '../protocol/index.ts';
 import { createKafkaClient } from '../service/index.ts';
-import { decodeKafkaRecord, encodeKafkaRecord, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, kafkajsRecordDecoder, kafkajsRecordEncoder, type KafkaRecordReader } from '../service/kafka-record-codec.ts';
+import { installNativeKafkaCrc32c } from '../service/kafka-native-crc.ts';
+import { decodeKafkaRecord, encodeKafkaRecord, encodeKafkaRecordBatch, installFastKafkaRecordBatchEncoder, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, kafkajsRecordBatchEncoder, kafkajsRecordDecoder, kafkajsRecordEncoder, type KafkaRecordReader } from '../service/kafka-record-codec.ts';
 import { createEstimatorEngine } from '../estimator/index.ts';
 import { MEASUREMENTS } from '../contracts/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
@@ -250,6 +251,23 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     { runs: 7, baseline: "kafkajs' record encoder", parameters: { records: results.length, valueBytes: resultValue.length } },
   );
   metrics['kafkaRecordEncoder.recordsPerSecond'] = results.length / (fastEncode.medianMillis / 1000);
+  // And the batch encoder around them: the estimator's producer sends up to 500 records a request.
+  // Both with the native CRC-32C the Kafka client installs (the batch module binds it when it loads).
+  installNativeKafkaCrc32c();
+  if (!installFastKafkaRecordBatchEncoder()) throw new Error('the record batch encoder could not be installed in kafkajs');
+  const kafkajsBatch = kafkajsRecordBatchEncoder()!;
+  const batches = Array.from({ length: 4 }, (_, b) => ({ firstTimestamp: 1_700_000_000_000, maxTimestamp: 1_700_000_000_500, lastOffsetDelta: 499, records: results.slice(b * 500, b * 500 + 500).map((fields) => encodeKafkaRecord(fields)) }));
+  await ctx.measure("kafkajs' record batch encoder", async () => {
+    for (const batch of batches) await kafkajsBatch(batch);
+  }, { runs: 7, parameters: { batches: batches.length, recordsPerBatch: 500, valueBytes: resultValue.length } });
+  const fastBatch = await ctx.measure(
+    'installed record batch encoder',
+    async () => {
+      for (const batch of batches) await encodeKafkaRecordBatch(batch);
+    },
+    { runs: 7, baseline: "kafkajs' record batch encoder", parameters: { batches: batches.length, recordsPerBatch: 500, valueBytes: resultValue.length } },
+  );
+  metrics['kafkaRecordBatchEncoder.recordsPerSecond'] = (batches.length * 500) / (fastBatch.medianMillis / 1000);
 
   // 0b. The engine alone on GroupSamples frames: decode + per-group sums, ICC sums and a
   // least-squares row from the reconvergence-stack emulator per sampled group, and the

@@ -1,6 +1,6 @@
 import { Kafka, logLevel, Partitioners, type ICustomPartitioner, type LogEntry, type RetryOptions } from 'kafkajs';
 import { installNativeKafkaCrc32c } from './kafka-native-crc.ts';
-import { installFastKafkaRecordDecoder, installFastKafkaRecordEncoder } from './kafka-record-codec.ts';
+import { installFastKafkaRecordBatchEncoder, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder } from './kafka-record-codec.ts';
 import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
 
 /** One log entry of kafkajs, as {@link createKafkaClient} passes it on. */
@@ -57,11 +57,12 @@ const LEVEL_NAMES: Readonly<Record<number, KafkaClientLogEntry['level']>> = {
 export function createKafkaClient(options: KafkaClientOptions): Kafka {
   // Record batches' CRC-32C computed natively (service/kafka-native-crc.ts); kafkajs' own where not.
   installNativeKafkaCrc32c();
-  // Records decoded without kafkajs' per-header copies and BigInt offsets, and encoded into one
-  // buffer of their size (service/kafka-record-codec.ts): the same records and bytes, kafkajs'
-  // own functions where they cannot.
+  // Records decoded without kafkajs' per-header copies and BigInt offsets, and records and
+  // record batches encoded into one buffer of their size (service/kafka-record-codec.ts): the
+  // same records and bytes, kafkajs' own functions where they cannot.
   installFastKafkaRecordDecoder();
   installFastKafkaRecordEncoder();
+  installFastKafkaRecordBatchEncoder();
   const log = options.log;
   return new Kafka({
     clientId: options.clientId,

@@ -19,7 +19,7 @@
  * kafkajs'. docs/estimator.md (Kafka records) gives the measured gains;
  * service/kafka-record-codec.test.ts compares both with kafkajs' own on generated input.
  */
-import { replaceKafkajsExport, requireKafkajs } from './kafkajs-patch.ts';
+import { liveKafkajsExport, replaceKafkajsExport, replaceKafkajsExports, requireKafkajs } from './kafkajs-patch.ts';
 
 
 /** The part of kafkajs' protocol Decoder (kafkajs/src/protocol/decoder.js) a record is read with. */
@@ -381,4 +381,135 @@ export function installFastKafkaRecordEncoder(): boolean {
   kafkajsEncoder = replaceKafkajsExport<RecordEncoder>('./src/protocol/recordBatch/record/v0/index.js', './src/protocol/recordBatch/v0/index.js', encodeKafkaRecord);
   encoderInstalled = kafkajsEncoder !== undefined;
   return encoderInstalled;
+}
+
+/** What kafkajs' record batch encoder (recordBatch/v0/index.js `RecordBatch`) takes. */
+export interface KafkaRecordBatchFields {
+  readonly compression?: number;
+  readonly firstOffset?: unknown;
+  readonly firstTimestamp?: number;
+  readonly maxTimestamp?: number;
+  readonly partitionLeaderEpoch?: number;
+  readonly lastOffsetDelta?: number;
+  readonly transactional?: boolean;
+  readonly producerId?: unknown;
+  readonly producerEpoch?: number;
+  readonly firstSequence?: number;
+  readonly records?: readonly unknown[];
+}
+
+/** kafkajs' record batch encoder's signature. */
+export type RecordBatchEncoder = (fields: KafkaRecordBatchFields) => Promise<KafkaEncoder>;
+
+interface KafkajsLong {
+  getHighBits(): number;
+  getLowBits(): number;
+}
+
+let batchEncoderInstalled: boolean | undefined;
+let kafkajsBatchEncoder: RecordBatchEncoder | undefined;
+let toLong: ((value: unknown) => KafkajsLong) | undefined;
+let batchCrc: ((buffer: Buffer) => number) | undefined;
+
+/** Bytes of a v2 record batch before its records: first offset, length, leader epoch, magic, CRC, attributes … first sequence, record count. */
+const BATCH_HEAD_BYTES = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4;
+/** Where the bytes the CRC-32C covers begin (the attributes). */
+const CRC_FROM = 8 + 4 + 4 + 1 + 4;
+
+function writeLong(target: Buffer, at: number, value: unknown): void {
+  const long = toLong!(value);
+  target.writeInt32BE(long.getHighBits(), at);
+  target.writeInt32BE(long.getLowBits(), at + 4);
+}
+
+/**
+ * Encodes an uncompressed record batch exactly as kafkajs' `RecordBatch` (record batch v2,
+ * magic 2) does, into one buffer of the batch's size: kafkajs builds it in three encoders, each
+ * grown by doubling into zeroed buffers and copied into the next, ~7 copies of every record
+ * before the request is sent. The function {@link installFastKafkaRecordBatchEncoder} puts in
+ * its place. A compressed batch, or records that are not kafkajs Encoders, go to kafkajs' own,
+ * which encodes them or throws as it always did. The CRC-32C is kafkajs' module's (the native
+ * one where service/kafka-native-crc.ts installed it).
+ *
+ * @throws Error before {@link installFastKafkaRecordBatchEncoder} succeeded.
+ * @example const batch = await encodeKafkaRecordBatch({ records: [encodeKafkaRecord({ value: 'v' })] }); batch.buf
+ */
+export async function encodeKafkaRecordBatch(fields: KafkaRecordBatchFields): Promise<KafkaEncoder> {
+  const fallback = kafkajsBatchEncoder;
+  if (fallback === undefined || encoderPrototype === undefined || toLong === undefined || batchCrc === undefined) throw new Error('encodeKafkaRecordBatch before installFastKafkaRecordBatchEncoder');
+  const { compression = 0, records = [] } = fields;
+  if (compression !== 0 || !Array.isArray(records)) return fallback(fields);
+  let recordBytes = 0;
+  for (const record of records as unknown[]) {
+    // kafkajs' writeArray of objects writes each Encoder's bytes (buf up to offset).
+    if (typeof record !== 'object' || record === null || !Buffer.isBuffer((record as KafkaEncoder).buf) || !Number.isInteger((record as KafkaEncoder).offset)) return fallback(fields);
+    recordBytes += (record as KafkaEncoder).offset;
+  }
+  const now = Date.now();
+  const { firstOffset = 0, firstTimestamp = now, maxTimestamp = now, partitionLeaderEpoch = 0, lastOffsetDelta = 0, transactional = false, producerId = -1, producerEpoch = 0, firstSequence = 0 } = fields;
+  const total = BATCH_HEAD_BYTES + recordBytes;
+  const target = Buffer.allocUnsafe(total);
+  writeLong(target, 0, firstOffset);
+  target.writeInt32BE(total - 12, 8); // the batch's bytes after the first offset and this length
+  target.writeInt32BE(partitionLeaderEpoch, 12);
+  target.writeInt8(2, 16); // magic
+  target.writeInt16BE(transactional ? 16 : 0, CRC_FROM); // attributes: no compression, create time, transactional bit
+  target.writeInt32BE(lastOffsetDelta, CRC_FROM + 2);
+  writeLong(target, CRC_FROM + 6, firstTimestamp);
+  writeLong(target, CRC_FROM + 14, maxTimestamp);
+  writeLong(target, CRC_FROM + 22, producerId);
+  target.writeInt16BE(producerEpoch, CRC_FROM + 30);
+  target.writeInt32BE(firstSequence, CRC_FROM + 32);
+  target.writeInt32BE(records.length, CRC_FROM + 36);
+  let at = BATCH_HEAD_BYTES;
+  for (const record of records as KafkaEncoder[]) at += record.buf.copy(target, at, 0, record.offset);
+  if (at !== total) throw new Error(`encodeKafkaRecordBatch wrote ${at} of ${total} bytes`);
+  target.writeUInt32BE(batchCrc(target.subarray(CRC_FROM)) >>> 0, 17);
+  const encoder = Object.create(encoderPrototype) as KafkaEncoder;
+  encoder.buf = target;
+  encoder.offset = total;
+  return encoder;
+}
+
+/**
+ * kafkajs' own record batch encoder, as {@link installFastKafkaRecordBatchEncoder} found it
+ * (for comparisons in tests and the bench).
+ *
+ * @returns the function, or undefined before a successful install.
+ * @example await kafkajsRecordBatchEncoder()?.({ records: [] })
+ */
+export function kafkajsRecordBatchEncoder(): RecordBatchEncoder | undefined {
+  return kafkajsBatchEncoder;
+}
+
+/**
+ * Makes kafkajs encode the record batches it produces with {@link encodeKafkaRecordBatch} from
+ * now on; once per process (later calls return the first answer). Call it after
+ * {@link installFastKafkaRecordEncoder}, which must reach the batch module before it loads.
+ *
+ * @returns true when kafkajs now uses it; false when kafkajs' files are not where version 2.2.4
+ *   has them, or kafkajs has already loaded its produce request (which binds the batch encoder
+ *   once, when it is loaded).
+ * @example installFastKafkaRecordEncoder(); installFastKafkaRecordBatchEncoder(); const kafka = new Kafka({ brokers });
+ */
+export function installFastKafkaRecordBatchEncoder(): boolean {
+  if (batchEncoderInstalled !== undefined) return batchEncoderInstalled;
+  batchEncoderInstalled = false;
+  try {
+    encoderPrototype ??= requireKafkajs<{ prototype: object }>('./src/protocol/encoder.js').prototype;
+    const Long = requireKafkajs<{ fromValue(value: unknown): KafkajsLong }>('./src/utils/long.js');
+    toLong = (value) => Long.fromValue(value);
+    // Looked up at each call: the native CRC may replace kafkajs' own after this install.
+    const crc = liveKafkajsExport<(input: Buffer) => number>('./src/protocol/recordBatch/crc32C/index.js');
+    batchCrc = (buffer) => crc()(buffer);
+  } catch {
+    return false;
+  }
+  const replaced = replaceKafkajsExports<{ RecordBatch: RecordBatchEncoder }>('./src/protocol/recordBatch/v0/index.js', './src/protocol/requests/produce/v3/request.js', 'object', (original) => ({
+    ...original,
+    RecordBatch: encodeKafkaRecordBatch,
+  }));
+  kafkajsBatchEncoder = replaced?.RecordBatch;
+  batchEncoderInstalled = kafkajsBatchEncoder !== undefined;
+  return batchEncoderInstalled;
 }
