@@ -343,9 +343,14 @@ export function encodeKafkaRecord(fields: KafkaRecordFields): KafkaEncoder {
     at = writeBytes(target, at, headerValues[i], headerLengths[2 * i + 1]!);
   }
   if (at !== total) throw new Error(`encodeKafkaRecord wrote ${at} of ${total} bytes`);
-  const encoder = Object.create(encoderPrototype) as KafkaEncoder;
-  encoder.buf = target;
-  encoder.offset = total;
+  return encoderOver(target);
+}
+
+/** A kafkajs Encoder holding `bytes` as written (what kafkajs' batch and request encoders take). */
+function encoderOver(bytes: Buffer): KafkaEncoder {
+  const encoder = Object.create(encoderPrototype!) as KafkaEncoder;
+  encoder.buf = bytes;
+  encoder.offset = bytes.length;
   return encoder;
 }
 
@@ -465,10 +470,7 @@ export async function encodeKafkaRecordBatch(fields: KafkaRecordBatchFields): Pr
   for (const record of records as KafkaEncoder[]) at += record.buf.copy(target, at, 0, record.offset);
   if (at !== total) throw new Error(`encodeKafkaRecordBatch wrote ${at} of ${total} bytes`);
   target.writeUInt32BE(batchCrc(target.subarray(CRC_FROM)) >>> 0, 17);
-  const encoder = Object.create(encoderPrototype) as KafkaEncoder;
-  encoder.buf = target;
-  encoder.offset = total;
-  return encoder;
+  return encoderOver(target);
 }
 
 /**
