@@ -67,6 +67,8 @@ export {
   MIN_DIVERGENCE_FIT_GROUPS,
   recordSampledBlock,
   recordSampledGroup,
+  recordSampledGroupColumns,
+  type SampledGroupColumns,
   type SampledGroupInput,
   type SampledGroupsAccumulation,
   type SampledGroupsResult,

@@ -11,7 +11,7 @@ import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
 import { decodeFrameHeader, type FrameHeader } from './frame-header.ts';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_COUNT, MAX_PAYLOAD_BYTES, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
-import type { DeviceInfo, Frame, GroupSample, GroupSampleOffsets, GroupSamplesFrame, GroupSamplesOffsetsFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
+import type { DeviceInfo, Frame, GroupSample, GroupSampleColumns, GroupSamplesFrame, GroupSamplesOffsetsFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
 import { checkUint, identityBytesProblem, validateFrameBody } from './validate-frame.ts';
 
 /** Options of {@link decodeFrame}. */
@@ -453,7 +453,7 @@ export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Fr
 /**
  * Decodes exactly one frame as {@link decodeFrame} does (the same acceptance, error codes and
  * messages), except that a GroupSamples frame's samples carry their clocks as tick offsets from
- * the group's start clock ({@link GroupSampleOffsets}) instead of a BigInt per clock: the
+ * the group's start clock, in columns ({@link GroupSampleColumns}), instead of a BigInt per clock: the
  * estimator's reading, which needs only the offsets. A LaunchSummary frame is decodeFrame's.
  *
  * The offsets are what `c_i − c0` is as numbers: below 2^53 each clock is read as two 32-bit
@@ -461,25 +461,23 @@ export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Fr
  *
  * @param bytes - one whole frame (header + payload), nothing more
  * @param options - as for decodeFrame
+ * @param into - columns to read the samples into (createGroupSampleColumns), reused by the next
+ *   decode given them: the frame's `samples` are then valid until that decode. Without it, new
+ *   columns.
  * @throws FrameError as decodeFrame, for the same bytes
  * @example
  * const frame = decodeFrameWithClockOffsets(bytes);
- * if (frame.type === 'group-samples') console.log(frame.groups[0]?.durationTicks);
+ * if (frame.type === 'group-samples') console.log(frame.samples.durationTicks[0]);
  */
-export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeFrameOptions): LaunchSummaryFrame | GroupSamplesOffsetsFrame {
+export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeFrameOptions, into?: GroupSampleColumns): LaunchSummaryFrame | GroupSamplesOffsetsFrame {
   const { kind, payload, view, identity } = openFrame(bytes, options);
   if (kind === 'launch-summary') return wholeLaunchSummary(payload, view, identity);
   // Every check decodeFrame makes of a GroupSamples payload (no rule constrains the lanes).
   const sampleCount = checkGroupSamplesWithoutLanes(payload, view, identity);
   const p = identity.bodyAt;
   const selectionCode = payload[p + 8]!;
-  const n = identity.groupSize;
-  const groups = new Array<GroupSampleOffsets>(sampleCount);
-  let at = p + 20;
-  for (let g = 0; g < sampleCount; g++) {
-    groups[g] = readSampleOffsets(view, at, n);
-    at += 24 + 12 * n;
-  }
+  const samples = into ?? createGroupSampleColumns();
+  readSampleColumns(samples, view, p + 20, sampleCount, identity.groupSize);
   return {
     type: 'group-samples',
     job: identity.job,
@@ -496,8 +494,20 @@ export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeF
     selection: selectionCode === 0 ? 'stride' : selectionCode === 1 ? 'hash' : 'block',
     samplingStride: view.getUint32(p + 12, true),
     ...(selectionCode === 2 ? { groupsPerBlock: view.getUint16(p + 10, true) } : {}),
-    groups,
+    samples,
   };
+}
+
+/**
+ * Empty columns for {@link decodeFrameWithClockOffsets} to read GroupSamples frames into; they
+ * grow to the largest frame read and are reused by every decode given them.
+ *
+ * @example
+ * const columns = createGroupSampleColumns();
+ * for (const bytes of frames) { const frame = decodeFrameWithClockOffsets(bytes, undefined, columns); use(frame); }
+ */
+export function createGroupSampleColumns(): GroupSampleColumns {
+  return { groups: 0, lanes: 0, groupIndex: new Float64Array(0), durationTicks: new Float64Array(0), clocked: new Uint8Array(0), laneCounts: new Float64Array(0), laneFinishTicks: new Float64Array(0) };
 }
 
 /** A LaunchSummary payload read and checked as decodeFrame does: no bytes left over, every rule met. */
@@ -514,29 +524,45 @@ const TWO_POW_32 = 4_294_967_296;
 /** High halves below this make a u64 below 2^53 (exact as a number). */
 const SAFE_HIGH_LIMIT = 0x200000;
 
-/** One sample (24 + 12·n bytes at `at`) with its clocks as offsets from its start clock. */
-function readSampleOffsets(view: DataView, at: number, n: number): GroupSampleOffsets {
-  const groupIndex = countAt(view, at);
-  const startHigh = view.getUint32(at + 12, true);
-  const startLow = view.getUint32(at + 8, true);
-  const endHigh = view.getUint32(at + 20, true);
-  const endLow = view.getUint32(at + 16, true);
-  const startSafe = startHigh < SAFE_HIGH_LIMIT;
-  const startTicks = startHigh * TWO_POW_32 + startLow;
-  let allZero = startHigh === 0 && startLow === 0 && endHigh === 0 && endLow === 0;
-  const durationTicks =
-    startSafe && endHigh < SAFE_HIGH_LIMIT ? endHigh * TWO_POW_32 + endLow - startTicks : Number(view.getBigUint64(at + 16, true) - view.getBigUint64(at + 8, true));
-  let lane = at + 24;
-  const laneCounts = new Array<number>(n);
-  for (let i = 0; i < n; i++, lane += 4) laneCounts[i] = view.getUint32(lane, true);
-  const laneFinishTicks = new Array<number>(n);
-  for (let i = 0; i < n; i++, lane += 8) {
-    const low = view.getUint32(lane, true);
-    const high = view.getUint32(lane + 4, true);
-    if (low !== 0 || high !== 0) allZero = false;
-    laneFinishTicks[i] = startSafe && high < SAFE_HIGH_LIMIT ? high * TWO_POW_32 + low - startTicks : Number(view.getBigUint64(lane, true) - view.getBigUint64(at + 8, true));
+/**
+ * The `count` samples (24 + 12·n bytes each, from `at`) into `columns`, each with its clocks as
+ * offsets from its start clock; grows the columns when they are too short.
+ */
+function readSampleColumns(columns: GroupSampleColumns, view: DataView, at: number, count: number, n: number): void {
+  if (columns.groupIndex.length < count) {
+    const groups = Math.max(count, 2 * columns.groupIndex.length);
+    columns.groupIndex = new Float64Array(groups);
+    columns.durationTicks = new Float64Array(groups);
+    columns.clocked = new Uint8Array(groups);
   }
-  return allZero ? { groupIndex, laneCounts, laneFinishTicks, durationTicks, clocked: false } : { groupIndex, laneCounts, laneFinishTicks, durationTicks };
+  if (columns.laneCounts.length < count * n) {
+    const lanes = Math.max(count * n, 2 * columns.laneCounts.length);
+    columns.laneCounts = new Float64Array(lanes);
+    columns.laneFinishTicks = new Float64Array(lanes);
+  }
+  columns.groups = count;
+  columns.lanes = n;
+  const { groupIndex, durationTicks, clocked, laneCounts, laneFinishTicks } = columns;
+  for (let g = 0, base = 0; g < count; g++, base += n, at += 24 + 12 * n) {
+    groupIndex[g] = countAt(view, at);
+    const startHigh = view.getUint32(at + 12, true);
+    const startLow = view.getUint32(at + 8, true);
+    const endHigh = view.getUint32(at + 20, true);
+    const endLow = view.getUint32(at + 16, true);
+    const startSafe = startHigh < SAFE_HIGH_LIMIT;
+    const startTicks = startHigh * TWO_POW_32 + startLow;
+    let allZero = startHigh === 0 && startLow === 0 && endHigh === 0 && endLow === 0;
+    durationTicks[g] = startSafe && endHigh < SAFE_HIGH_LIMIT ? endHigh * TWO_POW_32 + endLow - startTicks : Number(view.getBigUint64(at + 16, true) - view.getBigUint64(at + 8, true));
+    let lane = at + 24;
+    for (let i = base; i < base + n; i++, lane += 4) laneCounts[i] = view.getUint32(lane, true);
+    for (let i = base; i < base + n; i++, lane += 8) {
+      const low = view.getUint32(lane, true);
+      const high = view.getUint32(lane + 4, true);
+      if (low !== 0 || high !== 0) allZero = false;
+      laneFinishTicks[i] = startSafe && high < SAFE_HIGH_LIMIT ? high * TWO_POW_32 + low - startTicks : Number(view.getBigUint64(lane, true) - view.getBigUint64(at + 8, true));
+    }
+    clocked[g] = allZero ? 0 : 1;
+  }
 }
 
 /**

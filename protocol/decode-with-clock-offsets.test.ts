@@ -4,11 +4,25 @@
 // computed from the frame that was encoded, for clocks of every size (0, small, around 2^53, any u64).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, decodeFrameWithClockOffsets } from './decode-frame.ts';
+import { createGroupSampleColumns, decodeFrame, decodeFrameWithClockOffsets } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { groupSamplesArbitrary, launchSummaryArbitrary } from './testing/frame-arbitraries.ts';
 import { SAMPLE_GROUP_SAMPLES } from './sample-frames.ts';
-import type { GroupSamplesFrame } from './types.ts';
+import type { GroupSampleColumns, GroupSamplesFrame } from './types.ts';
+
+/** The columns' groups one object each, in the shape of the expectations below. */
+function groupsOf(columns: GroupSampleColumns): unknown[] {
+  return Array.from({ length: columns.groups }, (_, g) => {
+    const lanes = (values: Float64Array): number[] => Array.from(values.subarray(g * columns.lanes, (g + 1) * columns.lanes));
+    return {
+      groupIndex: columns.groupIndex[g],
+      laneCounts: lanes(columns.laneCounts),
+      laneFinishTicks: lanes(columns.laneFinishTicks),
+      durationTicks: columns.durationTicks[g],
+      ...(columns.clocked[g] === 0 ? { clocked: false } : {}),
+    };
+  });
+}
 
 const TWO_53 = 2n ** 53n;
 /** Clocks where the offsets' two paths meet: zero, small, the 2^53 boundary, anything. */
@@ -47,9 +61,10 @@ describe('decodeFrameWithClockOffsets', () => {
         const { groups, ...rest } = decodeFrame(encodeFrame(frame)) as GroupSamplesFrame;
         expect(decoded.type).toBe('group-samples');
         if (decoded.type !== 'group-samples') return;
-        const { groups: offsets, ...decodedRest } = decoded;
+        const { samples, ...decodedRest } = decoded;
         expect(decodedRest).toEqual(rest);
-        expect(offsets).toEqual(
+        expect(samples.lanes).toBe(frame.groupSize);
+        expect(groupsOf(samples)).toEqual(
           groups.map((g) => {
             const zero = g.startClock === 0n && g.endClock === 0n && g.laneFinishClocks.every((c) => c === 0n);
             return {
@@ -63,6 +78,22 @@ describe('decodeFrameWithClockOffsets', () => {
         );
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('reads into the same columns frame after frame (growing them, and leaving stale lanes past the end) exactly what new columns hold', () => {
+    const columns = createGroupSampleColumns();
+    fc.assert(
+      fc.property(framesWithClocks, (frame) => {
+        const bytes = encodeFrame(frame);
+        const fresh = decodeFrameWithClockOffsets(bytes);
+        const reused = decodeFrameWithClockOffsets(bytes, undefined, columns);
+        if (fresh.type !== 'group-samples' || reused.type !== 'group-samples') throw new Error('expected group-samples');
+        expect(reused.samples).toBe(columns);
+        expect(columns.groups).toBe(frame.groups.length);
+        expect(groupsOf(columns)).toEqual(groupsOf(fresh.samples));
+      }),
+      { numRuns: 300 },
     );
   });
 
@@ -82,7 +113,7 @@ describe('decodeFrameWithClockOffsets', () => {
     };
     const decoded = decodeFrameWithClockOffsets(encodeFrame(frame));
     if (decoded.type !== 'group-samples') throw new Error('expected group-samples');
-    expect(decoded.groups[0]!.durationTicks).toBe(10);
-    expect(decoded.groups[0]!.laneFinishTicks).toEqual(frame.groups[0]!.laneFinishClocks.map((_, i) => i));
+    expect(decoded.samples.durationTicks[0]).toBe(10);
+    expect(Array.from(decoded.samples.laneFinishTicks.subarray(0, frame.groupSize))).toEqual(frame.groups[0]!.laneFinishClocks.map((_, i) => i));
   });
 });

@@ -12,7 +12,7 @@ import { FrameError } from './errors.ts';
 import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { FRAME_HEADER_BYTES } from './limits.ts';
 import { SAMPLE_GROUP_SAMPLES } from './sample-frames.ts';
-import type { Frame } from './types.ts';
+import type { Frame, GroupSamplesOffsetsFrame } from './types.ts';
 
 type Outcome = { ok: true; summary: unknown } | { ok: false; code: string; message: string };
 
@@ -26,8 +26,8 @@ function outcome(run: () => unknown): Outcome {
 }
 
 /** What summarizeFrame must return for a frame decodeFrame decoded, computed from the decoded frame. */
-function expectedSummary(frame: Frame): unknown {
-  const lanes = frame.type === 'launch-summary' ? frame.groupsCounted * frame.groupSize : frame.groups.length * frame.groupSize;
+function expectedSummary(frame: Frame | GroupSamplesOffsetsFrame): unknown {
+  const lanes = frame.type === 'launch-summary' ? frame.groupsCounted * frame.groupSize : ('samples' in frame ? frame.samples.groups : frame.groups.length) * frame.groupSize;
   return { type: frame.type, job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: frame.device.uuid, threadRecords: lanes };
 }
 
@@ -36,7 +36,7 @@ function agree(bytes: Uint8Array): Outcome {
   const summarized = outcome(() => summarizeFrame(bytes));
   expect(summarized).toEqual(full);
   // The estimator's decoder (clock offsets) has the same acceptance, codes and messages.
-  const withOffsets = outcome(() => expectedSummary(decodeFrameWithClockOffsets(bytes) as Frame));
+  const withOffsets = outcome(() => expectedSummary(decodeFrameWithClockOffsets(bytes)));
   expect(withOffsets).toEqual(full);
   return full;
 }

@@ -105,27 +105,34 @@ export interface GroupSample {
 }
 
 /**
- * A sampled group as the estimator reads it ({@link decodeFrameWithClockOffsets}): its clocks
- * as tick offsets from its start clock c0, numbers instead of u64 BigInts. An offset is exact
- * when both clocks are below 2^53 (a group lasts far fewer ticks); otherwise it is the Number of
- * the exact BigInt difference.
+ * The sampled groups of a GroupSamples frame as the estimator reads them
+ * ({@link decodeFrameWithClockOffsets}): in columns, one value per group or per lane, with each
+ * group's clocks as tick offsets from its start clock c0 (numbers, not u64 BigInts). Group g's
+ * lane i is at index g·lanes + i of `laneCounts` and `laneFinishTicks`. An offset is exact when
+ * both clocks are below 2^53 (a group lasts far fewer ticks); otherwise it is the Number of the
+ * exact BigInt difference. The arrays may be longer than `groups` needs: a decoder given the
+ * same columns for every frame reuses them (createGroupSampleColumns).
  */
-export interface GroupSampleOffsets {
-  /** Group index within the launch (< groupCount). */
-  readonly groupIndex: number;
-  /** Iteration count w_i per lane (u32), exactly groupSize entries. */
-  readonly laneCounts: readonly number[];
-  /** c_i − c0 per lane, ticks, exactly groupSize entries. */
-  readonly laneFinishTicks: readonly number[];
-  /** c_end − c0, ticks. */
-  readonly durationTicks: number;
-  /** false for a counts-only sample (every clock 0, SPEC.md "Counts-only frames"); absent otherwise. */
-  readonly clocked?: false;
+export interface GroupSampleColumns {
+  /** Sampled groups held. */
+  groups: number;
+  /** Lanes per group (the frame's groupSize). */
+  lanes: number;
+  /** Group index within the launch (< groupCount), per group. */
+  groupIndex: Float64Array;
+  /** c_end − c0 per group, ticks. */
+  durationTicks: Float64Array;
+  /** Per group: 0 for a counts-only sample (every clock 0, SPEC.md "Counts-only frames"), 1 otherwise. */
+  clocked: Uint8Array;
+  /** Iteration count w_i (u32) of every group's lanes. */
+  laneCounts: Float64Array;
+  /** c_i − c0 of every group's lanes, ticks. */
+  laneFinishTicks: Float64Array;
 }
 
-/** A GroupSamples frame whose samples carry clock offsets ({@link GroupSampleOffsets}). */
+/** A GroupSamples frame whose samples are in columns with clock offsets ({@link GroupSampleColumns}). */
 export interface GroupSamplesOffsetsFrame extends Omit<GroupSamplesFrame, 'groups'> {
-  readonly groups: readonly GroupSampleOffsets[];
+  readonly samples: GroupSampleColumns;
 }
 
 /** A sampled subset of a launch's groups (frame type 2). A launch may emit several. */

@@ -1,5 +1,5 @@
 import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { decodeFrameWithClockOffsets, FrameError, type FrameKind } from '../../protocol/index.ts';
+import { createGroupSampleColumns, decodeFrameWithClockOffsets, FrameError, type FrameKind } from '../../protocol/index.ts';
 import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
 import { DEDUPE_DELTA_LIMIT, decodeStreamCheckpoint, encodeDedupeBase, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker, type DedupeBase } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
@@ -505,6 +505,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     return outcome.status;
   };
 
+  // GroupSamples frames are read into these columns, reused by the next frame: each frame's
+  // observation is recorded before handleMessage returns and is not kept (docs/estimator.md,
+  // Performance).
+  const sampleColumns = createGroupSampleColumns();
+
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
       const outcome = handleObservation(partition, parseOffset(offset), observation, wallMillis);
@@ -517,7 +522,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       let observation: Observation | undefined;
       let offsetValue: Offset | undefined;
       try {
-        const frame = decodeFrameWithClockOffsets(value);
+        const frame = decodeFrameWithClockOffsets(value, undefined, sampleColumns);
         type = frame.type;
         const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromOffsets(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SampledGroupInput } from '../../model/index.ts';
+import type { SampledGroupColumns, SampledGroupInput } from '../../model/index.ts';
 import { decodeFrame, decodeFrameWithClockOffsets, encodeFrame, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame } from '../../protocol/index.ts';
 import { groupSamplesArbitrary } from '../../protocol/testing/frame-arbitraries.ts';
 import { sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
@@ -45,13 +45,18 @@ describe('sampledGroupInputOf', () => {
 });
 
 describe('samplesObservationFromOffsets (the engine path) against samplesObservationFromFrame', () => {
-  it('gives the same observation for any valid GroupSamples frame (the offsets carry groupIndex besides)', () => {
+  it('gives the same observation for any valid GroupSamples frame (its groups in columns)', () => {
     fc.assert(
       fc.property(groupSamplesArbitrary, (frame) => {
         const bytes = encodeFrame(frame);
         const viaBigInts = samplesObservationFromFrame(decodeFrame(bytes) as GroupSamplesFrame);
         const viaOffsets = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
-        expect({ ...viaOffsets, groups: viaOffsets.groups.map(({ groupIndex: _, ...rest }: SampledGroupInput & { groupIndex?: number }) => rest) }).toEqual(viaBigInts);
+        const columns = viaOffsets.groups as SampledGroupColumns;
+        const groups: SampledGroupInput[] = Array.from({ length: columns.groups }, (_, g) => {
+          const lanes = (values: Float64Array): number[] => Array.from(values.subarray(g * columns.lanes, (g + 1) * columns.lanes));
+          return { laneCounts: lanes(columns.laneCounts), laneFinishTicks: lanes(columns.laneFinishTicks), durationTicks: columns.durationTicks[g]!, ...(columns.clocked[g] === 0 ? { clocked: false } : {}) };
+        });
+        expect({ ...viaOffsets, groups }).toEqual(viaBigInts);
       }),
       { numRuns: 300 },
     );

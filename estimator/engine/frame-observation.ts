@@ -51,21 +51,35 @@ export function summaryWeight(frame: Pick<LaunchSummaryFrame, 'groupCount' | 'gr
  * @example
  * const samples = samplesObservationFromFrame(frame as GroupSamplesFrame);
  */
-export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesObservation {
+export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesObservation & { readonly groups: readonly SampledGroupInput[] } {
   const blocks = frame.selection === 'block' && frame.groupsPerBlock !== undefined ? blockRunsOf(frame, frame.groupsPerBlock) : undefined;
   return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups.map(sampledGroupInputOf), ...(blocks === undefined ? {} : { blocks }) };
 }
 
 /**
  * As {@link samplesObservationFromFrame}, for a frame decoded by `decodeFrameWithClockOffsets`
- * (the engine's path): its samples already carry the clock offsets, so they are the groups.
+ * (the engine's path): its sample columns already carry the clock offsets, so they are the
+ * groups (the same columns, not a copy: the observation is as short-lived as they are).
  *
  * @example
  * const samples = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
  */
 export function samplesObservationFromOffsets(frame: GroupSamplesOffsetsFrame): SamplesObservation {
-  const blocks = frame.selection === 'block' && frame.groupsPerBlock !== undefined ? blockRunsOf(frame, frame.groupsPerBlock) : undefined;
-  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.groups, ...(blocks === undefined ? {} : { blocks }) };
+  const columns = frame.samples;
+  const blocks =
+    frame.selection === 'block' && frame.groupsPerBlock !== undefined
+      ? blockRunsOf(
+          {
+            groupCount: frame.groupCount,
+            groups: Array.from({ length: columns.groups }, (_, g) => ({
+              groupIndex: columns.groupIndex[g]!,
+              laneCounts: Array.from(columns.laneCounts.subarray(g * columns.lanes, (g + 1) * columns.lanes)),
+            })),
+          },
+          frame.groupsPerBlock,
+        )
+      : undefined;
+  return { kind: 'samples', ...identityOfFrame(frame), groups: columns, ...(blocks === undefined ? {} : { blocks }) };
 }
 
 /**

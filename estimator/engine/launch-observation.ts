@@ -1,5 +1,5 @@
 import { NIL_UUID, streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
-import type { SampledGroupInput } from '../../model/index.ts';
+import type { SampledGroupColumns, SampledGroupInput } from '../../model/index.ts';
 
 /**
  * The stream and frame identity every observation carries (LaunchSummary and GroupSamples
@@ -54,7 +54,12 @@ export interface LaunchObservation extends ObservationIdentity {
  */
 export interface SamplesObservation extends ObservationIdentity {
   readonly kind: 'samples';
-  readonly groups: readonly SampledGroupInput[];
+  /**
+   * The sampled groups: one object per group, or columns (the engine's decoding path, whose
+   * columns are reused by the next frame decoded: an observation holding them is used before
+   * that and not kept).
+   */
+  readonly groups: readonly SampledGroupInput[] | SampledGroupColumns;
   /**
    * Block runs (frames with selection `block`): the unit counts of each complete sampled block,
    * its groups in groupIndex order (model.md §11a); absent for other selections.

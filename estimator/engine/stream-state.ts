@@ -19,7 +19,7 @@ import {
 } from './launch-observation.ts';
 import { streamKeyOf, type StreamIdentity } from '../../contracts/index.ts';
 import { DedupeMemory } from './dedupe-memory.ts';
-import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, type SampledGroupsAccumulation } from '../../model/index.ts';
+import { cloneSampledGroups, createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, recordSampledGroupColumns, type SampledGroupsAccumulation } from '../../model/index.ts';
 
 /**
  * Per-stream window state: event-time tumbling windows, a "current" distribution
@@ -256,7 +256,9 @@ export function recordLaunchInWindow(
  */
 export function recordSamplesInWindow(window: WindowAccumulation, observation: SamplesObservation): void {
   const samples = (window.samples ??= createSampledGroups());
-  for (const group of observation.groups) recordSampledGroup(samples, group);
+  const groups = observation.groups;
+  if ('lanes' in groups) recordSampledGroupColumns(samples, groups);
+  else for (const group of groups) recordSampledGroup(samples, group);
   for (const block of observation.blocks ?? []) recordSampledBlock(samples, block, observation.groupSize);
   window.sampleFrames += 1;
 }

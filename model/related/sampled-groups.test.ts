@@ -3,7 +3,7 @@ import { localityLoss } from '../loss/locality-loss.ts';
 import { createSeededRandom } from '../distributions/random.ts';
 import { blockLoss } from '../loss/block-loss.ts';
 import { addDivergenceObservation, createDivergenceMoments, divergenceObservationOfGroup } from './divergence-fit.ts';
-import { createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, summarizeSampledGroups, type SampledGroupInput } from './sampled-groups.ts';
+import { createSampledGroups, mergeSampledGroups, recordSampledBlock, recordSampledGroup, recordSampledGroupColumns, summarizeSampledGroups, type SampledGroupInput } from './sampled-groups.ts';
 
 // Groups whose clocks follow the divergence-cost model exactly: a single loop with lane trip
 // counts w issues max(w) iterations and diverges once per distinct exit below the maximum
@@ -228,9 +228,9 @@ describe('recordSampledGroup locality sums (pairwise levels)', () => {
     return locality;
   }
 
-  it('gives the reference sums bit for bit for group sizes 1..64 (odd, even, powers of two), zeros and huge counts included (totals beyond 2^53 too)', () => {
+  it('gives the reference sums bit for bit for group sizes 1..136 (odd, even, powers of two; sums in the pass over the counts up to 64 lanes, by levels above), zeros and huge counts included (totals beyond 2^53 too)', () => {
     const random = createSeededRandom(77);
-    for (let n = 1; n <= 64; n += 1) {
+    for (let n = 1; n <= 136; n += 1) {
       const groups = Array.from({ length: 5 }, (_, g) =>
         Array.from({ length: n }, () => (g === 0 ? 0 : g === 4 ? random.nextInt(2 ** 30) * 1024 : g === 3 ? 2 ** 50 + random.nextInt(1000) : random.nextInt(g * 7))),
       );
@@ -266,5 +266,61 @@ describe('recordSampledGroup divergence moments (closed-form single loop)', () =
       samples.divergence.means.forEach((value, i) => expect(Object.is(value, reference.means[i]), `n=${n} mean ${i}`).toBe(true));
       samples.divergence.comoments.forEach((value, i) => expect(Object.is(value, reference.comoments[i]), `n=${n} comoment ${i}`).toBe(true));
     }
+  });
+});
+
+describe('recordSampledGroupColumns (the estimator\'s columns)', () => {
+  /** Every number of the accumulation, -0 and NaN told apart (Object.is), keyed by its path. */
+  function bits(value: unknown, path = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+    if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) bits(inner, `${path}.${key}`, out);
+    } else {
+      out[path] = Object.is(value, -0) ? '-0' : Number.isNaN(value) ? 'NaN' : value;
+    }
+    return out;
+  }
+
+  it('records each group of the columns as recordSampledGroup records it, bit for bit: valid, invalid, counts-only, huge counts, n = 1..70', () => {
+    const random = createSeededRandom(5);
+    for (let n = 1; n <= 70; n += 1) {
+      const groups: SampledGroupInput[] = Array.from({ length: 14 }, (_, g) => {
+        const laneCounts = Array.from({ length: n }, (_, lane) =>
+          g === 0 ? 0 : g === 5 ? 2 ** 50 + random.nextInt(1000) : g === 6 ? 5000 + lane : g === 7 && lane === n - 1 ? -1 : g === 8 && lane === 0 ? 1.5 : random.nextInt(g * 5),
+        );
+        const laneFinishTicks = laneCounts.map((w, lane) => (g === 9 && lane === n - 1 ? -3 : g === 10 && lane === 0 ? Number.POSITIVE_INFINITY : g === 11 ? 0 : Math.abs(w) * 7 + random.nextInt(5)));
+        const durationTicks = g === 12 ? Number.NaN : g === 13 ? -1 : g === 11 ? 0 : Math.max(...laneFinishTicks.map((c) => (Number.isFinite(c) ? c : 0))) + random.nextInt(9);
+        return { laneCounts, laneFinishTicks, durationTicks, ...(g === 11 ? { clocked: false } : {}) };
+      });
+      const byObject = createSampledGroups();
+      for (const group of groups) recordSampledGroup(byObject, group);
+      // Columns longer than the groups need, with stale values past the end (reused scratch).
+      const byColumns = createSampledGroups();
+      const laneCounts = new Float64Array(groups.length * n + 9).fill(3);
+      const laneFinishTicks = new Float64Array(groups.length * n + 9).fill(-1);
+      groups.forEach((group, g) => {
+        laneCounts.set(group.laneCounts, g * n);
+        laneFinishTicks.set(group.laneFinishTicks, g * n);
+      });
+      recordSampledGroupColumns(byColumns, {
+        groups: groups.length,
+        lanes: n,
+        laneCounts,
+        laneFinishTicks,
+        durationTicks: Float64Array.from([...groups.map((g) => g.durationTicks), 1, 2]),
+        clocked: Uint8Array.from([...groups.map((g) => (g.clocked === false ? 0 : 1)), 1, 1]),
+      });
+      expect(bits(byColumns), `n=${n}`).toEqual(bits(byObject));
+      expect(byObject.invalidGroups, `n=${n}`).toBe(6);
+    }
+  });
+
+  it('counts a group whose lanes are not numbers as invalid (recordSampledGroup), as the checks of each lane always did', () => {
+    const samples = createSampledGroups();
+    recordSampledGroup(samples, { laneCounts: [1, '2' as unknown as number], laneFinishTicks: [1, 2], durationTicks: 3 });
+    recordSampledGroup(samples, { laneCounts: [1, 2], laneFinishTicks: [1, 2n as unknown as number], durationTicks: 3 });
+    recordSampledGroup(samples, { laneCounts: [1, 2], laneFinishTicks: [1, 2], durationTicks: '3' as unknown as number });
+    recordSampledGroup(samples, { laneCounts: [1, 2], laneFinishTicks: [1, 2], durationTicks: 3 });
+    expect(samples.invalidGroups).toBe(3);
+    expect(samples.groups).toBe(1);
   });
 });

@@ -267,21 +267,178 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   const finish = group.laneFinishTicks;
   const n = counts.length;
   const duration = group.durationTicks;
-  // One pass per lane array: the checks and the sums, in lane order (the order of the sums is
-  // the order of their bits: see docs/estimator.md, "The engine's hot path").
-  let valid = n > 0 && finish.length === n && Number.isFinite(duration) && duration >= 0;
+  if (!(n > 0 && finish.length === n && typeof duration === 'number')) {
+    samples.invalidGroups += 1;
+    return;
+  }
+  // The lanes go through the columns' path in a one-group scratch. A lane that is not a number
+  // is invalid here, as Number.isSafeInteger and Number.isFinite would say of it; the rest of
+  // the checks are the columns path's.
+  if (oneCounts.length < n) {
+    oneCounts = new Float64Array(n);
+    oneFinish = new Float64Array(n);
+  }
+  for (let i = 0; i < n; i++) {
+    const w = counts[i];
+    const c = finish[i];
+    if (typeof w !== 'number' || typeof c !== 'number') {
+      samples.invalidGroups += 1;
+      return;
+    }
+    oneCounts[i] = w;
+    oneFinish[i] = c;
+  }
+  recordGroupAt(samples, oneCounts, oneFinish, 0, n, duration, group.clocked !== false);
+}
+
+/** Scratch of {@link recordSampledGroup}: one group's lanes as columns. */
+let oneCounts = new Float64Array(64);
+let oneFinish = new Float64Array(64);
+
+/**
+ * Sampled groups in columns: how the estimator reads a GroupSamples frame (into scratch columns
+ * reused from frame to frame, instead of two arrays per group). Group g's lane i is at index
+ * g·lanes + i of `laneCounts` and `laneFinishTicks`; each field means what it means in
+ * {@link SampledGroupInput}. The arrays may be longer than `groups` needs.
+ */
+export interface SampledGroupColumns {
+  /** Groups held. */
+  readonly groups: number;
+  /** Lanes per group, n. */
+  readonly lanes: number;
+  /** w_i of every group's lanes (groups·lanes values). */
+  readonly laneCounts: Float64Array;
+  /** c_i − c0 of every group's lanes, clock ticks (groups·lanes values). */
+  readonly laneFinishTicks: Float64Array;
+  /** c_end − c0 per group, clock ticks. */
+  readonly durationTicks: Float64Array;
+  /** Per group: 0 for a counts-only group (SampledGroupInput.clocked false), 1 for a clocked one. */
+  readonly clocked: Uint8Array;
+}
+
+/**
+ * Records the sampled groups held in `columns`, in order (mutates `samples`): the same sums,
+ * bits and invalid-group rules as {@link recordSampledGroup} once per group.
+ *
+ * @example
+ * recordSampledGroupColumns(samples, { groups: 1, lanes: 2, laneCounts: Float64Array.of(4, 2), laneFinishTicks: Float64Array.of(40, 20), durationTicks: Float64Array.of(45), clocked: Uint8Array.of(1) });
+ */
+export function recordSampledGroupColumns(samples: SampledGroupsAccumulation, columns: SampledGroupColumns): void {
+  const n = columns.lanes;
+  const durations = columns.durationTicks;
+  const clocked = columns.clocked;
+  for (let g = 0, base = 0; g < columns.groups; g++, base += n) {
+    recordGroupAt(samples, columns.laneCounts, columns.laneFinishTicks, base, n, durations[g]!, clocked[g] !== 0);
+  }
+}
+
+/**
+ * Records the group whose n lanes are counts[base … base + n) and finish[base … base + n): a
+ * group whose values cannot be right (n = 0, a count that is not a non-negative safe integer, a
+ * finish offset or duration that is negative or not finite) is counted in `invalidGroups`.
+ */
+function recordGroupAt(samples: SampledGroupsAccumulation, counts: Float64Array, finish: Float64Array, base: number, n: number, duration: number, clocked: boolean): void {
+  if (!(n > 0 && Number.isFinite(duration) && duration >= 0)) {
+    samples.invalidGroups += 1;
+    return;
+  }
+  // One pass over the counts does the checks, the sums (in lane order: the order of the sums is
+  // the order of their bits, docs/estimator.md "The engine's hot path"), the maximum, the
+  // distinct values below SEEN_BOUND, and the locality sums of sub-groups of 2, 4, 8, 16 and 32
+  // lanes: n lanes read once, not once per statistic. Each sub-group's maximum and total come
+  // from its two halves when its last lane is read (a carry from level to level, held in the
+  // variables below), and each level's sum a_n′ adds its sub-groups in ascending order: the
+  // same bits as recordLocalityDirect (the totals are safe integers, exact in any order).
+  if (stamp === 0xffffffff) {
+    seenStamp.fill(0);
+    stamp = 0;
+  }
+  stamp += 1;
+  const mark = stamp;
+  const seen = seenStamp;
+  const end = base + n;
+  let valid = true;
   let total = 0;
   let max = 0;
   let squares = 0;
-  for (let i = 0; valid && i < n; i++) {
+  let distinct = 0;
+  let large = false;
+  let left = 0;
+  // The first half (maximum, total) of the sub-group of 4, 8 and 16 lanes being read.
+  let max2 = 0;
+  let total2 = 0;
+  let max4 = 0;
+  let total4 = 0;
+  let max8 = 0;
+  let total8 = 0;
+  let max16 = 0;
+  let total16 = 0;
+  // a_n′ = Σ over complete sub-groups of n′ lanes of n′·max/total (1 for an empty one).
+  let a2 = 0;
+  let a4 = 0;
+  let a8 = 0;
+  let a16 = 0;
+  let a32 = 0;
+  for (let i = base; i < end; i++) {
     const w = counts[i]!;
-    if (!(Number.isSafeInteger(w) && w >= 0)) valid = false;
+    if (!(Number.isSafeInteger(w) && w >= 0)) {
+      valid = false;
+      break;
+    }
     total += w;
     squares += w * w;
     if (w > max) max = w;
+    if (w < SEEN_BOUND) {
+      if (seen[w] !== mark) {
+        seen[w] = mark;
+        distinct += 1;
+      }
+    } else {
+      large = true;
+    }
+    const k = i - base;
+    if ((k & 1) === 0) {
+      left = w;
+      continue;
+    }
+    let subMax = w > left ? w : left;
+    let subTotal = left + w;
+    a2 += subTotal === 0 ? 1 : (2 * subMax) / subTotal;
+    if ((k & 2) === 0) {
+      max2 = subMax;
+      total2 = subTotal;
+      continue;
+    }
+    subMax = subMax > max2 ? subMax : max2;
+    subTotal = total2 + subTotal;
+    a4 += subTotal === 0 ? 1 : (4 * subMax) / subTotal;
+    if ((k & 4) === 0) {
+      max4 = subMax;
+      total4 = subTotal;
+      continue;
+    }
+    subMax = subMax > max4 ? subMax : max4;
+    subTotal = total4 + subTotal;
+    a8 += subTotal === 0 ? 1 : (8 * subMax) / subTotal;
+    if ((k & 8) === 0) {
+      max8 = subMax;
+      total8 = subTotal;
+      continue;
+    }
+    subMax = subMax > max8 ? subMax : max8;
+    subTotal = total8 + subTotal;
+    a16 += subTotal === 0 ? 1 : (16 * subMax) / subTotal;
+    if ((k & 16) === 0) {
+      max16 = subMax;
+      total16 = subTotal;
+      continue;
+    }
+    subMax = subMax > max16 ? subMax : max16;
+    subTotal = total16 + subTotal;
+    a32 += subTotal === 0 ? 1 : (32 * subMax) / subTotal;
   }
   let mimd = 0;
-  for (let i = 0; valid && i < n; i++) {
+  for (let i = base; valid && i < end; i++) {
     const c = finish[i]!;
     if (!(Number.isFinite(c) && c >= 0)) valid = false;
     mimd += c;
@@ -290,10 +447,10 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
     samples.invalidGroups += 1;
     return;
   }
+  if (large) distinct = distinctCounts(counts, base, n);
   const simt = n * duration;
   samples.groups += 1;
   samples.lanes += n;
-  const clocked = group.clocked !== false;
   if (clocked) {
     samples.sumLossMeasured += mimd === 0 ? 1 : simt / mimd;
     samples.clockedGroups = (samples.clockedGroups ?? samples.groups - 1) + 1;
@@ -306,43 +463,40 @@ export function recordSampledGroup(samples: SampledGroupsAccumulation, group: Sa
   samples.sumSquaredCounts += squares;
   samples.sumSquaredGroupTotals += total * total;
   const locality = (samples.locality ??= {});
-  if (total <= Number.MAX_SAFE_INTEGER) recordLocalityLevels(locality, counts, groupLoss);
-  else recordLocalityDirect(locality, counts);
-  if (clocked) addSingleLoopObservation(samples.divergence, counts, max, duration);
+  if (total > Number.MAX_SAFE_INTEGER) {
+    recordLocalityDirect(locality, counts, base, n);
+  } else if (n > STREAMED_LOCALITY_LANES) {
+    recordLocalityLevels(locality, counts, base, n, groupLoss);
+  } else {
+    // The sub-group sizes n′ < n that divide n (as recordLocalityDirect), then n itself; at
+    // n′ = 1 every lane's 1·w/w is exactly 1 (and 1 for w = 0), so a = n exactly; at n it is
+    // the group's count-based loss.
+    if (n > 1) addLocality(locality, 1, n);
+    if (n > 2 && n % 2 === 0) addLocality(locality, 2, a2);
+    if (n > 4 && n % 4 === 0) addLocality(locality, 4, a4);
+    if (n > 8 && n % 8 === 0) addLocality(locality, 8, a8);
+    if (n > 16 && n % 16 === 0) addLocality(locality, 16, a16);
+    if (n > 32 && n % 32 === 0) addLocality(locality, 32, a32);
+    addLocality(locality, n, groupLoss);
+  }
+  if (clocked) addSingleLoopObservation(samples.divergence, distinct, max, duration);
 }
 
-/** Scratch of {@link distinctCounts}: the lane counts, sorted (groups with a count ≥ SEEN_BOUND). */
+/** Scratch of {@link distinctCounts}: the lane counts, sorted. */
 let sortedCounts = new Float64Array(64);
-/** Counts below this are told apart by {@link seenStamp} (a fixed 16 KB scratch); larger ones by sorting. */
+/** Counts below this are told apart by {@link seenStamp} (a fixed 16 KB scratch) in recordSampledGroup's pass; a group with a larger one by {@link distinctCounts}. */
 const SEEN_BOUND = 4096;
-/** Scratch of {@link distinctCounts}: seenStamp[w] = the stamp of the last group with a lane count w. */
+/** Scratch of recordSampledGroup: seenStamp[w] = the stamp of the last group with a lane count w. */
 const seenStamp = new Uint32Array(SEEN_BOUND);
 let stamp = 0;
 
-/** The number of distinct values among counts (non-negative safe integers, max their largest), as new Set(counts).size. */
-function distinctCounts(counts: readonly number[], max: number): number {
-  const n = counts.length;
-  if (max < SEEN_BOUND) {
-    if (stamp === 0xffffffff) {
-      seenStamp.fill(0);
-      stamp = 0;
-    }
-    stamp += 1;
-    let distinct = 0;
-    for (let i = 0; i < n; i++) {
-      const w = counts[i]!;
-      if (seenStamp[w] !== stamp) {
-        seenStamp[w] = stamp;
-        distinct += 1;
-      }
-    }
-    return distinct;
-  }
+/** The number of distinct values among counts[base … base + n) (non-negative safe integers), as the size of a Set of them, by sorting. */
+function distinctCounts(counts: Float64Array, base: number, n: number): number {
   if (sortedCounts.length < n) sortedCounts = new Float64Array(n);
   const sorted = sortedCounts;
   // Insertion sort: n ≤ 32 lanes in frames (protocol/SPEC.md), faster than a Set.
   for (let i = 0; i < n; i++) {
-    const w = counts[i]!;
+    const w = counts[base + i]!;
     let j = i;
     for (; j > 0 && sorted[j - 1]! > w; j--) sorted[j] = sorted[j - 1]!;
     sorted[j] = w;
@@ -361,12 +515,12 @@ const divergenceDelta = new Float64Array(4);
  * already checked (counts non-negative safe integers, duration finite ≥ 0), without the
  * emulator's trace and arrays: the group is one loop without a body, so the emulator's
  * features are closed-form (model/related/reconvergence-stack.ts): issued = max count,
- * diverging exits = distinct counts − 1 ({@link distinctCounts}), spills = singleLoopSpills(distinct counts). The
- * moments are updated with addRegressionRow's arithmetic in its order (the same bits;
+ * diverging exits = distinct counts − 1, spills = singleLoopSpills(distinct counts), from
+ * the group's largest count `max` and its number of distinct counts `distinct`. The moments are
+ * updated with addRegressionRow's arithmetic in its order (the same bits;
  * model/related/sampled-groups.test.ts compares both).
  */
-function addSingleLoopObservation(moments: RegressionMoments, counts: readonly number[], max: number, duration: number): void {
-  const distinct = distinctCounts(counts, max);
+function addSingleLoopObservation(moments: RegressionMoments, distinct: number, max: number, duration: number): void {
   const size = moments.features + 1;
   const z = divergenceRow;
   z[0] = max;
@@ -401,22 +555,25 @@ function addLocality(locality: LocalitySums, sub: number, a: number): void {
   entry.sumSquares += a * a;
 }
 
+/** Groups of at most this many lanes get their locality sums in recordGroupAt's pass over the counts (sub-groups up to 32 lanes); larger ones from {@link recordLocalityLevels}. */
+const STREAMED_LOCALITY_LANES = 64;
+
 /** Scratch of {@link recordLocalityLevels}: per sub-group maxima and totals of the current level. */
 let levelMax = new Float64Array(64);
 let levelTotal = new Float64Array(64);
 
 /**
- * The locality sums for every power-of-two sub-group size n′ dividing n, and n itself: for each,
- * a = Σ over the n/n′ consecutive sub-groups of n′·max/total (1 for an empty one). Each level's
- * maxima and totals come from pairs of the level below (docs/estimator.md, Performance: n
- * lanes read once instead of once per level). The totals are sums of safe integers below 2^53
- * (the caller checks the group's total), so they are exact in any order, and a sums the
- * sub-groups in ascending order: the same bits as {@link recordLocalityDirect}. Two levels need
- * no sums: at n′ = 1 every lane's 1·w/w is exactly 1 (and 1 for w = 0), so a = n exactly; at n
- * it is the group's count-based loss `groupLoss` (n·max/total, 1 when total = 0), passed in.
+ * The locality sums for every power-of-two sub-group size n′ dividing n, and n itself, of the
+ * group at laneCounts[base … base + n) (groups of more than STREAMED_LOCALITY_LANES lanes): for
+ * each, a = Σ over the n/n′ consecutive sub-groups of n′·max/total (1 for an empty one). Each
+ * level's maxima and totals come from pairs of the level below. The totals are sums of safe
+ * integers below 2^53 (the caller checks the group's total), so they are exact in any order,
+ * and a sums the sub-groups in ascending order: the same bits as {@link recordLocalityDirect}.
+ * Two levels need no sums: at n′ = 1 every lane's 1·w/w is exactly 1 (and 1 for w = 0), so
+ * a = n exactly; at n it is the group's count-based loss `groupLoss` (n·max/total, 1 when
+ * total = 0), passed in.
  */
-function recordLocalityLevels(locality: LocalitySums, laneCounts: readonly number[], groupLoss: number): void {
-  const n = laneCounts.length;
+function recordLocalityLevels(locality: LocalitySums, laneCounts: Float64Array, base: number, n: number, groupLoss: number): void {
   if (n > 1) {
     addLocality(locality, 1, n);
     if (n % 2 === 0) {
@@ -425,28 +582,30 @@ function recordLocalityLevels(locality: LocalitySums, laneCounts: readonly numbe
         levelMax = new Float64Array(count);
         levelTotal = new Float64Array(count);
       }
+      const maxima = levelMax;
+      const totals = levelTotal;
       for (let j = 0; j < count; j++) {
-        const left = laneCounts[2 * j]!;
-        const right = laneCounts[2 * j + 1]!;
-        levelMax[j] = right > left ? right : left;
-        levelTotal[j] = left + right;
+        const left = laneCounts[base + 2 * j]!;
+        const right = laneCounts[base + 2 * j + 1]!;
+        maxima[j] = right > left ? right : left;
+        totals[j] = left + right;
       }
       // sub < n and sub divides n: the powers of two below n that divide it (as recordLocalityDirect).
       for (let sub = 2; sub < n; sub *= 2) {
         let a = 0;
         for (let j = 0; j < count; j++) {
-          const subTotal = levelTotal[j]!;
-          a += subTotal === 0 ? 1 : (sub * levelMax[j]!) / subTotal;
+          const subTotal = totals[j]!;
+          a += subTotal === 0 ? 1 : (sub * maxima[j]!) / subTotal;
         }
         addLocality(locality, sub, a);
         // 2·sub divides n only if the count of sub-groups is even.
         if (count % 2 !== 0) break;
         count /= 2;
         for (let j = 0; j < count; j++) {
-          const left = levelMax[2 * j]!;
-          const right = levelMax[2 * j + 1]!;
-          levelMax[j] = right > left ? right : left;
-          levelTotal[j] = levelTotal[2 * j]! + levelTotal[2 * j + 1]!;
+          const left = maxima[2 * j]!;
+          const right = maxima[2 * j + 1]!;
+          maxima[j] = right > left ? right : left;
+          totals[j] = totals[2 * j]! + totals[2 * j + 1]!;
         }
       }
     }
@@ -454,9 +613,8 @@ function recordLocalityLevels(locality: LocalitySums, laneCounts: readonly numbe
   addLocality(locality, n, groupLoss);
 }
 
-/** The locality sums lane by lane for each sub-group size (groups whose total is beyond 2^53). */
-function recordLocalityDirect(locality: LocalitySums, laneCounts: readonly number[]): void {
-  const n = laneCounts.length;
+/** The locality sums lane by lane for each sub-group size, of the group at laneCounts[base … base + n) (groups whose total is beyond 2^53). */
+function recordLocalityDirect(locality: LocalitySums, laneCounts: Float64Array, base: number, n: number): void {
   const subs: number[] = [];
   for (let sub = 1; sub < n; sub *= 2) if (n % sub === 0) subs.push(sub);
   subs.push(n);
@@ -465,7 +623,7 @@ function recordLocalityDirect(locality: LocalitySums, laneCounts: readonly numbe
     for (let start = 0; start < n; start += sub) {
       let subMax = 0;
       let subTotal = 0;
-      for (let i = start; i < start + sub; i++) {
+      for (let i = base + start; i < base + start + sub; i++) {
         const w = laneCounts[i]!;
         if (w > subMax) subMax = w;
         subTotal += w;
