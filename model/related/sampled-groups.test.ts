@@ -228,7 +228,7 @@ describe('recordSampledGroup locality sums (pairwise levels)', () => {
     return locality;
   }
 
-  it('gives the reference sums bit for bit for group sizes 1..136 (odd, even, powers of two; sums in the pass over the counts up to 64 lanes, by levels above), zeros and huge counts included (totals beyond 2^53 too)', () => {
+  it('gives the reference sums bit for bit for group sizes 1..136 (odd, even, powers of two; sums in the pass over the counts up to 64 lanes, lane by lane above), zeros and huge counts included (totals beyond 2^53 too)', () => {
     const random = createSeededRandom(77);
     for (let n = 1; n <= 136; n += 1) {
       const groups = Array.from({ length: 5 }, (_, g) =>

@@ -465,10 +465,8 @@ function recordGroupAt(samples: SampledGroupsAccumulation, counts: Float64Array,
   samples.sumSquaredCounts += squares;
   samples.sumSquaredGroupTotals += total * total;
   const locality = (samples.locality ??= {});
-  if (total > Number.MAX_SAFE_INTEGER) {
+  if (total > Number.MAX_SAFE_INTEGER || n > STREAMED_LOCALITY_LANES) {
     recordLocalityDirect(locality, counts, base, n);
-  } else if (n > STREAMED_LOCALITY_LANES) {
-    recordLocalityLevels(locality, counts, base, n, groupLoss);
   } else {
     // The sub-group sizes n′ < n that divide n (as recordLocalityDirect), then n itself; at
     // n′ = 1 every lane's 1·w/w is exactly 1 (and 1 for w = 0), so a = n exactly; at n it is
@@ -557,65 +555,14 @@ function addLocality(locality: LocalitySums, sub: number, a: number): void {
   entry.sumSquares += a * a;
 }
 
-/** Groups of at most this many lanes get their locality sums in recordGroupAt's pass over the counts (sub-groups up to 32 lanes); larger ones from {@link recordLocalityLevels}. */
+/**
+ * Groups of at most this many lanes get their locality sums in recordGroupAt's pass over the
+ * counts (sub-groups up to 32 lanes); larger ones (not in frames, whose groups have ≤ 32 lanes)
+ * from {@link recordLocalityDirect}, which gives the same bits.
+ */
 const STREAMED_LOCALITY_LANES = 64;
 
-/** Scratch of {@link recordLocalityLevels}: per sub-group maxima and totals of the current level. */
-let levelMax = new Float64Array(64);
-let levelTotal = new Float64Array(64);
-
-/**
- * The locality sums for every power-of-two sub-group size n′ dividing n, and n itself, of the
- * group at laneCounts[base … base + n) (groups of more than STREAMED_LOCALITY_LANES lanes): for
- * each, a = Σ over the n/n′ consecutive sub-groups of n′·max/total (1 for an empty one). Each
- * level's maxima and totals come from pairs of the level below. The totals are sums of safe
- * integers below 2^53 (the caller checks the group's total), so they are exact in any order,
- * and a sums the sub-groups in ascending order: the same bits as {@link recordLocalityDirect}.
- * Two levels need no sums: at n′ = 1 every lane's 1·w/w is exactly 1 (and 1 for w = 0), so
- * a = n exactly; at n it is the group's count-based loss `groupLoss` (n·max/total, 1 when
- * total = 0), passed in.
- */
-function recordLocalityLevels(locality: LocalitySums, laneCounts: Float64Array, base: number, n: number, groupLoss: number): void {
-  if (n > 1) {
-    addLocality(locality, 1, n);
-    if (n % 2 === 0) {
-      let count = n / 2;
-      if (levelMax.length < count) {
-        levelMax = new Float64Array(count);
-        levelTotal = new Float64Array(count);
-      }
-      const maxima = levelMax;
-      const totals = levelTotal;
-      for (let j = 0; j < count; j++) {
-        const left = laneCounts[base + 2 * j]!;
-        const right = laneCounts[base + 2 * j + 1]!;
-        maxima[j] = right > left ? right : left;
-        totals[j] = left + right;
-      }
-      // sub < n and sub divides n: the powers of two below n that divide it (as recordLocalityDirect).
-      for (let sub = 2; sub < n; sub *= 2) {
-        let a = 0;
-        for (let j = 0; j < count; j++) {
-          const subTotal = totals[j]!;
-          a += subTotal === 0 ? 1 : (sub * maxima[j]!) / subTotal;
-        }
-        addLocality(locality, sub, a);
-        // 2·sub divides n only if the count of sub-groups is even.
-        if (count % 2 !== 0) break;
-        count /= 2;
-        for (let j = 0; j < count; j++) {
-          const left = maxima[2 * j]!;
-          const right = maxima[2 * j + 1]!;
-          maxima[j] = right > left ? right : left;
-          totals[j] = totals[2 * j]! + totals[2 * j + 1]!;
-        }
-      }
-    }
-  }
-  addLocality(locality, n, groupLoss);
-}
-
-/** The locality sums lane by lane for each sub-group size, of the group at laneCounts[base … base + n) (groups whose total is beyond 2^53). */
+/** The locality sums lane by lane for each sub-group size, of the group at laneCounts[base … base + n) (groups whose total is beyond 2^53, or of more than STREAMED_LOCALITY_LANES lanes). */
 function recordLocalityDirect(locality: LocalitySums, laneCounts: Float64Array, base: number, n: number): void {
   const subs: number[] = [];
   for (let sub = 1; sub < n; sub *= 2) if (n % sub === 0) subs.push(sub);
