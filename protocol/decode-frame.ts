@@ -510,6 +510,25 @@ export function createGroupSampleColumns(): GroupSampleColumns {
   return { groups: 0, lanes: 0, groupIndex: new Float64Array(0), durationTicks: new Float64Array(0), clocked: new Uint8Array(0), laneCounts: new Float64Array(0), laneFinishTicks: new Float64Array(0) };
 }
 
+/**
+ * The sampled groups held in `columns`, one object each (copies of their lanes): for readers
+ * that take them one at a time, such as the block runs of a block-selection frame.
+ *
+ * @example sampleGroupsOf(frame.samples)[0]?.laneCounts // [4, 4, 3, 2]
+ */
+export function sampleGroupsOf(columns: GroupSampleColumns): { groupIndex: number; laneCounts: number[]; laneFinishTicks: number[]; durationTicks: number; clocked?: false }[] {
+  return Array.from({ length: columns.groups }, (_, g) => {
+    const lanes = (values: Float64Array): number[] => Array.from(values.subarray(g * columns.lanes, (g + 1) * columns.lanes));
+    return {
+      groupIndex: columns.groupIndex[g]!,
+      laneCounts: lanes(columns.laneCounts),
+      laneFinishTicks: lanes(columns.laneFinishTicks),
+      durationTicks: columns.durationTicks[g]!,
+      ...(columns.clocked[g] === 0 ? { clocked: false as const } : {}),
+    };
+  });
+}
+
 /** A LaunchSummary payload read and checked as decodeFrame does: no bytes left over, every rule met. */
 function wholeLaunchSummary(payload: Uint8Array, view: DataView, identity: DecodedIdentity): LaunchSummaryFrame {
   const { frame, end } = readLaunchSummary(payload, view, identity);

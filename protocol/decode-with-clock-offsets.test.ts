@@ -4,25 +4,11 @@
 // computed from the frame that was encoded, for clocks of every size (0, small, around 2^53, any u64).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createGroupSampleColumns, decodeFrame, decodeFrameWithClockOffsets } from './decode-frame.ts';
+import { createGroupSampleColumns, decodeFrame, decodeFrameWithClockOffsets, sampleGroupsOf } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { groupSamplesArbitrary, launchSummaryArbitrary } from './testing/frame-arbitraries.ts';
 import { SAMPLE_GROUP_SAMPLES } from './sample-frames.ts';
-import type { GroupSampleColumns, GroupSamplesFrame } from './types.ts';
-
-/** The columns' groups one object each, in the shape of the expectations below. */
-function groupsOf(columns: GroupSampleColumns): unknown[] {
-  return Array.from({ length: columns.groups }, (_, g) => {
-    const lanes = (values: Float64Array): number[] => Array.from(values.subarray(g * columns.lanes, (g + 1) * columns.lanes));
-    return {
-      groupIndex: columns.groupIndex[g],
-      laneCounts: lanes(columns.laneCounts),
-      laneFinishTicks: lanes(columns.laneFinishTicks),
-      durationTicks: columns.durationTicks[g],
-      ...(columns.clocked[g] === 0 ? { clocked: false } : {}),
-    };
-  });
-}
+import type { GroupSamplesFrame } from './types.ts';
 
 const TWO_53 = 2n ** 53n;
 /** Clocks where the offsets' two paths meet: zero, small, the 2^53 boundary, anything. */
@@ -64,7 +50,7 @@ describe('decodeFrameWithClockOffsets', () => {
         const { samples, ...decodedRest } = decoded;
         expect(decodedRest).toEqual(rest);
         expect(samples.lanes).toBe(frame.groupSize);
-        expect(groupsOf(samples)).toEqual(
+        expect(sampleGroupsOf(samples)).toEqual(
           groups.map((g) => {
             const zero = g.startClock === 0n && g.endClock === 0n && g.laneFinishClocks.every((c) => c === 0n);
             return {
@@ -91,7 +77,7 @@ describe('decodeFrameWithClockOffsets', () => {
         if (fresh.type !== 'group-samples' || reused.type !== 'group-samples') throw new Error('expected group-samples');
         expect(reused.samples).toBe(columns);
         expect(columns.groups).toBe(frame.groups.length);
-        expect(groupsOf(columns)).toEqual(groupsOf(fresh.samples));
+        expect(sampleGroupsOf(columns)).toEqual(sampleGroupsOf(fresh.samples));
       }),
       { numRuns: 300 },
     );

@@ -22,7 +22,7 @@ export { FrameError } from './errors.ts';
 export { crc32c } from './crc32c.ts';
 export { decodeFrameHeader } from './frame-header.ts';
 export { encodeFrame } from './encode-frame.ts';
-export { createGroupSampleColumns, decodeFrame, decodeFrameWithClockOffsets, summarizeFrame, type FrameSummary } from './decode-frame.ts';
+export { createGroupSampleColumns, decodeFrame, decodeFrameWithClockOffsets, sampleGroupsOf, summarizeFrame, type FrameSummary } from './decode-frame.ts';
 export { decodeFrames, scanFrameFile, type DamagedStretch } from './decode-frames.ts';
 export { createFrameSplitter } from './frame-splitter.ts';
 export { streamIdOf } from './stream-id.ts';

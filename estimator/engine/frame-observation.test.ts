@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { SampledGroupColumns, SampledGroupInput } from '../../model/index.ts';
-import { decodeFrame, decodeFrameWithClockOffsets, encodeFrame, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame } from '../../protocol/index.ts';
+import type { SampledGroupInput } from '../../model/index.ts';
+import { decodeFrame, decodeFrameWithClockOffsets, encodeFrame, sampleGroupsOf, type GroupSample, type GroupSampleColumns, type GroupSamplesFrame, type GroupSamplesOffsetsFrame } from '../../protocol/index.ts';
 import { groupSamplesArbitrary } from '../../protocol/testing/frame-arbitraries.ts';
 import { sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
 
@@ -51,11 +51,7 @@ describe('samplesObservationFromOffsets (the engine path) against samplesObserva
         const bytes = encodeFrame(frame);
         const viaBigInts = samplesObservationFromFrame(decodeFrame(bytes) as GroupSamplesFrame);
         const viaOffsets = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
-        const columns = viaOffsets.groups as SampledGroupColumns;
-        const groups: SampledGroupInput[] = Array.from({ length: columns.groups }, (_, g) => {
-          const lanes = (values: Float64Array): number[] => Array.from(values.subarray(g * columns.lanes, (g + 1) * columns.lanes));
-          return { laneCounts: lanes(columns.laneCounts), laneFinishTicks: lanes(columns.laneFinishTicks), durationTicks: columns.durationTicks[g]!, ...(columns.clocked[g] === 0 ? { clocked: false } : {}) };
-        });
+        const groups: SampledGroupInput[] = sampleGroupsOf(viaOffsets.groups as GroupSampleColumns).map(({ groupIndex: _, ...rest }) => rest);
         expect({ ...viaOffsets, groups }).toEqual(viaBigInts);
       }),
       { numRuns: 300 },

@@ -1,4 +1,4 @@
-import { histogramBinRange, type FrameIdentity, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { histogramBinRange, sampleGroupsOf, type FrameIdentity, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import type { SampledGroupInput } from '../../model/index.ts';
 import type { LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
 
@@ -65,21 +65,11 @@ export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesOb
  * const samples = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
  */
 export function samplesObservationFromOffsets(frame: GroupSamplesOffsetsFrame): SamplesObservation {
-  const columns = frame.samples;
   const blocks =
     frame.selection === 'block' && frame.groupsPerBlock !== undefined
-      ? blockRunsOf(
-          {
-            groupCount: frame.groupCount,
-            groups: Array.from({ length: columns.groups }, (_, g) => ({
-              groupIndex: columns.groupIndex[g]!,
-              laneCounts: Array.from(columns.laneCounts.subarray(g * columns.lanes, (g + 1) * columns.lanes)),
-            })),
-          },
-          frame.groupsPerBlock,
-        )
+      ? blockRunsOf({ groupCount: frame.groupCount, groups: sampleGroupsOf(frame.samples) }, frame.groupsPerBlock)
       : undefined;
-  return { kind: 'samples', ...identityOfFrame(frame), groups: columns, ...(blocks === undefined ? {} : { blocks }) };
+  return { kind: 'samples', ...identityOfFrame(frame), groups: frame.samples, ...(blocks === undefined ? {} : { blocks }) };
 }
 
 /**
