@@ -10,8 +10,9 @@
 import { crc32c } from './crc32c.ts';
 import { FrameError } from './errors.ts';
 import { decodeFrameHeader, type FrameHeader } from './frame-header.ts';
-import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, MAX_COUNT, MAX_PAYLOAD_BYTES, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
-import type { DeviceInfo, Frame, GroupSample, GroupSampleColumns, GroupSamplesFrame, GroupSamplesOffsetsFrame, HistogramEntry, LaunchSummaryFrame } from './types.ts';
+import { binHighOf, binLowOf } from './histogram-bins.ts';
+import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_PAYLOAD_BYTES, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
+import type { DeviceInfo, Frame, FrameColumns, GroupSample, GroupSampleColumns, GroupSamplesFrame, GroupSamplesOffsetsFrame, HistogramColumns, HistogramEntry, LaunchSummaryColumnsFrame, LaunchSummaryFrame } from './types.ts';
 import { checkUint, identityBytesProblem, validateFrameBody } from './validate-frame.ts';
 
 /** Options of {@link decodeFrame}. */
@@ -452,31 +453,32 @@ export function decodeFrame(bytes: Uint8Array, options?: DecodeFrameOptions): Fr
 
 /**
  * Decodes exactly one frame as {@link decodeFrame} does (the same acceptance, error codes and
- * messages), except that a GroupSamples frame's samples carry their clocks as tick offsets from
- * the group's start clock, in columns ({@link GroupSampleColumns}), instead of a BigInt per clock: the
- * estimator's reading, which needs only the offsets. A LaunchSummary frame is decodeFrame's.
- *
- * The offsets are what `c_i − c0` is as numbers: below 2^53 each clock is read as two 32-bit
- * halves (exact), at or above it the BigInt difference is taken and made a Number.
+ * messages), into columns instead of objects: the estimator's reading (docs/estimator.md, "The
+ * engine's hot path"), which allocates no object per histogram entry, sampled group or clock.
+ * - A LaunchSummary's histogram is read into `into.histogram` ({@link HistogramColumns}, each
+ *   entry with its bin's range), and its clock sums become numbers ({@link LaunchSummaryColumnsFrame}).
+ * - A GroupSamples frame's samples are read into `into.samples` ({@link GroupSampleColumns}),
+ *   each clock as a tick offset from its group's start clock: below 2^53 read as two 32-bit
+ *   halves (exact), at or above it the BigInt difference made a Number.
  *
  * @param bytes - one whole frame (header + payload), nothing more
  * @param options - as for decodeFrame
- * @param into - columns to read the samples into (createGroupSampleColumns), reused by the next
- *   decode given them: the frame's `samples` are then valid until that decode. Without it, new
- *   columns.
+ * @param into - columns to read into (createFrameColumns), reused by the next decode given
+ *   them: the frame's `histogram` or `samples` are valid until that decode. Without it, new columns.
  * @throws FrameError as decodeFrame, for the same bytes
  * @example
- * const frame = decodeFrameWithClockOffsets(bytes);
+ * const frame = decodeFrameColumns(bytes);
  * if (frame.type === 'group-samples') console.log(frame.samples.durationTicks[0]);
+ * else console.log(frame.histogram.count[0]);
  */
-export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeFrameOptions, into?: GroupSampleColumns): LaunchSummaryFrame | GroupSamplesOffsetsFrame {
+export function decodeFrameColumns(bytes: Uint8Array, options?: DecodeFrameOptions, into?: FrameColumns): LaunchSummaryColumnsFrame | GroupSamplesOffsetsFrame {
   const { kind, payload, view, identity } = openFrame(bytes, options);
-  if (kind === 'launch-summary') return wholeLaunchSummary(payload, view, identity);
+  if (kind === 'launch-summary') return launchSummaryColumns(payload, view, identity, into?.histogram ?? createFrameColumns().histogram);
   // Every check decodeFrame makes of a GroupSamples payload (no rule constrains the lanes).
   const sampleCount = checkGroupSamplesWithoutLanes(payload, view, identity);
   const p = identity.bodyAt;
   const selectionCode = payload[p + 8]!;
-  const samples = into ?? createGroupSampleColumns();
+  const samples = into?.samples ?? createFrameColumns().samples;
   readSampleColumns(samples, view, p + 20, sampleCount, identity.groupSize);
   return {
     type: 'group-samples',
@@ -499,17 +501,130 @@ export function decodeFrameWithClockOffsets(bytes: Uint8Array, options?: DecodeF
 }
 
 /**
- * Empty columns for {@link decodeFrameWithClockOffsets} to read GroupSamples frames into; they
- * grow to the largest frame read and are reused by every decode given them.
+ * Empty columns for {@link decodeFrameColumns} to read frames into; they grow to the largest
+ * frame read and are reused by every decode given them.
  *
  * @example
- * const columns = createGroupSampleColumns();
- * for (const bytes of frames) { const frame = decodeFrameWithClockOffsets(bytes, undefined, columns); use(frame); }
+ * const columns = createFrameColumns();
+ * for (const bytes of frames) { const frame = decodeFrameColumns(bytes, undefined, columns); use(frame); }
  */
-export function createGroupSampleColumns(): GroupSampleColumns {
-  return { groups: 0, lanes: 0, groupIndex: new Float64Array(0), durationTicks: new Float64Array(0), clocked: new Uint8Array(0), laneCounts: new Float64Array(0), laneFinishTicks: new Float64Array(0) };
+export function createFrameColumns(): FrameColumns {
+  return {
+    samples: { groups: 0, lanes: 0, groupIndex: new Float64Array(0), durationTicks: new Float64Array(0), clocked: new Uint8Array(0), laneCounts: new Float64Array(0), laneFinishTicks: new Float64Array(0) },
+    histogram: { entries: 0, bin: new Uint32Array(0), low: new Float64Array(0), high: new Float64Array(0), count: new Float64Array(0) },
+  };
 }
 
+/** A u64 at `at` as the nearest double: Number(getBigUint64) without the BigInt (high·2^32 is exact, the one addition rounds as Number(bigint) does). */
+function u64NumberAt(view: DataView, at: number): number {
+  return view.getUint32(at + 4, true) * TWO_TO_32 + view.getUint32(at, true);
+}
+
+/**
+ * A LaunchSummary payload read into `histogram` and checked as decodeFrame does
+ * (readLaunchSummary, then no bytes left over, then validateFrameBody's rules that values read
+ * from the wire can break, in its order, with its codes and messages).
+ */
+function launchSummaryColumns(payload: Uint8Array, view: DataView, identity: DecodedIdentity, histogram: HistogramColumns): LaunchSummaryColumnsFrame {
+  const p = identity.bodyAt;
+  if (payload.length - p < 76) throwEndsInsideFixed(LAUNCH_SUMMARY_FIELDS, payload.length - p);
+  const entryCount = view.getUint32(p + 72, true);
+  if (entryCount > MAX_HISTOGRAM_ENTRIES) {
+    throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `histogram entries must be at most ${MAX_HISTOGRAM_ENTRIES}, got ${entryCount}`);
+  }
+  const at = p + 76;
+  if (payload.length - at < entryCount * 12) throw endsInside('histogram entries', entryCount * 12, payload.length - at);
+  const remaining = payload.length - at - entryCount * 12;
+  if (remaining !== 0) throw invalid(`${remaining} bytes left over after the last payload field`);
+  const groupCount = countAt(view, p);
+  const groupsCounted = countAt(view, p + 8);
+  checkUint(groupCount, 'groupCount', MAX_COUNT);
+  checkUint(groupsCounted, 'groupsCounted', MAX_COUNT);
+  if (groupsCounted > groupCount) throw invalid(`groupsCounted (${groupsCounted}) must be <= groupCount (${groupCount})`);
+  const sumMeasuredLoss = view.getFloat64(p + 32, true);
+  const sumCountsLoss = view.getFloat64(p + 40, true);
+  checkLossSumRead(sumMeasuredLoss, 'sumMeasuredLoss');
+  checkLossSumRead(sumCountsLoss, 'sumCountsLoss');
+  const sumMaxCounts = countAt(view, p + 48);
+  const sumCounts = countAt(view, p + 56);
+  const droppedSamples = countAt(view, p + 64);
+  checkUint(sumMaxCounts, 'sumMaxCounts', MAX_COUNT);
+  checkUint(sumCounts, 'sumCounts', MAX_COUNT);
+  checkUint(droppedSamples, 'droppedSamples', MAX_COUNT);
+  readHistogramColumns(histogram, view, at, entryCount, groupsCounted, identity.groupSize);
+  return {
+    type: 'launch-summary',
+    job: identity.job,
+    kernel: identity.kernel,
+    launchId: identity.launchId,
+    frameSequence: identity.frameSequence,
+    source: identity.source,
+    groupSize: identity.groupSize,
+    sync: identity.sync,
+    device: identity.device,
+    startUnixNanos: identity.startUnixNanos,
+    endUnixNanos: identity.endUnixNanos,
+    groupCount,
+    groupsCounted,
+    sumSimtClocks: u64NumberAt(view, p + 16),
+    sumMimdClocks: u64NumberAt(view, p + 24),
+    sumMeasuredLoss,
+    sumCountsLoss,
+    sumMaxCounts,
+    sumCounts,
+    droppedSamples,
+    histogram,
+  };
+}
+
+/** validateFrameBody's loss-sum rule for an f64 read from the wire (its message). */
+function checkLossSumRead(value: number, field: string): void {
+  if (!Number.isFinite(value) || value < 0) throw invalid(`${field} must be a finite number >= 0, got ${String(value)}`);
+}
+
+/**
+ * The `count` histogram entries (12 bytes each, from `at`) into `columns`, checked entry by entry
+ * as validateFrameBody checks them (bins in range and strictly increasing, counts 1..2^53−1, the
+ * running total within MAX_COUNT), then the total against groupsCounted · groupSize.
+ */
+function readHistogramColumns(columns: HistogramColumns, view: DataView, at: number, count: number, groupsCounted: number, groupSize: number): void {
+  if (columns.bin.length < count) {
+    const size = Math.max(count, 16, 2 * columns.bin.length);
+    columns.bin = new Uint32Array(size);
+    columns.low = new Float64Array(size);
+    columns.high = new Float64Array(size);
+    columns.count = new Float64Array(size);
+  }
+  columns.entries = count;
+  const { bin: bins, low, high, count: counts } = columns;
+  let previousBin = -1;
+  // As validateFrameBody: each count is ≤ 2^53−1, so a float sum that passes 2^53−1 is ≥ 2^53.
+  let total = 0;
+  for (let i = 0; i < count; i++, at += 12) {
+    const bin = view.getUint32(at, true);
+    const entryCount = countAt(view, at + 4);
+    if (bin >= HISTOGRAM_BIN_COUNT) throw invalid(`histogram bin must be < ${HISTOGRAM_BIN_COUNT}, got ${bin}`);
+    if (bin <= previousBin) throw invalid(`histogram bins must be strictly increasing, got ${bin} after ${previousBin}`);
+    if (entryCount === 0) throw invalid(`histogram counts must be >= 1, got 0 for bin ${bin}`);
+    checkUint(entryCount, 'histogram count', MAX_COUNT);
+    total += entryCount;
+    if (total > MAX_COUNT) throw new FrameError('WW_ERR_FRAME_OVER_LIMIT', `histogram total must be at most ${MAX_COUNT}, got ${exactColumnTotal(counts, i, entryCount)}`);
+    bins[i] = bin;
+    low[i] = binLowOf(bin);
+    high[i] = binHighOf(bin);
+    counts[i] = entryCount;
+    previousBin = bin;
+  }
+  // total ≤ 2^53−1 is exact; a product above 2^53−1 rounds to ≥ 2^53 and so differs from it.
+  if (total !== groupsCounted * groupSize) throw invalid(`histogram counts must sum to groupsCounted*groupSize (${BigInt(groupsCounted) * BigInt(groupSize)}), got ${total}`);
+}
+
+/** The exact total of counts[0, last) and `lastCount`, for the over-limit message. */
+function exactColumnTotal(counts: Float64Array, last: number, lastCount: number): bigint {
+  let total = BigInt(lastCount);
+  for (let i = 0; i < last; i++) total += BigInt(counts[i]!);
+  return total;
+}
 /**
  * The sampled groups held in `columns`, one object each (copies of their lanes): for readers
  * that take them one at a time, such as the block runs of a block-selection frame.

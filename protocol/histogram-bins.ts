@@ -57,12 +57,32 @@ export function histogramBinOf(value: number): number {
  */
 export function histogramBinRange(bin: number): { low: number; high: number } {
   checkBin(bin);
-  if (bin < EXACT_BIN_COUNT) return { low: bin, high: bin };
+  return { low: binLowOf(bin), high: binHighOf(bin) };
+}
+
+/**
+ * The lowest iteration count of a bin, as histogramBinRange gives it, for a bin index already
+ * checked (0..2431): no object (the decoder's per-entry path).
+ *
+ * @example binLowOf(1025) === 1040
+ */
+export function binLowOf(bin: number): number {
+  if (bin < EXACT_BIN_COUNT) return bin;
   const k = bin - EXACT_BIN_COUNT;
   const e = 10 + Math.floor(k / SUB_BINS);
-  const width = 2 ** (e - LOG_SUB_BIN_BITS);
-  const low = 2 ** e + (k % SUB_BINS) * width;
-  return { low, high: low + width - 1 };
+  return 2 ** e + (k % SUB_BINS) * 2 ** (e - LOG_SUB_BIN_BITS);
+}
+
+/**
+ * The highest iteration count of a bin, as histogramBinRange gives it, for a bin index already
+ * checked (0..2431).
+ *
+ * @example binHighOf(1025) === 1055
+ */
+export function binHighOf(bin: number): number {
+  if (bin < EXACT_BIN_COUNT) return bin;
+  const e = 10 + Math.floor((bin - EXACT_BIN_COUNT) / SUB_BINS);
+  return binLowOf(bin) + 2 ** (e - LOG_SUB_BIN_BITS) - 1;
 }
 
 /**

@@ -2,12 +2,15 @@
 // what other folders use; the modules' other names (limits, header layout, histogram bins) stay inside protocol/.
 export type {
   Frame,
+  FrameColumns,
   FrameIdentity,
   FrameKind,
   GroupSample,
   GroupSampleColumns,
   GroupSamplesOffsetsFrame,
   GroupSamplesFrame,
+  HistogramColumns,
+  LaunchSummaryColumnsFrame,
   LaunchSummaryFrame,
 } from './types.ts';
 export {
@@ -22,7 +25,7 @@ export { FrameError } from './errors.ts';
 export { crc32c } from './crc32c.ts';
 export { decodeFrameHeader } from './frame-header.ts';
 export { encodeFrame } from './encode-frame.ts';
-export { createGroupSampleColumns, decodeFrame, decodeFrameWithClockOffsets, sampleGroupsOf, summarizeFrame, type FrameSummary } from './decode-frame.ts';
+export { createFrameColumns, decodeFrame, decodeFrameColumns, sampleGroupsOf, summarizeFrame, type FrameSummary } from './decode-frame.ts';
 export { decodeFrames, scanFrameFile, type DamagedStretch } from './decode-frames.ts';
 export { createFrameSplitter } from './frame-splitter.ts';
 export { streamIdOf } from './stream-id.ts';

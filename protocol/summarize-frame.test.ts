@@ -1,4 +1,4 @@
-// summarizeFrame and decodeFrameWithClockOffsets must accept exactly the frames decodeFrame
+// summarizeFrame and decodeFrameColumns must accept exactly the frames decodeFrame
 // accepts, fail with the same code and message otherwise, and summarise what decodeFrame decodes. Its lane-free GroupSamples path is
 // separate code, so it is checked against the full decoder on valid frames, on random byte
 // mutations (CRC recomputed so the payload checks are reached), and on the rules a GroupSamples
@@ -6,13 +6,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { crc32c } from './crc32c.ts';
-import { decodeFrame, decodeFrameWithClockOffsets, summarizeFrame } from './decode-frame.ts';
+import { decodeFrame, decodeFrameColumns, summarizeFrame } from './decode-frame.ts';
 import { encodeFrame } from './encode-frame.ts';
 import { FrameError } from './errors.ts';
 import { frameArbitrary } from './testing/frame-arbitraries.ts';
 import { FRAME_HEADER_BYTES } from './limits.ts';
-import { SAMPLE_GROUP_SAMPLES } from './sample-frames.ts';
-import type { Frame, GroupSamplesOffsetsFrame } from './types.ts';
+import { SAMPLE_GROUP_SAMPLES, SAMPLE_LAUNCH_SUMMARY } from './sample-frames.ts';
+import type { Frame, GroupSamplesOffsetsFrame, LaunchSummaryColumnsFrame } from './types.ts';
 
 type Outcome = { ok: true; summary: unknown } | { ok: false; code: string; message: string };
 
@@ -26,7 +26,7 @@ function outcome(run: () => unknown): Outcome {
 }
 
 /** What summarizeFrame must return for a frame decodeFrame decoded, computed from the decoded frame. */
-function expectedSummary(frame: Frame | GroupSamplesOffsetsFrame): unknown {
+function expectedSummary(frame: Frame | GroupSamplesOffsetsFrame | LaunchSummaryColumnsFrame): unknown {
   const lanes = frame.type === 'launch-summary' ? frame.groupsCounted * frame.groupSize : ('samples' in frame ? frame.samples.groups : frame.groups.length) * frame.groupSize;
   return { type: frame.type, job: frame.job, kernel: frame.kernel, groupSize: frame.groupSize, source: frame.source, deviceUuid: frame.device.uuid, threadRecords: lanes };
 }
@@ -35,9 +35,9 @@ function agree(bytes: Uint8Array): Outcome {
   const full = outcome(() => expectedSummary(decodeFrame(bytes)));
   const summarized = outcome(() => summarizeFrame(bytes));
   expect(summarized).toEqual(full);
-  // The estimator's decoder (clock offsets) has the same acceptance, codes and messages.
-  const withOffsets = outcome(() => expectedSummary(decodeFrameWithClockOffsets(bytes)));
-  expect(withOffsets).toEqual(full);
+  // The estimator's decoder (columns) has the same acceptance, codes and messages.
+  const columns = outcome(() => expectedSummary(decodeFrameColumns(bytes)));
+  expect(columns).toEqual(full);
   return full;
 }
 
@@ -110,6 +110,68 @@ describe('summarizeFrame', () => {
       ['one sample fewer (bytes left over)', (v) => v.setUint32(bodyAt + 16, SAMPLE_GROUP_SAMPLES.groups.length - 1, true), 'WW_ERR_FRAME_INVALID'],
       ['samples above the limit', (v) => v.setUint32(bodyAt + 16, 100_000, true), 'WW_ERR_FRAME_OVER_LIMIT'],
     ];
+    for (const [name, change, code] of rules) {
+      it(`rejects ${name} with decodeFrame's code and message`, () => {
+        const result = agree(edit(change));
+        expect(result.ok).toBe(false);
+        if (!result.ok) expect(result.code).toBe(code);
+      });
+    }
+  });
+  describe('LaunchSummary rules on the wire, one by one', () => {
+    const frame = SAMPLE_LAUNCH_SUMMARY;
+    const base = encodeFrame(frame);
+    const payloadView = (bytes: Uint8Array) => new DataView(bytes.buffer, bytes.byteOffset + FRAME_HEADER_BYTES);
+    // The LaunchSummary body (nine u64/f64 fields, the entry count u32, then 12 bytes per entry)
+    // ends the payload: its start follows from the sizes SPEC.md gives.
+    const entries = frame.histogram.length;
+    const bodyAt = base.length - FRAME_HEADER_BYTES - (76 + 12 * entries);
+    const entryAt = (k: number) => bodyAt + 76 + 12 * k;
+    const edit = (change: (view: DataView) => void): Uint8Array => {
+      const copy = base.slice();
+      change(payloadView(copy));
+      return withCrc(copy);
+    };
+    it('agrees on the unchanged frame and finds the body where the decoder does', () => {
+      expect(entries).toBeGreaterThanOrEqual(2);
+      expect(agree(base).ok).toBe(true);
+      // groupCount (u64) at the body's start: setting it to the frame's own value keeps it valid.
+      expect(agree(edit((v) => v.setUint32(bodyAt, frame.groupCount, true))).ok).toBe(true);
+    });
+    const lanes = frame.groupsCounted * frame.groupSize;
+    const rules: [string, (view: DataView) => void, string][] = [
+      ['groupCount above the count limit', (v) => v.setUint32(bodyAt + 4, 0xffffffff, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      ['groupsCounted above the count limit', (v) => v.setUint32(bodyAt + 12, 0x00200000, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      ['groupsCounted > groupCount', (v) => v.setUint32(bodyAt + 8, frame.groupCount + 1, true), 'WW_ERR_FRAME_INVALID'],
+      ['sumMeasuredLoss NaN', (v) => v.setFloat64(bodyAt + 32, Number.NaN, true), 'WW_ERR_FRAME_INVALID'],
+      ['sumCountsLoss negative', (v) => v.setFloat64(bodyAt + 40, -1, true), 'WW_ERR_FRAME_INVALID'],
+      ['sumCountsLoss infinite', (v) => v.setFloat64(bodyAt + 40, Number.POSITIVE_INFINITY, true), 'WW_ERR_FRAME_INVALID'],
+      ['sumMaxCounts above the count limit', (v) => v.setUint32(bodyAt + 52, 0x00200000, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      ['sumCounts above the count limit', (v) => v.setUint32(bodyAt + 60, 0xffffffff, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      ['droppedSamples above the count limit', (v) => v.setUint32(bodyAt + 68, 0x00200000, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      ['entries above the limit', (v) => v.setUint32(bodyAt + 72, 100_000, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      ['one entry more than the bytes hold', (v) => v.setUint32(bodyAt + 72, entries + 1, true), 'WW_ERR_FRAME_INVALID'],
+      ['one entry fewer (bytes left over)', (v) => v.setUint32(bodyAt + 72, entries - 1, true), 'WW_ERR_FRAME_INVALID'],
+      ['a bin past the last', (v) => v.setUint32(entryAt(entries - 1), 5000, true), 'WW_ERR_FRAME_INVALID'],
+      ['bins not increasing', (v) => v.setUint32(entryAt(1), v.getUint32(entryAt(0), true), true), 'WW_ERR_FRAME_INVALID'],
+      ['a count of 0', (v) => v.setUint32(entryAt(0) + 4, 0, true), 'WW_ERR_FRAME_INVALID'],
+      ['a count above the count limit', (v) => v.setUint32(entryAt(0) + 8, 0x00200000, true), 'WW_ERR_FRAME_OVER_LIMIT'],
+      [
+        'counts whose total passes the count limit',
+        (v) => {
+          v.setUint32(entryAt(0) + 4, 0xffffffff, true);
+          v.setUint32(entryAt(0) + 8, 0x001fffff, true);
+          v.setUint32(entryAt(1) + 4, 0xffffffff, true);
+          v.setUint32(entryAt(1) + 8, 0x001fffff, true);
+        },
+        'WW_ERR_FRAME_OVER_LIMIT',
+      ],
+      ['counts that do not sum to groupsCounted·groupSize', (v) => v.setUint32(entryAt(0) + 4, v.getUint32(entryAt(0) + 4, true) + 1, true), 'WW_ERR_FRAME_INVALID'],
+      ['groupsCounted that does not match the counts', (v) => v.setUint32(bodyAt + 8, frame.groupsCounted - 1, true), 'WW_ERR_FRAME_INVALID'],
+    ];
+    it(`keeps the sample frame's lanes (${lanes}) as the counts' total`, () => {
+      expect(frame.histogram.reduce((sum, entry) => sum + entry.count, 0)).toBe(lanes);
+    });
     for (const [name, change, code] of rules) {
       it(`rejects ${name} with decodeFrame's code and message`, () => {
         const result = agree(edit(change));

@@ -90,6 +90,46 @@ export interface LaunchSummaryFrame extends FrameIdentity {
   readonly histogram: readonly HistogramEntry[];
 }
 
+/**
+ * A LaunchSummary's histogram as the estimator reads it ({@link decodeFrameColumns}): in columns,
+ * one value per entry, each entry's bin with its inclusive range of iteration counts
+ * (histogramBinRange). The arrays may be longer than `entries` needs: a decoder given the same
+ * columns for every frame reuses them (createFrameColumns).
+ */
+export interface HistogramColumns {
+  /** Entries held. */
+  entries: number;
+  /** Bin index (0..2431), strictly increasing. */
+  bin: Uint32Array;
+  /** Lowest iteration count of the bin. */
+  low: Float64Array;
+  /** Highest iteration count of the bin (= low below 1024). */
+  high: Float64Array;
+  /** Lanes in the bin, 1..2^53−1. */
+  count: Float64Array;
+}
+
+/**
+ * A LaunchSummary frame read into columns ({@link decodeFrameColumns}): its histogram in
+ * {@link HistogramColumns}, and its two clock sums as numbers (the u64 rounded to the nearest
+ * double, exactly as `Number(bigint)` rounds it; exact below 2^53).
+ */
+export interface LaunchSummaryColumnsFrame extends Omit<LaunchSummaryFrame, 'histogram' | 'sumSimtClocks' | 'sumMimdClocks'> {
+  /** Σ over groups of C_SIMT, clock ticks. */
+  readonly sumSimtClocks: number;
+  /** Σ over groups of C_MIMD, clock ticks. */
+  readonly sumMimdClocks: number;
+  readonly histogram: HistogramColumns;
+}
+
+/** The reused columns {@link decodeFrameColumns} reads frames into (createFrameColumns). */
+export interface FrameColumns {
+  /** A GroupSamples frame's samples. */
+  readonly samples: GroupSampleColumns;
+  /** A LaunchSummary frame's histogram. */
+  readonly histogram: HistogramColumns;
+}
+
 /** One sampled group: per-lane counts and finish clocks. */
 export interface GroupSample {
   /** Group index within the launch (< groupCount). */
@@ -106,12 +146,12 @@ export interface GroupSample {
 
 /**
  * The sampled groups of a GroupSamples frame as the estimator reads them
- * ({@link decodeFrameWithClockOffsets}): in columns, one value per group or per lane, with each
+ * ({@link decodeFrameColumns}): in columns, one value per group or per lane, with each
  * group's clocks as tick offsets from its start clock c0 (numbers, not u64 BigInts). Group g's
  * lane i is at index g·lanes + i of `laneCounts` and `laneFinishTicks`. An offset is exact when
  * both clocks are below 2^53 (a group lasts far fewer ticks); otherwise it is the Number of the
  * exact BigInt difference. The arrays may be longer than `groups` needs: a decoder given the
- * same columns for every frame reuses them (createGroupSampleColumns).
+ * same columns for every frame reuses them (createFrameColumns).
  */
 export interface GroupSampleColumns {
   /** Sampled groups held. */

@@ -152,16 +152,19 @@ export function cloneCountHistogram(histogram: CountHistogram): CountHistogram {
 export function scaleCountHistogram(histogram: CountHistogram, factor: number, pruneBelow = 1e-6): void {
   if (!(factor > 0 && factor <= 1)) throw new RangeError(`decay factor must be in (0, 1], got ${factor}`);
   let total = 0;
-  for (const [low, count] of histogram.counts) {
+  // forEach visits the entries as for…of does (insertion order; deleting the current one is
+  // safe), without an [low, count] array per entry: this runs once per launch.
+  const { counts, highs } = histogram;
+  counts.forEach((count, low) => {
     const scaled = count * factor;
     if (scaled < pruneBelow) {
-      histogram.counts.delete(low);
-      histogram.highs.delete(low);
+      counts.delete(low);
+      highs.delete(low);
     } else {
-      histogram.counts.set(low, scaled);
+      counts.set(low, scaled);
       total += scaled;
     }
-  }
+  });
   histogram.total = total;
 }
 

@@ -1,10 +1,10 @@
 import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { createGroupSampleColumns, decodeFrameWithClockOffsets, FrameError, type FrameKind } from '../../protocol/index.ts';
+import { createFrameColumns, decodeFrameColumns, FrameError, type FrameKind } from '../../protocol/index.ts';
 import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
 import { DEDUPE_DELTA_LIMIT, decodeStreamCheckpoint, encodeDedupeBase, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker, type DedupeBase } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
-import { observationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
+import { createLaunchBinColumns, observationFromColumns, samplesObservationFromOffsets } from './frame-observation.ts';
 import { createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
@@ -505,10 +505,11 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     return outcome.status;
   };
 
-  // GroupSamples frames are read into these columns, reused by the next frame: each frame's
-  // observation is recorded before handleMessage returns and is not kept (docs/estimator.md,
-  // Performance).
-  const sampleColumns = createGroupSampleColumns();
+  // Frames are read into these columns (a LaunchSummary's histogram, a GroupSamples frame's
+  // samples; weighted bins), reused by the next frame: each frame's observation is recorded
+  // before handleMessage returns and is not kept (docs/estimator.md, Performance).
+  const frameColumns = createFrameColumns();
+  const weightedBins = createLaunchBinColumns();
 
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
@@ -522,9 +523,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       let observation: Observation | undefined;
       let offsetValue: Offset | undefined;
       try {
-        const frame = decodeFrameWithClockOffsets(value, undefined, sampleColumns);
+        const frame = decodeFrameColumns(value, undefined, frameColumns);
         type = frame.type;
-        const fromFrame = frame.type === 'launch-summary' ? observationFromFrame(frame) : samplesObservationFromOffsets(frame);
+        const fromFrame = frame.type === 'launch-summary' ? observationFromColumns(frame, weightedBins) : samplesObservationFromOffsets(frame);
         // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
         observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
         offsetValue = parseOffset(offset);

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SampledGroupInput } from '../../model/index.ts';
-import { decodeFrame, decodeFrameWithClockOffsets, encodeFrame, sampleGroupsOf, type GroupSample, type GroupSampleColumns, type GroupSamplesFrame, type GroupSamplesOffsetsFrame } from '../../protocol/index.ts';
-import { groupSamplesArbitrary } from '../../protocol/testing/frame-arbitraries.ts';
-import { sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
+import { decodeFrame, decodeFrameColumns, encodeFrame, sampleGroupsOf, type GroupSample, type GroupSampleColumns, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryColumnsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { groupSamplesArbitrary, launchSummaryArbitrary } from '../../protocol/testing/frame-arbitraries.ts';
+import { createLaunchBinColumns, observationFromColumns, observationFromFrame, sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
+import { binColumnsOf, type LaunchBinColumns, type LaunchObservation } from './launch-observation.ts';
 
 /** The definition: every clock an offset from c0, taken as a BigInt difference. */
 function reference(group: GroupSample): { laneFinishTicks: number[]; durationTicks: number } {
@@ -50,11 +51,57 @@ describe('samplesObservationFromOffsets (the engine path) against samplesObserva
       fc.property(groupSamplesArbitrary, (frame) => {
         const bytes = encodeFrame(frame);
         const viaBigInts = samplesObservationFromFrame(decodeFrame(bytes) as GroupSamplesFrame);
-        const viaOffsets = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
+        const viaOffsets = samplesObservationFromOffsets(decodeFrameColumns(bytes) as GroupSamplesOffsetsFrame);
         const groups: SampledGroupInput[] = sampleGroupsOf(viaOffsets.groups as GroupSampleColumns).map(({ groupIndex: _, ...rest }) => rest);
         expect({ ...viaOffsets, groups }).toEqual(viaBigInts);
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+/** Bins in columns as one object per bin. */
+function binObjects(bins: LaunchBinColumns): { low: number; high: number; count: number }[] {
+  return Array.from({ length: bins.entries }, (_, k) => ({ low: bins.low[k]!, high: bins.high[k]!, count: bins.count[k]! }));
+}
+
+/** launchSummaryArbitrary with groupCount raised now and then, so that the summary stands for more groups than it counted (weight ≠ 1). */
+const weightedSummaries = launchSummaryArbitrary.chain((frame) =>
+  fc.oneof(fc.constant(frame), fc.integer({ min: 1, max: 10_000 }).map((extra): LaunchSummaryFrame => ({ ...frame, groupCount: frame.groupCount + extra })), fc.constant({ ...frame, sumSimtClocks: 2n ** 64n - 1n, sumMimdClocks: 2n ** 53n + 1n })),
+);
+
+describe('observationFromColumns (the engine path) against observationFromFrame', () => {
+  it('gives the same observation for any valid LaunchSummary frame, bit for bit (its bins in columns)', () => {
+    const into = createLaunchBinColumns();
+    let weighted = 0;
+    fc.assert(
+      fc.property(weightedSummaries, (frame) => {
+        const bytes = encodeFrame(frame);
+        const expected = observationFromFrame(decodeFrame(bytes) as LaunchSummaryFrame);
+        const decoded = decodeFrameColumns(bytes) as LaunchSummaryColumnsFrame;
+        const observation = observationFromColumns(decoded, into);
+        if (frame.groupCount > frame.groupsCounted && frame.groupsCounted > 0) {
+          weighted += 1;
+          expect(observation.bins).toBe(into);
+        } else {
+          expect(observation.bins).toBe(decoded.histogram);
+        }
+        // toEqual compares numbers with Object.is: the same bits (−0 and 0 differ).
+        expect({ ...observation, bins: binObjects(observation.bins as LaunchBinColumns) }).toEqual(expected);
+      }),
+      { numRuns: 400 },
+    );
+    expect(weighted).toBeGreaterThan(50);
+  });
+});
+
+describe('binColumnsOf', () => {
+  it('returns columns as they are and copies objects into columns (growing its scratch)', () => {
+    const columns = { entries: 1, low: new Float64Array([3]), high: new Float64Array([3]), count: new Float64Array([8]) };
+    expect(binColumnsOf(columns)).toBe(columns);
+    const many = Array.from({ length: 40 }, (_, k) => ({ low: 2 * k, high: 2 * k + 1, count: k + 0.5 }));
+    expect(binObjects(binColumnsOf(many))).toEqual(many);
+    const few: LaunchObservation['bins'] = [{ low: 1, high: 1, count: 2 }];
+    expect(binObjects(binColumnsOf(few))).toEqual(few);
   });
 });

@@ -1,6 +1,6 @@
-import { histogramBinRange, sampleGroupsOf, type FrameIdentity, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { histogramBinRange, sampleGroupsOf, type FrameIdentity, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryColumnsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import type { SampledGroupInput } from '../../model/index.ts';
-import type { LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
+import type { LaunchBinColumns, LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
 
 /**
  * Maps a decoded LaunchSummary frame to what the window state records. The event time is
@@ -9,28 +9,101 @@ import type { LaunchObservation, ObservationIdentity, SamplesObservation } from 
  * Histogram bins become [low, high] ranges so that device-side binning feeds the
  * binning error bound.
  *
+ * @throws RangeError when a histogram bin is out of range (histogramBinRange).
  * @example
  * const observation = observationFromFrame(frame as LaunchSummaryFrame);
  */
 export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservation {
+  const weight = summaryWeight(frame);
+  const bins = frame.histogram.map((entry) => {
+    const range = histogramBinRange(entry.bin);
+    return { low: range.low, high: range.high, count: entry.count * weight };
+  });
+  return launchObservationOf(frame, bins, Number(frame.sumSimtClocks), Number(frame.sumMimdClocks), weight);
+}
+
+/**
+ * As {@link observationFromFrame}, for a frame decoded by `decodeFrameColumns` (the engine's
+ * path): the same observation, its bins in columns. With weight 1 they are the frame's own
+ * histogram columns; otherwise the weighted counts are written into `into`. Either way they are
+ * reused by the next frame decoded or mapped: the observation is used before that, not kept.
+ *
+ * @param into - columns for weighted bins (createLaunchBinColumns), reused by every call given them.
+ * @example
+ * const observation = observationFromColumns(decodeFrameColumns(bytes) as LaunchSummaryColumnsFrame, createLaunchBinColumns());
+ */
+export function observationFromColumns(frame: LaunchSummaryColumnsFrame, into: WritableLaunchBinColumns): LaunchObservation {
+  const weight = summaryWeight(frame);
+  const histogram = frame.histogram;
+  let bins: LaunchBinColumns = histogram;
+  if (weight !== 1) {
+    const n = histogram.entries;
+    if (into.count.length < n) {
+      const size = Math.max(n, 2 * into.count.length);
+      into.low = new Float64Array(size);
+      into.high = new Float64Array(size);
+      into.count = new Float64Array(size);
+    }
+    for (let k = 0; k < n; k++) {
+      into.low[k] = histogram.low[k]!;
+      into.high[k] = histogram.high[k]!;
+      into.count[k] = histogram.count[k]! * weight;
+    }
+    into.entries = n;
+    bins = into;
+  }
+  return launchObservationOf(frame, bins, frame.sumSimtClocks, frame.sumMimdClocks, weight);
+}
+
+/** Columns {@link observationFromColumns} writes weighted bins into. */
+export interface WritableLaunchBinColumns extends LaunchBinColumns {
+  entries: number;
+  low: Float64Array;
+  high: Float64Array;
+  count: Float64Array;
+}
+
+/**
+ * Empty columns for {@link observationFromColumns}; they grow to the largest histogram weighted.
+ *
+ * @example const into = createLaunchBinColumns();
+ */
+export function createLaunchBinColumns(): WritableLaunchBinColumns {
+  return { entries: 0, low: new Float64Array(0), high: new Float64Array(0), count: new Float64Array(0) };
+}
+
+/** The observation of a LaunchSummary: its identity, its (weighted) bins, and its sums times the weight. */
+function launchObservationOf(
+  frame: FrameIdentity & Pick<LaunchSummaryFrame, 'groupsCounted' | 'sumCountsLoss' | 'sumMeasuredLoss'>,
+  bins: LaunchObservation['bins'],
+  simtClocks: number,
+  mimdClocks: number,
+  weight: number,
+): LaunchObservation {
   // A recorder that samples launches (1 in K, or a per-second budget) counts the groups of the
   // launches it left out in groupCount (SPEC.md, docs/kernels.md): the summary stands for
   // groupCount / groupsCounted times its groups. Its histogram and sums are weighted by that,
   // so launches sampled at different rates enter a window in proportion to the work they stand for.
-  const weight = summaryWeight(frame);
-  // Object.assign onto the identity, not a spread into a literal: V8 makes the spread's result a
-  // dictionary-mode object (~1 KB per frame instead of ~0.4 KB), a frame's largest allocation.
-  return Object.assign(identityOfFrame(frame), {
-    bins: frame.histogram.map((entry) => {
-      const range = histogramBinRange(entry.bin);
-      return { low: range.low, high: range.high, count: entry.count * weight };
-    }),
+  // One literal with every field, in identityOfFrame's order: a spread into a literal makes a
+  // dictionary-mode object (~1 KB per frame), and fields assigned onto the identity take a
+  // second allocation for the properties that do not fit in it (docs/estimator.md, Performance).
+  return {
+    job: frame.job,
+    kernel: frame.kernel,
+    device: frame.device.name,
+    deviceUuid: frame.device.uuid,
+    groupSize: frame.groupSize,
+    source: frame.source,
+    launchId: frame.launchId,
+    frameSequence: frame.frameSequence,
+    eventTimeMillis: eventTimeMillisOf(frame),
+    bins,
     groups: frame.groupsCounted * weight,
     sumLossCounts: frame.sumCountsLoss * weight,
     sumLossMeasured: frame.sumMeasuredLoss * weight,
-    sumSimtClocks: Number(frame.sumSimtClocks) * weight,
-    sumMimdClocks: Number(frame.sumMimdClocks) * weight,
-  });
+    sumSimtClocks: simtClocks * weight,
+    sumMimdClocks: mimdClocks * weight,
+  };
 }
 
 /**
@@ -57,12 +130,12 @@ export function samplesObservationFromFrame(frame: GroupSamplesFrame): SamplesOb
 }
 
 /**
- * As {@link samplesObservationFromFrame}, for a frame decoded by `decodeFrameWithClockOffsets`
+ * As {@link samplesObservationFromFrame}, for a frame decoded by `decodeFrameColumns`
  * (the engine's path): its sample columns already carry the clock offsets, so they are the
  * groups (the same columns, not a copy: the observation is as short-lived as they are).
  *
  * @example
- * const samples = samplesObservationFromOffsets(decodeFrameWithClockOffsets(bytes) as GroupSamplesOffsetsFrame);
+ * const samples = samplesObservationFromOffsets(decodeFrameColumns(bytes) as GroupSamplesOffsetsFrame);
  */
 export function samplesObservationFromOffsets(frame: GroupSamplesOffsetsFrame): SamplesObservation {
   const blocks =
@@ -146,6 +219,11 @@ function identityOfFrame(frame: FrameIdentity): ObservationIdentity {
     source: frame.source,
     launchId: frame.launchId,
     frameSequence: frame.frameSequence,
-    eventTimeMillis: Number(frame.endUnixNanos / 1_000_000n),
+    eventTimeMillis: eventTimeMillisOf(frame),
   };
+}
+
+/** The event time of a frame: its launch end (host clock), whole milliseconds since the Unix epoch. */
+function eventTimeMillisOf(frame: FrameIdentity): number {
+  return Number(frame.endUnixNanos / 1_000_000n);
 }

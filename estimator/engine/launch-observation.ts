@@ -33,8 +33,12 @@ export interface ObservationIdentity {
  * the window logic is tested without frames (frame-observation.ts maps a decoded frame).
  */
 export interface LaunchObservation extends ObservationIdentity {
-  /** Lanes per iteration-count bin, [low, high] inclusive (low = high: exact value). */
-  readonly bins: readonly { readonly low: number; readonly high: number; readonly count: number }[];
+  /**
+   * Lanes per iteration-count bin, [low, high] inclusive (low = high: exact value): one object
+   * per bin, or columns (the engine's decoding path, whose columns are reused by the next frame
+   * decoded: an observation holding them is used before that and not kept).
+   */
+  readonly bins: readonly LaunchBin[] | LaunchBinColumns;
   /** Number of groups (warps/tiles) of the launch. */
   readonly groups: number;
   /** Σ over groups of H computed from the group's counts (n·max/Σ). */
@@ -47,6 +51,50 @@ export interface LaunchObservation extends ObservationIdentity {
   readonly sumMimdClocks: number;
 }
 
+
+/** One bin of a launch's histogram: `count` lanes (weighted) had an iteration count in [low, high]. */
+export interface LaunchBin {
+  readonly low: number;
+  readonly high: number;
+  readonly count: number;
+}
+
+/** A launch's bins in columns: bin k is [low[k], high[k]] with count[k] lanes, for k < entries (the arrays may be longer). */
+export interface LaunchBinColumns {
+  readonly entries: number;
+  readonly low: Float64Array;
+  readonly high: Float64Array;
+  readonly count: Float64Array;
+}
+
+/** Scratch of {@link binColumnsOf} for bins given as objects. */
+const binScratch = { entries: 0, low: new Float64Array(16), high: new Float64Array(16), count: new Float64Array(16) };
+
+/**
+ * An observation's bins as columns: columns as they are, objects copied into a scratch that the
+ * next call reuses (read it before calling again). One form for the window code to read.
+ *
+ * @example const bins = binColumnsOf([{ low: 3, high: 3, count: 32 }]); bins.count[0] // 32
+ */
+export function binColumnsOf(bins: LaunchObservation['bins']): LaunchBinColumns {
+  if (!Array.isArray(bins)) return bins as LaunchBinColumns;
+  const objects = bins as readonly LaunchBin[];
+  const n = objects.length;
+  if (binScratch.low.length < n) {
+    const size = Math.max(n, 2 * binScratch.low.length);
+    binScratch.low = new Float64Array(size);
+    binScratch.high = new Float64Array(size);
+    binScratch.count = new Float64Array(size);
+  }
+  for (let k = 0; k < n; k++) {
+    const bin = objects[k]!;
+    binScratch.low[k] = bin.low;
+    binScratch.high[k] = bin.high;
+    binScratch.count[k] = bin.count;
+  }
+  binScratch.entries = n;
+  return binScratch;
+}
 
 /**
  * What the estimator takes from one GroupSamples frame: the same stream and frame identity

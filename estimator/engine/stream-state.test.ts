@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { observationFromFrame } from './frame-observation.ts';
-import { streamIdentityOf } from './launch-observation.ts';
+import { streamIdentityOf, type LaunchBin } from './launch-observation.ts';
 import { representativeCounts } from './count-histogram.ts';
 import {
   closeIdleWindows,
@@ -89,14 +89,14 @@ describe('stream-state', () => {
       const state = createStreamState(streamIdentityOf(launches[0]!));
       for (const launch of launches.slice(0, 10)) recordObservation(state, launch, options, 0);
       const expected = new Map<number, number>();
-      for (const launch of launches.slice(7, 10)) for (const bin of launch.bins) expected.set(bin.low, (expected.get(bin.low) ?? 0) + bin.count);
+      for (const launch of launches.slice(7, 10)) for (const bin of launch.bins as readonly LaunchBin[]) expected.set(bin.low, (expected.get(bin.low) ?? 0) + bin.count);
       expect(representativeCounts(state.current.histogram)).toEqual(new Map([...expected].sort((a, b) => a[0] - b[0])));
     });
     it('in decay mode weighs a launch half after halfLifeLaunches launches', () => {
       const options = { ...windowOptions, current: { mode: 'decay' as const, halfLifeLaunches: 2 } };
       const state = createStreamState(streamIdentityOf(launches[0]!));
       for (const launch of launches.slice(0, 3)) recordObservation(state, launch, options, 0);
-      const lanes = launches[0]!.bins.reduce((s, b) => s + b.count, 0);
+      const lanes = (launches[0]!.bins as readonly LaunchBin[]).reduce((s, b) => s + b.count, 0);
       // weights: launch 2 → 1, launch 1 → 2^-1/2, launch 0 → 2^-1
       expect(state.current.histogram.total).toBeCloseTo(lanes * (1 + 2 ** -0.5 + 0.5), 9);
       expect(state.cumulative.total).toBe(3 * lanes);

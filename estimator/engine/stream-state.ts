@@ -9,10 +9,12 @@ import {
   type CountHistogramOptions,
 } from './count-histogram.ts';
 import {
+  binColumnsOf,
   flatText,
   isCountsOnly,
   isSamplesObservation,
   streamKeyOfObservation,
+  type LaunchBinColumns,
   type LaunchObservation,
   type Observation,
   type SamplesObservation,
@@ -231,11 +233,11 @@ export function recordLaunchInWindow(
 ): void {
   // The sums read and written by name (addToWindowSum's keyed access is slow on the per-frame
   // path): the same additions in the same order, the same overflow rule (finiteSum).
-  const bins = observation.bins;
-  for (let i = 0; i < bins.length; i++) {
-    const bin = bins[i]!;
-    addCount(window.histogram, bin.low, bin.high, bin.count, options);
-    window.units = finiteSum(window, 'units', window.units, bin.count);
+  const bins = binColumnsOf(observation.bins);
+  for (let i = 0; i < bins.entries; i++) {
+    const count = bins.count[i]!;
+    addCount(window.histogram, bins.low[i]!, bins.high[i]!, count, options);
+    window.units = finiteSum(window, 'units', window.units, count);
   }
   window.launches += 1;
   window.groups = finiteSum(window, 'groups', window.groups, observation.groups);
@@ -310,20 +312,17 @@ export function snapshotWindow(window: WindowAccumulation): WindowAccumulation {
 }
 
 function updateCurrent(current: CurrentDistribution, observation: LaunchObservation, options: WindowOptions): void {
-  if (options.current.mode === 'decay' && hasAscendingLows(observation.bins, options.histogram.maxExactSupport)) {
+  const bins = binColumnsOf(observation.bins);
+  if (options.current.mode === 'decay' && hasAscendingLows(bins, options.histogram.maxExactSupport)) {
     // The launch's own histogram would hold exactly its bins, in this order (distinct lows, too
     // few to re-bin it): adding them straight into the decayed histogram makes the same
     // additions in the same order as adding that histogram, without building it per frame.
     scaleCountHistogram(current.histogram, 2 ** (-1 / options.current.halfLifeLaunches));
-    const bins = observation.bins;
-    for (let i = 0; i < bins.length; i++) {
-      const bin = bins[i]!;
-      addCount(current.histogram, bin.low, bin.high, bin.count, options.histogram);
-    }
+    for (let i = 0; i < bins.entries; i++) addCount(current.histogram, bins.low[i]!, bins.high[i]!, bins.count[i]!, options.histogram);
     return;
   }
   const launch = createCountHistogram();
-  for (const bin of observation.bins) addCount(launch, bin.low, bin.high, bin.count, options.histogram);
+  for (let i = 0; i < bins.entries; i++) addCount(launch, bins.low[i]!, bins.high[i]!, bins.count[i]!, options.histogram);
   if (options.current.mode === 'decay') {
     scaleCountHistogram(current.histogram, 2 ** (-1 / options.current.halfLifeLaunches));
     addHistogram(current.histogram, launch, options.histogram);
@@ -346,9 +345,9 @@ function updateCurrent(current: CurrentDistribution, observation: LaunchObservat
  * Whether the bins' lows strictly ascend (so they are distinct; a decoded frame's bins do) and
  * number at most `maxExactSupport`: a histogram built from them holds each bin as its own entry.
  */
-function hasAscendingLows(bins: LaunchObservation['bins'], maxExactSupport: number): boolean {
-  if (bins.length > maxExactSupport) return false;
-  for (let i = 1; i < bins.length; i++) if (!(bins[i]!.low > bins[i - 1]!.low)) return false;
+function hasAscendingLows(bins: LaunchBinColumns, maxExactSupport: number): boolean {
+  if (bins.entries > maxExactSupport) return false;
+  for (let i = 1; i < bins.entries; i++) if (!(bins.low[i]! > bins.low[i - 1]!)) return false;
   return true;
 }
 
@@ -428,7 +427,8 @@ export function recordStreamObservation(
   } else {
     recordLaunchInWindow(window, observation, options.histogram);
     updateCurrent(state.current, observation, options);
-    for (const bin of observation.bins) addCount(state.cumulative, bin.low, bin.high, bin.count, options.histogram);
+    const bins = binColumnsOf(observation.bins);
+    for (let i = 0; i < bins.entries; i++) addCount(state.cumulative, bins.low[i]!, bins.high[i]!, bins.count[i]!, options.histogram);
     state.cumulativeLaunches += 1;
     state.cumulativeGroups += observation.groups;
   }
