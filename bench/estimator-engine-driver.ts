@@ -42,6 +42,8 @@ interface Workload {
 }
 
 const START_MILLIS = 1_700_000_000_000;
+/** The traceparent header of the frames (a collector sends one per record). */
+const TRACEPARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
 const WALL_MILLIS = Date.now() + 86_400_000;
 
 type CaseName = '10s' | '1s' | 'samples' | 'varied';
@@ -103,7 +105,8 @@ function runEngine(estimator: Estimator, load: Workload, extra: Record<string, s
     },
     { frame: () => {}, windowClosed: () => (windows += 1), modelError: () => {}, alertRaised: () => {} },
   );
-  load.frames.forEach((bytes, i) => engine.handleMessage(load.partitions[i]!, String(i), bytes, WALL_MILLIS));
+  // Each frame with the headers a collector sends (a new object per message, as the Kafka adapter makes them).
+  load.frames.forEach((bytes, i) => engine.handleMessage(load.partitions[i]!, String(i), bytes, WALL_MILLIS, { 'ww-host': 'gpu-host-7', 'ww-source': 'stdin', traceparent: TRACEPARENT }));
   engine.closeAll();
   if (lineBytes === 0) throw new Error('no output');
   return windows;

@@ -7,6 +7,7 @@
  */
 export {
   attributionFromHeaders,
+  createAttributionReader,
   CONTROL_CHARACTER_PATTERN,
   DEVICE_UUID_PATTERN,
   groupSizeProblem,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
+import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
 import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
@@ -35,10 +35,14 @@ export interface FramesHandlers {
    * what this process holds, so its state of them is stale (docs/estimator.md, Scale-out).
    */
   onAssignment(partitions: readonly number[], membership: { readonly memberId: string; readonly rejoined: boolean }): void;
-  /** A batch of one partition, in offset order. */
+  /**
+   * A batch of one partition, in offset order. Its messages are made one at a time as they are
+   * iterated (docs/estimator.md, Performance): each is garbage once handled, instead of the whole
+   * batch's being made first and outliving young-generation collections while it is worked through.
+   */
   onBatch(batch: {
     partition: number;
-    messages: readonly ConsumedMessage[];
+    messages: Iterable<ConsumedMessage>;
     highWatermark: string;
     heartbeat: () => Promise<void>;
     isStale: () => boolean;
@@ -196,6 +200,31 @@ export interface EstimatorKafka {
   frameOffsets(): Promise<Map<number, { low: bigint; high: bigint }>>;
   produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** kafkajs' messages as {@link ConsumedMessage}s, each made when the iteration reaches it. */
+function consumedMessagesOf(messages: readonly KafkaMessage[]): Iterable<ConsumedMessage> {
+  return {
+    [Symbol.iterator]: (): Iterator<ConsumedMessage> => {
+      let next = 0;
+      return {
+        next: (): IteratorResult<ConsumedMessage> => {
+          if (next >= messages.length) return { done: true, value: undefined };
+          const message = messages[next++]!;
+          return {
+            done: false,
+            value: {
+              offset: message.offset,
+              key: message.key?.toString('utf8'),
+              value: message.value ?? new Uint8Array(0),
+              headers: headersToStrings(message.headers),
+              timestampMillis: Number(message.timestamp),
+            },
+          };
+        },
+      };
+    },
+  };
 }
 
 function headersToStrings(headers: IHeaders | undefined): Record<string, string> {
@@ -619,13 +648,7 @@ async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOpti
         highWatermark: batch.highWatermark,
         heartbeat,
         isStale,
-        messages: batch.messages.map((message) => ({
-          offset: message.offset,
-          key: message.key?.toString('utf8'),
-          value: message.value ?? new Uint8Array(0),
-          headers: headersToStrings(message.headers),
-          timestampMillis: Number(message.timestamp),
-        })),
+        messages: consumedMessagesOf(batch.messages),
       });
     },
   });

@@ -1,4 +1,4 @@
-import { attributionFromHeaders, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
+import { createAttributionReader, streamKeyOf, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
 import { createFrameColumns, decodeFrameColumns, FrameError, type FrameKind } from '../../protocol/index.ts';
 import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type AlertEvent, type AlertSettings, type AlertState } from './alert-detector.ts';
 import { DEDUPE_DELTA_LIMIT, decodeStreamCheckpoint, encodeDedupeBase, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker, type DedupeBase } from './checkpoint-codec.ts';
@@ -510,6 +510,8 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
   // before handleMessage returns and is not kept (docs/estimator.md, Performance).
   const frameColumns = createFrameColumns();
   const weightedBins = createLaunchBinColumns();
+  // The host and labels of the frames' headers: one object per collector, not per frame.
+  const attributionOf = createAttributionReader();
 
   const engine: EstimatorEngine = {
     handleObservation(partition, offset, observation, wallMillis) {
@@ -525,9 +527,13 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       try {
         const frame = decodeFrameColumns(value, undefined, frameColumns);
         type = frame.type;
-        const fromFrame = frame.type === 'launch-summary' ? observationFromColumns(frame, weightedBins) : samplesObservationFromOffsets(frame);
-        // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
-        observation = headers === undefined ? fromFrame : Object.assign(fromFrame, attributionFromHeaders(headers));
+        const attribution = headers === undefined ? undefined : attributionOf(headers);
+        if (frame.type === 'launch-summary') observation = observationFromColumns(frame, weightedBins, attribution);
+        else {
+          const samples = samplesObservationFromOffsets(frame);
+          // Object.assign onto the fresh observation: a spread into a literal copies it into a dictionary-mode object (~1 KB a frame).
+          observation = attribution === undefined ? samples : Object.assign(samples, attribution);
+        }
         offsetValue = parseOffset(offset);
         outcome = handleObservation(partition, offsetValue, observation, wallMillis, recordTimestampMillis);
       } catch (error) {

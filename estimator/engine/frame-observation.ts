@@ -29,10 +29,12 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
  * reused by the next frame decoded or mapped: the observation is used before that, not kept.
  *
  * @param into - columns for weighted bins (createLaunchBinColumns), reused by every call given them.
+ * @param attribution - the host and labels of the collector that forwarded the frame (its Kafka
+ *   headers), set on the observation; absent = none.
  * @example
  * const observation = observationFromColumns(decodeFrameColumns(bytes) as LaunchSummaryColumnsFrame, createLaunchBinColumns());
  */
-export function observationFromColumns(frame: LaunchSummaryColumnsFrame, into: WritableLaunchBinColumns): LaunchObservation {
+export function observationFromColumns(frame: LaunchSummaryColumnsFrame, into: WritableLaunchBinColumns, attribution?: Pick<ObservationIdentity, 'host' | 'labels'>): LaunchObservation {
   const weight = summaryWeight(frame);
   const histogram = frame.histogram;
   let bins: LaunchBinColumns = histogram;
@@ -52,7 +54,29 @@ export function observationFromColumns(frame: LaunchSummaryColumnsFrame, into: W
     into.entries = n;
     bins = into;
   }
-  return launchObservationOf(frame, bins, frame.sumSimtClocks, frame.sumMimdClocks, weight);
+  const observation = launchObservationOf(frame, bins, frame.sumSimtClocks, frame.sumMimdClocks, weight);
+  if (attribution === undefined) return observation;
+  // The same literal with the attribution in it: assigned afterwards, its two fields would take a
+  // second allocation (the properties that do not fit in the object).
+  return {
+    job: observation.job,
+    kernel: observation.kernel,
+    device: observation.device,
+    deviceUuid: observation.deviceUuid,
+    groupSize: observation.groupSize,
+    source: observation.source,
+    launchId: observation.launchId,
+    frameSequence: observation.frameSequence,
+    eventTimeMillis: observation.eventTimeMillis,
+    bins: observation.bins,
+    groups: observation.groups,
+    sumLossCounts: observation.sumLossCounts,
+    sumLossMeasured: observation.sumLossMeasured,
+    sumSimtClocks: observation.sumSimtClocks,
+    sumMimdClocks: observation.sumMimdClocks,
+    host: attribution.host,
+    labels: attribution.labels,
+  };
 }
 
 /** Columns {@link observationFromColumns} writes weighted bins into. */
