@@ -93,6 +93,20 @@ describe('observationFromColumns (the engine path) against observationFromFrame'
     );
     expect(weighted).toBeGreaterThan(50);
   });
+
+  it('sets the attribution given (the host and labels of the collector) in the same observation', () => {
+    const into = createLaunchBinColumns();
+    const attribution = { host: 'node7', labels: { pod: 'trainer-0' } };
+    fc.assert(
+      fc.property(weightedSummaries, (frame) => {
+        const bytes = encodeFrame(frame);
+        const observation = observationFromColumns(decodeFrameColumns(bytes) as LaunchSummaryColumnsFrame, into, attribution);
+        expect({ ...observation, bins: binObjects(observation.bins as LaunchBinColumns) }).toEqual({ ...observationFromFrame(decodeFrame(bytes) as LaunchSummaryFrame), ...attribution });
+        expect(observation.labels).toBe(attribution.labels);
+      }),
+      { numRuns: 100 },
+    );
+  });
 });
 
 describe('binColumnsOf', () => {

@@ -54,29 +54,7 @@ export function observationFromColumns(frame: LaunchSummaryColumnsFrame, into: W
     into.entries = n;
     bins = into;
   }
-  const observation = launchObservationOf(frame, bins, frame.sumSimtClocks, frame.sumMimdClocks, weight);
-  if (attribution === undefined) return observation;
-  // The same literal with the attribution in it: assigned afterwards, its two fields would take a
-  // second allocation (the properties that do not fit in the object).
-  return {
-    job: observation.job,
-    kernel: observation.kernel,
-    device: observation.device,
-    deviceUuid: observation.deviceUuid,
-    groupSize: observation.groupSize,
-    source: observation.source,
-    launchId: observation.launchId,
-    frameSequence: observation.frameSequence,
-    eventTimeMillis: observation.eventTimeMillis,
-    bins: observation.bins,
-    groups: observation.groups,
-    sumLossCounts: observation.sumLossCounts,
-    sumLossMeasured: observation.sumLossMeasured,
-    sumSimtClocks: observation.sumSimtClocks,
-    sumMimdClocks: observation.sumMimdClocks,
-    host: attribution.host,
-    labels: attribution.labels,
-  };
+  return launchObservationOf(frame, bins, frame.sumSimtClocks, frame.sumMimdClocks, weight, attribution);
 }
 
 /** Columns {@link observationFromColumns} writes weighted bins into. */
@@ -103,14 +81,16 @@ function launchObservationOf(
   simtClocks: number,
   mimdClocks: number,
   weight: number,
+  attribution?: Pick<ObservationIdentity, 'host' | 'labels'>,
 ): LaunchObservation {
   // A recorder that samples launches (1 in K, or a per-second budget) counts the groups of the
   // launches it left out in groupCount (SPEC.md, docs/kernels.md): the summary stands for
   // groupCount / groupsCounted times its groups. Its histogram and sums are weighted by that,
   // so launches sampled at different rates enter a window in proportion to the work they stand for.
-  // One literal with every field, in identityOfFrame's order: a spread into a literal makes a
-  // dictionary-mode object (~1 KB per frame), and fields assigned onto the identity take a
-  // second allocation for the properties that do not fit in it (docs/estimator.md, Performance).
+  // One literal with every field, in identityOfFrame's order, the attribution's too (undefined
+  // without one, as the interface allows): a spread into a literal makes a dictionary-mode object
+  // (~1 KB per frame), and fields assigned afterwards take a second allocation for the properties
+  // that do not fit in the object (docs/estimator.md, Performance).
   return {
     job: frame.job,
     kernel: frame.kernel,
@@ -127,6 +107,8 @@ function launchObservationOf(
     sumLossMeasured: frame.sumMeasuredLoss * weight,
     sumSimtClocks: simtClocks * weight,
     sumMimdClocks: mimdClocks * weight,
+    host: attribution?.host,
+    labels: attribution?.labels,
   };
 }
 
