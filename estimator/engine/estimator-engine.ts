@@ -4,8 +4,8 @@ import { alertOptionsOf, createAlertState, evaluateAlerts, evaluateStale, type A
 import { DEDUPE_DELTA_LIMIT, decodeStreamCheckpoint, encodeDedupeBase, encodePartitionMarker, encodeStreamCheckpoint, readPartitionMarker, type DedupeBase } from './checkpoint-codec.ts';
 import { createCountHistogram } from './count-histogram.ts';
 import { createIdentityPool } from './identity-pool.ts';
-import { createLaunchBinColumns, observationFromColumns, samplesObservationFromOffsets } from './frame-observation.ts';
-import { createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
+import { observationFromColumns, samplesObservationFromOffsets } from './frame-observation.ts';
+import { createLaunchBinColumns, createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
 import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
 import {

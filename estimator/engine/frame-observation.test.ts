@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { SampledGroupInput } from '../../model/index.ts';
 import { decodeFrame, decodeFrameColumns, encodeFrame, sampleGroupsOf, type GroupSample, type GroupSampleColumns, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryColumnsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import { groupSamplesArbitrary, launchSummaryArbitrary } from '../../protocol/testing/frame-arbitraries.ts';
-import { createLaunchBinColumns, observationFromColumns, observationFromFrame, sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
-import { binColumnsOf, type LaunchBinColumns, type LaunchObservation } from './launch-observation.ts';
+import { observationFromColumns, observationFromFrame, sampledGroupInputOf, samplesObservationFromFrame, samplesObservationFromOffsets } from './frame-observation.ts';
+import { binColumnsOf, binColumnsWithRoom, createLaunchBinColumns, type LaunchBinColumns, type LaunchObservation } from './launch-observation.ts';
 
 /** The definition: every clock an offset from c0, taken as a BigInt difference. */
 function reference(group: GroupSample): { laneFinishTicks: number[]; durationTicks: number } {
@@ -117,5 +117,14 @@ describe('binColumnsOf', () => {
     expect(binObjects(binColumnsOf(many))).toEqual(many);
     const few: LaunchObservation['bins'] = [{ low: 1, high: 1, count: 2 }];
     expect(binObjects(binColumnsOf(few))).toEqual(few);
+  });
+
+  it('binColumnsWithRoom grows columns to at least n (doubling) and keeps them while they have room', () => {
+    const columns = binColumnsWithRoom(createLaunchBinColumns(), 3);
+    expect([columns.entries, columns.low.length, columns.high.length, columns.count.length]).toEqual([3, 3, 3, 3]);
+    const low = columns.low;
+    expect(binColumnsWithRoom(columns, 2).low).toBe(low);
+    expect(binColumnsWithRoom(columns, 4).count.length).toBe(6);
+    expect(columns.entries).toBe(4);
   });
 });

@@ -1,6 +1,6 @@
 import { histogramBinRange, sampleGroupsOf, type FrameIdentity, type GroupSample, type GroupSamplesFrame, type GroupSamplesOffsetsFrame, type LaunchSummaryColumnsFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
 import type { SampledGroupInput } from '../../model/index.ts';
-import type { LaunchBinColumns, LaunchObservation, ObservationIdentity, SamplesObservation } from './launch-observation.ts';
+import { binColumnsWithRoom, type LaunchBinColumns, type LaunchObservation, type ObservationIdentity, type SamplesObservation, type WritableLaunchBinColumns } from './launch-observation.ts';
 
 /**
  * Maps a decoded LaunchSummary frame to what the window state records. The event time is
@@ -28,7 +28,7 @@ export function observationFromFrame(frame: LaunchSummaryFrame): LaunchObservati
  * histogram columns; otherwise the weighted counts are written into `into`. Either way they are
  * reused by the next frame decoded or mapped: the observation is used before that, not kept.
  *
- * @param into - columns for weighted bins (createLaunchBinColumns), reused by every call given them.
+ * @param into - columns for weighted bins (createLaunchBinColumns, launch-observation.ts), reused by every call given them.
  * @param attribution - the host and labels of the collector that forwarded the frame (its Kafka
  *   headers), set on the observation; absent = none.
  * @example
@@ -39,39 +39,15 @@ export function observationFromColumns(frame: LaunchSummaryColumnsFrame, into: W
   const histogram = frame.histogram;
   let bins: LaunchBinColumns = histogram;
   if (weight !== 1) {
-    const n = histogram.entries;
-    if (into.count.length < n) {
-      const size = Math.max(n, 2 * into.count.length);
-      into.low = new Float64Array(size);
-      into.high = new Float64Array(size);
-      into.count = new Float64Array(size);
+    const weighted = binColumnsWithRoom(into, histogram.entries);
+    for (let k = 0; k < histogram.entries; k++) {
+      weighted.low[k] = histogram.low[k]!;
+      weighted.high[k] = histogram.high[k]!;
+      weighted.count[k] = histogram.count[k]! * weight;
     }
-    for (let k = 0; k < n; k++) {
-      into.low[k] = histogram.low[k]!;
-      into.high[k] = histogram.high[k]!;
-      into.count[k] = histogram.count[k]! * weight;
-    }
-    into.entries = n;
-    bins = into;
+    bins = weighted;
   }
   return launchObservationOf(frame, bins, frame.sumSimtClocks, frame.sumMimdClocks, weight, attribution);
-}
-
-/** Columns {@link observationFromColumns} writes weighted bins into. */
-export interface WritableLaunchBinColumns extends LaunchBinColumns {
-  entries: number;
-  low: Float64Array;
-  high: Float64Array;
-  count: Float64Array;
-}
-
-/**
- * Empty columns for {@link observationFromColumns}; they grow to the largest histogram weighted.
- *
- * @example const into = createLaunchBinColumns();
- */
-export function createLaunchBinColumns(): WritableLaunchBinColumns {
-  return { entries: 0, low: new Float64Array(0), high: new Float64Array(0), count: new Float64Array(0) };
 }
 
 /** The observation of a LaunchSummary: its identity, its (weighted) bins, and its sums times the weight. */

@@ -67,8 +67,41 @@ export interface LaunchBinColumns {
   readonly count: Float64Array;
 }
 
+/** Bin columns that can be written (reused scratch). */
+export interface WritableLaunchBinColumns extends LaunchBinColumns {
+  entries: number;
+  low: Float64Array;
+  high: Float64Array;
+  count: Float64Array;
+}
+
+/**
+ * Empty bin columns to write into; {@link binColumnsWithRoom} grows them.
+ *
+ * @example const into = createLaunchBinColumns();
+ */
+export function createLaunchBinColumns(): WritableLaunchBinColumns {
+  return { entries: 0, low: new Float64Array(0), high: new Float64Array(0), count: new Float64Array(0) };
+}
+
+/**
+ * `columns` with room for `n` bins (each array grown to at least n, doubling), and `entries` set to n.
+ *
+ * @example binColumnsWithRoom(createLaunchBinColumns(), 3).low.length // 3
+ */
+export function binColumnsWithRoom(columns: WritableLaunchBinColumns, n: number): WritableLaunchBinColumns {
+  if (columns.count.length < n) {
+    const size = Math.max(n, 2 * columns.count.length);
+    columns.low = new Float64Array(size);
+    columns.high = new Float64Array(size);
+    columns.count = new Float64Array(size);
+  }
+  columns.entries = n;
+  return columns;
+}
+
 /** Scratch of {@link binColumnsOf} for bins given as objects. */
-const binScratch = { entries: 0, low: new Float64Array(16), high: new Float64Array(16), count: new Float64Array(16) };
+const binScratch = createLaunchBinColumns();
 
 /**
  * An observation's bins as columns: columns as they are, objects copied into a scratch that the
@@ -79,21 +112,14 @@ const binScratch = { entries: 0, low: new Float64Array(16), high: new Float64Arr
 export function binColumnsOf(bins: LaunchObservation['bins']): LaunchBinColumns {
   if (!Array.isArray(bins)) return bins as LaunchBinColumns;
   const objects = bins as readonly LaunchBin[];
-  const n = objects.length;
-  if (binScratch.low.length < n) {
-    const size = Math.max(n, 2 * binScratch.low.length);
-    binScratch.low = new Float64Array(size);
-    binScratch.high = new Float64Array(size);
-    binScratch.count = new Float64Array(size);
-  }
-  for (let k = 0; k < n; k++) {
+  const into = binColumnsWithRoom(binScratch, objects.length);
+  for (let k = 0; k < objects.length; k++) {
     const bin = objects[k]!;
-    binScratch.low[k] = bin.low;
-    binScratch.high[k] = bin.high;
-    binScratch.count[k] = bin.count;
+    into.low[k] = bin.low;
+    into.high[k] = bin.high;
+    into.count[k] = bin.count;
   }
-  binScratch.entries = n;
-  return binScratch;
+  return into;
 }
 
 /**
