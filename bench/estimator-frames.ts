@@ -7,6 +7,7 @@
 import { CategoricalDistribution, createSeededRandom, sampleFamily, type RandomSource } from '../model/index.ts';
 import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../protocol/index.ts';
 import { syntheticLaunchSummary } from '../estimator/index.ts';
+import { splitmix64 } from '../kernels/sampling-statistics.ts';
 
 export const GROUP_SIZE = 32;
 export const GROUPS_PER_LAUNCH = 64;
@@ -118,6 +119,33 @@ export function samplesFrameAt(template: GroupSamplesFrame, launch: number, endM
   return Buffer.from(
     encodeFrame({
       ...template,
+      launchId,
+      frameSequence: SAMPLES_SEQUENCE_OFFSET + launch,
+      startUnixNanos: BigInt(endMillis - 1) * 1_000_000n,
+      endUnixNanos: BigInt(endMillis) * 1_000_000n,
+    }),
+  );
+}
+
+/** The recorder's default group sampling: hash selection of 1 group in 64 (docs/kernels.md, "Group sampling"). */
+export const DEFAULT_SAMPLING_STRIDE = 64;
+
+/**
+ * The GroupSamples frame a recorder at its default sampling writes for launch `launch` of
+ * `template`'s stream: of the launch's groups (the template's 64), those with
+ * splitmix64(launchId ^ g) mod 64 = 0 (SPEC.md, selection `hash`), about one per launch; undefined
+ * when the hash picks none (the recorder then writes no GroupSamples frame).
+ */
+export function defaultRateSamplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number, launchId: bigint = BigInt(launch)): Buffer | undefined {
+  const stride = BigInt(DEFAULT_SAMPLING_STRIDE);
+  const groups = template.groups.filter((group) => splitmix64(launchId ^ BigInt(group.groupIndex)) % stride === 0n);
+  if (groups.length === 0) return undefined;
+  return Buffer.from(
+    encodeFrame({
+      ...template,
+      selection: 'hash',
+      samplingStride: DEFAULT_SAMPLING_STRIDE,
+      groups,
       launchId,
       frameSequence: SAMPLES_SEQUENCE_OFFSET + launch,
       startUnixNanos: BigInt(endMillis - 1) * 1_000_000n,

@@ -7,16 +7,18 @@
  *      same at 10,000 and 20,000/s (target p99 ≤ 500 ms), and at 20,000/s with three instances
  *      in one group, as the sizing rule serves that load (`latency20k3`);
  *   2. throughput of one instance: a backlog of launch summaries consumed from Kafka (10 s
- *      windows, and 1 s windows where the model runs 10× as often), and a backlog with one
- *      GroupSamples frame (64 sampled groups × n=32) per 4 launch summaries (10 s windows):
- *      launch summaries/s and sampled groups/s;
+ *      windows, and 1 s windows where the model runs 10× as often), a backlog with one
+ *      GroupSamples frame (64 sampled groups × n=32) per 4 launch summaries (10 s windows: a
+ *      quarter of the groups, 16× the recorder's default rate), and one with the groups the
+ *      recorder's default sampling picks (hash, 1 in 64: a frame of ~1 group for ~63 % of the
+ *      launches): launch summaries/s and sampled groups/s;
  *   3. memory (RSS) of one instance holding 10,000 live streams; target ≤ 300 MB;
  * and, in process, the engine alone (decode + window + model) against decoding alone, for
  * launch summaries and for GroupSamples frames (sampled groups/s).
  *
  * WARPWATCH_BENCH_ESTIMATOR_CASES=latency,throughput,memory picks parts (default all; for
- * experiments — a partial run still writes the result file); `throughputSamples` is the
- * GroupSamples backlog of `throughput` alone.
+ * experiments — a partial run still writes the result file); `throughputSamples` and
+ * `throughputSamplesDefault` are the two GroupSamples backlogs of `throughput`, alone.
  * WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS='--flag ...' passes Node/V8 flags to the estimator children.
  * WARPWATCH_BENCH_CPU_PROF_DIR=<dir> runs the estimator children under `node --cpu-prof`
  * (profiles `estimator-<case>.cpuprofile` in that directory, written at their clean exit).
@@ -32,7 +34,7 @@ import type { Producer } from 'kafkajs';
 import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
-import { decodeFrame } from '../protocol/index.ts';
+import { decodeFrame, type GroupSamplesFrame } from '../protocol/index.ts';
 import { createKafkaClient } from '../service/index.ts';
 import { installNativeKafkaCrc32c } from '../service/kafka-native-crc.ts';
 import { decodeKafkaRecord, encodeKafkaRecord, encodeKafkaRecordBatch, installFastKafkaRecordBatchEncoder, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, kafkajsRecordBatchEncoder, kafkajsRecordDecoder, kafkajsRecordEncoder, type KafkaRecordReader } from '../service/kafka-record-codec.ts';
@@ -41,6 +43,8 @@ import { MEASUREMENTS } from '../contracts/index.ts';
 import { testEngineOptions } from '../estimator/testing/test-support.ts';
 import type { BenchContext, BenchResult } from './bench-context.ts';
 import {
+  DEFAULT_SAMPLING_STRIDE,
+  defaultRateSamplesFrameAt,
   frameAt,
   GROUP_SIZE,
   GROUPS_PER_LAUNCH,
@@ -531,7 +535,10 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
 
     // 2. Throughput: a backlog of launch summaries (and, with samplesEvery > 0, one GroupSamples
     // frame per samplesEvery launch summaries) consumed by one instance.
-    const throughput = async (suffix: string, frames: number, windowMillis: number, samplesEvery = 0, streams = 100): Promise<void> => {
+    // samplesEvery > 0: every samplesEvery-th launch of a stream also sends a GroupSamples frame of
+    // all its 64 groups; defaultRate: instead every launch sends the groups a recorder at its
+    // default sampling (hash, 1 in 64) picks, about one, when it picks any.
+    const throughput = async (suffix: string, frames: number, windowMillis: number, samplesEvery = 0, streams = 100, defaultRate = false): Promise<void> => {
       const id = `${runId}${suffix}`;
       await influx(influxUrl, id, `CREATE DATABASE "${id}"`);
       await admin.createTopics({ topics: [{ topic: `${id}.frames`, numPartitions: 6 }], waitForLeaders: true });
@@ -547,6 +554,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         bytes = 0;
       };
       let samplesFramesProduced = 0;
+      let sampledGroupsProduced = 0;
       for (let k = 0; k < frames; k += 1) {
         const s = k % streams;
         const launch = Math.floor(k / streams);
@@ -556,16 +564,20 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         bytes += summary.length;
         // Every samplesEvery-th launch of a stream, staggered across streams, also sends its sampled groups.
         if (samplesEvery > 0 && (launch + s) % samplesEvery === 0) {
-          const samples = samplesFrameAt(throughputSamples[s]![launch % throughputSamples[s]!.length]!, k, endMillis);
-          messages.push({ key: `bench${s}/k`, value: samples });
-          bytes += samples.length;
-          samplesFramesProduced += 1;
+          const template = throughputSamples[s]![launch % throughputSamples[s]!.length]!;
+          const samples = defaultRate ? defaultRateSamplesFrameAt(template, k, endMillis) : samplesFrameAt(template, k, endMillis);
+          if (samples !== undefined) {
+            messages.push({ key: `bench${s}/k`, value: samples });
+            bytes += samples.length;
+            samplesFramesProduced += 1;
+            sampledGroupsProduced += defaultRate ? (decodeFrame(samples) as GroupSamplesFrame).groups.length : SAMPLED_GROUPS_PER_FRAME;
+          }
         }
         if (messages.length >= 1000 || bytes >= 1_000_000) await flush();
       }
       await flush();
       const totalFrames = frames + samplesFramesProduced;
-      const child = startEstimatorChild(baseEnv(id, { WARPWATCH_WINDOW_MILLIS: String(windowMillis), WARPWATCH_HISTOGRAM_POINTS: 'false' }), samplesEvery > 0 ? `throughput-samples-${windowMillis}` : `throughput-${windowMillis}`);
+      const child = startEstimatorChild(baseEnv(id, { WARPWATCH_WINDOW_MILLIS: String(windowMillis), WARPWATCH_HISTOGRAM_POINTS: 'false' }), samplesEvery > 0 ? `throughput-samples${defaultRate ? '-default' : ''}-${windowMillis}` : `throughput-${windowMillis}`);
       children.push(child);
       const port = await child.metricsPort;
       // (time, frames counted) from /healthz every ~100 ms; the rate is the slope between 10 % and
@@ -587,13 +599,14 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const samplesCounted = (counted * samplesFramesProduced) / totalFrames;
       const h = await health(port);
       const prefix =
-        (samplesEvery > 0 ? `throughputSamples${windowMillis === 10_000 ? '' : `${windowMillis}ms`}` : windowMillis === 10_000 ? 'throughput' : `throughput${windowMillis}ms`) +
+        (samplesEvery > 0 ? `throughputSamples${defaultRate ? 'Default' : ''}${windowMillis === 10_000 ? '' : `${windowMillis}ms`}` : windowMillis === 10_000 ? 'throughput' : `throughput${windowMillis}ms`) +
         (streams === 100 ? '' : `${streams}streams`);
+      const sampledGroupsCounted = (counted * sampledGroupsProduced) / totalFrames;
       metrics[`${prefix}.launchSummariesPerSecond`] = summariesCounted / seconds;
       metrics[`${prefix}.groupsPerSecond`] = (summariesCounted * GROUPS_PER_LAUNCH) / seconds;
       if (samplesEvery > 0) {
         metrics[`${prefix}.samplesFramesPerSecond`] = samplesCounted / seconds;
-        metrics[`${prefix}.sampledGroupsPerSecond`] = (samplesCounted * SAMPLED_GROUPS_PER_FRAME) / seconds;
+        metrics[`${prefix}.sampledGroupsPerSecond`] = sampledGroupsCounted / seconds;
       }
       // Process CPU (user + system, /proc) of the estimator per frame between the same two marks: independent of how many cores it got.
       metrics[`${prefix}.cpuMicrosPerFrame`] = ((c90 - c10) * 1000) / counted;
@@ -601,16 +614,17 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       metrics[`${prefix}.heapCollections`] = h.counters.heapCollections;
       metrics[`${prefix}.heapCollectionMillis`] = h.counters.heapCollectionMillis;
       metrics[`${prefix}.windowClosesPerSecond`] = (h.counters.windowsClosed * (counted / totalFrames)) / seconds;
-      const backlog =
-        samplesEvery > 0
-          ? `backlog of ${frames} launch summaries and ${samplesFramesProduced} GroupSamples frames (one per ${samplesEvery} launches of a stream, ${SAMPLED_GROUPS_PER_FRAME} sampled groups × n=${GROUP_SIZE} each, as in the in-process case)`
+      const backlog = defaultRate
+        ? `backlog of ${frames} launch summaries (${GROUPS_PER_LAUNCH} groups × n=${GROUP_SIZE} each) and ${samplesFramesProduced} GroupSamples frames of ${sampledGroupsProduced} sampled groups: the recorder's default sampling (hash, 1 group in ${DEFAULT_SAMPLING_STRIDE}) of every launch, a frame per launch whose hash picked any group`
+        : samplesEvery > 0
+          ? `backlog of ${frames} launch summaries and ${samplesFramesProduced} GroupSamples frames (one per ${samplesEvery} launches of a stream, ${SAMPLED_GROUPS_PER_FRAME} sampled groups × n=${GROUP_SIZE} each, as in the in-process case: a quarter of the groups, ${DEFAULT_SAMPLING_STRIDE / samplesEvery}× the recorder's default rate)`
           : `backlog of ${frames} launch summaries`;
       const sampled =
         samplesEvery > 0
-          ? `, ${(samplesCounted / seconds).toFixed(0)} GroupSamples frames/s = ${((samplesCounted * SAMPLED_GROUPS_PER_FRAME) / seconds).toFixed(0)} sampled groups/s`
+          ? `, ${(samplesCounted / seconds).toFixed(0)} GroupSamples frames/s = ${(sampledGroupsCounted / seconds).toFixed(0)} sampled groups/s`
           : ' (no GroupSamples frames; see the mixed backlog for sampled groups/s)';
       notes.push(
-        `throughput (${windowMillis / 1000} s windows${samplesEvery > 0 ? ', with GroupSamples' : ''}${streams === 100 ? '' : `, ${streams} streams`}): ${backlog} (${streams} streams, event time 100 ms apart per stream → ${h.counters.windowsClosed} window closes during the run); ` +
+        `throughput (${windowMillis / 1000} s windows${defaultRate ? ', with GroupSamples at the default rate' : samplesEvery > 0 ? ', with GroupSamples' : ''}${streams === 100 ? '' : `, ${streams} streams`}): ${backlog} (${streams} streams, event time 100 ms apart per stream → ${h.counters.windowsClosed} window closes during the run); ` +
           `${counted} frames consumed between 10 % and 90 % of the backlog in ${seconds.toFixed(2)} s = ${(summariesCounted / seconds).toFixed(0)} launch summaries/s, ${((summariesCounted * GROUPS_PER_LAUNCH) / seconds).toFixed(0)} groups/s summarised${sampled}, ~${(metrics[`${prefix}.windowClosesPerSecond`] ?? 0).toFixed(0)} window closes/s; estimator process CPU ${(metrics[`${prefix}.cpuMicrosPerFrame`] ?? 0).toFixed(1)} µs per frame (/proc, same marks)`,
       );
       await stopChild(child);
@@ -625,6 +639,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     // 60,000 launch summaries and 15,000 GroupSamples frames (~390 MB), ~1.5 s between the marks
     // (12,000 until 2026-11-28).
     if (parts.includes('throughput') || parts.includes('throughputSamples')) await throughput('ths', ctx.quick ? 4_000 : 60_000, 10_000, SUMMARIES_PER_SAMPLES_FRAME);
+    // The recorder's default sampling of the same launches (a frame of ~1 group for ~63 % of them):
+    // 200,000 launch summaries and ~126,000 GroupSamples frames.
+    if (parts.includes('throughput') || parts.includes('throughputSamplesDefault')) await throughput('thd', ctx.quick ? 10_000 : 200_000, 10_000, 1, 100, true);
     // The latency20k shape as a backlog: 2,000 streams with 1 s windows, each stream's histograms its
     // own (the window model cache of 4,096 bases misses), so CPU per frame is measured, not the
     // share of a machine the latency case's estimator got while it fell behind.
@@ -835,7 +852,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
     const ownTopics = (await admin.listTopics().catch(() => [] as string[])).filter((topic) => topic.startsWith(runId));
     if (ownTopics.length > 0) await admin.deleteTopics({ topics: ownTopics }).catch((error: unknown) => ctx.log(`  could not delete this run's topics (${String(error)}): ${ownTopics.join(', ')}`));
     await admin.disconnect();
-    for (const suffix of ['lat', 'l10', 'l20', 'l23', 'thr', 'thw', 'ths', 'thk', 'sc1', 'sc3', 'mem', 'mch', 'mfu']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
+    for (const suffix of ['lat', 'l10', 'l20', 'l23', 'thr', 'thw', 'ths', 'thd', 'thk', 'sc1', 'sc3', 'mem', 'mch', 'mfu']) await influx(influxUrl, `${runId}${suffix}`, `DROP DATABASE "${runId}${suffix}"`).catch(() => undefined);
     await lease.release();
   }
   for (const note of notes) ctx.log(`  note: ${note}`);
