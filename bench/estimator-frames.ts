@@ -133,14 +133,14 @@ export const DEFAULT_SAMPLING_STRIDE = 64;
 /**
  * The GroupSamples frame a recorder at its default sampling writes for launch `launch` of
  * `template`'s stream: of the launch's groups (the template's 64), those with
- * splitmix64(launchId ^ g) mod 64 = 0 (SPEC.md, selection `hash`), about one per launch; undefined
- * when the hash picks none (the recorder then writes no GroupSamples frame).
+ * splitmix64(launchId ^ g) mod 64 = 0 (SPEC.md, selection `hash`), about one per launch, with how
+ * many it holds; undefined when the hash picks none (the recorder then writes no GroupSamples frame).
  */
-export function defaultRateSamplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number, launchId: bigint = BigInt(launch)): Buffer | undefined {
+export function defaultRateSamplesFrameAt(template: GroupSamplesFrame, launch: number, endMillis: number, launchId: bigint = BigInt(launch)): { bytes: Buffer; groups: number } | undefined {
   const stride = BigInt(DEFAULT_SAMPLING_STRIDE);
   const groups = template.groups.filter((group) => splitmix64(launchId ^ BigInt(group.groupIndex)) % stride === 0n);
   if (groups.length === 0) return undefined;
-  return Buffer.from(
+  const bytes = Buffer.from(
     encodeFrame({
       ...template,
       selection: 'hash',
@@ -152,4 +152,5 @@ export function defaultRateSamplesFrameAt(template: GroupSamplesFrame, launch: n
       endUnixNanos: BigInt(endMillis) * 1_000_000n,
     }),
   );
+  return { bytes, groups: groups.length };
 }

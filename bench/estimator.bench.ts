@@ -34,7 +34,7 @@ import type { Producer } from 'kafkajs';
 import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
-import { decodeFrame, type GroupSamplesFrame } from '../protocol/index.ts';
+import { decodeFrame } from '../protocol/index.ts';
 import { createKafkaClient } from '../service/index.ts';
 import { installNativeKafkaCrc32c } from '../service/kafka-native-crc.ts';
 import { decodeKafkaRecord, encodeKafkaRecord, encodeKafkaRecordBatch, installFastKafkaRecordBatchEncoder, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, kafkajsRecordBatchEncoder, kafkajsRecordDecoder, kafkajsRecordEncoder, type KafkaRecordReader } from '../service/kafka-record-codec.ts';
@@ -565,12 +565,12 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         // Every samplesEvery-th launch of a stream, staggered across streams, also sends its sampled groups.
         if (samplesEvery > 0 && (launch + s) % samplesEvery === 0) {
           const template = throughputSamples[s]![launch % throughputSamples[s]!.length]!;
-          const samples = defaultRate ? defaultRateSamplesFrameAt(template, k, endMillis) : samplesFrameAt(template, k, endMillis);
+          const samples = defaultRate ? defaultRateSamplesFrameAt(template, k, endMillis) : { bytes: samplesFrameAt(template, k, endMillis), groups: SAMPLED_GROUPS_PER_FRAME };
           if (samples !== undefined) {
-            messages.push({ key: `bench${s}/k`, value: samples });
-            bytes += samples.length;
+            messages.push({ key: `bench${s}/k`, value: samples.bytes });
+            bytes += samples.bytes.length;
             samplesFramesProduced += 1;
-            sampledGroupsProduced += defaultRate ? (decodeFrame(samples) as GroupSamplesFrame).groups.length : SAMPLED_GROUPS_PER_FRAME;
+            sampledGroupsProduced += samples.groups;
           }
         }
         if (messages.length >= 1000 || bytes >= 1_000_000) await flush();

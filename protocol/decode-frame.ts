@@ -13,7 +13,7 @@ import { decodeFrameHeader, type FrameHeader } from './frame-header.ts';
 import { binHighOf, binLowOf } from './histogram-bins.ts';
 import { FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, HISTOGRAM_BIN_COUNT, MAX_COUNT, MAX_PAYLOAD_BYTES, MAX_GROUP_SAMPLES, MAX_GROUP_SIZE, MAX_HISTOGRAM_ENTRIES } from './limits.ts';
 import type { DeviceInfo, Frame, FrameColumns, GroupSample, GroupSampleColumns, GroupSamplesFrame, GroupSamplesOffsetsFrame, HistogramColumns, HistogramEntry, LaunchSummaryColumnsFrame, LaunchSummaryFrame } from './types.ts';
-import { checkUint, identityBytesProblem, validateFrameBody } from './validate-frame.ts';
+import { checkLossSum, checkUint, identityBytesProblem, validateFrameBody } from './validate-frame.ts';
 
 /** Options of {@link decodeFrame}. */
 export interface DecodeFrameOptions {
@@ -112,8 +112,8 @@ function endsInside(field: string, byteCount: number, remaining: number): FrameE
 }
 
 /**
- * A u64 count as a number: exact up to 2^53−1; above, it rounds to nearest like Number(bigint)
- * (one rounding of an exact sum) and is then rejected as over the limit.
+ * A u64 as a number: exact up to 2^53−1; above, it rounds to nearest like Number(bigint) (one
+ * rounding of an exact sum). Counts above the limit are then rejected; clock sums are kept as read.
  */
 function countAt(view: DataView, at: number): number {
   return view.getUint32(at + 4, true) * TWO_TO_32 + view.getUint32(at, true);
@@ -515,11 +515,6 @@ export function createFrameColumns(): FrameColumns {
   };
 }
 
-/** A u64 at `at` as the nearest double: Number(getBigUint64) without the BigInt (high·2^32 is exact, the one addition rounds as Number(bigint) does). */
-function u64NumberAt(view: DataView, at: number): number {
-  return view.getUint32(at + 4, true) * TWO_TO_32 + view.getUint32(at, true);
-}
-
 /**
  * A LaunchSummary payload read into `histogram` and checked as decodeFrame does
  * (readLaunchSummary, then no bytes left over, then validateFrameBody's rules that values read
@@ -543,8 +538,8 @@ function launchSummaryColumns(payload: Uint8Array, view: DataView, identity: Dec
   if (groupsCounted > groupCount) throw invalid(`groupsCounted (${groupsCounted}) must be <= groupCount (${groupCount})`);
   const sumMeasuredLoss = view.getFloat64(p + 32, true);
   const sumCountsLoss = view.getFloat64(p + 40, true);
-  checkLossSumRead(sumMeasuredLoss, 'sumMeasuredLoss');
-  checkLossSumRead(sumCountsLoss, 'sumCountsLoss');
+  checkLossSum(sumMeasuredLoss, 'sumMeasuredLoss');
+  checkLossSum(sumCountsLoss, 'sumCountsLoss');
   const sumMaxCounts = countAt(view, p + 48);
   const sumCounts = countAt(view, p + 56);
   const droppedSamples = countAt(view, p + 64);
@@ -566,8 +561,8 @@ function launchSummaryColumns(payload: Uint8Array, view: DataView, identity: Dec
     endUnixNanos: identity.endUnixNanos,
     groupCount,
     groupsCounted,
-    sumSimtClocks: u64NumberAt(view, p + 16),
-    sumMimdClocks: u64NumberAt(view, p + 24),
+    sumSimtClocks: countAt(view, p + 16),
+    sumMimdClocks: countAt(view, p + 24),
     sumMeasuredLoss,
     sumCountsLoss,
     sumMaxCounts,
@@ -575,11 +570,6 @@ function launchSummaryColumns(payload: Uint8Array, view: DataView, identity: Dec
     droppedSamples,
     histogram,
   };
-}
-
-/** validateFrameBody's loss-sum rule for an f64 read from the wire (its message). */
-function checkLossSumRead(value: number, field: string): void {
-  if (!Number.isFinite(value) || value < 0) throw invalid(`${field} must be a finite number >= 0, got ${String(value)}`);
 }
 
 /**
@@ -653,8 +643,6 @@ function wholeLaunchSummary(payload: Uint8Array, view: DataView, identity: Decod
   return frame;
 }
 
-/** 2^32, the weight of a u64's high half. */
-const TWO_POW_32 = 4_294_967_296;
 /** High halves below this make a u64 below 2^53 (exact as a number). */
 const SAFE_HIGH_LIMIT = 0x200000;
 
@@ -684,16 +672,16 @@ function readSampleColumns(columns: GroupSampleColumns, view: DataView, at: numb
     const endHigh = view.getUint32(at + 20, true);
     const endLow = view.getUint32(at + 16, true);
     const startSafe = startHigh < SAFE_HIGH_LIMIT;
-    const startTicks = startHigh * TWO_POW_32 + startLow;
+    const startTicks = startHigh * TWO_TO_32 + startLow;
     let allZero = startHigh === 0 && startLow === 0 && endHigh === 0 && endLow === 0;
-    durationTicks[g] = startSafe && endHigh < SAFE_HIGH_LIMIT ? endHigh * TWO_POW_32 + endLow - startTicks : Number(view.getBigUint64(at + 16, true) - view.getBigUint64(at + 8, true));
+    durationTicks[g] = startSafe && endHigh < SAFE_HIGH_LIMIT ? endHigh * TWO_TO_32 + endLow - startTicks : Number(view.getBigUint64(at + 16, true) - view.getBigUint64(at + 8, true));
     let lane = at + 24;
     for (let i = base; i < base + n; i++, lane += 4) laneCounts[i] = view.getUint32(lane, true);
     for (let i = base; i < base + n; i++, lane += 8) {
       const low = view.getUint32(lane, true);
       const high = view.getUint32(lane + 4, true);
       if (low !== 0 || high !== 0) allZero = false;
-      laneFinishTicks[i] = startSafe && high < SAFE_HIGH_LIMIT ? high * TWO_POW_32 + low - startTicks : Number(view.getBigUint64(lane, true) - view.getBigUint64(at + 8, true));
+      laneFinishTicks[i] = startSafe && high < SAFE_HIGH_LIMIT ? high * TWO_TO_32 + low - startTicks : Number(view.getBigUint64(lane, true) - view.getBigUint64(at + 8, true));
     }
     clocked[g] = allZero ? 0 : 1;
   }

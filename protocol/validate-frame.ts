@@ -107,7 +107,14 @@ function checkU64(value: unknown, field: string): void {
   }
 }
 
-function checkLossSum(value: unknown, field: string): void {
+/**
+ * Checks a sum of per-group losses (an f64): finite and ≥ 0, WW_ERR_FRAME_INVALID otherwise.
+ * Shared with decode-frame.ts.
+ *
+ * @throws FrameError
+ * @example checkLossSum(3.5, 'sumCountsLoss') // returns
+ */
+export function checkLossSum(value: unknown, field: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw invalid(`${field} must be a finite number >= 0, got ${String(value)}`);
   }
