@@ -13,7 +13,7 @@ export { ModelError } from './errors.ts';
 export { CategoricalDistribution } from './distributions/categorical-distribution.ts';
 export { createCategoricalSampler } from './distributions/categorical-sampler.ts';
 export { parseDistributionSpec } from './distributions/distribution-spec.ts';
-export { sampleFamily } from './distributions/family-sampler.ts';
+export { createFamilySampler, sampleFamily } from './distributions/family-sampler.ts';
 export { formatDistributionSpec } from './distributions/family.ts';
 export { fitParametric } from './distributions/fit-parametric.ts';
 export { createSeededRandom, mulberry32, type RandomSource } from './distributions/random.ts';

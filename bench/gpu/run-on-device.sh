@@ -127,6 +127,12 @@ if "$python" -c 'import numpy' 2> /dev/null; then
   }
   py_step nvrtc_check -m warpwatch.nvrtc_check
   py_step numba_escape -m warpwatch.examples.numba_escape --out "$out/python/numba_escape.wwf" --n 8 --launches 2
+  # numba-cuda 0.30.4 cannot import with numpy >= 2.5 (numpy.row_stack is gone): run the example
+  # again with the alias put back (numpy-row-stack-shim/), to check warpwatch's own Numba path.
+  if grep -q "row_stack" "$out/python/numba_escape.log"; then
+    PYTHONPATH="$root/bench/gpu/numpy-row-stack-shim${PYTHONPATH:+:$PYTHONPATH}" \
+      py_step numba_escape_shim -m warpwatch.examples.numba_escape --out "$out/python/numba_escape_shim.wwf" --n 8 --launches 2
+  fi
   py_step cupy_escape -m warpwatch.examples.cupy_escape --out "$out/python/cupy_escape.wwf" --n 32 --launches 2
   py_step triton_escape -m warpwatch.examples.triton_escape --out "$out/python/triton_escape.wwf" --block 32 --launches 2
   py_step torch_escape -m warpwatch.examples.torch_escape --out "$out/python/torch_escape.wwf" --n 32 --launches 2

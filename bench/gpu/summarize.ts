@@ -2,7 +2,8 @@
  * Summarises the output directory of bench/gpu/run-on-device.sh on the development machine:
  * model vs counts vs measured loss per matpow run, probe overhead from the CUDA-event kernel
  * times, the divergence-cost fit of the micro-benchmark and escape plain vs sorted against the
- * advise prediction. Writes bench/results/gpu-<device>.json (or --json FILE) and prints the
+ * advise prediction, and beside each matpow run the loss its groups would measure if each ended
+ * with its warp (bench/gpu/warp-tied.ts). Writes bench/results/gpu-<device>.json (or --json FILE) and prints the
  * Markdown tables for docs/validation.md.
  *
  * Usage: npx tsx bench/gpu/summarize.ts DIR [--json FILE]
@@ -11,9 +12,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { analyzeFrames, computeAdvice, type StreamAnalysis } from '../../analysis/index.ts';
-import { CategoricalDistribution, divergenceObservationOf, fitDivergenceCost } from '../../model/index.ts';
+import { CategoricalDistribution, createFamilySampler, createSeededRandom, divergenceObservationOf, fitDivergenceCost, parseDistributionSpec } from '../../model/index.ts';
 import { parseDivergenceCsv } from '../../cli/divergence-csv.ts';
 import { decodeFrames, histogramToCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { specOfRunTag, warpTiedLoss, type WarpTiedLoss } from './warp-tied.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -84,6 +86,20 @@ function main(argv: readonly string[]): number {
     });
   const device = matpow[0]?.device ?? 'unknown device';
 
+  // The first effect of docs/validation.md §4: what sub-warp groups would measure if each ended
+  // with its warp's deepest lane, every iteration costing the same (Monte Carlo, seed 1, 2^16 warps per family).
+  const warpTied = new Map<string, WarpTiedLoss[]>();
+  for (const tag of new Set(matpow.map((r) => r.family))) {
+    const spec = specOfRunTag(tag);
+    if (spec === undefined) continue;
+    const sizes = [...new Set(matpow.filter((r) => r.family === tag).map((r) => r.n))].filter((n) => 32 % n === 0);
+    warpTied.set(tag, warpTiedLoss(createFamilySampler(parseDistributionSpec(spec)), createSeededRandom(1), sizes, 1 << 16));
+  }
+  const matpowRows = matpow.map((r) => {
+    const mc = warpTied.get(r.family)?.find((w) => w.n === r.n);
+    return { ...r, lossOwnMonteCarlo: mc?.own ?? null, lossWarpTied: mc?.tied ?? null, lossWarpTiedStandardError: mc?.tiedStandardError ?? null, measuredOverWarpTied: mc === undefined || r.lossMeasured === undefined ? null : r.lossMeasured / mc.tied };
+  });
+
   // Probe overhead: kernelMillis per (workload, n, variant), median over repeats.
   const overheadDir = join(dir, 'overhead');
   const timings = new Map<string, Map<string, number[]>>();
@@ -141,15 +157,15 @@ function main(argv: readonly string[]): number {
     ];
   });
 
-  const summary = { device, deviceInfo: deviceText.trim().split('\n'), createdAt: new Date().toISOString(), source: dir, matpow, overhead, divergence, escape };
+  const summary = { device, deviceInfo: deviceText.trim().split('\n'), createdAt: new Date().toISOString(), source: dir, matpow: matpowRows, overhead, divergence, escape };
   const slug = device.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
   const jsonFile = jsonAt >= 0 && argv[jsonAt + 1] !== undefined ? (argv[jsonAt + 1] as string) : join(root, 'bench', 'results', `gpu-${slug}.json`);
   mkdirSync(dirname(jsonFile), { recursive: true });
   writeFileSync(jsonFile, `${JSON.stringify(summary, null, 2)}\n`);
 
-  const out: string[] = [`## ${device}`, '', '| run | n | sync | groups | loss_predicted | loss_counts | loss_measured | η(pred,counts) | η(counts,meas) | η(pred,meas) | ICC | δ (ticks) |', '|---|---|---|---|---|---|---|---|---|---|---|---|'];
-  for (const r of matpow) {
-    out.push(`| ${r.family} | ${r.n} | ${r.sync ? 'on' : 'off'} | ${r.groups} | ${num(r.lossPredicted)} | ${num(r.lossCounts)} | ${num(r.lossMeasured)} | ${pct(r.etaPredictedCounts)} | ${pct(r.etaCountsMeasured)} | ${pct(r.etaPredictedMeasured)} | ${num(r.countIcc, 3)} | ${num(r.deltaTicks, 1)} |`);
+  const out: string[] = [`## ${device}`, '', '| run | n | sync | groups | loss_predicted | loss_counts | loss_measured | η(pred,counts) | η(counts,meas) | η(pred,meas) | ICC | δ (ticks) | warp-tied (MC) | measured / warp-tied |', '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|'];
+  for (const r of matpowRows) {
+    out.push(`| ${r.family} | ${r.n} | ${r.sync ? 'on' : 'off'} | ${r.groups} | ${num(r.lossPredicted)} | ${num(r.lossCounts)} | ${num(r.lossMeasured)} | ${pct(r.etaPredictedCounts)} | ${pct(r.etaCountsMeasured)} | ${pct(r.etaPredictedMeasured)} | ${num(r.countIcc, 3)} | ${num(r.deltaTicks, 1)} | ${num(r.lossWarpTied)} ± ${num(r.lossWarpTiedStandardError)} | ${num(r.measuredOverWarpTied, 3)} |`);
   }
   if (overhead.length > 0) {
     out.push('', '| probe overhead | repeats | kernel ms, no probe | probe | probe + sampling | overhead | overhead with sampling |', '|---|---|---|---|---|---|---|');
