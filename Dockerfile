@@ -11,6 +11,8 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production
+# glibc malloc at 2 arenas: less RSS for the services (deploy/contracts.ts IMAGE_PROCESS_ENV).
+ENV MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./

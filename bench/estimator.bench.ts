@@ -19,7 +19,10 @@
  * WARPWATCH_BENCH_ESTIMATOR_CASES=latency,throughput,memory picks parts (default all; for
  * experiments — a partial run still writes the result file); `throughputSamples` and
  * `throughputSamplesDefault` are the two GroupSamples backlogs of `throughput`, alone.
- * WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS='--flag ...' passes Node/V8 flags to the estimator children.
+ * The estimator children run as deployed: with deploy/contracts.ts's ESTIMATOR_NODE_FLAGS and
+ * IMAGE_PROCESS_ENV (V8's semi-spaces, malloc arenas; an environment variable of the bench's own
+ * environment wins). WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS='--flag ...' adds Node/V8 flags after
+ * those (a later flag wins: `--max-semi-space-size=16` measures Node's default).
  * WARPWATCH_BENCH_CPU_PROF_DIR=<dir> runs the estimator children under `node --cpu-prof`
  * (profiles `estimator-<case>.cpuprofile` in that directory, written at their clean exit).
  */
@@ -33,6 +36,7 @@ import type { Producer } from 'kafkajs';
 // @ts-expect-error -- a plain JavaScript module of bin/, without type declarations
 import { compiledIsCurrent as compiledIsCurrentUntyped } from '../bin/compiled-is-current.mjs';
 import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../deploy/local/index.ts';
+import { ESTIMATOR_NODE_FLAGS, IMAGE_PROCESS_ENV } from '../deploy/index.ts';
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
 import { decodeFrame } from '../protocol/index.ts';
 import { createKafkaClient } from '../service/index.ts';
@@ -99,6 +103,13 @@ async function influx(url: string, database: string, query: string): Promise<{ t
   return body.results[0]?.series ?? [];
 }
 
+/** How the estimator children run: their Node flags and the process environment of the image (for the notes). */
+function childRuntime(): string {
+  const flags = [...ESTIMATOR_NODE_FLAGS, ...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')];
+  const env = Object.keys(IMAGE_PROCESS_ENV).map((name) => `${name}=${process.env[name] ?? IMAGE_PROCESS_ENV[name] ?? ''}`);
+  return `node ${flags.join(' ')}, ${env.join(' ')}`;
+}
+
 interface Child {
   process: ChildProcess;
   metricsPort: Promise<number>;
@@ -109,11 +120,13 @@ interface Child {
 function startEstimatorChild(env: Record<string, string>, label: string): Child {
   const profileDirectory = process.env.WARPWATCH_BENCH_CPU_PROF_DIR;
   const profile = profileDirectory ? ['--cpu-prof', '--cpu-prof-dir', profileDirectory, '--cpu-prof-name', `estimator-${label}.cpuprofile`] : [];
-  // Node/V8 flags for the estimator children only (experiments: heap sizing, GC tracing).
-  profile.push(...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''));
+  // The estimator's Node flags as deployed (deploy/contracts.ts), then the bench's own for the
+  // estimator children only (experiments: heap sizing, GC tracing; a later flag wins).
+  profile.push(...ESTIMATOR_NODE_FLAGS, ...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''));
   // One instance id per child: instances of one group must differ (three children named alike never settled as a group).
   const child = spawn(process.execPath, [...profile, 'bin/warpwatch.mjs', 'estimate', '--instance', `bench-${label}`], {
-    env: { ...process.env, ...env },
+    // The image's process environment (malloc arenas) unless the bench's own environment sets it.
+    env: { ...IMAGE_PROCESS_ENV, ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let text = '';
@@ -833,7 +846,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
       const childCode = compiledIsCurrent(new URL('../', import.meta.url), process.env) ? 'compiled dist/' : 'TypeScript sources through tsx (dist/ missing or stale)';
       const accounted = h.counters.framesIn === offered && h.counters.framesOut === offered;
       notes.push(
-        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (${launchesPerStream} launches each${recorderIds ? ' with recorder launchIds: every dedupe memory full' : ''}, open 10 min windows, default settings incl. checkpoints; estimator ran from ${childCode}): ` +
+        `${prefix}: ${streams} distinct streams offered${cap === undefined ? '' : ` against WARPWATCH_MAX_STREAMS=${cap}`} (${launchesPerStream} launches each${recorderIds ? ' with recorder launchIds: every dedupe memory full' : ''}, open 10 min windows, default settings incl. checkpoints; estimator ran from ${childCode}, ${childRuntime()}): ` +
           `${h.streams} live streams, ${h.counters.streamsEvicted} evictions (each eviction closes and writes the stream's open window: ${h.counters.windowsClosed} windows closed), ` +
           `frames in ${h.counters.framesIn} of ${offered}, recorded ${h.counters.framesOut}${accounted ? ' (all)' : ' (NOT all)'}; heap target ${process.env.WARPWATCH_HEAP_TARGET_MIB ?? 'default'}: ${h.counters.heapCollections} full collections, ${h.counters.heapCollectionMillis.toFixed(0)} ms; RSS ${(rss / 1e6).toFixed(0)} MB 3 s after the last frame, peak ${(peak / 1e6).toFixed(0)} MB (target <= 300 MB: ${rss <= 300e6 && accounted ? 'met' : 'NOT met'})`,
       );

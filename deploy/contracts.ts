@@ -16,6 +16,27 @@ export const CONTAINER_PORTS = Object.freeze({
   estimatorMetrics: ESTIMATOR_FIELDS.metricsPort.default,
 });
 
+/** The image's entrypoint (Dockerfile ENTRYPOINT): Node and the CLI, a subcommand after it. */
+export const IMAGE_ENTRYPOINT: readonly string[] = Object.freeze(['node', 'bin/warpwatch.mjs']);
+
+/**
+ * Node/V8 flags the estimator runs with (docs/estimator.md, The young generation and malloc): V8's
+ * semi-spaces at 8 MiB instead of Node's 16, which lowers the estimator's RSS by ~20–40 MB at
+ * the same throughput. They must be given where Node starts (V8 sizes its heap then), so
+ * compose.yaml and k8s/ start the estimator with `node <flags> bin/warpwatch.mjs estimate`, and
+ * bench/estimator.bench.ts runs its estimators the same way.
+ */
+export const ESTIMATOR_NODE_FLAGS: readonly string[] = Object.freeze(['--max-semi-space-size=8']);
+
+/**
+ * Environment of the image's processes beside their `WARPWATCH_*` settings (Dockerfile ENV):
+ * glibc's malloc at 2 arenas instead of up to 8 per core, so memory freed by the threads that
+ * compress and send (zlib, sockets) is reused rather than kept in arenas of their own
+ * (docs/estimator.md, The young generation and malloc). bench/estimator.bench.ts runs its
+ * estimators with it too.
+ */
+export const IMAGE_PROCESS_ENV: Readonly<Record<string, string>> = Object.freeze({ MALLOC_ARENA_MAX: '2' });
+
 /** `warpwatch` subcommand each service image runs. */
 export const SERVICE_COMMANDS = Object.freeze({ collector: 'collect', estimator: 'estimate' });
 

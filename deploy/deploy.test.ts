@@ -12,7 +12,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { COLLECTOR_FIELDS, ESTIMATOR_FIELDS, TOPICS, type ConfigFields } from '../contracts/index.ts';
 import { ConfigReader, formatConfigProblem } from '../service/index.ts';
 import { GRAFANA_DASHBOARDS_MOUNT, INFLUXQL_DATASOURCE_UID } from '../dashboards/index.ts';
-import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_FIELDS, SERVICE_CONFIG_MODULES, serviceEnvNames } from './contracts.ts';
+import { COLLECTOR_SOCKET_DIRECTORY, CONTAINER_PORTS, ESTIMATOR_NODE_FLAGS, IMAGE_ENTRYPOINT, IMAGE_PROCESS_ENV, INFLUX_RETENTION, GRAFANA_DASHBOARDS_PATH, GRAFANA_DATASOURCE_UID, SERVICE_COMMANDS, SERVICE_CONFIG_FIELDS, SERVICE_CONFIG_MODULES, serviceEnvNames } from './contracts.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const deployDirectory = join(root, 'deploy');
@@ -158,6 +158,14 @@ describe('deploy contracts', () => {
         const dockerfile = join(context, String(build['dockerfile']));
         expect(existsSync(dockerfile), dockerfile).toBe(true);
         expect(composeService(service)['command']).toEqual([SERVICE_COMMANDS[service]]);
+        // The image's entrypoint; the estimator's adds its Node flags between node and the CLI.
+        const dockerText = readFileSync(dockerfile, 'utf8');
+        for (const [name, value] of Object.entries(IMAGE_PROCESS_ENV)) expect(dockerText, `Dockerfile ENV ${name}`).toMatch(new RegExp(`^ENV ${name}=${value}$`, 'm'));
+        const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerText)?.[1];
+        expect(JSON.parse(entrypoint ?? 'null')).toEqual(IMAGE_ENTRYPOINT);
+        const [node, ...cli] = IMAGE_ENTRYPOINT;
+        if (service === 'estimator') expect(composeService(service)['entrypoint']).toEqual([node, ...ESTIMATOR_NODE_FLAGS, ...cli]);
+        else expect(composeService(service)['entrypoint']).toBeUndefined();
         for (const line of readFileSync(dockerfile, 'utf8').split('\n')) {
           const copy = /^COPY (?!--from)(.+) \S+$/.exec(line.trim());
           for (const source of copy?.[1]?.split(/\s+/) ?? []) expect(existsSync(join(context, source)), `Dockerfile COPY ${source}`).toBe(true);
@@ -377,6 +385,8 @@ describe('deploy contracts', () => {
     it('runs estimators as a Deployment with replicas <= the frames topic partitions', () => {
       const deployment = k8sObject('Deployment', 'warpwatch-estimator');
       expect(firstContainer(deployment)['args']).toEqual([SERVICE_COMMANDS.estimator]);
+      const [node, ...cli] = IMAGE_ENTRYPOINT;
+      expect(firstContainer(deployment)['command']).toEqual([node, ...ESTIMATOR_NODE_FLAGS, ...cli]);
       const replicas = Number(asRecord(deployment['spec'])['replicas']);
       const partitions = Number(k8sEnv(deployment).get('WARPWATCH_KAFKA_PARTITIONS')?.['value'] ?? ESTIMATOR_FIELDS.partitions.default);
       expect(replicas).toBeGreaterThanOrEqual(1);
