@@ -103,11 +103,18 @@ async function influx(url: string, database: string, query: string): Promise<{ t
   return body.results[0]?.series ?? [];
 }
 
+/**
+ * The estimator children's Node flags: the estimator's as deployed (deploy/contracts.ts), then
+ * the bench's own for experiments (heap sizing, GC tracing; a later flag wins).
+ */
+function childNodeFlags(): string[] {
+  return [...ESTIMATOR_NODE_FLAGS, ...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')];
+}
+
 /** How the estimator children run: their Node flags and the process environment of the image (for the notes). */
 function childRuntime(): string {
-  const flags = [...ESTIMATOR_NODE_FLAGS, ...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '')];
   const env = Object.keys(IMAGE_PROCESS_ENV).map((name) => `${name}=${process.env[name] ?? IMAGE_PROCESS_ENV[name] ?? ''}`);
-  return `node ${flags.join(' ')}, ${env.join(' ')}`;
+  return `node ${childNodeFlags().join(' ')}, ${env.join(' ')}`;
 }
 
 interface Child {
@@ -120,9 +127,7 @@ interface Child {
 function startEstimatorChild(env: Record<string, string>, label: string): Child {
   const profileDirectory = process.env.WARPWATCH_BENCH_CPU_PROF_DIR;
   const profile = profileDirectory ? ['--cpu-prof', '--cpu-prof-dir', profileDirectory, '--cpu-prof-name', `estimator-${label}.cpuprofile`] : [];
-  // The estimator's Node flags as deployed (deploy/contracts.ts), then the bench's own for the
-  // estimator children only (experiments: heap sizing, GC tracing; a later flag wins).
-  profile.push(...ESTIMATOR_NODE_FLAGS, ...(process.env.WARPWATCH_BENCH_ESTIMATOR_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''));
+  profile.push(...childNodeFlags());
   // One instance id per child: instances of one group must differ (three children named alike never settled as a group).
   const child = spawn(process.execPath, [...profile, 'bin/warpwatch.mjs', 'estimate', '--instance', `bench-${label}`], {
     // The image's process environment (malloc arenas) unless the bench's own environment sets it.

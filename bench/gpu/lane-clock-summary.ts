@@ -10,16 +10,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { analyzeFrames } from '../../analysis/index.ts';
 import { decodeFrames } from '../../protocol/index.ts';
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length === 0 ? Number.NaN : sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
+import { exitReport, median } from './run-files.ts';
 
 function kernelMillis(file: string): number {
-  const line = readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('{')).pop();
-  return line === undefined ? Number.NaN : Number((JSON.parse(line) as Record<string, unknown>)['kernelMillis']);
+  return Number(exitReport(file)?.['kernelMillis'] ?? Number.NaN);
 }
 
 const fmt = (x: number | undefined, digits: number): string => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));

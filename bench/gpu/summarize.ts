@@ -15,31 +15,16 @@ import { analyzeFrames, computeAdvice, type StreamAnalysis } from '../../analysi
 import { CategoricalDistribution, createFamilySampler, createSeededRandom, divergenceObservationOf, fitDivergenceCost, parseDistributionSpec } from '../../model/index.ts';
 import { parseDivergenceCsv } from '../../cli/divergence-csv.ts';
 import { decodeFrames, histogramToCounts, type LaunchSummaryFrame } from '../../protocol/index.ts';
+import { exitReport, median } from './run-files.ts';
 import { specOfRunTag, warpTiedLoss, type WarpTiedLoss } from './warp-tied.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** The last JSON line a workload program printed on stderr (its exit report). */
-function exitReport(file: string): Record<string, unknown> | undefined {
-  if (!existsSync(file)) return undefined;
-  const line = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .pop();
-  return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
-}
 
 function analyzeFile(file: string): { analysis: StreamAnalysis; frames: ReturnType<typeof decodeFrames> } {
   const frames = decodeFrames(readFileSync(file));
   const [analysis] = analyzeFrames(frames);
   if (analysis === undefined) throw new Error(`${file}: no LaunchSummary frames`);
   return { analysis, frames };
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 const pct = (x: number | null | undefined, digits = 3): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : `${(100 * x).toFixed(digits)} %`);
