@@ -384,7 +384,7 @@ export const ESTIMATOR_FIELDS = {
   alertLossThreshold: { kind: 'number', env: 'WARPWATCH_ALERT_LOSS_THRESHOLD', min: 1, max: 1e6, offWord: true, defaultText: 'off', doc: 'alert when `loss_measured` exceeds this' },
   alertDriftThreshold: { kind: 'number', env: 'WARPWATCH_ALERT_DRIFT_THRESHOLD', min: 0, max: 1e6, offWord: true, defaultText: 'off', doc: 'alert when prediction and measurement drift apart by this' },
   alertStaleMillis: { kind: 'number', env: 'WARPWATCH_ALERT_STALE_MILLIS', min: 1_000, max: 30 * DAY_MILLIS, offWord: true, defaultText: 'off', unit: MILLIS, doc: 'a stream silent this long raises a `stale` alert' },
-  checkpointIntervalMillis: { kind: 'integer', env: 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', min: 10, max: 3_600_000, default: 2_000, unit: MILLIS, doc: 'how often state is checkpointed and offsets committed' },
+  checkpointIntervalMillis: { kind: 'integer', env: 'WARPWATCH_CHECKPOINT_INTERVAL_MILLIS', min: 10, max: 3_600_000, default: 2_000, unit: MILLIS, doc: 'how often the state of each partition is checkpointed and its offset committed (a round is spread over this interval)' },
   heapTargetMebibytes: {
     kind: 'integer',
     env: 'WARPWATCH_HEAP_TARGET_MIB',

@@ -4,7 +4,7 @@ import { fitParametric } from '../model/index.ts';
 import { createOutageLog, influxHealthReasons, isUnreachableError, startHeapTarget, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type LogLineSink, type OutageLog } from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 import { readPartitionMarker } from './engine/checkpoint-codec.ts';
-import { createCheckpointProtocol } from './engine/checkpoint-protocol.ts';
+import { checkpointTickMillis, createCheckpointProtocol, createCheckpointTurns } from './engine/checkpoint-protocol.ts';
 import { createEstimatorEngine, type EstimatorEngine } from './engine/estimator-engine.ts';
 import { EstimatorError } from './errors.ts';
 import { PROGRESS_LOG_MILLIS, progressMessage, type ProgressSnapshot } from './adapters/progress-log.ts';
@@ -575,8 +575,13 @@ function createPartitionRestorer(parts: EstimatorParts, reader: CheckpointReader
 
 /** Runs checkpoint rounds; see {@link createCheckpointer}. */
 interface Checkpointer {
-  /** One round of the protocol, or the round already running; never rejects (a failure is counted, logged and retried next time). */
+  /**
+   * A round over every assigned partition, after the round in progress if there is one (the
+   * last checkpoint at shutdown); never rejects (a failure is counted, logged and retried).
+   */
   checkpoint(): Promise<void>;
+  /** The timer's turn, every {@link checkpointTickMillis}: a round over the partitions due now ({@link createCheckpointTurns}), unless a round is running. */
+  tick(): void;
   /** A partition was revoked: forget its pending checkpoint records. */
   forget(partition: number): void;
 }
@@ -585,6 +590,12 @@ interface Checkpointer {
  * The checkpoint-before-commit protocol (checkpoint-protocol.ts) over the service's I/O: the
  * InfluxDB points and result records a checkpoint depends on are flushed first, the
  * checkpoint records written, then offsets committed. One round at a time.
+ *
+ * A round is spread over the checkpoint interval (docs/estimator.md § Checkpoints spread over the
+ * interval): the timer runs every {@link checkpointTickMillis}, and each time the partitions whose
+ * turn has come ({@link createCheckpointTurns}) are checkpointed. So each partition is
+ * checkpointed once per interval, but the work (encoding the records, producing them, the garbage
+ * they leave) comes in slices, not all at once.
  */
 function createCheckpointer(parts: EstimatorParts): Checkpointer {
   const { config, state, engine, kafka, influx, telemetry, outages } = parts;
@@ -600,23 +611,33 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
     writeCheckpoint: (partition, records) => kafka.writeCheckpoint(partition, records),
     commit: (partition, nextOffset) => kafka.commit(partition, nextOffset),
   });
+  const turns = createCheckpointTurns(checkpointTickMillis(config.checkpointIntervalMillis) / config.checkpointIntervalMillis);
   let checkpointing: Promise<void> | undefined;
+  const round = (partitions: readonly number[] | undefined): Promise<void> => {
+    const running = protocol
+      .run(partitions)
+      .then(() => outages.checkpoint.recovered('checkpoints are written again'))
+      .catch((error: unknown) => {
+        telemetry.sinkError('checkpoint');
+        outages.checkpoint.failed(
+          `checkpoint postponed (offsets are not committed; tried again within ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
+        );
+      })
+      .finally(() => {
+        if (checkpointing === running) checkpointing = undefined;
+      });
+    checkpointing = running;
+    return running;
+  };
   return {
-    checkpoint() {
-      if (checkpointing !== undefined) return checkpointing;
-      checkpointing = protocol
-        .run()
-        .then(() => outages.checkpoint.recovered('checkpoints are written again'))
-        .catch((error: unknown) => {
-          telemetry.sinkError('checkpoint');
-          outages.checkpoint.failed(
-            `checkpoint postponed (offsets are not committed; tried again every ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
-          );
-        })
-        .finally(() => {
-          checkpointing = undefined;
-        });
-      return checkpointing;
+    async checkpoint() {
+      while (checkpointing !== undefined) await checkpointing;
+      await round(undefined);
+    },
+    tick() {
+      const held = [...state.assigned].filter((partition) => state.restored.has(partition));
+      const due = turns.next(held, checkpointing !== undefined);
+      if (due.length > 0) void round(due);
     },
     forget: (partition) => protocol.forget(partition),
   };
@@ -839,7 +860,7 @@ function createLagProbe(parts: EstimatorParts): () => void {
 /**
  * The service's timers: engine ticks (idle windows close in restored partitions whose lag is
  * known to be zero, {@link idleCloseAllowed}) with a lag probe, the outgoing queue every 100 ms,
- * checkpoints every `checkpointIntervalMillis`, a `warpwatch_pipeline` point every 10 s, and a
+ * checkpoints (each partition once per `checkpointIntervalMillis`, in slices: {@link createCheckpointer}), a `warpwatch_pipeline` point every 10 s, and a
  * progress line in the log every minute (progress-log.ts). Cleared by stop().
  */
 function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.Timeout[] {
@@ -858,7 +879,7 @@ function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.
     setInterval(() => {
       parts.sendOutgoing().catch((error: unknown) => log(`${error instanceof Error ? error.message : String(error)}`));
     }, 100),
-    setInterval(() => void checkpointer.checkpoint(), config.checkpointIntervalMillis),
+    setInterval(() => checkpointer.tick(), checkpointTickMillis(config.checkpointIntervalMillis)),
     setInterval(() => {
       const counters = telemetry.counters;
       influx?.write([

@@ -1,7 +1,7 @@
 // The checkpoint-before-commit protocol at every crash point: each I/O step fails in turn; the
 // invariants hold after the failed round and after the next one.
 import { describe, expect, it } from 'vitest';
-import { createCheckpointProtocol, type CheckpointProtocolIo, type CheckpointTopicRecord } from './checkpoint-protocol.ts';
+import { checkpointTickMillis, createCheckpointProtocol, createCheckpointTurns, type CheckpointProtocolIo, type CheckpointTopicRecord } from './checkpoint-protocol.ts';
 
 type Step = 'flushInflux' | 'flushResults' | 'writeCheckpoint' | 'commit';
 
@@ -13,9 +13,11 @@ function world(partitions: number[]) {
   const assigned = new Set(partitions);
   // The engine: per partition, a next offset and streams whose state changed since the last snapshot.
   const engine = new Map(partitions.map((p) => [p, { nextOffset: 0, dirty: new Map<string, string>() }]));
+  // The step to fail, at its `failCall`-th call from now (1 = the next).
   let failAt: Step | undefined;
+  let failCall = 0;
   const step = (name: Step, effect: () => void): Promise<void> => {
-    if (failAt === name) {
+    if (failAt === name && --failCall === 0) {
       failAt = undefined;
       log.push(`${name} FAILED`);
       return Promise.reject(new Error(`${name} failed`));
@@ -55,7 +57,11 @@ function world(partitions: number[]) {
     produced.influx += count;
     produced.results += 1;
   };
-  return { durable, produced, log, assigned, engine, io, handle, failNext: (s: Step) => (failAt = s) };
+  const failNext = (s: Step, call = 1): void => {
+    failAt = s;
+    failCall = call;
+  };
+  return { durable, produced, log, assigned, engine, io, handle, failNext };
 }
 
 /** The invariant: every committed offset is covered by a written checkpoint marker, and by outputs written before the commit. */
@@ -78,14 +84,24 @@ describe('checkpoint-before-commit protocol', () => {
     w.handle(1, 'b', 3);
     const protocol = createCheckpointProtocol(w.io);
     await protocol.run();
-    expect(w.log).toEqual(['flushInflux', 'flushResults', 'writeCheckpoint', 'commit', 'writeCheckpoint', 'commit']);
+    // Outputs waiting before the snapshot, then those that came after it, then the records.
+    expect(w.log).toEqual(['flushInflux', 'flushResults', 'flushInflux', 'flushResults', 'writeCheckpoint', 'commit', 'writeCheckpoint', 'commit']);
     expect(Object.fromEntries(w.durable.committed)).toEqual({ 0: '5', 1: '3' });
     expect(w.durable.checkpoint.get('p0|a')).toBe('a@5');
     expectSafe(w, w.produced);
   });
 
-  for (const failing of ['flushInflux', 'flushResults', 'writeCheckpoint', 'commit'] as const) {
-    it(`a failure of ${failing} commits nothing it does not cover and loses no checkpoint record: the next round completes`, async () => {
+  // A flush fails before the snapshot (call 1) or after it (call 2).
+  const failures = [
+    ['flushInflux', 1],
+    ['flushResults', 1],
+    ['flushInflux', 2],
+    ['flushResults', 2],
+    ['writeCheckpoint', 1],
+    ['commit', 1],
+  ] as const;
+  for (const [failing, call] of failures) {
+    it(`a failure of ${failing} (call ${call} of the round) commits nothing it does not cover and loses no checkpoint record: the next round completes`, async () => {
       const w = world([0]);
       const protocol = createCheckpointProtocol(w.io);
       w.handle(0, 'a', 4);
@@ -94,12 +110,15 @@ describe('checkpoint-before-commit protocol', () => {
       w.handle(0, 'a', 3);
       w.handle(0, 'b', 2);
       const outputs = { ...w.produced };
-      w.failNext(failing);
+      w.failNext(failing, call);
       await expect(protocol.run()).rejects.toThrow(`${failing} failed`);
       // After the crash point: the old commit stands, or a commit that its outputs and checkpoint cover.
       expectSafe(w, failing === 'commit' || failing === 'writeCheckpoint' ? outputs : { influx: 4, results: 1 });
       expect(w.durable.committed.get(0)).toBe('4');
-      expect(protocol.pendingPartitions()).toEqual([0]);
+      // A failure before the snapshot leaves the changes with the engine; after it, pending.
+      const beforeSnapshot = (failing === 'flushInflux' || failing === 'flushResults') && call === 1;
+      expect(protocol.pendingPartitions()).toEqual(beforeSnapshot ? [] : [0]);
+      expect(w.engine.get(0)!.dirty.size).toBe(beforeSnapshot ? 2 : 0);
       // The next round writes the records taken in the failed one (the engine will not give them again).
       await protocol.run();
       expect(w.durable.committed.get(0)).toBe('9');
@@ -112,11 +131,13 @@ describe('checkpoint-before-commit protocol', () => {
 
   it('does not write or commit a partition revoked during the round, and forgets it', async () => {
     const w = world([0, 1]);
+    let flushes = 0;
     const protocol = createCheckpointProtocol({
       ...w.io,
       flushResults: async () => {
         await w.io.flushResults();
-        w.assigned.delete(1); // revoked while the outputs were being flushed
+        flushes += 1;
+        if (flushes === 2) w.assigned.delete(1); // revoked while the outputs after the snapshot were being flushed
       },
     });
     w.handle(0, 'a', 2);
@@ -127,6 +148,41 @@ describe('checkpoint-before-commit protocol', () => {
     expect(protocol.pendingPartitions()).toEqual([]);
   });
 
+  it('covers the outputs that came while the waiting ones were flushed, before the snapshot', async () => {
+    const w = world([0]);
+    let flushes = 0;
+    const protocol = createCheckpointProtocol({
+      ...w.io,
+      flushResults: async () => {
+        await w.io.flushResults();
+        flushes += 1;
+        if (flushes === 1) w.handle(0, 'late', 3); // a window closed during the first flush: in the snapshot, not yet written
+      },
+    });
+    w.handle(0, 'a', 2);
+    await protocol.run();
+    expect(w.durable.committed.get(0)).toBe('5');
+    expect(w.durable.checkpoint.get('p0|late')).toBe('late@5');
+    expectSafe(w, w.produced);
+  });
+
+  it('takes and writes only the partitions asked for (and any left pending), skipping one not assigned', async () => {
+    const w = world([0, 1, 2]);
+    const protocol = createCheckpointProtocol(w.io);
+    w.handle(0, 'a', 2);
+    w.handle(1, 'b', 4);
+    w.handle(2, 'c', 6);
+    await protocol.run([1, 7]);
+    expect(Object.fromEntries(w.durable.committed)).toEqual({ 1: '4' });
+    expect(w.engine.get(0)!.dirty.size).toBe(1);
+    // A partition whose write failed is written by the next round, whichever partitions it asks for.
+    w.failNext('writeCheckpoint');
+    await expect(protocol.run([2])).rejects.toThrow('writeCheckpoint failed');
+    await protocol.run([0]);
+    expect(Object.fromEntries(w.durable.committed)).toEqual({ 0: '2', 1: '4', 2: '6' });
+    expectSafe(w, w.produced);
+  });
+
   it('skips a partition whose offset is committed and whose only record is the marker', async () => {
     const w = world([0]);
     const protocol = createCheckpointProtocol(w.io);
@@ -135,5 +191,65 @@ describe('checkpoint-before-commit protocol', () => {
     const writes = w.log.filter((l) => l === 'writeCheckpoint').length;
     await protocol.run();
     expect(w.log.filter((l) => l === 'writeCheckpoint').length).toBe(writes);
+  });
+});
+
+describe('checkpoint turns: a round spread over the interval', () => {
+  /** Runs `ticks` ticks and counts how often each partition was taken, and the most taken at one tick. */
+  const run = (turnPerTick: number, held: number[], ticks: number, busyAt: (tick: number) => boolean = () => false) => {
+    const turns = createCheckpointTurns(turnPerTick);
+    const taken = new Map<number, number[]>();
+    let most = 0;
+    for (let tick = 0; tick < ticks; tick += 1) {
+      const due = turns.next(held, busyAt(tick));
+      most = Math.max(most, due.length);
+      for (const partition of due) taken.set(partition, [...(taken.get(partition) ?? []), tick]);
+    }
+    return { taken, most };
+  };
+
+  it('takes each of 6 partitions once in any 8 ticks in a row, at most one per tick', () => {
+    const { taken, most } = run(1 / 8, [5, 3, 1, 0, 2, 4], 80);
+    expect(most).toBe(1);
+    for (const partition of [0, 1, 2, 3, 4, 5]) {
+      const ticks = taken.get(partition)!;
+      expect(ticks.length).toBe(10);
+      // Consecutive turns of a partition are exactly 8 ticks apart (one interval).
+      for (let i = 1; i < ticks.length; i += 1) expect(ticks[i]! - ticks[i - 1]!).toBe(8);
+    }
+  });
+
+  it('takes 24 partitions three a tick, and 1 partition every eighth tick', () => {
+    const many = run(1 / 8, Array.from({ length: 24 }, (_, p) => p), 16);
+    expect(many.most).toBe(3);
+    expect([...many.taken.values()].every((ticks) => ticks.length === 2)).toBe(true);
+    const one = run(1 / 8, [7], 32);
+    expect(one.taken.get(7)).toEqual([7, 15, 23, 31]);
+  });
+
+  it('keeps the turns earned while a round runs, at most one per partition', () => {
+    // Busy for 20 ticks (2.5 intervals): then every partition at once, once.
+    const { taken } = run(1 / 8, [0, 1, 2], 24, (tick) => tick < 20);
+    expect([...taken.entries()].map(([p, ticks]) => [p, ticks[0]])).toEqual([
+      [0, 20],
+      [1, 20],
+      [2, 20],
+    ]);
+  });
+
+  it('goes on after the last partition taken when the partitions held change', () => {
+    const turns = createCheckpointTurns(1 / 2);
+    expect(turns.next([0, 1, 2, 3], false)).toEqual([0, 1]);
+    // Partition 2 revoked, 9 assigned: the round goes on with 3.
+    expect(turns.next([0, 1, 3, 9], false)).toEqual([3, 9]);
+    expect(turns.next([0, 1, 3, 9], false)).toEqual([0, 1]);
+    expect(turns.next([], false)).toEqual([]);
+  });
+
+  it('ticks an eighth of the interval, between 50 ms and the interval', () => {
+    expect(checkpointTickMillis(2000)).toBe(250);
+    expect(checkpointTickMillis(200)).toBe(50);
+    expect(checkpointTickMillis(30)).toBe(30);
+    expect(checkpointTickMillis(1001)).toBe(125);
   });
 });
