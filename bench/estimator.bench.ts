@@ -39,7 +39,7 @@ import { acquireStackLease, resolveLocalStackConfig, silentReporter } from '../d
 import { ESTIMATOR_NODE_FLAGS, IMAGE_PROCESS_ENV } from '../deploy/index.ts';
 import { TOPIC_MAX_MESSAGE_BYTES, topicToCreate } from '../contracts/topics.ts';
 import { decodeFrame } from '../protocol/index.ts';
-import { createKafkaClient } from '../service/index.ts';
+import { cachingDefaultPartitioner, createKafkaClient } from '../service/index.ts';
 import { installNativeKafkaCrc32c } from '../service/kafka-native-crc.ts';
 import { decodeKafkaRecord, encodeKafkaRecord, encodeKafkaRecordBatch, installFastKafkaRecordBatchEncoder, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder, kafkajsRecordBatchEncoder, kafkajsRecordDecoder, kafkajsRecordEncoder, type KafkaRecordReader } from '../service/kafka-record-codec.ts';
 import { createEstimatorEngine } from '../estimator/index.ts';
@@ -338,7 +338,9 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
   const kafka = createKafkaClient({ clientId: 'estimator-bench', brokers: brokers.split(',') });
   const admin = kafka.admin();
   await admin.connect();
-  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false });
+  // The collector's partitioner (the same partitions as kafkajs' default, remembered per key):
+  // the load generator shares the cores of the system it measures, so it should cost no more than a collector.
+  const producer: Producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: cachingDefaultPartitioner });
   await producer.connect();
   const runId = `wwbench${Date.now().toString(36)}`;
   const baseEnv = (id: string, extra: Record<string, string>): Record<string, string> => ({
