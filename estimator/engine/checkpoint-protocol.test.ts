@@ -77,6 +77,19 @@ function expectSafe(w: ReturnType<typeof world>, outputsAtSnapshot: { influx: nu
   }
 }
 
+/** The protocol over `w`, with `effect` run right after the `call`-th flush of the result records (1 = before the snapshot, 2 = after it). */
+function withFlushHook(w: ReturnType<typeof world>, call: number, effect: () => void) {
+  let flushes = 0;
+  return createCheckpointProtocol({
+    ...w.io,
+    flushResults: async () => {
+      await w.io.flushResults();
+      flushes += 1;
+      if (flushes === call) effect();
+    },
+  });
+}
+
 describe('checkpoint-before-commit protocol', () => {
   it('writes outputs, then checkpoint records, then commits, in that order', async () => {
     const w = world([0, 1]);
@@ -131,15 +144,8 @@ describe('checkpoint-before-commit protocol', () => {
 
   it('does not write or commit a partition revoked during the round, and forgets it', async () => {
     const w = world([0, 1]);
-    let flushes = 0;
-    const protocol = createCheckpointProtocol({
-      ...w.io,
-      flushResults: async () => {
-        await w.io.flushResults();
-        flushes += 1;
-        if (flushes === 2) w.assigned.delete(1); // revoked while the outputs after the snapshot were being flushed
-      },
-    });
+    // Revoked while the outputs after the snapshot were being flushed.
+    const protocol = withFlushHook(w, 2, () => w.assigned.delete(1));
     w.handle(0, 'a', 2);
     w.handle(1, 'b', 2);
     await protocol.run();
@@ -150,15 +156,8 @@ describe('checkpoint-before-commit protocol', () => {
 
   it('covers the outputs that came while the waiting ones were flushed, before the snapshot', async () => {
     const w = world([0]);
-    let flushes = 0;
-    const protocol = createCheckpointProtocol({
-      ...w.io,
-      flushResults: async () => {
-        await w.io.flushResults();
-        flushes += 1;
-        if (flushes === 1) w.handle(0, 'late', 3); // a window closed during the first flush: in the snapshot, not yet written
-      },
-    });
+    // A window closed during the first flush: in the snapshot, not yet written.
+    const protocol = withFlushHook(w, 1, () => w.handle(0, 'late', 3));
     w.handle(0, 'a', 2);
     await protocol.run();
     expect(w.durable.committed.get(0)).toBe('5');
