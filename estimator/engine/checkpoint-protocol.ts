@@ -76,13 +76,13 @@ export function createCheckpointProtocol(io: CheckpointProtocolIo): CheckpointPr
   const assignedNow = (): Set<number> => new Set(io.assigned());
   return {
     async run(partitions) {
-      const assigned = assignedNow();
-      const chosen = partitions === undefined ? assigned : [...partitions].filter((partition) => assigned.has(partition));
       // Step 1: what is waiting now is written before the records that depend on it are taken.
       await io.flushInflux();
       await io.flushResults();
-      for (const partition of chosen) {
-        if (!assignedNow().has(partition) || !io.isRestored(partition)) continue;
+      // Assigned as of now, after the flush (the snapshots below are taken without awaiting).
+      const assigned = assignedNow();
+      for (const partition of partitions ?? assigned) {
+        if (!assigned.has(partition) || !io.isRestored(partition)) continue;
         const snapshot = io.snapshot(partition);
         if (snapshot === undefined) continue;
         const entry = pending.get(partition) ?? { records: new Map<string, string | null>(), nextOffset: snapshot.nextOffset };
