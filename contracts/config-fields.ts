@@ -370,7 +370,7 @@ export const ESTIMATOR_FIELDS = {
   subBinsPerOctave: { kind: 'choice', env: 'WARPWATCH_SUB_BINS_PER_OCTAVE', values: ['16', '32', '64', '128', '256', '512', '1024'], default: '128', doc: 'bins per octave once binned' },
   bootstrapReplicates: { kind: 'integer', env: 'WARPWATCH_BOOTSTRAP_REPLICATES', flag: '--bootstrap-replicates', min: 0, max: 10_000, default: 32, doc: 'Poisson-bootstrap replicates of the `loss_predicted` interval (0 = off)' },
   confidenceLevel: { kind: 'number', env: 'WARPWATCH_CONFIDENCE_LEVEL', min: 0.5, max: 0.9999, default: 0.95, doc: 'confidence level of the interval' },
-  sweepGroupSizes: { kind: 'integer-list', env: 'WARPWATCH_SWEEP_GROUP_SIZES', min: 1, max: 32, default: [1, 2, 4, 8, 16, 32], offWord: true, doc: 'group sizes of the granularity sweep' },
+  sweepGroupSizes: { kind: 'integer-list', env: 'WARPWATCH_SWEEP_GROUP_SIZES', min: 1, max: 32, default: [1, 2, 4, 8, 16, 32], offWord: true, doc: 'group sizes of the granularity sweep, each one `warpwatch_sweep` point a window close (docs/estimator.md, Sizing: InfluxDB)' },
   quantiles: { kind: 'boolean', env: 'WARPWATCH_QUANTILES', default: true, doc: 'compute loss quantiles' },
   quantileExactWorkLimit: { kind: 'integer', env: 'WARPWATCH_QUANTILE_EXACT_WORK_LIMIT', min: 0, max: 1e12, default: 2_000_000, doc: 'exact quantiles up to this estimated work, else Monte Carlo' },
   quantileSamples: { kind: 'integer', env: 'WARPWATCH_QUANTILE_SAMPLES', min: 100, max: 10_000_000, default: 10_000, unit: 'groups', doc: 'Monte Carlo groups of the quantiles' },
