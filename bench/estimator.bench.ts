@@ -521,7 +521,7 @@ export async function run(ctx: BenchContext): Promise<BenchResult> {
         bySecond.set(windowStart, ofSecond);
       }
       // The worst window of each second: its median is the tail of a usual burst of closes, its
-      // maximum the run's worst second (docs/estimator.md, Where the 20,000/s tail comes from).
+      // maximum the run's worst second (docs/estimator.md, The 20,000/s tail, second by second).
       const secondMaxima = [...bySecond.values()].map((values) => Math.max(...values)).sort((a, b) => a - b);
       latencies.sort((a, b) => a - b);
       pipeline.sort((a, b) => a - b);
