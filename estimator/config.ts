@@ -323,6 +323,7 @@ function readCompute(reader: ConfigReader): EstimatorConfig['compute'] {
     quantileSamples: F.quantileSamples,
     fit: F.fit,
     histogramPoints: F.histogramPoints,
+    sweepIntervalMillis: F.sweepIntervalMillis,
   });
   const { standardError, ...rest } = v;
   return Object.freeze({ ...rest, standardErrorMethod: standardError });

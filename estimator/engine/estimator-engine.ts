@@ -7,7 +7,7 @@ import { createIdentityPool } from './identity-pool.ts';
 import { observationFromColumns, samplesObservationFromOffsets } from './frame-observation.ts';
 import { createLaunchBinColumns, createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
-import { alertPoint, windowPoints, type SeriesPoint } from './series-points.ts';
+import { alertPoint, sweepCadence, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
   closeWindowsThrough,
@@ -126,6 +126,11 @@ export interface EngineComputeSettings extends Omit<WindowComputeOptions, 'fitte
   readonly fit: boolean;
   /** Write warpwatch_histogram points (one per bin per window). */
   readonly histogramPoints: boolean;
+  /**
+   * Write a stream's warpwatch_sweep points for one window in ⌈this / window length⌉ (ms; 0 or
+   * at most the window length = every window): series-points.ts sweepCadence.
+   */
+  readonly sweepIntervalMillis: number;
 }
 
 /**
@@ -299,6 +304,7 @@ const MODEL_CACHE_MAX_SUPPORT = 262_144;
  */
 export function createEstimatorEngine(options: EngineOptions, outputs: EngineOutputs, telemetry: EngineTelemetry): EstimatorEngine {
   const compute: WindowComputeOptions = { ...options.compute, fitter: options.compute.fit ? options.fitter : undefined };
+  const sweep = sweepCadence(options.window.windowMillis, options.compute.sweepIntervalMillis);
   const alerts = alertOptionsOf(options.alerts);
   const partitions = new Map<number, PartitionState>();
   // Live streams share their device, host and label strings (identity-pool.ts).
@@ -433,7 +439,7 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     }
     if (result.overflowedSums !== undefined && result.overflowedSums.length > 0) telemetry.windowOverflowed?.(entry.state.key, window.startMillis, result.overflowedSums);
     telemetry.windowClosed(options.monotonicMillis() - started, wallMillis - window.endMillis);
-    outputs.writePoints(windowPoints(result, { includeHistogram: options.compute.histogramPoints, labelTags: options.tagLabels }));
+    outputs.writePoints(windowPoints(result, { includeHistogram: options.compute.histogramPoints, labelTags: options.tagLabels, sweep }));
     outputs.recordWindow?.(result);
     publishAlerts(evaluateAlerts(entry.alerts, result, alerts));
     outputs.publishDistribution(

@@ -3,6 +3,7 @@ import type { AlertEvent } from './alert-detector.ts';
 import type { StreamIdentity } from '../../contracts/index.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../contracts/index.ts';
 import type { WindowResult } from './window-result.ts';
+import { hashString } from './random-deviates.ts';
 
 /**
  * A point to write, independent of the InfluxDB client (influx-writer.ts turns it into line
@@ -50,15 +51,27 @@ interface StreamTagSet {
   readonly labelTags: readonly string[] | undefined;
   readonly tags: Readonly<Record<string, string>>;
   readonly sweep: Map<number, Readonly<Record<string, string>>>;
+  /** A hash of the stream's tags: its phase in the sweep cadence ({@link sweepDue}). */
+  readonly phaseHash: number;
 }
 
 const SWEEP_TAGS_LIMIT = 64;
 const streamTagSets = new WeakMap<StreamIdentity, StreamTagSet>();
 
+/** MurmurHash3's 32-bit finaliser: spreads every input bit over the low bits (FNV-1a's low bits follow the last characters). */
+function mix32(hash: number): number {
+  let h = hash ^ (hash >>> 16);
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 function streamTagSet(identity: StreamIdentity, labelTags: readonly string[] | undefined): StreamTagSet {
   let set = streamTagSets.get(identity);
   if (set === undefined || set.labelTags !== labelTags) {
-    set = { labelTags, tags: Object.freeze(streamTags(identity, labelTags)), sweep: new Map() };
+    const tags = Object.freeze(streamTags(identity, labelTags));
+    set = { labelTags, tags, sweep: new Map(), phaseHash: mix32(hashString(Object.values(tags).join('\u0000'))) };
     streamTagSets.set(identity, set);
   }
   return set;
@@ -71,6 +84,38 @@ function sweepTags(set: StreamTagSet, groupSize: number): Readonly<Record<string
     if (set.sweep.size < SWEEP_TAGS_LIMIT) set.sweep.set(groupSize, tags);
   }
   return tags;
+}
+
+/**
+ * The sweep cadence of {@link windowPoints}: a stream's warpwatch_sweep points are written for one
+ * window in each run of `everyWindows` consecutive windows (of `windowMillis`), at a phase fixed
+ * per stream by a hash of its tags, so that the streams' sweeps spread evenly over the windows.
+ * `everyWindows` 1 = every window. docs/estimator.md, Sizing: InfluxDB.
+ */
+export interface SweepCadence {
+  /** Write the sweep for one window in this many (an integer ≥ 1). */
+  readonly everyWindows: number;
+  /** The window length (ms): a window's index is its start / windowMillis. */
+  readonly windowMillis: number;
+}
+
+/**
+ * The sweep cadence of a window length and a sweep interval (both ms): one window in
+ * ⌈interval / window⌉, so every window when the window is at least as long as the interval
+ * (and when the interval is 0).
+ *
+ * @example sweepCadence(1_000, 10_000) // { everyWindows: 10, windowMillis: 1000 }
+ */
+export function sweepCadence(windowMillis: number, sweepIntervalMillis: number): SweepCadence {
+  return { everyWindows: Math.max(1, Math.ceil(sweepIntervalMillis / windowMillis)), windowMillis };
+}
+
+/** Whether the window starting at startMillis carries its stream's sweep ({@link SweepCadence}). */
+function sweepDue(set: StreamTagSet, startMillis: number, cadence: SweepCadence | undefined): boolean {
+  if (cadence === undefined || cadence.everyWindows <= 1) return true;
+  const k = cadence.everyWindows;
+  const index = Math.floor(startMillis / cadence.windowMillis);
+  return (((index - set.phaseHash) % k) + k) % k === 0;
 }
 
 /** Sets fields[key] = value when value is a finite number (what {@link definedFields} keeps of a number). */
@@ -90,14 +135,18 @@ function definedFields(entries: Record<string, number | string | undefined>): Re
 
 /**
  * The points of one closed window: warpwatch_window (timestamp = window start), one
- * warpwatch_sweep point per what-if group size, one warpwatch_histogram point per bin (when
+ * warpwatch_sweep point per what-if group size (for one window in `sweep.everyWindows` of the
+ * stream: {@link SweepCadence}; every window without `sweep`), one warpwatch_histogram point per bin (when
  * `includeHistogram`), warpwatch_samples when the window had GroupSamples, and warpwatch_fit
  * when a fit exists.
  *
  * @example
  * writer.write(windowPoints(result, { includeHistogram: true }));
  */
-export function windowPoints(result: WindowResult, options: { includeHistogram: boolean; labelTags?: readonly string[] | undefined }): SeriesPoint[] {
+export function windowPoints(
+  result: WindowResult,
+  options: { includeHistogram: boolean; labelTags?: readonly string[] | undefined; sweep?: SweepCadence | undefined },
+): SeriesPoint[] {
   const tagSet = streamTagSet(result.identity, options.labelTags);
   const tags = tagSet.tags;
   const time = result.startMillis;
@@ -136,7 +185,8 @@ export function windowPoints(result: WindowResult, options: { includeHistogram: 
   const points: SeriesPoint[] = [{ measurement: MEASUREMENTS.window, tags, timestampMillis: time, fields: windowFields }];
   const locality = result.sampled?.locality;
   const localityByGroupSize = locality === undefined ? undefined : new Map(locality.map((row) => [row.groupSize, row.loss]));
-  for (const row of result.sweep) {
+  const sweepRows = sweepDue(tagSet, time, options.sweep) ? result.sweep : [];
+  for (const row of sweepRows) {
     const fields: Record<string, number | string> = {};
     putFinite(fields, FIELDS.sweep.lossPredicted, row.lossPredicted);
     putFinite(fields, FIELDS.sweep.workloadLossPredicted, row.workloadLossPredicted);

@@ -34,6 +34,7 @@ export function testEngineOptions(overrides: Partial<EngineOptions> = {}): Engin
       quantileSamples: 2_000,
       fit: false,
       histogramPoints: true,
+      sweepIntervalMillis: 0,
     },
     // The detectors of DEFAULT_CUSUM_OPTIONS (the service's defaults, alert-detector.ts alertOptionsOf).
     alerts: {
