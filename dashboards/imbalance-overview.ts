@@ -242,7 +242,7 @@ function distributionPanels(context: PanelQueryContext): cog.Builder<dashboard.P
   const granularitySweep = barsByTagPanel(context, {
     id: IMBALANCE_PANEL_IDS.granularitySweep,
     title: 'Predicted loss vs group size',
-    description: 'Granularity sweep: the loss the current distribution would cause with lockstep groups of n = 1, 2, 4, ..., 32 lanes.',
+    description: 'Granularity sweep: the loss the current distribution would cause with lockstep groups of n = 1, 2, 4, ..., 32 lanes (each stream\'s last sweep in the range: once per 10 s with shorter windows, WARPWATCH_SWEEP_INTERVAL_MILLIS).',
     statement: filterByStreamVariables(selectFrom('sweep'))
       .field(FIELDS.sweep.lossPredicted, { aggregation: 'last' })
       .timeFiltered()
