@@ -127,6 +127,8 @@ describe('InfluxDB line protocol (real InfluxDB 1.8)', () => {
         WARPWATCH_KAFKA_SESSION_TIMEOUT_MILLIS: '6000',
         WARPWATCH_KAFKA_HEARTBEAT_INTERVAL_MILLIS: '500',
         WARPWATCH_WINDOW_MILLIS: '1000',
+        // The sweep with every window, so that each refused window point has sweep points in its request.
+        WARPWATCH_SWEEP_INTERVAL_MILLIS: '0',
         WARPWATCH_IDLE_CLOSE_MILLIS: '1000',
         WARPWATCH_BOOTSTRAP_REPLICATES: '8',
         WARPWATCH_QUANTILE_SAMPLES: '2000',
