@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DeployError } from '../errors.ts';
 import { LOCAL_STACK_DEFAULTS, resolveLocalStackConfig } from './stack-config.ts';
@@ -17,6 +20,25 @@ describe('resolveLocalStackConfig', () => {
     expect(config.kafka).toMatchObject({ managed: true, host: '127.0.0.1', port: 29092, controllerPort: 29093 });
     expect(config.influx).toMatchObject({ managed: true, host: '127.0.0.1', port: 28086, rpcPort: 28088, url: 'http://localhost:28086' });
     expect(config.cacheDirectory).toBe('/tmp/ww-cache-x');
+  });
+
+  it('names a cache folder reached through a symlink by its real path, also when its end does not exist yet', () => {
+    const root = mkdtempSync(join(tmpdir(), 'ww-cache-link-'));
+    try {
+      const real = join(root, 'real');
+      mkdirSync(join(real, 'warpwatch'), { recursive: true });
+      symlinkSync(real, join(root, 'link'));
+      const canonical = realpathSync(real);
+      expect(resolveLocalStackConfig({ WARPWATCH_CACHE_DIR: join(root, 'link', 'warpwatch') }).cacheDirectory).toBe(join(canonical, 'warpwatch'));
+      expect(resolveLocalStackConfig({ WARPWATCH_CACHE_DIR: join(root, 'link', 'new', 'cache') }).cacheDirectory).toBe(join(canonical, 'new', 'cache'));
+      // The server command lines, by which the stack knows its own processes, then agree as well.
+      const viaLink = resolveLocalStackConfig({ WARPWATCH_CACHE_DIR: join(root, 'link', 'warpwatch') });
+      const direct = resolveLocalStackConfig({ WARPWATCH_CACHE_DIR: join(real, 'warpwatch') });
+      expect(viaLink.influx.instanceDirectory).toBe(direct.influx.instanceDirectory);
+      expect(viaLink.kafka.instanceDirectory).toBe(direct.kafka.instanceDirectory);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('treats remote or multi-broker addresses as external servers it only checks', () => {
