@@ -4,6 +4,7 @@ import type { StreamIdentity } from '../../contracts/index.ts';
 import { FIELDS, MEASUREMENTS, PIPELINE_SERVICES, TAGS } from '../../contracts/index.ts';
 import type { WindowResult } from './window-result.ts';
 import { hashString } from './random-deviates.ts';
+import { createSeededRandom } from '../../model/index.ts';
 
 /**
  * A point to write, independent of the InfluxDB client (influx-writer.ts turns it into line
@@ -58,20 +59,19 @@ interface StreamTagSet {
 const SWEEP_TAGS_LIMIT = 64;
 const streamTagSets = new WeakMap<StreamIdentity, StreamTagSet>();
 
-/** MurmurHash3's 32-bit finaliser: spreads every input bit over the low bits (FNV-1a's low bits follow the last characters). */
-function mix32(hash: number): number {
-  let h = hash ^ (hash >>> 16);
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
+/**
+ * The sweep phase hash of a stream's tags: FNV-1a of their values, spread by the model's seeded
+ * generator (FNV-1a's low bits follow the last characters, so alone it leaves phases empty).
+ */
+function phaseHashOf(tags: Readonly<Record<string, string>>): number {
+  return createSeededRandom(hashString(Object.values(tags).join('\u0000'))).nextUint32();
 }
 
 function streamTagSet(identity: StreamIdentity, labelTags: readonly string[] | undefined): StreamTagSet {
   let set = streamTagSets.get(identity);
   if (set === undefined || set.labelTags !== labelTags) {
     const tags = Object.freeze(streamTags(identity, labelTags));
-    set = { labelTags, tags, sweep: new Map(), phaseHash: mix32(hashString(Object.values(tags).join('\u0000'))) };
+    set = { labelTags, tags, sweep: new Map(), phaseHash: phaseHashOf(tags) };
     streamTagSets.set(identity, set);
   }
   return set;

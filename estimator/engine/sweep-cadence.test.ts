@@ -16,7 +16,7 @@ import type { StreamIdentity } from '../../contracts/index.ts';
 
 const WINDOW_MILLIS = 1_000;
 
-/** One computed window of stream `job`/k (the same basis for every stream: only tags and start differ). */
+/** One computed window of stream j/k (the same basis for every stream: only tags and start differ). */
 function baseResult(): WindowResult {
   const distribution = CategoricalDistribution.fromFamily(parseDistributionSpec('pois(4)'));
   const frame = syntheticLaunchSummary({
@@ -27,7 +27,7 @@ function baseResult(): WindowResult {
   const window = createWindowAccumulation(0, WINDOW_MILLIS);
   recordLaunchInWindow(window, observation, testEngineOptions().window.histogram);
   const compute = { ...testEngineOptions().compute, quantiles: false };
-  return { ...computeWindowResult(streamIdentityOf(observation), window, window.histogram, compute), identity: streamIdentityOf(observation) };
+  return computeWindowResult(streamIdentityOf(observation), window, window.histogram, compute);
 }
 
 function identityOf(base: StreamIdentity, index: number): StreamIdentity {
