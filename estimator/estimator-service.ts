@@ -6,6 +6,7 @@ import type { EstimatorConfig } from './config.ts';
 import { readPartitionMarker } from './engine/checkpoint-codec.ts';
 import { checkpointTickMillis, createCheckpointProtocol, createCheckpointTurns } from './engine/checkpoint-protocol.ts';
 import { createEstimatorEngine, type EstimatorEngine } from './engine/estimator-engine.ts';
+import { createMembershipLease, type MembershipLease, type MembershipLeaseStatus } from './engine/membership-lease.ts';
 import { EstimatorError } from './errors.ts';
 import { PROGRESS_LOG_MILLIS, progressMessage, type ProgressSnapshot } from './adapters/progress-log.ts';
 import { createEstimatorLogger } from './estimator-log.ts';
@@ -65,11 +66,20 @@ export function estimatorStatus(input: {
   restored: ReadonlySet<number>;
   influx: (Pick<InfluxWriterStats, 'failingWrites'> & Partial<Pick<InfluxWriterStats, 'rejectedAtMillis' | 'authFailing'>>) | undefined;
   topicProblems?: readonly string[];
+  /** Whether the brokers answer (false during a Kafka outage: the consumer, the producer or the lag probe found none). */
+  kafkaReachable?: boolean;
+  /** The membership lease (docs/estimator.md § Fencing); held false while the coordinator has not confirmed this member within it. */
+  membership?: MembershipLeaseStatus;
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.stopping) return { status: 'stopping', reasons: [] };
   const topics = (input.topicProblems ?? []).map((problem) => `topic-config: ${problem}`);
-  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: 'starting', reasons: topics };
-  const reasons = [...influxHealthReasons(input.influx), ...topics];
+  const kafka = input.kafkaReachable === false ? ['kafka: the brokers do not answer (retrying; the consumer lag is unknown meanwhile)'] : [];
+  const fence =
+    input.membership !== undefined && !input.membership.held && input.assigned.size > 0
+      ? [`membership: not confirmed by the group coordinator ${input.membership.confirmedAgoMillis === null ? 'since it ended' : `for ${input.membership.confirmedAgoMillis} ms`} (lease ${input.membership.leaseMillis} ms): nothing is closed or checkpointed meanwhile`]
+      : [];
+  if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: kafka.length > 0 ? 'degraded' : 'starting', reasons: [...kafka, ...topics] };
+  const reasons = [...kafka, ...fence, ...influxHealthReasons(input.influx), ...topics];
   return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
 }
 
@@ -86,6 +96,8 @@ interface PartitionState {
   readonly lagMeasuredAt: Map<number, number>;
   /** Since when each partition's lag has been measured without a gap (ms, Date.now()). */
   readonly reachableSince: Map<number, number>;
+  /** The fence: whether this member may still act as the owner of its partitions (engine/membership-lease.ts). */
+  readonly lease: MembershipLease;
 }
 
 /**
@@ -118,17 +130,19 @@ export function noteLag(state: Pick<PartitionState, 'lag' | 'lagMeasuredAt' | 'r
  * its lag is known and zero — measured within `freshnessMillis` from a broker that answered —
  * and it has been measured without a gap for at least `idleCloseMillis`, so that after an
  * outage the collectors have that long to deliver what they spooled before a silent stream's
- * windows close. While the broker or the partition does not answer, nothing closes by idleness.
+ * windows close. While the broker or the partition does not answer, nothing closes by idleness;
+ * nor while this member's membership is not confirmed within its lease (docs/estimator.md § Fencing).
  *
  * @example idleCloseAllowed(state, 0, Date.now(), { freshnessMillis: 2_000, idleCloseMillis: 10_000 }) // false right after an outage
  */
 export function idleCloseAllowed(
-  state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt' | 'reachableSince'>,
+  state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt' | 'reachableSince'> & Pick<PartitionState, 'lease'>,
   partition: number,
   nowMillis: number,
   limits: { readonly freshnessMillis: number; readonly idleCloseMillis: number },
 ): boolean {
   if (!state.restored.has(partition) || state.lag.get(partition) !== 0n) return false;
+  if (!state.lease.holds(nowMillis)) return false;
   const measuredAt = state.lagMeasuredAt.get(partition);
   const since = state.reachableSince.get(partition);
   if (measuredAt === undefined || since === undefined || nowMillis - measuredAt > limits.freshnessMillis) return false;
@@ -155,6 +169,8 @@ interface EstimatorOutages {
   readonly kafka: OutageLog;
   readonly influx: OutageLog;
   readonly checkpoint: OutageLog;
+  /** This member acting without a membership confirmed within its lease (docs/estimator.md § Fencing): said once per lapse. */
+  readonly fence: OutageLog;
   /** The brokers as the lines name them (`host:port,...`). */
   readonly brokers: string;
   /** A connection to Kafka failed because nothing answers (kafkajs' message as `reason`). */
@@ -172,6 +188,7 @@ function createOutages(config: EstimatorConfig, log: (line: string) => void): Es
     kafka,
     influx: createOutageLog(log),
     checkpoint: createOutageLog(log),
+    fence: createOutageLog(log),
     brokers,
     kafkaUnreachable: (reason) =>
       kafka.failed(`WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
@@ -217,13 +234,32 @@ interface EstimatorParts {
 export async function startEstimator(config: EstimatorConfig, write: LogLineSink, options: { fitter?: ParametricFitter } = {}): Promise<RunningEstimator> {
   // The service's one logger: every line below is a message; the logger adds the prefix.
   const log = createEstimatorLogger(write).info;
-  const state: PartitionState = { stopping: false, assigned: new Set(), restored: new Set(), lag: new Map(), lagMeasuredAt: new Map(), reachableSince: new Map() };
+  const state: PartitionState = {
+    stopping: false,
+    assigned: new Set(),
+    restored: new Set(),
+    lag: new Map(),
+    lagMeasuredAt: new Map(),
+    reachableSince: new Map(),
+    lease: createMembershipLease({ sessionTimeoutMillis: config.kafka.sessionTimeoutMillis }),
+  };
   // Created below; /healthz and the gauges may be read before (then they show none).
   const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue; backpressure?: Backpressure } = {};
   let influx: InfluxWriter | undefined;
   const health = (): EstimatorHealth => ({
-    ...estimatorStatus({ stopping: state.stopping, assigned: state.assigned, restored: state.restored, influx: influx?.stats(), topicProblems: kafkaTopicProblems() }),
+    ...estimatorStatus({
+      stopping: state.stopping,
+      assigned: state.assigned,
+      restored: state.restored,
+      influx: influx?.stats(),
+      topicProblems: kafkaTopicProblems(),
+      kafkaReachable: !kafkaDown(),
+      membership: state.lease.status(Date.now()),
+    }),
     instance: config.instanceId,
+    // null while unknown (a partition without a fresh measurement from a broker that answered), never a stale 0.
+    consumerLag: consumerLagOf(state, Date.now(), lagFreshnessMillis(probeEveryMillis(config))) ?? null,
+    membership: state.lease.status(Date.now()),
     partitions: [...state.assigned].sort((a, b) => a - b),
     streams: created.engine?.liveStreams() ?? 0,
     influx: influx?.stats(),
@@ -234,6 +270,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
 
   let kafkaTopicProblems = (): readonly string[] => [];
   const outages = createOutages(config, log);
+  const kafkaDown = (): boolean => outages.kafka.down;
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
   const telemetry = createEstimatorTelemetry(metricsExport?.meter ?? metrics.getMeter('warpwatch-estimator'), trace.getTracer('warpwatch-estimator'), () => ({
     streams: created.engine?.liveStreams() ?? 0,
@@ -292,10 +329,17 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
       if (signal !== undefined) log(`${signal}: checkpointing and stopping`);
       for (const timer of timers) clearInterval(timer);
       heapTarget?.stop();
-      const deadline = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownTimeoutMillis).unref());
-      await Promise.race([checkpointer.checkpoint(), deadline]);
-      await kafka.stop();
-      const left = influx === undefined ? 0 : (await influx.close(Math.max(100, config.shutdownTimeoutMillis / 2))).dropped.closed;
+      // One budget for the whole stop (WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS): the last checkpoint gets
+      // 60 % of it, disconnecting from Kafka up to 85 %, InfluxDB what is left, so that a broker that
+      // went away or restarted cannot hold the stop (the entry point also ends the process at the
+      // bound: service/stop-signal.ts). Whatever was not checkpointed is consumed again by the next owner.
+      const startedAt = Date.now();
+      const until = (fraction: number): Promise<void> =>
+        new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, startedAt + fraction * config.shutdownTimeoutMillis - Date.now())).unref());
+      await Promise.race([checkpointer.checkpoint(), until(0.6)]);
+      await Promise.race([kafka.stop().catch((error: unknown) => log(`disconnecting from Kafka: ${error instanceof Error ? error.message : String(error)}`)), until(0.85)]);
+      const influxMillis = Math.max(100, startedAt + 0.95 * config.shutdownTimeoutMillis - Date.now());
+      const left = influx === undefined ? 0 : (await influx.close(influxMillis)).dropped.closed;
       if (left > 0) log(`${left} points could not be written to InfluxDB before shutdown`);
       await metricsServer?.close();
       await metricsExport?.shutdown();
@@ -608,7 +652,13 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
       if (influx !== undefined) await influx.flush();
     },
     flushResults: () => parts.sendOutgoing(),
-    writeCheckpoint: (partition, records) => kafka.writeCheckpoint(partition, records),
+    // A member that may have lost its partitions writes no checkpoint (it could land over the new owner's).
+    writeCheckpoint: async (partition, records) => {
+      if (fenced(parts)) throw fencedError(config, `checkpoint of partition ${partition}`);
+      await kafka.writeCheckpoint(partition, records);
+    },
+    // The broker refuses a commit of an older generation or an expired member by itself. A commit
+    // is not taken as a confirmation: only heartbeats and joins restart the coordinator's session clock.
     commit: (partition, nextOffset) => kafka.commit(partition, nextOffset),
   });
   const turns = createCheckpointTurns(checkpointTickMillis(config.checkpointIntervalMillis) / config.checkpointIntervalMillis);
@@ -665,6 +715,8 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
   };
   return {
     onAssignment(partitions, membership) {
+      // The join and sync answered: the coordinator counts this member's session from then.
+      state.lease.confirm({ sentAtMillis: membership.joinStartedAtMillis });
       // A new member holds nothing from before: between the old membership and this one other
       // members may have served these partitions and committed past this process's state of
       // them, so every partition is restored again from the checkpoints (and consumed again
@@ -687,7 +739,12 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
       outages.kafka.recovered(`Kafka at ${outages.brokers} answers again`);
       return processBatch(parts, restorer, reportFuture, batch);
     },
+    onMembershipConfirmed(sentAtMillis) {
+      state.lease.confirm({ sentAtMillis });
+      if (state.lease.holds(Date.now())) outages.fence.recovered('the group coordinator confirms this member again: its partitions are served again');
+    },
     onCrash(error, restart) {
+      state.lease.end(Date.now());
       // kafkajs has left the group: its partitions may be served by other members from now on,
       // so this process holds none of them until it joins again (then restored afresh).
       for (const partition of [...state.assigned]) release(partition);
@@ -728,6 +785,15 @@ async function processBatch(
     // Never skip a batch of an assigned partition: failing makes kafkajs fetch it again.
     throw new EstimatorError('WW_ERR_ESTIMATOR_CHECKPOINT_READ', `partition ${batch.partition} of ${config.kafka.framesTopic} is assigned but not restored`, { retriable: true });
   }
+  // A member whose membership is not confirmed within its lease asks the coordinator (a
+  // heartbeat); if that does not confirm it, the batch ends with an error, unprocessed from here:
+  // kafkajs fetches it again, and the engine skips what it already applied (docs/estimator.md § Fencing).
+  const ensureOwner = async (): Promise<void> => {
+    if (state.lease.holds(Date.now())) return;
+    await batch.heartbeat();
+    if (fenced(parts)) throw fencedError(config, `a batch of partition ${batch.partition}`);
+  };
+  await ensureOwner();
   const interrupted = (): boolean => batch.isStale() || state.stopping || !state.restored.has(batch.partition);
   let last: string | undefined;
   let sliceStart = performance.now();
@@ -735,6 +801,7 @@ async function processBatch(
   // (docs/estimator.md, Backpressure). Each message is applied atomically, so a pause between two is safe.
   const roomToGoOn = async (): Promise<boolean> => {
     const { outcome } = await parts.backpressure.waitForRoom({ heartbeat: () => batch.heartbeat(), interrupted });
+    if (outcome === 'room') await ensureOwner();
     sliceStart = performance.now();
     return outcome === 'room';
   };
@@ -756,6 +823,7 @@ async function processBatch(
       await batch.heartbeat();
       sliceStart = performance.now();
       if (interrupted()) break;
+      await ensureOwner();
       // The timers' outputs (idle closes, pipeline points) come between messages: looked at per slice.
       if (parts.backpressure.check() && !(await roomToGoOn())) break;
     }
@@ -774,7 +842,7 @@ async function processBatch(
   if (last !== undefined) {
     // The fetch that brought this batch is a fresh measurement from a broker that answered.
     noteLag(state, batch.partition, BigInt(batch.highWatermark) - (BigInt(last) + 1n), Date.now(), lagFreshnessMillis(probeEveryMillis(config)));
-    reportLag(state, telemetry);
+    reportLag(state, telemetry, config);
   }
   await batch.heartbeat();
 }
@@ -802,11 +870,48 @@ function probeEveryMillis(config: EstimatorConfig): number {
   return Math.max(50, Math.min(1_000, Math.floor(config.window.idleCloseMillis / 4)));
 }
 
-/** The total consumer lag gauge from the per-partition lags. */
-function reportLag(state: PartitionState, telemetry: EstimatorTelemetry): void {
+/**
+ * The total consumer lag over the restored partitions, or undefined while it is unknown: some
+ * restored partition has no measurement from a broker that answered within `freshnessMillis`.
+ *
+ * @example consumerLagOf(state, Date.now(), 2_000) // 0 when caught up; undefined while the broker does not answer
+ */
+export function consumerLagOf(state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt'>, nowMillis: number, freshnessMillis: number): number | undefined {
   let total = 0n;
-  for (const value of state.lag.values()) total += value;
-  telemetry.counters.consumerLag = Number(total);
+  for (const partition of state.restored) {
+    const measuredAt = state.lagMeasuredAt.get(partition);
+    if (measuredAt === undefined || nowMillis - measuredAt > freshnessMillis) return undefined;
+    total += state.lag.get(partition) ?? 0n;
+  }
+  return Number(total);
+}
+
+/** The consumer lag gauge from the per-partition lags (undefined while unknown). */
+function reportLag(state: PartitionState, telemetry: EstimatorTelemetry, config: EstimatorConfig): void {
+  telemetry.counters.consumerLag = consumerLagOf(state, Date.now(), lagFreshnessMillis(probeEveryMillis(config)));
+}
+
+/**
+ * Whether this member must not act as the owner of its partitions now: the group coordinator has
+ * not confirmed its membership within the lease (engine/membership-lease.ts; docs/estimator.md §
+ * Fencing). Said once per lapse (with the partitions concerned), and once when it ends.
+ */
+function fenced(parts: Pick<EstimatorParts, 'state' | 'outages' | 'config'>, nowMillis: number = Date.now()): boolean {
+  const { state, outages, config } = parts;
+  if (state.lease.holds(nowMillis)) return false;
+  if (state.assigned.size > 0) {
+    const status = state.lease.status(nowMillis);
+    outages.fence.failed(
+      `WW_ERR_ESTIMATOR_FENCED: the group coordinator has not confirmed this member ${status.confirmedAgoMillis === null ? 'since its membership ended' : `for ${status.confirmedAgoMillis} ms`} (the lease is ${status.leaseMillis} ms, half the session timeout): ` +
+        `another member may own partitions [${[...state.assigned].sort((a, b) => a - b).join(', ')}] of ${config.kafka.framesTopic} now, so this one closes no window, writes no checkpoint and commits nothing for them until a heartbeat is answered (or it joins again and restores them); docs/estimator.md § Fencing`,
+    );
+  }
+  return true;
+}
+
+/** The error a batch or a checkpoint write of a fenced member ends with (retriable: kafkajs fetches the batch again; the checkpoint stays pending). */
+function fencedError(config: EstimatorConfig, what: string): EstimatorError {
+  return new EstimatorError('WW_ERR_ESTIMATOR_FENCED', `${what} of ${config.kafka.framesTopic}: this member's membership is not confirmed within its lease (docs/estimator.md § Fencing)`, { retriable: true });
 }
 
 /**
@@ -838,12 +943,15 @@ function createLagProbe(parts: EstimatorParts): () => void {
           }
           noteLag(state, partition, offset.high - (position > offset.low ? position : offset.low), now, freshness);
         }
-        reportLag(state, telemetry);
+        reportLag(state, telemetry, config);
+        // A broker answered: the Kafka outage is over even when no partition has frames to fetch.
+        outages.kafka.recovered(`Kafka at ${outages.brokers} answers again`);
         probeFailure.recovered(`the offsets of ${config.kafka.framesTopic} are read again; idle windows close again`);
       })
       .catch((error: unknown) => {
         // Not answered: the lag is unknown, so nothing closes by idleness until it is known again.
         state.lagMeasuredAt.clear();
+        reportLag(state, telemetry, config);
         const reason = error instanceof Error ? error.message : String(error);
         if (isUnreachableError(error)) outages.kafkaUnreachable(`lag probe: ${reason}`);
         else
@@ -874,6 +982,8 @@ function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.
       if (state.stopping) return;
       probeLag();
       const now = Date.now();
+      // A fenced member's timers close nothing (docs/estimator.md § Fencing).
+      if (state.assigned.size > 0 && fenced(parts, now)) return;
       engine.tick(now, (partition) => idleCloseAllowed(state, partition, now, limits));
     }, tickEveryMillis),
     setInterval(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimatorStatus } from './estimator-service.ts';
+import { consumerLagOf, estimatorStatus } from './estimator-service.ts';
 
 describe('estimatorStatus (/healthz)', () => {
   const running = { stopping: false, assigned: new Set([0, 1]), restored: new Set([0, 1]) };
@@ -21,5 +21,44 @@ describe('estimatorStatus (/healthz)', () => {
     expect(estimatorStatus({ ...running, influx: undefined, topicProblems: [problem] })).toEqual({ status: 'degraded', reasons: [`topic-config: ${problem}`] });
     expect(estimatorStatus({ ...running, assigned: new Set(), influx: undefined, topicProblems: [problem] })).toEqual({ status: 'starting', reasons: [`topic-config: ${problem}`] });
     expect(estimatorStatus({ ...running, influx: undefined, topicProblems: [] })).toEqual({ status: 'ok', reasons: [] });
+  });
+
+  it('is degraded with a kafka reason while the brokers do not answer, also before its partitions are restored', () => {
+    const reason = 'kafka: the brokers do not answer (retrying; the consumer lag is unknown meanwhile)';
+    expect(estimatorStatus({ ...running, influx: undefined, kafkaReachable: false })).toEqual({ status: 'degraded', reasons: [reason] });
+    expect(estimatorStatus({ ...running, assigned: new Set(), influx: undefined, kafkaReachable: false })).toEqual({ status: 'degraded', reasons: [reason] });
+    expect(estimatorStatus({ ...running, influx: undefined, kafkaReachable: true })).toEqual({ status: 'ok', reasons: [] });
+  });
+
+  it('is degraded with a membership reason while the coordinator has not confirmed the member within its lease (docs/estimator.md § Fencing)', () => {
+    const lapsed = { held: false, confirmedAgoMillis: 4_200, leaseMillis: 3_000 };
+    expect(estimatorStatus({ ...running, influx: undefined, membership: lapsed })).toEqual({
+      status: 'degraded',
+      reasons: ['membership: not confirmed by the group coordinator for 4200 ms (lease 3000 ms): nothing is closed or checkpointed meanwhile'],
+    });
+    expect(estimatorStatus({ ...running, influx: undefined, membership: { ...lapsed, confirmedAgoMillis: null } }).reasons).toEqual([
+      'membership: not confirmed by the group coordinator since it ended (lease 3000 ms): nothing is closed or checkpointed meanwhile',
+    ]);
+    expect(estimatorStatus({ ...running, influx: undefined, membership: { held: true, confirmedAgoMillis: 800, leaseMillis: 3_000 } })).toEqual({ status: 'ok', reasons: [] });
+  });
+});
+
+describe('consumerLagOf (/healthz consumerLag, the lag gauge)', () => {
+  const state = (measured: Record<number, [bigint, number]>) => ({
+    restored: new Set(Object.keys(measured).map(Number)),
+    lag: new Map(Object.entries(measured).map(([p, [lag]]) => [Number(p), lag] as const)),
+    lagMeasuredAt: new Map(Object.entries(measured).map(([p, [, at]]) => [Number(p), at] as const)),
+  });
+
+  it('sums the lags of the restored partitions while each was measured within the freshness', () => {
+    expect(consumerLagOf(state({ 0: [3n, 9_000], 1: [4n, 8_500] }), 10_000, 2_000)).toBe(7);
+    expect(consumerLagOf(state({}), 10_000, 2_000)).toBe(0);
+  });
+
+  it('is unknown (undefined, not 0) once one partition has no fresh measurement: the broker stopped answering', () => {
+    expect(consumerLagOf(state({ 0: [0n, 9_000], 1: [0n, 7_999] }), 10_000, 2_000)).toBeUndefined();
+    const unmeasured = state({ 0: [0n, 9_000] });
+    unmeasured.restored.add(1);
+    expect(consumerLagOf(unmeasured, 10_000, 2_000)).toBeUndefined();
   });
 });

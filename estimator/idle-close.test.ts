@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { createMembershipLease, type MembershipLease } from './engine/membership-lease.ts';
 import { idleCloseAllowed, lagFreshnessMillis, noteLag } from './estimator-service.ts';
 
+/** A lease that always holds (the member is confirmed at every instant these tests ask about). */
+const alwaysHeld: MembershipLease = { confirm() {}, end() {}, holds: () => true, status: () => ({ held: true, confirmedAgoMillis: 0, leaseMillis: 1 }) };
+
 /** The service's partition bookkeeping, as idleCloseAllowed reads it. */
-function partitions(restored: number[]) {
-  return { restored: new Set(restored), lag: new Map<number, bigint>(), lagMeasuredAt: new Map<number, number>(), reachableSince: new Map<number, number>() };
+function partitions(restored: number[], lease: MembershipLease = alwaysHeld) {
+  return { restored: new Set(restored), lag: new Map<number, bigint>(), lagMeasuredAt: new Map<number, number>(), reachableSince: new Map<number, number>(), lease };
 }
 
 describe('idle close of a partition (docs/estimator.md, late data)', () => {
@@ -42,6 +46,22 @@ describe('idle close of a partition (docs/estimator.md, late data)', () => {
     expect(idleCloseAllowed(state, 1, 20_250, limits)).toBe(false);
     for (let t = 0; t <= 20_000; t += 250) noteLag(state, 2, 0n, t, limits.freshnessMillis);
     expect(idleCloseAllowed(state, 2, 20_000, limits)).toBe(false);
+  });
+
+  it('never allows it while the membership is not confirmed within the lease (a member cut off from the coordinator, docs/estimator.md § Fencing)', () => {
+    const lease = createMembershipLease({ sessionTimeoutMillis: 6_000 });
+    const state = partitions([0], lease);
+    for (let t = 0; t <= 30_000; t += 250) noteLag(state, 0, 0n, t, limits.freshnessMillis);
+    // Lag zero for 30 s from a broker that answers, but no confirmation yet: nothing closes.
+    expect(idleCloseAllowed(state, 0, 30_000, limits)).toBe(false);
+    lease.confirm({ sentAtMillis: 29_000 });
+    expect(idleCloseAllowed(state, 0, 30_000, limits)).toBe(true);
+    // 3 s (half the session timeout) after the confirmed heartbeat was sent, the member stops closing.
+    expect(idleCloseAllowed(state, 0, 31_999, limits)).toBe(true);
+    expect(idleCloseAllowed(state, 0, 32_000, limits)).toBe(false);
+    lease.confirm({ sentAtMillis: 31_500 });
+    lease.end(31_600);
+    expect(idleCloseAllowed(state, 0, 31_700, limits)).toBe(false);
   });
 
   it('counts a measurement as fresh for three probe periods, at least 2 s', () => {

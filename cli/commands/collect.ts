@@ -4,9 +4,12 @@ import { CollectorConfigError, loadCollectorConfig, startCollectorService, type 
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { ACCEPT_DAMAGE_FLAG, ACCEPT_DAMAGE_HELP, failOnFrameFileDamage, readFrameFile } from '../frame-file.ts';
 import { COLLECTOR_FIELDS as F } from '../../contracts/index.ts';
-import { stderrLineSink, waitForStopSignal } from '../../service/index.ts';
+import { stderrLineSink, stopWithinBound, waitForStopSignal } from '../../service/index.ts';
 import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
+
+/** What the collector's stop may take after its flush (closing Kafka, the health server and the metrics writer), ms. */
+const COLLECTOR_CLOSE_MILLIS = 5_000;
 
 interface CollectOptions {
   socket?: string;
@@ -132,6 +135,9 @@ async function runCollect(options: CollectOptions, command: Command): Promise<vo
   const stop = waitForStopSignal();
   const signal = await Promise.race([stop.received, service.finished.then(() => undefined)]);
   stop.dispose();
-  await service.stop(signal);
+  // Exits within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS (the flush) + 5 s (closing Kafka and the metrics
+  // writer) whatever Kafka did before; what is not delivered stays in the spool (docs/collector.md).
+  const sink = stderrLineSink(process.stderr);
+  await stopWithinBound(() => service.stop(signal), { boundMillis: config.shutdownTimeoutMillis + COLLECTOR_CLOSE_MILLIS, code: 'WW_ERR_COLLECTOR_SHUTDOWN_TIMEOUT', log: (line) => sink(`warpwatch collect: ${line}`) });
   failOnFrameFileDamage(replayDamage, options.acceptDamage === true);
 }

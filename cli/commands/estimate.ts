@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { EstimatorConfigError, loadEstimatorConfig, startEstimator, type EstimatorConfig } from '../../estimator/index.ts';
 import { rejectFlagsThatDoNotApply, type FlagRule } from '../flag-rules.ts';
 import { ESTIMATOR_FIELDS as F } from '../../contracts/index.ts';
-import { stderrLineSink, waitForStopSignal } from '../../service/index.ts';
+import { stderrLineSink, stopWithinBound, waitForStopSignal } from '../../service/index.ts';
 import { settingHint } from '../config-help.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -94,5 +94,7 @@ async function runEstimate(options: EstimateOptions, command: Command): Promise<
   const estimator = await startEstimator(config, stderrLineSink(process.stderr));
   // The listeners stay: a second signal during the final checkpoint is ignored, as the first one's stop runs.
   const signal = await waitForStopSignal().received;
-  await estimator.stop(signal);
+  // Exits within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS whatever Kafka did before (docs/estimator.md § Fault tolerance).
+  const sink = stderrLineSink(process.stderr);
+  await stopWithinBound(() => estimator.stop(signal), { boundMillis: config.shutdownTimeoutMillis, code: 'WW_ERR_ESTIMATOR_SHUTDOWN_TIMEOUT', log: (line) => sink(`warpwatch estimate: ${line}`) });
 }

@@ -59,13 +59,20 @@ export function renderKafkaServerProperties(config: LocalStackConfig): string {
       'listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     );
   }
+  const advertised = [...listeners];
+  if (k.relay !== undefined) {
+    // Clients that bootstrap at the relay get the relay's address in every metadata answer of this listener.
+    listeners.push(`RELAY://${k.host}:${k.relay.port}`);
+    advertised.push(`RELAY://${k.host}:${k.relay.advertisedPort}`);
+    protocols.push('RELAY:PLAINTEXT');
+  }
   return [
     '# Written by deploy/local/kafka-server.ts on every start; edits are overwritten.',
     'process.roles=broker,controller',
     'node.id=1',
     `controller.quorum.voters=1@${k.host}:${k.controllerPort}`,
     `listeners=${[listeners[0], `CONTROLLER://${k.host}:${k.controllerPort}`, ...listeners.slice(1)].join(',')}`,
-    `advertised.listeners=${listeners.join(',')}`,
+    `advertised.listeners=${advertised.join(',')}`,
     'controller.listener.names=CONTROLLER',
     'inter.broker.listener.name=PLAINTEXT',
     `listener.security.protocol.map=${protocols.join(',')}`,

@@ -55,6 +55,11 @@ export interface LocalKafkaConfig {
    * `saslSsl` is SCRAM over TLS, `wrongHost` and `expired` present bad certificates on purpose.
    */
   readonly tls: { readonly ssl: number; readonly mtls: number; readonly saslSsl: number; readonly wrongHost: number; readonly expired: number } | undefined;
+  /**
+   * The relay listener (WARPWATCH_STACK_KAFKA_RELAY_PORT), or undefined for none: the node listens
+   * on `port` and advertises `advertisedPort` (= port + 1), where a TCP relay of the caller's forwards to `port`.
+   */
+  readonly relay: { readonly port: number; readonly advertisedPort: number } | undefined;
   readonly heapMebibytes: number;
   readonly version: string;
   /** `<cache>/kafka/<version>`: pom.xml and libs/ (the jars). */
@@ -195,6 +200,10 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
   if (kafkaManaged && tls !== undefined && Object.values(tls).some((port) => port === kafkaPort || port === controllerPort || port === saslPort)) {
     reader.report({ name: F.kafkaTlsPort.env, value: String(tlsBase), why: `its five ports must differ from the broker port ${kafkaPort}, the controller port ${controllerPort} and the SASL port ${saslPort}` });
   }
+  const relay = v.kafkaRelayPort === undefined ? undefined : { port: v.kafkaRelayPort, advertisedPort: v.kafkaRelayPort + 1 };
+  if (kafkaManaged && relay !== undefined && [relay.port, relay.advertisedPort].some((port) => port === kafkaPort || port === controllerPort || port === saslPort || (tls !== undefined && Object.values(tls).includes(port)))) {
+    reader.report({ name: F.kafkaRelayPort.env, value: String(relay.port), why: `it and the port after it must differ from the broker, controller, SASL and TLS ports` });
+  }
   const heapMebibytes = v.kafkaHeapMb;
   const database = v.influxDatabase;
 
@@ -211,6 +220,7 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
       controllerPort,
       saslPort,
       tls: tls === undefined ? undefined : Object.freeze(tls),
+      relay: relay === undefined ? undefined : Object.freeze(relay),
       heapMebibytes,
       version: LOCAL_STACK_VERSIONS.kafka,
       installDirectory: join(cacheDirectory, 'kafka', LOCAL_STACK_VERSIONS.kafka),

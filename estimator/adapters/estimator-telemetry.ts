@@ -34,7 +34,8 @@ export interface EstimatorCounters {
   windowsClosed: number;
   modelErrors: number;
   sinkErrors: number;
-  consumerLag: number;
+  /** Messages behind the frames topic's end over the restored partitions; undefined while a partition's lag is unknown (no fresh measurement from a broker that answered). */
+  consumerLag: number | undefined;
   lastWindowLatencyMillis: number | undefined;
   /** Full garbage collections the heap target ran (service/heap-target.ts), and their time in ms. */
   heapCollections: number;
@@ -131,7 +132,8 @@ export function createEstimatorTelemetry(
   const heapCollectionDuration = meter.createHistogram('warpwatch.estimator.heap.collection.duration', { description: 'Time of each full garbage collection run by the heap target', unit: 'ms' });
   const dropped = meter.createCounter('warpwatch.estimator.records.dropped', { description: 'Result records for Kafka dropped, by reason', unit: '{record}' });
   meter.createObservableGauge('warpwatch.estimator.consumer.lag', { description: 'Messages behind the frames topic end', unit: '{message}' }).addCallback((result) => {
-    result.observe(counters.consumerLag);
+    // Unknown is no value, not 0: a dashboard or alert sees the gap (docs/estimator.md § Self-telemetry).
+    if (counters.consumerLag !== undefined) result.observe(counters.consumerLag);
   });
   meter.createObservableGauge('warpwatch.estimator.streams', { description: 'Live streams held', unit: '{stream}' }).addCallback((result) => {
     result.observe(observe().streams);

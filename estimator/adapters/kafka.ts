@@ -34,7 +34,13 @@ export interface FramesHandlers {
    * new id): meanwhile other members may have held any of these partitions and committed past
    * what this process holds, so its state of them is stale (docs/estimator.md, Scale-out).
    */
-  onAssignment(partitions: readonly number[], membership: { readonly memberId: string; readonly rejoined: boolean }): void;
+  onAssignment(partitions: readonly number[], membership: { readonly memberId: string; readonly rejoined: boolean; readonly joinStartedAtMillis: number }): void;
+  /**
+   * The group coordinator answered a heartbeat of this member with success: it was still a
+   * member, at its generation, when the request was sent at `sentAtMillis` (ms, Date.now()).
+   * The service's fence (engine/membership-lease.ts) is renewed from it.
+   */
+  onMembershipConfirmed(sentAtMillis: number): void;
   /**
    * A batch of one partition, in offset order. Its messages are made one at a time as they are
    * iterated (docs/estimator.md, Performance): each is garbage once handled, instead of the whole
@@ -625,6 +631,9 @@ async function startCheckpointReader(
   };
 }
 
+/** kafkajs' request timeout, which the estimator leaves at its default (ms). */
+const KAFKAJS_REQUEST_TIMEOUT_MILLIS = 30_000;
+
 /** Joins the group with `consumer` and hands assignments, batches (messages decoded to {@link ConsumedMessage}) and crashes to `handlers`; commits are the caller's. */
 async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOptions, handlers: FramesHandlers): Promise<void> {
   // The member id of the last join: a different one means this consumer is a new member.
@@ -632,7 +641,21 @@ async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOpti
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
     const rejoined = memberId !== undefined && memberId !== event.payload.memberId;
     memberId = event.payload.memberId;
-    handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? [], { memberId, rejoined });
+    // The join and sync were sent no earlier than `duration` before the event.
+    handlers.onAssignment(event.payload.memberAssignment[options.framesTopic] ?? [], { memberId, rejoined, joinStartedAtMillis: event.timestamp - event.payload.duration });
+  });
+  // The send time of the last heartbeat answered (kafkajs emits the request event when the
+  // answer comes, before it reads the answer's error code, then the heartbeat event on success):
+  // the coordinator's session clock restarted no earlier than that.
+  let heartbeatSentAt: number | undefined;
+  consumer.on(consumer.events.REQUEST, (event) => {
+    if (event.payload.apiName === 'Heartbeat') heartbeatSentAt = event.payload.sentAt;
+  });
+  consumer.on(consumer.events.HEARTBEAT, (event) => {
+    // Without the request event (another kafkajs), the heartbeat may have been sent as much as a
+    // request timeout before its answer: counted from then, which confirms less, never more.
+    handlers.onMembershipConfirmed(heartbeatSentAt ?? event.timestamp - KAFKAJS_REQUEST_TIMEOUT_MILLIS);
+    heartbeatSentAt = undefined;
   });
   consumer.on(consumer.events.CRASH, (event) => {
     handlers.onCrash(event.payload.error, event.payload.restart);

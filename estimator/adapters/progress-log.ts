@@ -35,6 +35,6 @@ export function progressMessage(previous: ProgressSnapshot, now: EstimatorCounte
   const windows = now.windowsClosed - previous.windowsClosed;
   return (
     `last minute ${frames} frames (${rejected} rejected), ${windows} windows closed; ` +
-    `in all ${now.framesIn} frames, ${now.windowsClosed} windows; ${streams} streams on ${partitions} partition(s), consumer lag ${now.consumerLag}`
+    `in all ${now.framesIn} frames, ${now.windowsClosed} windows; ${streams} streams on ${partitions} partition(s), consumer lag ${now.consumerLag ?? 'unknown'}`
   );
 }

@@ -263,7 +263,8 @@ export interface PipelineCounters {
   readonly framesOut: number;
   readonly framesRejected: number;
   readonly framesDropped: number;
-  readonly consumerLag: number;
+  /** Messages behind the frames topic's end; undefined while unknown (the broker does not answer), then the field is left out. */
+  readonly consumerLag: number | undefined;
   readonly windowLatencyMillis: number | undefined;
   readonly influxWriteErrors: number;
 }
