@@ -35,7 +35,7 @@ export const FOLDER_IMPORTS = {
  * imports are allowed anywhere: they load nothing). Tests and benchmarks are exempt.
  */
 export const ADAPTER_FILES = {
-  kafkajs: ['service/kafka-client.ts', 'collector/kafka-producer.ts', 'estimator/adapters/kafka.ts'],
+  kafkajs: ['service/kafka-client.ts', 'service/kafka-compression.ts', 'collector/kafka-producer.ts', 'estimator/adapters/kafka.ts'],
 };
 
 /**

@@ -1,6 +1,6 @@
-import { CompressionTypes, type Message, type Producer } from 'kafkajs';
+import type { Message, Producer } from 'kafkajs';
 import { MAX_FRAME_RECORD_BYTES } from '../contracts/index.ts';
-import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure } from '../service/index.ts';
+import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isRetriedKafkaAnswer, kafkaCompressionType, isUnreachableError, kafkaTlsFailure } from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -62,6 +62,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
         if (isUnreachableError(`${message} ${String(entry.error ?? '')}`)) return;
         // A failed TLS handshake is said by the delivery pipeline as WW_ERR_KAFKA_TLS, with what to change.
         if (kafkaTlsFailure(`${message} ${String(entry.error ?? '')}`) !== undefined) return;
+        // A restarted broker's "coordinator loading" answers are retried by kafkajs; a send that still fails is the pipeline's to say.
+        if (isRetriedKafkaAnswer(entry)) return;
         const now = Date.now();
         const previous = lastLogged.get(message);
         if (previous !== undefined && now - previous < KAFKA_LOG_REPEAT_MILLIS) return;
@@ -71,7 +73,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       },
     },
   });
-  const compression = config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
+  const compression = kafkaCompressionType(config.compression);
   let producer: Producer | undefined;
   let connecting: Promise<Producer> | undefined;
   let topicsReady = false;

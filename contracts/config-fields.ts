@@ -14,6 +14,9 @@ import { LABEL_TAGS } from './series.ts';
 import { hostProblem, LABEL_NAME_PATTERN } from './stream-identity.ts';
 import { TOPICS } from './topics.ts';
 
+/** Kafka's record-batch codecs the services can produce with (service/kafka-compression.ts; every one of them is consumed). */
+export const KAFKA_COMPRESSION_NAMES = ['none', 'gzip', 'snappy', 'lz4', 'zstd'] as const;
+
 /** What every field has. */
 export interface ConfigFieldBase {
   /** The environment variable, `WARPWATCH_*`. An empty value counts as unset. */
@@ -244,7 +247,14 @@ export const COLLECTOR_FIELDS = {
   dlqTopic: { kind: 'text', env: 'WARPWATCH_DLQ_TOPIC', ...TOPIC, default: TOPICS.dlq, doc: 'topic of rejected frames' },
   partitions: { ...KAFKA_SHARED.partitions, flag: '--partitions' },
   replicationFactor: KAFKA_SHARED.replicationFactor,
-  compression: { kind: 'choice', env: 'WARPWATCH_KAFKA_COMPRESSION', flag: '--compression', values: ['none', 'gzip'], default: 'none', doc: 'Kafka message compression' },
+  compression: {
+    kind: 'choice',
+    env: 'WARPWATCH_KAFKA_COMPRESSION',
+    flag: '--compression',
+    values: KAFKA_COMPRESSION_NAMES,
+    default: 'none',
+    doc: 'codec of the frame batches sent to Kafka (every codec is read back whatever the topic holds; docs/stack.md § Compression)',
+  },
   maxInFlightRequests: { kind: 'integer', env: 'WARPWATCH_KAFKA_MAX_IN_FLIGHT', min: 1, max: 5, default: 5, doc: 'in-flight requests per broker connection (idempotence keeps order up to 5)' },
   retries: { kind: 'integer', env: 'WARPWATCH_KAFKA_RETRIES', min: 1, max: 100, default: 5, doc: 'producer retries before a batch is spooled' },
   connectionTimeoutMillis: KAFKA_SHARED.connectionTimeoutMillis,
@@ -303,9 +313,16 @@ export const ESTIMATOR_FIELDS = {
   checkpointCompression: {
     kind: 'choice',
     env: 'WARPWATCH_CHECKPOINT_COMPRESSION',
-    values: ['none', 'gzip'],
+    values: KAFKA_COMPRESSION_NAMES,
     default: 'none',
-    doc: 'compression of the checkpoint records: gzip sends ~2/3 of the bytes for ~4× the CPU of writing them (docs/estimator.md, The dedupe memory at steady state)',
+    doc: 'codec of the checkpoint records: gzip sends ~2/3 of the bytes for ~4× the CPU of writing them (docs/estimator.md, The dedupe memory at steady state); snappy, lz4 and zstd also (docs/stack.md § Compression)',
+  },
+  resultsCompression: {
+    kind: 'choice',
+    env: 'WARPWATCH_RESULTS_COMPRESSION',
+    values: KAFKA_COMPRESSION_NAMES,
+    default: 'none',
+    doc: 'codec of the distribution, alert and DLQ records the estimator produces (docs/stack.md § Compression)',
   },
   dlqTopic: { kind: 'text', env: 'WARPWATCH_DLQ_TOPIC', ...TOPIC, default: TOPICS.dlq, doc: 'topic of the frames the estimator rejects and of what it quarantines (docs/estimator.md)' },
   partitions: KAFKA_SHARED.partitions,

@@ -39,7 +39,7 @@ export { ALERT_KINDS, FIELDS, LABEL_TAGS, MEASUREMENTS, PIPELINE_SERVICES, STREA
 export { labelAttributeName, RESULT_METRICS, RESULT_METRIC_PROMETHEUS_NAMES, STREAM_ATTRIBUTES } from './result-metric-names.ts';
 export { SERVICE_NAMES } from './service-names.ts';
 export { ESTIMATOR_REJECTED_OUTCOMES, SERVICE_METRICS } from './service-metric-names.ts';
-export { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_SECURITY_FIELDS, LOCAL_STACK_FIELDS, envNamesOf } from './config-fields.ts';
+export { COLLECTOR_FIELDS, ESTIMATOR_EXPORT_FIELD_KEYS, ESTIMATOR_FIELDS, KAFKA_COMPRESSION_NAMES, KAFKA_SECURITY_FIELDS, LOCAL_STACK_FIELDS, envNamesOf } from './config-fields.ts';
 export type {
   ByteSizeField,
   ConfigField,

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { ESTIMATOR_FIELDS } from '../contracts/index.ts';
-import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaSecurityConfig, type ReadTextFile, type Secret } from '../service/index.ts';
+import { ConfigReader, readKafkaSecurity, type EnvSource, type KafkaCompression, type KafkaSecurityConfig, type ReadTextFile, type Secret } from '../service/index.ts';
 import { EstimatorConfigError } from './errors.ts';
 import type { AlertSettings } from './engine/alert-detector.ts';
 import type { EngineComputeSettings, EngineWindowSettings } from './engine/estimator-engine.ts';
@@ -27,7 +27,9 @@ export interface EstimatorConfig {
     readonly alertsTopic: string;
     readonly checkpointTopic: string;
     /** Kafka compression of the checkpoint records (WARPWATCH_CHECKPOINT_COMPRESSION). */
-    readonly checkpointCompression: 'none' | 'gzip';
+    readonly checkpointCompression: KafkaCompression;
+    /** Kafka compression of the distribution, alert and DLQ records (WARPWATCH_RESULTS_COMPRESSION). */
+    readonly resultsCompression: KafkaCompression;
     /** Where rejected frames and quarantined frames and windows go (docs/estimator.md, Quarantine). */
     readonly dlqTopic: string;
     /** Partitions used when the estimator creates a missing topic. */
@@ -224,6 +226,7 @@ function readKafka(reader: ConfigReader): EstimatorConfig['kafka'] {
     alertsTopic: F.alertsTopic,
     checkpointTopic: F.checkpointTopic,
     checkpointCompression: F.checkpointCompression,
+    resultsCompression: F.resultsCompression,
     dlqTopic: F.dlqTopic,
     partitions: F.partitions,
     replicationFactor: F.replicationFactor,

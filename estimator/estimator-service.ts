@@ -39,6 +39,12 @@ export interface RunningEstimator {
    * `stopped` at the end. Idempotent.
    */
   stop(signal?: string): Promise<void>;
+  /**
+   * Resolves when the service cannot work any more and must exit (docs/errors.md, Kafka failures:
+   * the frames consumer stopped for good — an unsupported codec, an authorization error, a
+   * deleted topic); never rejects. The entry point then stops it and exits 1 with the error's line.
+   */
+  readonly failed: Promise<EstimatorError>;
 }
 
 /** The default fitter: model.md §2d families by maximum likelihood, best AIC first. */
@@ -70,7 +76,10 @@ export function estimatorStatus(input: {
   kafkaReachable?: boolean;
   /** The membership lease (docs/estimator.md § Fencing); held false while the coordinator has not confirmed this member within it. */
   membership?: MembershipLeaseStatus;
+  /** Why the service cannot work any more (it is exiting), if so. */
+  failure?: string;
 }): { status: EstimatorHealth['status']; reasons: string[] } {
+  if (input.failure !== undefined) return { status: 'failed', reasons: [input.failure] };
   if (input.stopping) return { status: 'stopping', reasons: [] };
   const topics = (input.topicProblems ?? []).map((problem) => `topic-config: ${problem}`);
   const kafka = input.kafkaReachable === false ? ['kafka: the brokers do not answer (retrying; the consumer lag is unknown meanwhile)'] : [];
@@ -210,6 +219,28 @@ interface EstimatorParts {
   readonly sendOutgoing: () => Promise<void>;
   /** Holds batches back while the InfluxDB lines or the result records are above their high-water marks. */
   readonly backpressure: Backpressure;
+  /** The service cannot work any more: /healthz says `failed` (503) with the reason, and `failed` resolves (the entry point exits 1). */
+  readonly fail: (error: EstimatorError) => void;
+}
+
+/** The service's one failure: the first one given wins; see {@link RunningEstimator.failed}. */
+function createFailure(): { readonly failed: Promise<EstimatorError>; fail(error: EstimatorError): void; readonly reason: string | undefined } {
+  let reason: string | undefined;
+  let resolve: (error: EstimatorError) => void = () => {};
+  const failed = new Promise<EstimatorError>((done) => {
+    resolve = done;
+  });
+  return {
+    failed,
+    fail(error) {
+      if (reason !== undefined) return;
+      reason = `${error.code}: ${error.message}`;
+      resolve(error);
+    },
+    get reason() {
+      return reason;
+    },
+  };
 }
 
 /**
@@ -255,6 +286,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
       topicProblems: kafkaTopicProblems(),
       kafkaReachable: !kafkaDown(),
       membership: state.lease.status(Date.now()),
+      failure: failure.reason,
     }),
     instance: config.instanceId,
     // null while unknown (a partition without a fresh measurement from a broker that answered), never a stale 0.
@@ -269,6 +301,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   });
 
   let kafkaTopicProblems = (): readonly string[] => [];
+  const failure = createFailure();
   const outages = createOutages(config, log);
   const kafkaDown = (): boolean => outages.kafka.down;
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
@@ -296,7 +329,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
     });
   const backpressure = (created.backpressure = createServiceBackpressure(config, log, influx, outgoing));
   const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry, backpressure }));
-  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure };
+  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure, fail: failure.fail };
 
   await kafka.ensureTopics();
   outages.kafka.recovered(`Kafka at ${outages.brokers} answers`);
@@ -323,6 +356,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   return {
     metricsPort: metricsServer?.port,
     health,
+    failed: failure.failed,
     async stop(signal) {
       if (state.stopping) return;
       state.stopping = true;
@@ -750,7 +784,17 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
       for (const partition of [...state.assigned]) release(partition);
       // A broker that went away is one outage (said once), not a line per crash and restart.
       if (restart && isUnreachableError(error)) outages.kafkaUnreachable(`consumer: ${error.message}`);
-      else log(`consumer crashed (${restart ? 'restarting' : 'not restarting'}): ${error.message}`);
+      else if (restart) log(`consumer crashed (restarting): ${error.message}`);
+      else {
+        // kafkajs will not restart it (a non-retriable error: an unsupported codec, an authorization
+        // error, a deleted topic): a process without a consumer must not look alive (docs/errors.md, Kafka failures).
+        parts.fail(
+          new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `the consumer of ${config.kafka.framesTopic} stopped for good (kafkajs does not restart it): ${error.message}; exiting 1 so that the supervisor restarts the estimator (docs/errors.md, Kafka failures)`, {
+            retriable: false,
+            cause: error,
+          }),
+        );
+      }
     },
   };
 }

@@ -23,6 +23,13 @@ describe('estimatorStatus (/healthz)', () => {
     expect(estimatorStatus({ ...running, influx: undefined, topicProblems: [] })).toEqual({ status: 'ok', reasons: [] });
   });
 
+  it('is failed (503) with the reason once the service cannot work any more, before everything else', () => {
+    const failure = 'WW_ERR_ESTIMATOR_KAFKA: the consumer of f stopped for good (kafkajs does not restart it): ZSTD compression not implemented';
+    expect(estimatorStatus({ ...running, influx: { failingWrites: 2 }, failure })).toEqual({ status: 'failed', reasons: [failure] });
+    expect(estimatorStatus({ ...running, stopping: true, influx: undefined, failure })).toEqual({ status: 'failed', reasons: [failure] });
+    expect(estimatorStatus({ ...running, assigned: new Set(), influx: undefined, failure }).status).toBe('failed');
+  });
+
   it('is degraded with a kafka reason while the brokers do not answer, also before its partitions are restored', () => {
     const reason = 'kafka: the brokers do not answer (retrying; the consumer lag is unknown meanwhile)';
     expect(estimatorStatus({ ...running, influx: undefined, kafkaReachable: false })).toEqual({ status: 'degraded', reasons: [reason] });

@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { createKafkaClient, type KafkaClientLogEntry } from './kafka-client.ts';
+import { createKafkaClient, isRetriedKafkaAnswer, type KafkaClientLogEntry } from './kafka-client.ts';
 import { Secret } from './secret.ts';
 
 /** A local port that refuses connections (bound, then closed). */
@@ -48,5 +48,24 @@ describe('createKafkaClient', () => {
     await expect(admin.connect()).rejects.toThrow();
     await admin.disconnect();
     expect(JSON.stringify(entries)).not.toContain('hunter2');
+  });
+});
+
+describe('isRetriedKafkaAnswer: the answers kafkajs retries by itself stay out of the services\' logs', () => {
+  const answer = (message: string, error: unknown, namespace = 'Connection'): KafkaClientLogEntry => ({ level: 'error', namespace, message, error });
+
+  it('is true for a restarted broker\'s coordinator and leader answers (kafkajs\' retriable protocol errors)', () => {
+    expect(isRetriedKafkaAnswer(answer('Response InitProducerId(key: 22, version: 4)', "The coordinator is loading and hence can't process requests for this group"))).toBe(true);
+    expect(isRetriedKafkaAnswer(answer('Response FindCoordinator(key: 10, version: 2)', 'The group coordinator is not available'))).toBe(true);
+    expect(isRetriedKafkaAnswer(answer('Response Produce(key: 0, version: 7)', 'This server is not the leader for that topic-partition'))).toBe(true);
+    expect(isRetriedKafkaAnswer(answer('Response Metadata(key: 3, version: 6)', 'There is no leader for this topic-partition as we are in the middle of a leadership election'))).toBe(true);
+  });
+
+  it('is false for answers an operator must see, and for entries that are not answers', () => {
+    expect(isRetriedKafkaAnswer(answer('Response Produce(key: 0, version: 7)', 'Not authorized to access topics: [Topic authorization failed]'))).toBe(false);
+    expect(isRetriedKafkaAnswer(answer('Response SaslAuthenticate(key: 36, version: 1)', 'SASL SCRAM SHA256 authentication failed'))).toBe(false);
+    expect(isRetriedKafkaAnswer(answer('Response Produce(key: 0, version: 7)', undefined))).toBe(false);
+    expect(isRetriedKafkaAnswer(answer('Connection error', 'The group coordinator is not available'))).toBe(false);
+    expect(isRetriedKafkaAnswer(answer('Response Produce(key: 0, version: 7)', 'The group coordinator is not available', 'Producer'))).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import { Kafka, logLevel, Partitioners, type ICustomPartitioner, type LogEntry, type RetryOptions } from 'kafkajs';
+import { installKafkaCompressionCodecs } from './kafka-compression.ts';
 import { installNativeKafkaCrc32c } from './kafka-native-crc.ts';
 import { installFastKafkaRecordBatchEncoder, installFastKafkaRecordDecoder, installFastKafkaRecordEncoder } from './kafka-record-codec.ts';
 import { kafkaClientSecurity, type KafkaSecurityConfig } from './kafka-security.ts';
@@ -63,6 +64,8 @@ export function createKafkaClient(options: KafkaClientOptions): Kafka {
   installFastKafkaRecordDecoder();
   installFastKafkaRecordEncoder();
   installFastKafkaRecordBatchEncoder();
+  // snappy, lz4 and zstd batches, which kafkajs cannot read or write by itself (service/kafka-compression.ts).
+  installKafkaCompressionCodecs();
   const log = options.log;
   return new Kafka({
     clientId: options.clientId,
@@ -118,3 +121,22 @@ export const cachingDefaultPartitioner: ICustomPartitioner = () => {
     return partition;
   };
 };
+
+/**
+ * The answers kafkajs logs as errors and then retries by itself: a broker that was restarted
+ * answers for a while that its coordinators are loading or that it is not (yet) the leader
+ * (kafkajs' retriable protocol errors). A line per answer reads as a failure to an operator
+ * (`kafkajs Connection: Response InitProducerId(key: 22, version: 4)`) while nothing failed; a
+ * request that still fails after kafkajs' retries surfaces as the caller's own error.
+ */
+const RETRIED_ANSWER = /coordinator is loading|coordinator is not available|not the correct coordinator|not the leader for that topic-partition|no leader for this topic-partition|broker is not available|fewer in-sync replicas|leadership election|leader epoch in the request is older/i;
+
+/**
+ * Whether a kafkajs log entry is an answer kafkajs retries by itself (see {@link RETRIED_ANSWER}),
+ * which the services leave out of their logs.
+ *
+ * @example isRetriedKafkaAnswer({ level: 'error', namespace: 'Connection', message: 'Response InitProducerId(key: 22, version: 4)', error: "The coordinator is loading and hence can't process requests for this group" }) // true
+ */
+export function isRetriedKafkaAnswer(entry: KafkaClientLogEntry): boolean {
+  return entry.namespace === 'Connection' && entry.message.startsWith('Response ') && RETRIED_ANSWER.test(String(entry.error ?? ''));
+}

@@ -23,7 +23,7 @@ async function start(status: () => string): Promise<TelemetryServer> {
 }
 
 describe('startTelemetryServer', () => {
-  it('serves /metrics through the handler, /healthz as JSON (503 only while stopping) and 404 elsewhere', async () => {
+  it('serves /metrics through the handler, /healthz as JSON (503 only while stopping or failed) and 404 elsewhere', async () => {
     let status = 'degraded';
     const server = await start(() => status);
     const base = `http://127.0.0.1:${server.port}`;
@@ -38,6 +38,12 @@ describe('startTelemetryServer', () => {
     const stopping = await fetch(`${base}/healthz`);
     expect(stopping.status).toBe(503);
     expect(await stopping.json()).toEqual({ status: 'stopping', detail: 7 });
+    status = 'failed';
+    const failed = await fetch(`${base}/healthz`);
+    expect(failed.status).toBe(503);
+    expect(await failed.json()).toEqual({ status: 'failed', detail: 7 });
+    status = 'starting';
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const other = await fetch(`${base}/other`);
     expect(other.status).toBe(404);
     expect(await other.text()).toContain('/metrics or /healthz');

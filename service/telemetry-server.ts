@@ -37,7 +37,8 @@ export interface TelemetryServer {
 /**
  * The one small HTTP server for a service's self-telemetry, shared by collector and estimator:
  * `/metrics` (delegated to `metricsHandler`), `/healthz` (JSON; 200 while running, even when
- * degraded or starting, since a restart would not help; 503 while stopping), anything else 404.
+ * degraded or starting, since a restart would not help; 503 while stopping or failed: a service
+ * that cannot work and is about to exit), anything else 404.
  * A query string is ignored when matching the path.
  *
  * @throws whatever `bindError` returns (default the socket error) when host:port cannot be bound.
@@ -54,7 +55,7 @@ export async function startTelemetryServer(options: TelemetryServerOptions): Pro
     }
     if (url === '/healthz') {
       const report = options.health();
-      response.writeHead(report.status === 'stopping' ? 503 : 200, { 'content-type': 'application/json' });
+      response.writeHead(report.status === 'stopping' || report.status === 'failed' ? 503 : 200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(report));
       return;
     }

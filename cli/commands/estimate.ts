@@ -61,6 +61,8 @@ export function registerEstimateCommand(program: Command): void {
         '--current last-n, --influx-database with --influx-url off. Kafka or InfluxDB not answering is said once per outage\n' +
         'with what to try (npm run stack -- up for the local stack\'s addresses, else WARPWATCH_KAFKA_BROKERS / WARPWATCH_INFLUX_URL).\n' +
         '\nExit: 0 after a clean stop (SIGTERM: last checkpoint and commit within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS),\n' +
+        '      1 when a Kafka client stopped for good (an unsupported codec, an authorization error; docs/errors.md) or the stop\n' +
+        '      did not finish within that bound,\n' +
         '      2 for invalid flags or environment, 1 for a runtime failure.',
     )
     .action(async (options: EstimateOptions, command: Command) => {
@@ -93,8 +95,11 @@ async function runEstimate(options: EstimateOptions, command: Command): Promise<
   rejectFlagsThatDoNotApply(command, { currentMode: config.window.current.mode, influx: config.influx !== undefined }, ESTIMATE_FLAG_RULES);
   const estimator = await startEstimator(config, stderrLineSink(process.stderr));
   // The listeners stay: a second signal during the final checkpoint is ignored, as the first one's stop runs.
-  const signal = await waitForStopSignal().received;
+  // A stop signal, or a failure the service cannot recover from (docs/errors.md, Kafka failures): then it stops and exits 1.
+  const outcome = await Promise.race([waitForStopSignal().received.then((signal) => ({ signal })), estimator.failed.then((error) => ({ error }))]);
   // Exits within WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS whatever Kafka did before (docs/estimator.md § Fault tolerance).
   const sink = stderrLineSink(process.stderr);
+  const signal = 'signal' in outcome ? outcome.signal : undefined;
   await stopWithinBound(() => estimator.stop(signal), { boundMillis: config.shutdownTimeoutMillis, code: 'WW_ERR_ESTIMATOR_SHUTDOWN_TIMEOUT', log: (line) => sink(`warpwatch estimate: ${line}`) });
+  if ('error' in outcome) throw outcome.error;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
+import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, kafkaCompressionType, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
 import type { EstimatorConfig } from '../config.ts';
 
 /**
@@ -354,8 +354,7 @@ export function createEstimatorKafka(
         // base64 that gzip leaves at ~3/4); gzip (WARPWATCH_CHECKPOINT_COMPRESSION) costs ~4× the
         // CPU of writing them (libuv's thread pool, on the same cores). kafkajs' consumer
         // decompresses transparently, so a topic may hold both.
-        const compression = options.checkpointCompression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None;
-        await send(getProducer, options.checkpointTopic, records, { partition: await checkpointPartitionOf(framesPartition), compression });
+        await send(getProducer, options.checkpointTopic, records, { partition: await checkpointPartitionOf(framesPartition), compression: kafkaCompressionType(options.checkpointCompression) });
       } catch (error) {
         throw kafkaError(`writing ${records.length} checkpoint records of ${options.framesTopic}[${framesPartition}] to ${options.checkpointTopic}`, error);
       }
@@ -426,7 +425,7 @@ export function createEstimatorKafka(
     async produce(topic, records) {
       if (records.length === 0) return;
       try {
-        await send(getProducer, topic, records, { compression: CompressionTypes.None });
+        await send(getProducer, topic, records, { compression: kafkaCompressionType(options.resultsCompression) });
       } catch (error) {
         throw kafkaError(`producing ${records.length} records to ${topic}`, error);
       }

@@ -4,7 +4,8 @@ import { EstimatorError } from '../errors.ts';
 
 /** Body of /healthz: 'ok', 'starting' (restoring or not yet assigned) or 'stopping'. */
 export interface EstimatorHealth {
-  readonly status: 'ok' | 'degraded' | 'starting' | 'stopping';
+  /** `failed`: the service cannot work (a Kafka client stopped for good) and is exiting; /healthz answers 503 then, as while stopping. */
+  readonly status: 'ok' | 'degraded' | 'starting' | 'stopping' | 'failed';
   readonly [detail: string]: unknown;
 }
 

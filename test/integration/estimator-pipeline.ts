@@ -41,11 +41,13 @@ export interface Agent {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
   health(): Promise<CollectorHealth>;
+  /** What it wrote to stderr so far. */
+  stderr(): string;
 }
 
 /** Starts `warpwatch collect` on `socket`, producing to `topic` of `brokers` (quick retries, a 3 s shutdown), and waits for its metrics port. */
-export async function startAgent(socket: string, spoolDir: string, brokers: string, topic: string): Promise<Agent> {
-  const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--metrics-port', '0', '--socket', socket, '--brokers', brokers, '--spool-dir', spoolDir, '--partitions', String(PARTITIONS)], {
+export async function startAgent(socket: string, spoolDir: string, brokers: string, topic: string, extraArgs: readonly string[] = []): Promise<Agent> {
+  const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--metrics-port', '0', '--socket', socket, '--brokers', brokers, '--spool-dir', spoolDir, '--partitions', String(PARTITIONS), ...extraArgs], {
     env: {
       ...process.env,
       WARPWATCH_INFLUX_URL: 'off',
@@ -76,6 +78,7 @@ export async function startAgent(socket: string, spoolDir: string, brokers: stri
   return {
     child,
     exited,
+    stderr: () => stderr,
     async health() {
       return (await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()) as CollectorHealth;
     },
@@ -93,11 +96,11 @@ export async function connect(socket: string): Promise<Socket> {
 }
 
 /** Creates a frames topic of {@link PARTITIONS} partitions on `brokers` that takes 8 MiB records. */
-export async function createFramesTopic(brokers: string, topic: string): Promise<void> {
+export async function createFramesTopic(brokers: string, topic: string, configEntries: readonly { readonly name: string; readonly value: string }[] = []): Promise<void> {
   const admin = new Kafka({ clientId: 'estimator-pipeline-it', brokers: [brokers], logLevel: logLevel.NOTHING }).admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, configEntries: [{ name: 'max.message.bytes', value: String(8 * 1024 * 1024) }] }], waitForLeaders: true });
+    await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS, configEntries: [{ name: 'max.message.bytes', value: String(8 * 1024 * 1024) }, ...configEntries] }], waitForLeaders: true });
   } finally {
     await admin.disconnect();
   }
@@ -138,18 +141,22 @@ export async function startPipeline(options: {
   readonly estimators: number;
   readonly env: Record<string, string>;
   readonly estimatorBrokers?: readonly string[];
+  /** Settings of the frames topic (e.g. its `compression.type`). */
+  readonly framesTopicConfig?: readonly { readonly name: string; readonly value: string }[];
+  /** More `warpwatch collect` flags (e.g. `--compression zstd`). */
+  readonly collectorArgs?: readonly string[];
   readonly cleanup: { readonly estimators: EstimatorChild[]; readonly agents: Agent[]; readonly databases: string[] };
 }): Promise<Pipeline> {
   const id = uniqueId(options.name);
   options.cleanup.databases.push(id);
   await createDatabase(id);
-  await createFramesTopic(options.brokers, `${id}.frames`);
+  await createFramesTopic(options.brokers, `${id}.frames`, options.framesTopicConfig);
   const env = estimatorEnv(id, id, `${id}-group`, { WARPWATCH_KAFKA_BROKERS: options.brokers, ...options.env });
   const group = Array.from({ length: options.estimators }, (_, i) => spawnEstimator({ ...env, WARPWATCH_KAFKA_BROKERS: options.estimatorBrokers?.[i] ?? options.brokers }, `${id}-${i}`));
   options.cleanup.estimators.push(...group);
   await Promise.all(group.map((child) => child.waitForLog(/assigned partitions \[\d/, 90_000)));
   const socket = join(options.directory, `${id}-run`, 'collector.sock');
-  const agent = await startAgent(socket, join(options.directory, `${id}-spool`), options.brokers, `${id}.frames`);
+  const agent = await startAgent(socket, join(options.directory, `${id}-spool`), options.brokers, `${id}.frames`, options.collectorArgs);
   options.cleanup.agents.push(agent);
   return { id, database: id, group, agent, socket };
 }
