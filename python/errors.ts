@@ -19,6 +19,8 @@ export const PYTHON_ERROR_CODES = [
   'WW_ERR_PYTHON_READBACK',
   // Bad arguments to an example, or device totals that disagree with the host's: python/warpwatch/examples/.
   'WW_ERR_PYTHON_EXAMPLE',
+  // An unknown command or example given to `warpwatch-py`: python/warpwatch/__main__.py.
+  'WW_ERR_PYTHON_USAGE',
 ] as const;
 
 /** A stable Python-package error code, one of {@link PYTHON_ERROR_CODES}. */
