@@ -221,6 +221,8 @@ interface EstimatorParts {
   readonly backpressure: Backpressure;
   /** The service cannot work any more: /healthz says `failed` (503) with the reason, and `failed` resolves (the entry point exits 1). */
   readonly fail: (error: EstimatorError) => void;
+  /** The frames topic's partition count as first read, and whether it changed (the lag probe reads it). */
+  readonly partitionCount: ReturnType<typeof createPartitionCountWatch>;
 }
 
 /** The service's one failure: the first one given wins; see {@link RunningEstimator.failed}. */
@@ -283,7 +285,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
       assigned: state.assigned,
       restored: state.restored,
       influx: influx?.stats(),
-      topicProblems: kafkaTopicProblems(),
+      topicProblems: [...kafkaTopicProblems(), ...(partitionCount.problem === undefined ? [] : [partitionCount.problem])],
       kafkaReachable: !kafkaDown(),
       membership: state.lease.status(Date.now()),
       failure: failure.reason,
@@ -302,6 +304,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
 
   let kafkaTopicProblems = (): readonly string[] => [];
   const failure = createFailure();
+  const partitionCount = createPartitionCountWatch(config.kafka.framesTopic);
   const outages = createOutages(config, log);
   const kafkaDown = (): boolean => outages.kafka.down;
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
@@ -329,13 +332,15 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
     });
   const backpressure = (created.backpressure = createServiceBackpressure(config, log, influx, outgoing));
   const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry, backpressure }));
-  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure, fail: failure.fail };
+  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure, fail: failure.fail, partitionCount };
 
   await kafka.ensureTopics();
   outages.kafka.recovered(`Kafka at ${outages.brokers} answers`);
   // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
   kafkaTopicProblems = () => kafka.topicProblems();
   for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
+  // The count the partitions of the frames topic are compared with from now on (§ Adding partitions).
+  partitionCount.observe(await kafka.framesPartitionCount());
   const reader = await kafka.startCheckpointReader(checkpointGroupPrefix(config));
   const restorer = createPartitionRestorer(parts, reader);
   const checkpointer = createCheckpointer(parts);
@@ -909,6 +914,9 @@ function createFutureFrameReporter(config: EstimatorConfig, log: (line: string) 
   };
 }
 
+/** How often the lag probe asks the broker for the frames topic's partition count (ms; docs/estimator.md § Adding partitions). */
+const PARTITION_COUNT_EVERY_MILLIS = 30_000;
+
 /** How often the engine ticks and the lag of idle partitions is measured (ms): a quarter of the idle-close time, within 50..1,000. */
 function probeEveryMillis(config: EstimatorConfig): number {
   return Math.max(50, Math.min(1_000, Math.floor(config.window.idleCloseMillis / 4)));
@@ -933,6 +941,34 @@ export function consumerLagOf(state: Pick<PartitionState, 'restored' | 'lag' | '
 /** The consumer lag gauge from the per-partition lags (undefined while unknown). */
 function reportLag(state: PartitionState, telemetry: EstimatorTelemetry, config: EstimatorConfig): void {
   telemetry.counters.consumerLag = consumerLagOf(state, Date.now(), lagFreshnessMillis(probeEveryMillis(config)));
+}
+
+/**
+ * The partition count of the frames topic as this instance first read it, and whether it
+ * changed since (docs/estimator.md § Adding partitions): a producer places a stream by its key's
+ * hash modulo the count, so a new count moves most streams to another partition, and a window
+ * open at that moment is split between the two partitions' states. Returns the line to say (and
+ * keep on /healthz) the first time a different count is read, else undefined.
+ *
+ * @example const watch = createPartitionCountWatch('warpwatch.frames'); watch.observe(6); watch.observe(12) // 'WW_ERR_ESTIMATOR_PARTITIONS_CHANGED: …'
+ */
+export function createPartitionCountWatch(topic: string): { observe(count: number): string | undefined; readonly problem: string | undefined } {
+  let first: number | undefined;
+  let problem: string | undefined;
+  return {
+    observe(count) {
+      if (count <= 0) return undefined;
+      first ??= count;
+      if (count === first || problem !== undefined) return undefined;
+      problem =
+        `WW_ERR_ESTIMATOR_PARTITIONS_CHANGED: ${topic} has ${count} partitions, ${first} when this instance started: the collectors move most streams to another partition when they next read the topic's metadata (within 5 minutes), ` +
+        `and a window open at that moment is split between two partitions (both halves written to the same InfluxDB point, the last one kept). Follow docs/estimator.md § Adding partitions; restart the estimators once done to clear this`;
+      return problem;
+    },
+    get problem() {
+      return problem;
+    },
+  };
 }
 
 /**
@@ -971,6 +1007,8 @@ function createLagProbe(parts: EstimatorParts): () => void {
   // that went away, a missing permission) is said once here, and once when it ends.
   const probeFailure = createOutageLog(log);
   let running = false;
+  const partitionCount = parts.partitionCount;
+  let countReadAt = Date.now();
   return () => {
     if (running || state.stopping || state.restored.size === 0) return;
     running = true;
@@ -978,6 +1016,17 @@ function createLagProbe(parts: EstimatorParts): () => void {
       .frameOffsets()
       .then((offsets) => {
         const now = Date.now();
+        // The partition count, asked of the broker itself every 30 s (the offsets come from kafkajs' cached metadata).
+        if (now - countReadAt >= PARTITION_COUNT_EVERY_MILLIS) {
+          countReadAt = now;
+          kafka
+            .framesPartitionCount()
+            .then((count) => {
+              const changed = partitionCount.observe(count);
+              if (changed !== undefined) log(changed);
+            })
+            .catch(() => undefined); // the offsets probe says an outage; the count is read again in 30 s
+        }
         for (const partition of state.restored) {
           const offset = offsets.get(partition);
           const position = engine.nextOffset(partition);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { consumerLagOf, estimatorStatus } from './estimator-service.ts';
+import { consumerLagOf, createPartitionCountWatch, estimatorStatus } from './estimator-service.ts';
 
 describe('estimatorStatus (/healthz)', () => {
   const running = { stopping: false, assigned: new Set([0, 1]), restored: new Set([0, 1]) };
@@ -67,5 +67,25 @@ describe('consumerLagOf (/healthz consumerLag, the lag gauge)', () => {
     const unmeasured = state({ 0: [0n, 9_000] });
     unmeasured.restored.add(1);
     expect(consumerLagOf(unmeasured, 10_000, 2_000)).toBeUndefined();
+  });
+});
+
+describe('createPartitionCountWatch (docs/estimator.md § Adding partitions)', () => {
+  it('says nothing while the count stays what it first was, and ignores a read that found no partition', () => {
+    const watch = createPartitionCountWatch('t.frames');
+    expect(watch.observe(0)).toBeUndefined();
+    expect(watch.observe(6)).toBeUndefined();
+    expect(watch.observe(6)).toBeUndefined();
+    expect(watch.problem).toBeUndefined();
+  });
+
+  it('says once, with both counts and the procedure, when the count changes, and keeps it', () => {
+    const watch = createPartitionCountWatch('t.frames');
+    watch.observe(6);
+    const line = watch.observe(12);
+    expect(line).toMatch(/^WW_ERR_ESTIMATOR_PARTITIONS_CHANGED: t\.frames has 12 partitions, 6 when this instance started: .*docs\/estimator\.md § Adding partitions/);
+    expect(watch.observe(12)).toBeUndefined();
+    expect(watch.observe(24)).toBeUndefined();
+    expect(watch.problem).toBe(line);
   });
 });

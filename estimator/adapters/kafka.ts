@@ -204,6 +204,14 @@ export interface EstimatorKafka {
    * @example const offsets = await kafka.frameOffsets(); offsets.get(0) // { low: 0n, high: 1042n }
    */
   frameOffsets(): Promise<Map<number, { low: bigint; high: bigint }>>;
+  /**
+   * The frames topic's partition count as the broker says it now (a metadata request of its own:
+   * kafkajs' cached metadata, which frameOffsets uses, is refreshed only every 5 minutes).
+   *
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer
+   * @example await kafka.framesPartitionCount() // 6
+   */
+  framesPartitionCount(): Promise<number>;
   produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
   stop(): Promise<void>;
 }
@@ -398,6 +406,15 @@ export function createEstimatorKafka(
 
     seek(partition, offset) {
       consumer?.seek({ topic: options.framesTopic, partition, offset: offset.toString() });
+    },
+
+    async framesPartitionCount() {
+      try {
+        const metadata = await (await getAdmin()).fetchTopicMetadata({ topics: [options.framesTopic] });
+        return metadata.topics.find((t) => t.name === options.framesTopic)?.partitions.length ?? 0;
+      } catch (error) {
+        throw kafkaError(`reading the partitions of ${options.framesTopic}`, error);
+      }
     },
 
     async frameOffsets() {
