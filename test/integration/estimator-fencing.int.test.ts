@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
-import { delivered, PARTITIONS, settledPipeline, startLoad, startPipeline, timedStop, windowCount, type Agent } from './estimator-pipeline.ts';
-import { dropDatabase, estimatorEnv, healthOf, spawnEstimator, stopChild, uniqueId, waitUntil, windowsOf, type EstimatorChild } from './estimator-support.ts';
+import { finishLoad, killPipelines, PARTITIONS, startLoad, startPipeline, timedStop, windowCount, type Agent } from './estimator-pipeline.ts';
+import { estimatorEnv, healthOf, spawnEstimator, uniqueId, waitUntil, windowsOf, type EstimatorChild } from './estimator-support.ts';
 import { KAFKA_API, startKafkaRelay, type KafkaRelay } from './kafka-relay.ts';
 
 const BROKER_PORT = 29892;
@@ -95,18 +95,15 @@ describe('fencing: a member cut off from the group coordinator never writes for 
     directory = mkdtempSync(join(tmpdir(), 'ww-estimator-fencing-it-'));
   }, 180_000);
   afterAll(async () => {
-    await Promise.all(cleanup.estimators.map((child) => stopChild(child, 'SIGKILL')));
-    for (const agent of cleanup.agents) agent.child.kill('SIGKILL');
-    await Promise.all(cleanup.agents.map((agent) => agent.exited));
+    await killPipelines(cleanup);
     await relay.close();
     await kafka.destroy();
-    for (const database of cleanup.databases) await dropDatabase(database).catch(() => undefined);
     rmSync(directory, { recursive: true, force: true });
   }, 60_000);
 
   it('stops the cut-off member within its lease (no checkpoint behind the new owner, /healthz degraded), writes every window exactly, and each SIGTERM ends its process within 10 s', async () => {
     const env = { WARPWATCH_WINDOW_MILLIS: String(WINDOW_MILLIS), WARPWATCH_IDLE_CLOSE_MILLIS: String(IDLE_CLOSE_MILLIS), WARPWATCH_HISTOGRAM_POINTS: 'false', WARPWATCH_FIT: 'false', WARPWATCH_QUANTILES: 'false', WARPWATCH_SWEEP_GROUP_SIZES: 'off' };
-    const { id, database, group, agent, socket } = await startPipeline({
+    const pipeline = await startPipeline({
       name: 'wwfence',
       brokers: kafka.brokers,
       estimatorBrokers: [kafka.brokers, `127.0.0.1:${relay.port}`],
@@ -115,6 +112,7 @@ describe('fencing: a member cut off from the group coordinator never writes for 
       cleanup,
       env: { ...env, WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS: '1000' },
     });
+    const { id, group, socket } = pipeline;
     const [direct, cutOff] = group as [EstimatorChild, EstimatorChild];
     const jobs = Array.from({ length: 30 }, (_, s) => `${id}s${s}`);
     const load = await startLoad(socket, jobs, { everyMillis: 250, windowMillis: WINDOW_MILLIS, seed: 52 });
@@ -145,12 +143,7 @@ describe('fencing: a member cut off from the group coordinator never writes for 
     const healedAt = Date.now();
     await waitUntil(async () => (await healthOf(cutOff)).partitions.length > 0, 60_000, 'the cut-off estimator to join again');
     await sleep(6_000);
-    await load.stop();
-
-    const total = load.total();
-    const settled = await delivered(agent, total);
-    expect(settled.accounting).toMatchObject({ read: total, delivered: total, dropped: 0, held: 0, balanced: true });
-    const { written, late } = await settledPipeline(database, id, jobs, load.sent, group);
+    const { written, late } = await finishLoad(pipeline, load, jobs);
     const prefix = `${id}-group|${id}.frames|`;
     const regressions = markerRegressions(await checkpointLog(kafka.brokers, `${id}.checkpoints`), prefix);
     // A marker behind an earlier one is a write of a member that no longer owned the partition; the

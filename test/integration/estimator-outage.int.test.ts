@@ -13,14 +13,12 @@ import { createSeededRandom } from '../../model/index.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { createPrivateKafka, type PrivateKafka } from './collector-kafka-helpers.ts';
-import { connect, delivered, settledPipeline, startLoad, startPipeline, timedStop, windowCount, type Agent } from './estimator-pipeline.ts';
+import { connect, delivered, finishLoad, killPipelines, startLoad, startPipeline, timedStop, windowCount, type Agent } from './estimator-pipeline.ts';
 import {
   addToTable as addToWindowTable,
-  dropDatabase,
   frameOutcomes,
   launchesOf,
   launchFrame,
-  stopChild,
   waitUntil,
   windowsOf,
   writtenWindows as writtenWindowsOf,
@@ -53,11 +51,8 @@ describe('estimator through a broker outage and an outlier frame (private Kafka 
     directory = mkdtempSync(join(tmpdir(), 'ww-estimator-outage-it-'));
   }, 180_000);
   afterAll(async () => {
-    await Promise.all(cleanup.estimators.map((child) => stopChild(child, 'SIGKILL')));
-    for (const agent of cleanup.agents) agent.child.kill('SIGKILL');
-    await Promise.all(cleanup.agents.map((agent) => agent.exited));
+    await killPipelines(cleanup);
     await kafka.destroy();
-    for (const database of cleanup.databases) await dropDatabase(database).catch(() => undefined);
     rmSync(directory, { recursive: true, force: true });
   }, 60_000);
 
@@ -83,7 +78,8 @@ describe('estimator through a broker outage and an outlier frame (private Kafka 
   for (const shape of SHAPES) {
     for (let run = 1; run <= RUNS; run += 1) {
       it(`writes every window exactly (launches and groups as sent) when the broker is SIGKILLed for 20 s: ${shape.label}, collector + two estimators; both exit on SIGTERM within 10 s after (run ${run} of ${RUNS})`, async () => {
-        const { id, database, group, agent, socket } = await pipeline('wwoutage', 2, shape.idleCloseMillis);
+        const started = await pipeline('wwoutage', 2, shape.idleCloseMillis);
+        const { id, group, agent, socket } = started;
         const jobs = Array.from({ length: shape.streams }, (_, s) => `${id}s${s}`);
         const load = await startLoad(socket, jobs, { everyMillis: shape.everyMillis, windowMillis: WINDOW_MILLIS, seed: 24 + run });
 
@@ -95,15 +91,10 @@ describe('estimator through a broker outage and an outlier frame (private Kafka 
         await kafka.start();
         const restartedAfter = Date.now() - killedAt;
         await sleep(6_000);
-        await load.stop();
-
-        const total = load.total();
-        const settled = await delivered(agent, total);
-        expect(settled.accounting).toMatchObject({ read: total, delivered: total, dropped: 0, held: 0, balanced: true });
         // The last windows close by idleness; wait until InfluxDB holds every launch (or time runs out, then compare anyway).
-        const { written, late } = await settledPipeline(database, id, jobs, load.sent, group);
+        const { total, delivered: deliveredCount, written, late } = await finishLoad(started, load, jobs);
         process.stderr.write(
-          `[estimator outage] ${shape.label}, run ${run}: broker down ${outageMillis} ms (up again ${restartedAfter} ms after the kill); collector read ${total} = delivered ${settled.accounting.delivered}; ` +
+          `[estimator outage] ${shape.label}, run ${run}: broker down ${outageMillis} ms (up again ${restartedAfter} ms after the kill); collector read ${total} = delivered ${deliveredCount}; ` +
             `${windowCount(load.sent, jobs)} windows sent, ${windowCount(written, jobs)} written; late ${late}\n`,
         );
         expect(outageMillis).toBeGreaterThanOrEqual(15_000);

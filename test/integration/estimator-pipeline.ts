@@ -6,12 +6,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
+import { expect } from 'vitest';
+import { FAST_ENV } from './collector-agent-helpers.ts';
 import { MEASUREMENTS } from '../../contracts/index.ts';
 import { createSeededRandom } from '../../model/index.ts';
 import { encodeFrame } from '../../protocol/index.ts';
 import {
   addToTable,
   createDatabase,
+  dropDatabase,
   estimatorEnv,
   frameOutcomes,
   launchesOf,
@@ -53,12 +56,7 @@ export async function startAgent(socket: string, spoolDir: string, brokers: stri
       WARPWATCH_INFLUX_URL: 'off',
       WARPWATCH_FRAMES_TOPIC: topic,
       WARPWATCH_DLQ_TOPIC: `${topic}.dlq`,
-      WARPWATCH_RETRY_BACKOFF_MILLIS: '200',
-      WARPWATCH_KAFKA_RETRIES: '2',
-      WARPWATCH_KAFKA_CONNECTION_TIMEOUT_MILLIS: '1000',
-      WARPWATCH_KAFKA_REQUEST_TIMEOUT_MILLIS: '5000',
-      WARPWATCH_PRODUCE_TIMEOUT_MILLIS: '5000',
-      WARPWATCH_SHUTDOWN_TIMEOUT_MILLIS: '3000',
+      ...FAST_ENV,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -118,6 +116,21 @@ export async function delivered(agent: Agent, total: number, timeoutMillis = 120
     `the collector to deliver ${total} frames`,
   );
   return last as CollectorHealth;
+}
+
+/** What a test file's pipelines started, for its afterAll. */
+export interface PipelineCleanup {
+  readonly databases: string[];
+  readonly estimators: EstimatorChild[];
+  readonly agents: Agent[];
+}
+
+/** SIGKILLs every estimator and collector `cleanup` holds, waits until the collectors are gone, and drops the databases. */
+export async function killPipelines(cleanup: PipelineCleanup): Promise<void> {
+  await Promise.all(cleanup.estimators.map((child) => stopChild(child, 'SIGKILL')));
+  for (const agent of cleanup.agents) agent.child.kill('SIGKILL');
+  await Promise.all(cleanup.agents.map((agent) => agent.exited));
+  for (const database of cleanup.databases) await dropDatabase(database).catch(() => undefined);
 }
 
 /** One pipeline: its id (the prefix of its jobs, topics and database), the estimators of its group and its collector. */
@@ -240,4 +253,17 @@ export async function timedStop(child: EstimatorChild): Promise<{ millis: number
   const started = Date.now();
   const exit = await stopChild(child, 'SIGTERM');
   return { millis: Date.now() - started, exit };
+}
+
+/**
+ * Stops `load`, waits until the collector delivered every launch it read (asserting its accounting:
+ * read = delivered, nothing dropped or held) and until InfluxDB holds them ({@link settledPipeline}).
+ */
+export async function finishLoad(pipeline: Pipeline, load: Load, jobs: readonly string[], timeouts: { readonly deliveredMillis?: number; readonly settledMillis?: number } = {}): Promise<{ total: number; delivered: number; written: WindowTable; late: number }> {
+  await load.stop();
+  const total = load.total();
+  const settled = await delivered(pipeline.agent, total, timeouts.deliveredMillis);
+  expect(settled.accounting).toMatchObject({ read: total, delivered: total, dropped: 0, held: 0, balanced: true });
+  const { written, late } = await settledPipeline(pipeline.database, pipeline.id, jobs, load.sent, pipeline.group, timeouts.settledMillis);
+  return { total, delivered: settled.accounting.delivered, written, late };
 }

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installKafkaCompressionCodecs } from '../../service/kafka-compression.ts';
-import { delivered, settledPipeline, startLoad, startPipeline, type Agent } from './estimator-pipeline.ts';
-import { brokers, dropDatabase, stopChild, uniqueId, waitUntil, windowsOf, type EstimatorChild } from './estimator-support.ts';
+import { finishLoad, killPipelines, startLoad, startPipeline, type Agent } from './estimator-pipeline.ts';
+import { brokers, uniqueId, waitUntil, windowsOf, type EstimatorChild } from './estimator-support.ts';
 
 const WINDOW_MILLIS = 1_000;
 const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
@@ -47,17 +47,14 @@ describe('every Kafka codec through collector, broker and estimator (shared stac
     directory = mkdtempSync(join(tmpdir(), 'ww-compression-it-'));
   });
   afterAll(async () => {
-    await Promise.all(cleanup.estimators.map((child) => stopChild(child, 'SIGKILL')));
-    for (const agent of cleanup.agents) agent.child.kill('SIGKILL');
-    await Promise.all(cleanup.agents.map((agent) => agent.exited));
-    for (const database of cleanup.databases) await dropDatabase(database).catch(() => undefined);
+    await killPipelines(cleanup);
     rmSync(directory, { recursive: true, force: true });
   }, 60_000);
 
   for (const [index, codec] of CODECS.entries()) {
     const producerCodec = CODECS[(index + 1) % CODECS.length] ?? 'gzip';
     it(`a frames topic with compression.type=${codec}, the collector producing ${producerCodec}, checkpoints and results in ${codec}: every window exact, the distributions read back`, async () => {
-      const { id, database, group, agent, socket } = await startPipeline({
+      const pipeline = await startPipeline({
         name: `wwcodec${codec}`,
         brokers: brokers(),
         directory,
@@ -75,14 +72,11 @@ describe('every Kafka codec through collector, broker and estimator (shared stac
           WARPWATCH_SWEEP_GROUP_SIZES: 'off',
         },
       });
+      const { id, group, socket } = pipeline;
       const jobs = Array.from({ length: 4 }, (_, s) => `${id}s${s}`);
       const load = await startLoad(socket, jobs, { everyMillis: 50, windowMillis: WINDOW_MILLIS, seed: 53 + index });
       await new Promise((resolve) => setTimeout(resolve, 4_000));
-      await load.stop();
-      const total = load.total();
-      const settled = await delivered(agent, total, 60_000);
-      expect(settled.accounting).toMatchObject({ read: total, delivered: total, dropped: 0, held: 0, balanced: true });
-      const { written, late } = await settledPipeline(database, id, jobs, load.sent, group, 30_000);
+      const { written, late } = await finishLoad(pipeline, load, jobs, { deliveredMillis: 60_000, settledMillis: 30_000 });
       for (const job of jobs) expect(windowsOf(written, job), `windows of ${job}`).toEqual(windowsOf(load.sent, job));
       expect(late).toBe(0);
       const [estimator] = group as [EstimatorChild];
