@@ -65,7 +65,7 @@ describe('loadCollectorConfig', () => {
       let caught: unknown;
       try {
         loadCollectorConfig({
-          env: { WARPWATCH_KAFKA_COMPRESSION: 'zstd', WARPWATCH_KAFKA_MAX_IN_FLIGHT: '6' },
+          env: { WARPWATCH_KAFKA_COMPRESSION: 'brotli', WARPWATCH_KAFKA_MAX_IN_FLIGHT: '6' },
           flags: { partitions: '0', spoolPolicy: 'drop-middle', brokers: 'nohost', label: ['=x'], socketMode: '999' },
         });
       } catch (error) {
@@ -76,7 +76,7 @@ describe('loadCollectorConfig', () => {
       expect(problems).toHaveLength(7);
       expect(problems).toContain('--partitions must be an integer 1..10000, got "0"');
       expect(problems).toContain('--spool-policy must be one of drop-oldest|drop-newest, got "drop-middle"');
-      expect(problems).toContain('WARPWATCH_KAFKA_COMPRESSION must be one of none|gzip, got "zstd"');
+      expect(problems).toContain('WARPWATCH_KAFKA_COMPRESSION must be one of none|gzip|snappy|lz4|zstd, got "brotli"');
       expect(problems).toContain('WARPWATCH_KAFKA_MAX_IN_FLIGHT must be an integer 1..5, got "6"');
       expect(problems).toContain('--brokers entries must be host:port, got "nohost"');
       expect((caught as CollectorConfigError).code).toBe('WW_ERR_COLLECTOR_CONFIG');
