@@ -145,7 +145,7 @@ export function noteLag(state: Pick<PartitionState, 'lag' | 'lagMeasuredAt' | 'r
  * @example idleCloseAllowed(state, 0, Date.now(), { freshnessMillis: 2_000, idleCloseMillis: 10_000 }) // false right after an outage
  */
 export function idleCloseAllowed(
-  state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt' | 'reachableSince'> & Pick<PartitionState, 'lease'>,
+  state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt' | 'reachableSince' | 'lease'>,
   partition: number,
   nowMillis: number,
   limits: { readonly freshnessMillis: number; readonly idleCloseMillis: number },
@@ -279,28 +279,32 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   // Created below; /healthz and the gauges may be read before (then they show none).
   const created: { engine?: EstimatorEngine; outgoing?: OutgoingQueue; backpressure?: Backpressure } = {};
   let influx: InfluxWriter | undefined;
-  const health = (): EstimatorHealth => ({
-    ...estimatorStatus({
-      stopping: state.stopping,
-      assigned: state.assigned,
-      restored: state.restored,
+  const health = (): EstimatorHealth => {
+    const now = Date.now();
+    const membership = state.lease.status(now);
+    return {
+      ...estimatorStatus({
+        stopping: state.stopping,
+        assigned: state.assigned,
+        restored: state.restored,
+        influx: influx?.stats(),
+        topicProblems: [...kafkaTopicProblems(), ...(partitionCount.problem === undefined ? [] : [partitionCount.problem])],
+        kafkaReachable: !kafkaDown(),
+        membership,
+        failure: failure.reason,
+      }),
+      instance: config.instanceId,
+      // null while unknown (a partition without a fresh measurement from a broker that answered), never a stale 0.
+      consumerLag: consumerLagOf(state, now, lagFreshnessMillis(probeEveryMillis(config))) ?? null,
+      membership,
+      partitions: [...state.assigned].sort((a, b) => a - b),
+      streams: created.engine?.liveStreams() ?? 0,
       influx: influx?.stats(),
-      topicProblems: [...kafkaTopicProblems(), ...(partitionCount.problem === undefined ? [] : [partitionCount.problem])],
-      kafkaReachable: !kafkaDown(),
-      membership: state.lease.status(Date.now()),
-      failure: failure.reason,
-    }),
-    instance: config.instanceId,
-    // null while unknown (a partition without a fresh measurement from a broker that answered), never a stale 0.
-    consumerLag: consumerLagOf(state, Date.now(), lagFreshnessMillis(probeEveryMillis(config))) ?? null,
-    membership: state.lease.status(Date.now()),
-    partitions: [...state.assigned].sort((a, b) => a - b),
-    streams: created.engine?.liveStreams() ?? 0,
-    influx: influx?.stats(),
-    kafkaRecordsDropped: created.outgoing?.dropped ?? 0,
-    backpressure: created.backpressure?.stats(),
-    counters: telemetry.counters,
-  });
+      kafkaRecordsDropped: created.outgoing?.dropped ?? 0,
+      backpressure: created.backpressure?.stats(),
+      counters: telemetry.counters,
+    };
+  };
 
   let kafkaTopicProblems = (): readonly string[] => [];
   const failure = createFailure();

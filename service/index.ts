@@ -22,7 +22,7 @@ export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka
 export type { KafkaSecurityConfig } from './kafka-security.ts';
 export { Secret } from './secret.ts';
 export { cachingDefaultPartitioner, createKafkaClient, isRetriedKafkaAnswer } from './kafka-client.ts';
-export { KAFKA_COMPRESSIONS, kafkaCompressionType } from './kafka-compression.ts';
+export { kafkaCompressionType } from './kafka-compression.ts';
 export type { KafkaCompression } from './kafka-compression.ts';
 export { createServiceLogger, formatLogLine, stderrLineSink } from './service-logger.ts';
 export type { LogLevel, LogLineSink, ServiceLogger } from './service-logger.ts';

@@ -28,10 +28,7 @@ import { compress as zstdCompress, decompress as zstdDecompress, init as zstdIni
 const { CompressionCodecs, CompressionTypes } = kafkajs;
 type CompressionTypes = kafkajs.CompressionTypes;
 
-/** The codecs a service can produce with (`none` = uncompressed), as its settings name them. */
-export const KAFKA_COMPRESSIONS = KAFKA_COMPRESSION_NAMES;
-
-/** One of {@link KAFKA_COMPRESSIONS}. */
+/** One of the codecs a service can produce with (contracts' KAFKA_COMPRESSION_NAMES; `none` = uncompressed). */
 export type KafkaCompression = (typeof KAFKA_COMPRESSION_NAMES)[number];
 
 /**
@@ -118,7 +115,9 @@ export async function zstdDecompressAny(data: Buffer): Promise<Buffer> {
   let capacity = Math.max(1024 * 1024, 8 * data.length);
   for (;;) {
     try {
-      return Buffer.from(zstdDecompress(data, { defaultHeapSize: capacity }));
+      const out = zstdDecompress(data, { defaultHeapSize: capacity });
+      // Already a copy out of the WebAssembly heap: wrapped, not copied again.
+      return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
     } catch (error) {
       if (capacity >= MAX_DECOMPRESSED_BYTES) throw new Error(`zstd: the batch does not decompress within ${MAX_DECOMPRESSED_BYTES} bytes: ${error instanceof Error ? error.message : String(error)}`);
       capacity = Math.min(MAX_DECOMPRESSED_BYTES, capacity * 2);
@@ -129,7 +128,8 @@ export async function zstdDecompressAny(data: Buffer): Promise<Buffer> {
 /** zstd at level 3 (Kafka's default level). */
 export async function zstdCompressBuffer(data: Buffer): Promise<Buffer> {
   await ensureZstd();
-  return Buffer.from(zstdCompress(data, 3));
+  const out = zstdCompress(data, 3);
+  return Buffer.from(out.buffer, out.byteOffset, out.byteLength);
 }
 
 /** kafkajs' codec shape: `compress` gets its encoder (the batch's bytes in `buffer`). */
@@ -144,8 +144,8 @@ const CODECS: Readonly<Record<'snappy' | 'lz4' | 'zstd', KafkajsCodec>> = {
     decompress: (buffer) => Promise.resolve(snappyDecompress(buffer)),
   },
   lz4: {
-    compress: async (encoder) => Buffer.from(await lz4CompressFrame(encoder.buffer)),
-    decompress: async (buffer) => Buffer.from(await lz4DecompressFrame(buffer)),
+    compress: (encoder) => lz4CompressFrame(encoder.buffer),
+    decompress: (buffer) => lz4DecompressFrame(buffer),
   },
   zstd: {
     compress: (encoder) => zstdCompressBuffer(encoder.buffer),
