@@ -169,6 +169,7 @@ async function stopService(parts: ServiceParts, signal: string | undefined): Pro
       (influx === undefined ? '' : `; pipeline points to InfluxDB: ${influx.pointsWritten} written, ${influx.pointsDropped} dropped, ${influx.writeErrors} write error(s)`),
   );
   const inputError = parts.inputError();
+  if (inputError instanceof CollectorError && inputError.code === 'WW_ERR_COLLECTOR_DELIVERY_STOPPED') throw inputError;
   if (inputError !== undefined) {
     throw new Error(`reading input failed: ${(inputError as Error).message}`, { cause: inputError });
   }

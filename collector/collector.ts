@@ -110,7 +110,18 @@ export async function startCollector(deps: CollectorDependencies): Promise<Runni
   let stopping = false;
   let stopped: Promise<{ flushed: boolean }> | undefined;
   const parts: CollectorParts = { config, deps, log, metrics, spool, pipeline, intake, socket, reporter, stopping: () => stopping };
-  const inputsDone = readInputs(parts);
+  // A delivery loop that failed delivers nothing more: the collector must not look alive. It ends
+  // like a failed input, with one line and exit 1, for the supervisor to restart it (the spool keeps the records).
+  const inputsDone = Promise.race([
+    readInputs(parts),
+    pipeline.failed.then((error) => {
+      throw new CollectorError(
+        'WW_ERR_COLLECTOR_DELIVERY_STOPPED',
+        `the delivery loop stopped: ${error.message}; ${spool.recordCount} record(s) stay in the spool ${config.spool.directory} for the next start; exiting 1 so that the supervisor restarts the collector`,
+        { cause: error },
+      );
+    }),
+  ]);
 
   return {
     metrics,
@@ -282,13 +293,14 @@ async function stopCollector(parts: CollectorParts): Promise<{ flushed: boolean 
   return result;
 }
 
-/** The /healthz body: status and reasons ({@link degradedReasons}, plus `influx-write` and `influx-rejected` from the metrics writer: service/influx-writer.ts influxHealthReasons, and `topic-config: …` per topic problem), delivery state, sizes, totals and accounting. */
+/** The /healthz body: status and reasons ({@link degradedReasons}; `kafka: <code>: …` while an ACL, login or certificate refuses the sends; plus `influx-write` and `influx-rejected` from the metrics writer: service/influx-writer.ts influxHealthReasons, and `topic-config: …` per topic problem), delivery state, sizes, totals and accounting. */
 function collectorHealth(parts: CollectorParts): HealthReport {
   const { config, pipeline, spool, metrics } = parts;
   const state = pipeline.state;
   const influx = parts.deps.metricsWriter?.stats();
   const topics = (parts.deps.topicProblems?.() ?? []).map((problem) => `topic-config: ${problem}`);
-  const reasons = [...degradedReasons(state, spool, config.spool.maxBytes), ...influxHealthReasons(influx), ...topics];
+  const configuration = pipeline.configurationFailure;
+  const reasons = [...degradedReasons(state, spool, config.spool.maxBytes), ...(configuration === undefined ? [] : [`kafka: ${configuration}`]), ...influxHealthReasons(influx), ...topics];
   return {
     status: parts.stopping() || state === 'closed' ? 'stopping' : reasons.length > 0 ? 'degraded' : 'ok',
     reasons,

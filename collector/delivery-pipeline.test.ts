@@ -104,6 +104,55 @@ describe('createDeliveryPipeline', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  describe('failures only an operator can end, and a loop that fails', () => {
+    it('names an ACL refusal while it lasts (configurationFailure), keeps the records and delivers them once granted', async () => {
+      const broker = new FakeBroker();
+      let refuse = true;
+      const refusal = Object.assign(new Error('Kafka at b refused: User:c lacks ALLOW Write on Topic warpwatch.frames'), { code: 'WW_ERR_KAFKA_AUTHORIZATION' });
+      const p = start({ ...broker, produce: async (records) => (refuse ? Promise.reject(refusal) : broker.produce(records)) } as FakeBroker);
+      for (let i = 0; i < 30; i++) p.submit(record(i));
+      await until(() => p.state === 'broker-unavailable');
+      expect(p.configurationFailure).toBe(`WW_ERR_KAFKA_AUTHORIZATION: ${refusal.message}`);
+      expectBalanced(30);
+      refuse = false;
+      expect(await p.flush(10_000)).toBe(true);
+      expect(p.configurationFailure).toBeUndefined();
+      expect(broker.delivered.map(seqOf)).toEqual(range(30));
+    });
+
+    it('names nothing for an outage (the broker will come back by itself)', async () => {
+      const broker = new FakeBroker();
+      broker.down = true;
+      const p = start(broker);
+      p.submit(record(0));
+      await until(() => p.state === 'broker-unavailable');
+      expect(p.configurationFailure).toBeUndefined();
+      broker.down = false;
+      expect(await p.flush(10_000)).toBe(true);
+    });
+
+    it('resolves `failed` when the loop itself throws; the records stay in the spool', async () => {
+      const broker = new FakeBroker();
+      const p = start(broker);
+      const fault = new Error('spool head unreadable');
+      const peek = spool.peek.bind(spool);
+      let calls = 0;
+      spool.peek = (...args: Parameters<DiskSpool['peek']>) => {
+        calls += 1;
+        if (calls > 1) throw fault;
+        return peek(...args);
+      };
+      p.submit(record(0));
+      expect(await p.flush(10_000)).toBe(true);
+      p.submit(record(1));
+      await expect(p.failed).resolves.toBe(fault);
+      expect(p.state).toBe('closed');
+      expect(broker.delivered.map(seqOf)).toEqual([0]);
+      expectBalanced(2);
+      expect(spool.recordCount).toBe(1);
+    });
+  });
+
   describe('submit', () => {
     it('delivers every record once, in submit order, in bounded batches', async () => {
       const broker = new FakeBroker();

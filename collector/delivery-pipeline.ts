@@ -65,6 +65,18 @@ export interface DeliveryPipeline {
   /** Records not yet acknowledged by Kafka. */
   readonly queuedRecords: number;
   readonly state: DeliveryState;
+  /**
+   * While sends fail (state `broker-unavailable`): the failure when it is one the operator must
+   * fix (`WW_ERR_KAFKA_AUTHORIZATION`, `WW_ERR_KAFKA_AUTH`, `WW_ERR_KAFKA_TLS`), as
+   * `<code>: <message>`; else undefined.
+   */
+  readonly configurationFailure: string | undefined;
+  /**
+   * Resolves with the error if the delivery loop itself failed (an unexpected throw, not a
+   * failed send: those are retried): nothing is delivered after it, records stay in the spool.
+   * Never resolves otherwise. The collector ends with WW_ERR_COLLECTOR_DELIVERY_STOPPED.
+   */
+  readonly failed: Promise<Error>;
   /** Resolves true once every record is acknowledged and nothing is in flight, or false after `timeoutMillis`. */
   flush(timeoutMillis: number): Promise<boolean>;
   /**
@@ -77,6 +89,8 @@ export interface DeliveryPipeline {
 
 /** Kafka error types that reject a record for good: resending the same bytes cannot succeed. */
 const RECORD_REJECTIONS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP']);
+/** Send failures that only an operator can end (an ACL, a password, a certificate): named on /healthz. */
+const CONFIGURATION_FAILURES = new Set(['WW_ERR_KAFKA_AUTHORIZATION', 'WW_ERR_KAFKA_AUTH', 'WW_ERR_KAFKA_TLS']);
 /** Kafka's record batch header plus record framing, beyond what recordSizeBytes counts. */
 const KAFKA_BATCH_OVERHEAD_BYTES = 61;
 
@@ -143,6 +157,7 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
   let inFlightSince: number | undefined;
   let closing = false;
   let stopped = false;
+  let lastConfigurationFailure: string | undefined;
   let wakeLoop: (() => void) | undefined;
   const idleWaiters = new Set<() => void>();
 
@@ -202,6 +217,8 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
       log('warn', `${prefix}Kafka send of ${count} record(s) failed; they stay in the spool, retrying every ${options.retryBackoffMillis} ms: ${error.message}${hint}`);
     }
     brokerDown = true;
+    const failureCode = (error as { code?: unknown }).code;
+    lastConfigurationFailure = typeof failureCode === 'string' && CONFIGURATION_FAILURES.has(failureCode) ? `${failureCode}: ${error.message}` : undefined;
     nextProbeAt = now() + options.retryBackoffMillis;
   };
 
@@ -282,9 +299,13 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     }
   };
 
+  let reportFailure: (error: Error) => void = () => {};
+  const failed = new Promise<Error>((resolve) => {
+    reportFailure = resolve;
+  });
   const running = loop().catch((error: unknown) => {
-    log('error', `delivery loop stopped: ${(error as Error).message}; records stay in the spool for the next start`);
     stopped = true;
+    reportFailure(error instanceof Error ? error : new Error(String(error)));
   });
 
   const flush = (timeoutMillis: number): Promise<boolean> => {
@@ -317,6 +338,10 @@ export function createDeliveryPipeline(options: DeliveryPipelineOptions): Delive
     },
     get queuedRecords() {
       return spool.recordCount;
+    },
+    failed,
+    get configurationFailure() {
+      return brokerDown && !stopped ? lastConfigurationFailure : undefined;
     },
     get state(): DeliveryState {
       if (stopped) return 'closed';

@@ -1,6 +1,19 @@
 import type { Message, Producer } from 'kafkajs';
 import { MAX_FRAME_RECORD_BYTES } from '../contracts/index.ts';
-import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, isRetriedKafkaAnswer, kafkaCompressionType, isUnreachableError, kafkaTlsFailure } from '../service/index.ts';
+import {
+  cachingDefaultPartitioner,
+  createKafkaClient,
+  ensureServiceTopics,
+  isRetriedKafkaAnswer,
+  KafkaAccessDenied,
+  kafkaAuthorizationDenial,
+  kafkaCompressionType,
+  kafkaPrincipalOf,
+  isUnreachableError,
+  kafkaTlsFailure,
+  missingAclText,
+  type KafkaAclNeed,
+} from '../service/index.ts';
 import type { CollectorConfig } from './config.ts';
 import type { LogFunction } from './delivery-pipeline.ts';
 import { CollectorError, KafkaProduceError, isKafkaAuthenticationError } from './errors.ts';
@@ -123,9 +136,19 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       retriable: true,
       cause: error,
     });
-  const classified = (error: unknown): CollectorError | undefined => {
-    if (error instanceof CollectorError && (error.code === 'WW_ERR_KAFKA_AUTH' || error.code === 'WW_ERR_KAFKA_TLS')) return error;
+  /** The broker refused an operation of this principal: which ACLs to grant (docs/security.md § Kafka ACLs); records wait in the spool meanwhile. */
+  const aclError = (needs: readonly KafkaAclNeed[], error: unknown): CollectorError =>
+    new CollectorError('WW_ERR_KAFKA_AUTHORIZATION', `Kafka at ${config.brokers.join(',')} refused: ${missingAclText(kafkaPrincipalOf(config), needs)} (records stay in the spool and are sent once it is granted)`, {
+      retriable: true,
+      cause: error,
+    });
+
+  const classified = (error: unknown, topics: readonly string[] = []): CollectorError | undefined => {
+    if (error instanceof CollectorError && (error.code === 'WW_ERR_KAFKA_AUTH' || error.code === 'WW_ERR_KAFKA_TLS' || error.code === 'WW_ERR_KAFKA_AUTHORIZATION')) return error;
     if (isKafkaAuthenticationError(error)) return authError(error);
+    if (error instanceof KafkaAccessDenied) return aclError(error.needs, error);
+    // A produce refused: Write on the batch's topics (the topic check passed, so Describe and DescribeConfigs are there).
+    if (kafkaAuthorizationDenial(error) === 'Topic' && topics.length > 0) return aclError(topics.map((name) => ({ operation: 'Write', resourceType: 'Topic', name })), error);
     const tls = kafkaTlsFailure(error);
     return tls === undefined ? undefined : tlsError(error, tls);
   };
@@ -177,7 +200,7 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       await active.sendBatch({ acks: -1, compression, timeout: config.requestTimeoutMillis, topicMessages: groupByTopic(records) });
     } catch (error) {
       await discardProducer();
-      const known = classified(error);
+      const known = classified(error, [...new Set(records.map((record) => record.topic))]);
       if (known !== undefined) throw known;
       throw new KafkaProduceError(`could not deliver ${records.length} record(s) to ${config.brokers.join(',')}: ${(error as Error).message}`, records.length, error);
     }

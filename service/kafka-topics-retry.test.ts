@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Admin } from 'kafkajs';
+import { KafkaAccessDenied, kafkaAuthorizationDenial, missingAclText } from './kafka-authorization.ts';
 import { ensureServiceTopics, isTransientKafkaError, retryTransientKafka } from './kafka-topics.ts';
 
 function kafkaError(type: string): Error {
@@ -90,7 +91,62 @@ describe('ensureServiceTopics through a transient broker answer', () => {
   });
 
   it('does not retry an answer that is not transient', async () => {
-    const admin = { listTopics: () => Promise.reject(kafkaError('TOPIC_AUTHORIZATION_FAILED')) } as unknown as Admin;
-    await expect(ensureServiceTopics(admin, [{ role: 'frames', name: 'ww.frames' }], { partitions: 6, replicationFactor: -1 })).rejects.toThrow(/TOPIC_AUTHORIZATION_FAILED/);
+    let listed = 0;
+    const admin = {
+      listTopics: () => {
+        listed += 1;
+        return Promise.reject(kafkaError('UNSUPPORTED_VERSION'));
+      },
+    } as unknown as Admin;
+    await expect(ensureServiceTopics(admin, [{ role: 'frames', name: 'ww.frames' }], { partitions: 6, replicationFactor: -1 })).rejects.toThrow(/UNSUPPORTED_VERSION/);
+    expect(listed).toBe(1);
+  });
+});
+
+describe('ensureServiceTopics refused by the broker (ACLs)', () => {
+  /** A broker whose principal may Describe `describable` and DescribeConfigs `configurable`, and create nothing. */
+  const lockedAdmin = (describable: string[], configurable: string[]): Admin =>
+    ({
+      listTopics: () => Promise.resolve(describable),
+      createTopics: () => Promise.reject(kafkaError('TOPIC_AUTHORIZATION_FAILED')),
+      fetchTopicMetadata: ({ topics }: { topics: string[] }) =>
+        topics.every((t) => describable.includes(t)) ? Promise.resolve({ topics: topics.map((name) => ({ name, partitions: [{ partitionId: 0 }] })) }) : Promise.reject(kafkaError('TOPIC_AUTHORIZATION_FAILED')),
+      describeConfigs: ({ resources }: { resources: { name: string }[] }) =>
+        resources.every((r) => configurable.includes(r.name))
+          ? Promise.resolve({ resources: resources.map((r) => ({ resourceName: r.name, configEntries: [] })) })
+          : Promise.reject(Object.assign(new Error('aggregate'), { errors: [kafkaError('TOPIC_AUTHORIZATION_FAILED')] })),
+    }) as unknown as Admin;
+  const topics = [
+    { role: 'frames' as const, name: 'ww.frames', access: 'Read' as const },
+    { role: 'dlq' as const, name: 'ww.dlq' },
+  ];
+
+  it('names the operation the service needs on a topic it may not describe (Read or Write, which imply Describe)', async () => {
+    const error = await ensureServiceTopics(lockedAdmin(['ww.dlq'], ['ww.dlq']), topics, { partitions: 1, replicationFactor: -1 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KafkaAccessDenied);
+    expect((error as KafkaAccessDenied).needs).toEqual([{ operation: 'Read', resourceType: 'Topic', name: 'ww.frames' }]);
+  });
+
+  it('names DescribeConfigs where only that is missing, per topic', async () => {
+    const error = (await ensureServiceTopics(lockedAdmin(['ww.frames', 'ww.dlq'], ['ww.frames']), topics, { partitions: 1, replicationFactor: -1 }).catch((e: unknown) => e)) as KafkaAccessDenied;
+    expect(error.needs).toEqual([{ operation: 'DescribeConfigs', resourceType: 'Topic', name: 'ww.dlq' }]);
+    expect(missingAclText('User:ww-e', error.needs)).toBe(
+      'User:ww-e lacks ALLOW DescribeConfigs on Topic ww.dlq (docs/security.md § Kafka ACLs); grant: kafka-acls.sh --bootstrap-server <broker> --add --allow-principal User:ww-e --operation DescribeConfigs --topic ww.dlq',
+    );
+  });
+});
+
+describe('kafkaAuthorizationDenial and missingAclText', () => {
+  it('finds the refusal anywhere in kafkajs wrappers, and nothing in other errors', () => {
+    expect(kafkaAuthorizationDenial(new Error('outer', { cause: Object.assign(new Error('x'), { originalError: kafkaError('GROUP_AUTHORIZATION_FAILED') }) }))).toBe('Group');
+    expect(kafkaAuthorizationDenial(Object.assign(new Error('agg'), { errors: [new Error('a'), kafkaError('TOPIC_AUTHORIZATION_FAILED')] }))).toBe('Topic');
+    expect(kafkaAuthorizationDenial(kafkaError('NOT_LEADER_FOR_PARTITION'))).toBeUndefined();
+    expect(kafkaAuthorizationDenial('TOPIC_AUTHORIZATION_FAILED')).toBeUndefined();
+  });
+
+  it('writes a prefixed group ACL with its pattern type, for each need', () => {
+    expect(missingAclText('User:e', [{ operation: 'Read', resourceType: 'Group', name: 'ww-est', pattern: 'PREFIXED' }])).toBe(
+      'User:e lacks ALLOW Read on Group ww-est* (prefixed) (docs/security.md § Kafka ACLs); grant: kafka-acls.sh --bootstrap-server <broker> --add --allow-principal User:e --operation Read --group ww-est --resource-pattern-type prefixed',
+    );
   });
 });

@@ -1,6 +1,7 @@
 import type { Admin, ConfigResourceTypes } from 'kafkajs';
 import { topicConfigProblems, topicToCreate, TOPIC_SPECS, type TopicRole } from '../contracts/index.ts';
 import { retry } from './retry.ts';
+import { KafkaAccessDenied, kafkaAuthorizationDenial, type KafkaAclNeed, type KafkaAclOperation } from './kafka-authorization.ts';
 
 // kafkajs' ConfigResourceTypes.TOPIC: the enum is not a named export Node's ESM loader sees in kafkajs (CommonJS).
 const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
@@ -56,6 +57,8 @@ export interface ServiceTopic {
   readonly name: string;
   /** Overrides the spec's need for this service (bytes of the largest record it sends or reads). */
   readonly neededMessageBytes?: number;
+  /** What the service does with the topic, for the ACLs named when the broker refuses (default Write). */
+  readonly access?: 'Read' | 'Write' | 'ReadWrite';
 }
 
 /** What {@link ensureServiceTopics} did and found. */
@@ -81,14 +84,47 @@ export interface ServiceTopicsReport {
  * @param topics - the service's topics
  * @param options.partitions - partitions of topics whose spec says `configured`; replicationFactor -1 = broker default
  * @returns what was created and the problems found (the caller logs them with WW_ERR_KAFKA_TOPIC_CONFIG and reports them on /healthz)
- * @throws the admin client's errors (unreachable broker, authorization)
+ * @throws KafkaAccessDenied (service/kafka-authorization.ts) when the broker refuses, with the
+ *   ACLs missing; the admin client's other errors (unreachable broker)
  * @example const report = await ensureServiceTopics(admin, [{ role: 'frames', name: 'warpwatch.frames' }], { partitions: 6, replicationFactor: -1 });
  */
 export async function ensureServiceTopics(admin: Admin, topics: readonly ServiceTopic[], options: { readonly partitions: number; readonly replicationFactor: number }): Promise<ServiceTopicsReport> {
   // A topic another service has just created can answer "unknown" for a moment (describeConfigs,
   // metadata): tried again, from the start (what exists by then is only checked).
   const created: string[] = [];
-  return retryTransientKafka(() => ensureServiceTopicsOnce(admin, topics, options, created));
+  try {
+    return await retryTransientKafka(() => ensureServiceTopicsOnce(admin, topics, options, created));
+  } catch (error) {
+    if (kafkaAuthorizationDenial(error) === undefined) throw error;
+    const needs = await topicAccessNeeds(admin, topics);
+    // Refused, yet every topic answers alone: the refusal was the creation of a missing topic.
+    throw new KafkaAccessDenied(needs.length > 0 ? needs : topics.map((t) => ({ operation: 'Describe' as const, resourceType: 'Topic' as const, name: t.name })), error);
+  }
+}
+
+/**
+ * The ACLs a refused topic check lacks, probed one topic at a time: metadata (Describe, which
+ * the broker also answers as a refusal for a topic that does not exist, to hide it) and
+ * describeConfigs (DescribeConfigs). Describe is named as the operation the service needs
+ * (Read, Write), which implies it.
+ */
+async function topicAccessNeeds(admin: Admin, topics: readonly ServiceTopic[]): Promise<KafkaAclNeed[]> {
+  const needs: KafkaAclNeed[] = [];
+  for (const topic of topics) {
+    const main: KafkaAclOperation[] = topic.access === 'Read' ? ['Read'] : topic.access === 'ReadWrite' ? ['Read', 'Write'] : ['Write'];
+    try {
+      await admin.fetchTopicMetadata({ topics: [topic.name] });
+    } catch (error) {
+      if (kafkaAuthorizationDenial(error) !== undefined) needs.push(...main.map((operation) => ({ operation, resourceType: 'Topic' as const, name: topic.name })));
+      continue;
+    }
+    try {
+      await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: TOPIC_RESOURCE, name: topic.name, configNames: ['cleanup.policy'] }] });
+    } catch (error) {
+      if (kafkaAuthorizationDenial(error) !== undefined) needs.push({ operation: 'DescribeConfigs', resourceType: 'Topic', name: topic.name });
+    }
+  }
+  return needs;
 }
 
 /** One attempt of {@link ensureServiceTopics}; the topics it creates are added to `created` at once (a later step may fail). */

@@ -36,7 +36,21 @@ describe('renderKafkaServerProperties', () => {
     expect(properties.get('listener.security.protocol.map')).toBe('CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT');
     expect(properties.get('sasl.enabled.mechanisms')).toBe('SCRAM-SHA-256,SCRAM-SHA-512');
     expect(properties.get('listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config')).toMatch(/ScramLoginModule required;$/);
-    expect(properties.get('log.dirs')).toBe('/tmp/ww-props/kafka/node-29092/data');
+    expect(properties.get('log.dirs')).toBe('/tmp/ww-props/kafka/node-29092/data-4.4.0');
+    expect(properties.get('authorizer.class.name')).toBeUndefined();
+  });
+
+  it('keeps one data directory per Kafka version (WARPWATCH_STACK_KAFKA_VERSION), so a switch never reads the other line\'s metadata', () => {
+    const older = resolveLocalStackConfig({ WARPWATCH_KAFKA_BROKERS: '127.0.0.1:29092', WARPWATCH_CACHE_DIR: '/tmp/ww-props', WARPWATCH_STACK_KAFKA_VERSION: '3.9.2' });
+    expect(parseProperties(renderKafkaServerProperties(older)).get('log.dirs')).toBe('/tmp/ww-props/kafka/node-29092/data-3.9.2');
+    expect(older.kafka.installDirectory).toBe('/tmp/ww-props/kafka/3.9.2');
+  });
+
+  it('turns the StandardAuthorizer on with WARPWATCH_STACK_KAFKA_AUTHORIZER: ACLs only, the loopback admin path and `warpwatch` as super users', () => {
+    const locked = parseProperties(renderKafkaServerProperties(resolveLocalStackConfig({ WARPWATCH_KAFKA_BROKERS: '127.0.0.1:29092', WARPWATCH_CACHE_DIR: '/tmp/ww-props', WARPWATCH_STACK_KAFKA_AUTHORIZER: 'true' })));
+    expect(locked.get('authorizer.class.name')).toBe('org.apache.kafka.metadata.authorizer.StandardAuthorizer');
+    expect(locked.get('super.users')).toBe('User:ANONYMOUS;User:warpwatch');
+    expect(locked.get('allow.everyone.if.no.acl.found')).toBe('false');
   });
 
   it('uses replication 1 and no rebalance delay, as a single node needs', () => {

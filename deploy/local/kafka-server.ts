@@ -7,7 +7,7 @@ import { runTool, spawnDetached } from './process-control.ts';
 import type { StepReporter } from './progress.ts';
 import { ensureLocalTlsMaterial, type LocalTlsMaterial } from './tls-material.ts';
 import { probeKafka, warmUpKafkaGroupCoordinator } from './readiness.ts';
-import { LOCAL_STACK_DEFAULTS, LOCAL_STACK_VERSIONS, type LocalStackConfig } from './stack-config.ts';
+import { kafkaLoggingBinding, LOCAL_STACK_DEFAULTS, LOCAL_STACK_VERSIONS, type LocalStackConfig } from './stack-config.ts';
 
 /**
  * A fresh KRaft cluster id: 16 random bytes, base64url without padding (22 characters),
@@ -81,7 +81,16 @@ export function renderKafkaServerProperties(config: LocalStackConfig): string {
     'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;',
     ...tlsLines,
-    `log.dirs=${join(k.instanceDirectory, 'data')}`,
+    ...(k.authorizer
+      ? [
+          // ACLs decide for the service users; ANONYMOUS is who the PLAINTEXT and controller
+          // listeners (127.0.0.1 only) see, so the node itself and the admin path keep working.
+          'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+          `super.users=User:ANONYMOUS;User:${LOCAL_STACK_DEFAULTS.kafkaSaslUsername}`,
+          'allow.everyone.if.no.acl.found=false',
+        ]
+      : []),
+    `log.dirs=${kafkaDataDirectory(config)}`,
     'num.partitions=1',
     'default.replication.factor=1',
     'offsets.topic.replication.factor=1',
@@ -102,6 +111,19 @@ export function renderKafkaServerProperties(config: LocalStackConfig): string {
   ].join('\n');
 }
 
+/** `<instance>/data-<version>`: one KRaft log per Kafka version, so switching versions never reads another's metadata. */
+function kafkaDataDirectory(config: LocalStackConfig): string {
+  return join(config.kafka.instanceDirectory, `data-${config.kafka.version}`);
+}
+
+/** One SCRAM login of the local node. */
+export interface LocalKafkaLogin {
+  readonly username: string;
+  readonly password: string;
+  /** A file holding only the password (mode 0600), for WARPWATCH_KAFKA_SASL_PASSWORD_FILE. */
+  readonly passwordFile: string;
+}
+
 /** The SCRAM login of the local node's SASL listener. */
 export interface LocalKafkaSaslCredentials {
   /** Bootstrap list of the SASL_PLAINTEXT listener, e.g. ['127.0.0.1:19094']. */
@@ -110,11 +132,18 @@ export interface LocalKafkaSaslCredentials {
   readonly password: string;
   /** A file holding only the password (mode 0600), for WARPWATCH_KAFKA_SASL_PASSWORD_FILE. */
   readonly passwordFile: string;
+  /** The service users of the least-privilege set-up (no ACLs of their own: docs/security.md § Kafka ACLs). */
+  readonly services: { readonly collector: LocalKafkaLogin; readonly estimator: LocalKafkaLogin };
 }
+
+type ServiceUser = keyof typeof LOCAL_STACK_DEFAULTS.kafkaServiceUsernames;
+const SERVICE_USERS: readonly ServiceUser[] = ['collector', 'estimator'];
 
 interface CredentialsFile {
   username: string;
   password: string;
+  /** Passwords of the service users, by role. */
+  services: Record<ServiceUser, string>;
   /** Cluster id of the data directory the user was registered in (re-registered after a re-format). */
   registeredInCluster: string | null;
 }
@@ -126,12 +155,17 @@ function readCredentialsFile(config: LocalStackConfig): CredentialsFile {
   if (existsSync(path)) {
     try {
       const parsed = JSON.parse(readFileSync(path, 'utf8')) as CredentialsFile;
-      if (typeof parsed.username === 'string' && typeof parsed.password === 'string') return parsed;
+      if (typeof parsed.username === 'string' && typeof parsed.password === 'string' && SERVICE_USERS.every((role) => typeof parsed.services?.[role] === 'string')) return parsed;
     } catch {
       // Unreadable: make new credentials below (the user is registered again).
     }
   }
-  const created: CredentialsFile = { username: LOCAL_STACK_DEFAULTS.kafkaSaslUsername, password: randomBytes(18).toString('base64url'), registeredInCluster: null };
+  const created: CredentialsFile = {
+    username: LOCAL_STACK_DEFAULTS.kafkaSaslUsername,
+    password: randomBytes(18).toString('base64url'),
+    services: { collector: randomBytes(18).toString('base64url'), estimator: randomBytes(18).toString('base64url') },
+    registeredInCluster: null,
+  };
   writeCredentialsFile(config, created);
   return created;
 }
@@ -141,15 +175,18 @@ function writeCredentialsFile(config: LocalStackConfig, credentials: Credentials
   const path = credentialsPath(config);
   writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   chmodSync(path, 0o600);
-  const passwordFile = join(config.kafka.instanceDirectory, 'sasl-password');
-  writeFileSync(passwordFile, credentials.password, { mode: 0o600 });
-  chmodSync(passwordFile, 0o600);
+  const files: [string, string][] = [['sasl-password', credentials.password], ...SERVICE_USERS.map((role): [string, string] => [`sasl-password-${role}`, credentials.services[role]])];
+  for (const [name, password] of files) {
+    const passwordFile = join(config.kafka.instanceDirectory, name);
+    writeFileSync(passwordFile, password, { mode: 0o600 });
+    chmodSync(passwordFile, 0o600);
+  }
 }
 
 /**
- * The SCRAM login of the local node (created on first use; a local test credential kept in
- * `<cache>/kafka/node-<port>/sasl-credentials.json`, mode 0600). The user exists on the node
- * once the stack is up.
+ * The SCRAM logins of the local node (created on first use; local test credentials kept in
+ * `<cache>/kafka/node-<port>/sasl-credentials.json`, mode 0600). The users exist on the node
+ * once the stack is up: they are registered when its storage is formatted.
  *
  * @example const { brokers, username, passwordFile } = localKafkaSaslCredentials(resolveLocalStackConfig());
  */
@@ -160,7 +197,25 @@ export function localKafkaSaslCredentials(config: LocalStackConfig): LocalKafkaS
     username: credentials.username,
     password: credentials.password,
     passwordFile: join(config.kafka.instanceDirectory, 'sasl-password'),
+    services: {
+      collector: serviceLogin(config, credentials, 'collector'),
+      estimator: serviceLogin(config, credentials, 'estimator'),
+    },
   };
+}
+
+function serviceLogin(config: LocalStackConfig, credentials: CredentialsFile, role: ServiceUser): LocalKafkaLogin {
+  return {
+    username: LOCAL_STACK_DEFAULTS.kafkaServiceUsernames[role],
+    password: credentials.services[role],
+    passwordFile: join(config.kafka.instanceDirectory, `sasl-password-${role}`),
+  };
+}
+
+/** `--add-scram` arguments of kafka-storage format: every user, both mechanisms. */
+function scramFormatArguments(credentials: CredentialsFile): string[] {
+  const users: [string, string][] = [[credentials.username, credentials.password], ...SERVICE_USERS.map((role): [string, string] => [LOCAL_STACK_DEFAULTS.kafkaServiceUsernames[role], credentials.services[role]])];
+  return users.flatMap(([name, password]) => ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((mechanism) => ['--add-scram', `${mechanism}=[name=${name},password=${password}]`]));
 }
 
 const localTlsDirectory = (config: LocalStackConfig): string => join(config.kafka.instanceDirectory, 'tls');
@@ -194,8 +249,41 @@ function clusterIdOf(dataDirectory: string): string | undefined {
   return /^cluster\.id=(.+)$/m.exec(readFileSync(file, 'utf8'))?.[1]?.trim();
 }
 
-function renderLog4jProperties(instanceDirectory: string): string {
+/** Logging of the node: INFO to a bounded rolling file, WARN and above also to stdout (kafka.out); reload4j for 3.x, log4j2 for 4.x. */
+function renderLoggingConfig(instanceDirectory: string, log4j2: boolean): string {
   const logFile = join(instanceDirectory, 'logs', 'server.log');
+  const pattern = '[%d] %p %m (%c)%n';
+  if (log4j2) {
+    return [
+      '# Written by deploy/local/kafka-server.ts: INFO to a bounded rolling file, WARN and above also to stdout (kafka.out).',
+      'status = warn',
+      'appender.file.type = RollingFile',
+      'appender.file.name = file',
+      `appender.file.fileName = ${logFile}`,
+      `appender.file.filePattern = ${logFile}.%i`,
+      'appender.file.layout.type = PatternLayout',
+      `appender.file.layout.pattern = ${pattern}`,
+      'appender.file.policies.type = Policies',
+      'appender.file.policies.size.type = SizeBasedTriggeringPolicy',
+      'appender.file.policies.size.size = 10MB',
+      'appender.file.strategy.type = DefaultRolloverStrategy',
+      'appender.file.strategy.max = 2',
+      'appender.stdout.type = Console',
+      'appender.stdout.name = stdout',
+      'appender.stdout.layout.type = PatternLayout',
+      `appender.stdout.layout.pattern = ${pattern}`,
+      'appender.stdout.filter.threshold.type = ThresholdFilter',
+      'appender.stdout.filter.threshold.level = warn',
+      'rootLogger.level = info',
+      'rootLogger.appenderRef.file.ref = file',
+      'rootLogger.appenderRef.stdout.ref = stdout',
+      'logger.clients.name = org.apache.kafka.clients',
+      'logger.clients.level = warn',
+      'logger.requests.name = kafka.request.logger',
+      'logger.requests.level = warn',
+      '',
+    ].join('\n');
+  }
   return [
     '# Written by deploy/local/kafka-server.ts: INFO to a bounded rolling file, WARN and above also to stdout (kafka.out).',
     'log4j.rootLogger=INFO, file, stdout',
@@ -204,11 +292,11 @@ function renderLog4jProperties(instanceDirectory: string): string {
     'log4j.appender.file.MaxFileSize=10MB',
     'log4j.appender.file.MaxBackupIndex=2',
     'log4j.appender.file.layout=org.apache.log4j.PatternLayout',
-    'log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    `log4j.appender.file.layout.ConversionPattern=${pattern}`,
     'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
     'log4j.appender.stdout.Threshold=WARN',
     'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-    'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    `log4j.appender.stdout.layout.ConversionPattern=${pattern}`,
     'log4j.logger.org.apache.kafka.clients=WARN',
     'log4j.logger.kafka.request.logger=WARN',
     '',
@@ -217,8 +305,9 @@ function renderLog4jProperties(instanceDirectory: string): string {
 
 /**
  * The local Kafka node as a {@link ManagedServer}: jars from Maven Central (kafka_2.13 and
- * its runtime dependencies plus slf4j-reload4j) in `<cache>/kafka/<version>/libs`, one
- * KRaft node whose storage is formatted on its first start.
+ * its runtime dependencies plus the SLF4J binding of its line, {@link kafkaLoggingBinding}) in
+ * `<cache>/kafka/<version>/libs`, one KRaft node whose storage is formatted, with its SCRAM
+ * users, on its first start.
  *
  * @example const kafka = createKafkaServer(resolveLocalStackConfig()); kafka.address; // '127.0.0.1:19092'
  */
@@ -226,9 +315,10 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
   const k = config.kafka;
   const libsDirectory = join(k.installDirectory, 'libs');
   const installedMarker = join(k.installDirectory, 'installed.json');
-  const dataDirectory = join(k.instanceDirectory, 'data');
+  const dataDirectory = kafkaDataDirectory(config);
   const propertiesFile = join(k.instanceDirectory, 'server.properties');
-  const log4jFile = join(k.instanceDirectory, 'log4j.properties');
+  const logging = kafkaLoggingBinding(k.version);
+  const loggingFile = join(k.instanceDirectory, logging.log4j2 ? 'log4j2.properties' : 'log4j.properties');
   const classPath = `${libsDirectory}/*`;
 
   return {
@@ -262,7 +352,9 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
               join(k.installDirectory, 'pom.xml'),
               `-Dkafka.version=${k.version}`,
               `-Dscala.binary.version=${LOCAL_STACK_VERSIONS.scala}`,
-              `-Dslf4j.version=${LOCAL_STACK_VERSIONS.slf4jReload4j}`,
+              `-Dlogging.groupId=${logging.groupId}`,
+              `-Dlogging.artifactId=${logging.artifactId}`,
+              `-Dlogging.version=${logging.version}`,
               `org.apache.maven.plugins:maven-dependency-plugin:${LOCAL_STACK_VERSIONS.mavenDependencyPlugin}:copy-dependencies`,
               '-DincludeScope=runtime',
               `-DoutputDirectory=${staging}`,
@@ -287,7 +379,7 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
       mkdirSync(join(k.instanceDirectory, 'logs'), { recursive: true });
       // Mode 0600: with TLS listeners it holds the local keystores' password.
       writeFileSync(propertiesFile, renderKafkaServerProperties(config), { mode: 0o600 });
-      writeFileSync(log4jFile, renderLog4jProperties(k.instanceDirectory));
+      writeFileSync(loggingFile, renderLoggingConfig(k.instanceDirectory, logging.log4j2));
       // C1 only (TieredStopAtLevel=1): start-up on a loaded 2-core machine went from ~15 s to ~9 s;
       // peak throughput of a test/dev node does not matter.
       const jvmArgs = [
@@ -298,20 +390,24 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
         '-XX:TieredStopAtLevel=1',
         '-XX:-UsePerfData',
         '-Djava.awt.headless=true',
-        `-Dlog4j.configuration=file:${log4jFile}`,
+        logging.log4j2 ? `-Dlog4j2.configurationFile=file:${loggingFile}` : `-Dlog4j.configuration=file:${loggingFile}`,
         `-Dkafka.logs.dir=${join(k.instanceDirectory, 'logs')}`,
       ];
       if (!existsSync(join(dataDirectory, 'meta.properties'))) {
         const clusterId = createKafkaClusterId();
-        await reporter.step('kafka: format KRaft storage', () =>
-          runTool({
+        const credentials = readCredentialsFile(config);
+        // The SCRAM users go into the bootstrap metadata (`--add-scram`, Kafka ≥ 3.5): no admin
+        // tool is needed later, and Kafka 4.x no longer ships ConfigCommand in kafka_2.13.
+        await reporter.step('kafka: format KRaft storage', async () => {
+          await runTool({
             command: config.tools.java,
-            args: [...jvmArgs.filter((a) => !a.startsWith('-Xms')), '-cp', classPath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propertiesFile, '--ignore-formatted'],
+            args: [...jvmArgs.filter((a) => !a.startsWith('-Xms')), '-cp', classPath, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', propertiesFile, '--ignore-formatted', ...scramFormatArguments(credentials)],
             cwd: k.instanceDirectory,
             logFile: join(k.instanceDirectory, 'format.log'),
             description: 'Kafka storage format (kafka.tools.StorageTool)',
-          }),
-        );
+          });
+          writeCredentialsFile(config, { ...credentials, registeredInCluster: clusterId });
+        });
         reporter.note(`kafka: cluster id ${clusterId}, data in ${dataDirectory}`);
       }
       return spawnDetached({
@@ -331,53 +427,32 @@ export function createKafkaServer(config: LocalStackConfig): ManagedServer {
       // Topics are created by the services (collector/estimator) or auto-created on first use;
       // only the offsets topic is made ready here, for consumer groups.
       await warmUpKafkaGroupCoordinator(k.brokers);
-      await ensureScramUser(config, classPath, dataDirectory);
+      await ensureScramUser(config, dataDirectory);
     },
   };
 }
 
 /**
- * Registers the SCRAM user of the SASL listener (both mechanisms) once per data directory
- * with Kafka's ConfigCommand (the AlterUserScramCredentials API; kafkajs has no admin call
- * for it), then checks that a SCRAM-SHA-512 login works.
+ * Checks that the SCRAM users registered when the storage was formatted log in (SCRAM-SHA-512)
+ * on the SASL listener.
  *
  * @throws DeployError WW_ERR_STACK_UNREACHABLE when the SASL listener does not answer (a node
- *   started with an older server.properties: `npm run stack -- down`, then up) or the login fails.
+ *   started with an older server.properties: `npm run stack -- down`, then up) or the login
+ *   fails; WW_ERR_STACK_CONFIG when the credentials file is not the one this data directory was
+ *   formatted with (it was deleted or replaced).
  */
-async function ensureScramUser(config: LocalStackConfig, classPath: string, dataDirectory: string): Promise<void> {
+async function ensureScramUser(config: LocalStackConfig, dataDirectory: string): Promise<void> {
   const k = config.kafka;
   const credentials = readCredentialsFile(config);
   const clusterId = clusterIdOf(dataDirectory) ?? 'unknown';
   const saslBroker = `${k.host}:${k.saslPort}`;
   if (credentials.registeredInCluster !== clusterId) {
-    // One mechanism per call: the API refuses two alterations of one user in one request.
-    for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512']) {
-      await runTool({
-        command: config.tools.java,
-        args: [
-          '-Xmx256m',
-          '-XX:TieredStopAtLevel=1',
-          '-cp',
-          classPath,
-          'kafka.admin.ConfigCommand',
-          '--bootstrap-server',
-          `${k.host}:${k.port}`,
-          '--alter',
-          '--add-config',
-          `${mechanism}=[password=${credentials.password}]`,
-          '--entity-type',
-          'users',
-          '--entity-name',
-          credentials.username,
-        ],
-        cwd: k.instanceDirectory,
-        logFile: join(k.instanceDirectory, 'scram-user.log'),
-        description: `registering the ${mechanism} user '${credentials.username}' (kafka.admin.ConfigCommand)`,
-      });
-    }
-    writeCredentialsFile(config, { ...credentials, registeredInCluster: clusterId });
+    throw new DeployError(
+      'WW_ERR_STACK_CONFIG',
+      `kafka: ${credentialsPath(config)} was not written when ${dataDirectory} was formatted (cluster ${clusterId}), so its SCRAM passwords are unknown to the node; run \`npm run stack -- down\`, delete ${dataDirectory} and start again`,
+    );
   }
-  // Credentials reach the listener through the metadata log a moment after the call returns.
+  // Credentials reach the listener through the metadata log a moment after the start.
   const deadline = Date.now() + 20_000;
   for (;;) {
     const probe = await probeKafka([saslBroker], 3_000, { mechanism: 'scram-sha-512', username: credentials.username, password: credentials.password });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DeployError } from '../errors.ts';
-import { LOCAL_STACK_DEFAULTS, resolveLocalStackConfig } from './stack-config.ts';
+import { kafkaLoggingBinding, LOCAL_STACK_DEFAULTS, resolveLocalStackConfig } from './stack-config.ts';
 
 describe('resolveLocalStackConfig', () => {
   it('defaults to Kafka 127.0.0.1:19092/19093 and InfluxDB 127.0.0.1:18086/18088 under <repo>/.cache/warpwatch', () => {
@@ -13,6 +13,16 @@ describe('resolveLocalStackConfig', () => {
     expect(config.cacheDirectory).toBe(`${config.repositoryRoot}/.cache/warpwatch`);
     expect(config.kafka.instanceDirectory).toBe(`${config.cacheDirectory}/kafka/node-19092`);
     expect(Object.isFrozen(config) && Object.isFrozen(config.kafka) && Object.isFrozen(config.influx)).toBe(true);
+  });
+
+  it('runs Kafka 4.4.0 by default and the version WARPWATCH_STACK_KAFKA_VERSION names (3.9.x or 4.x.y), each with the SLF4J binding of its line', () => {
+    expect(resolveLocalStackConfig({}).kafka).toMatchObject({ version: '4.4.0', authorizer: false });
+    expect(resolveLocalStackConfig({ WARPWATCH_STACK_KAFKA_VERSION: '3.9.2' }).kafka.version).toBe('3.9.2');
+    expect(kafkaLoggingBinding('3.9.2')).toMatchObject({ artifactId: 'slf4j-reload4j', log4j2: false });
+    expect(kafkaLoggingBinding('4.4.0')).toMatchObject({ groupId: 'org.apache.logging.log4j', artifactId: 'log4j-slf4j-impl', log4j2: true });
+    for (const bad of ['3.8.1', '5.0.0', '4.4', 'latest', '4.4.0; rm -rf /']) {
+      expect(() => resolveLocalStackConfig({ WARPWATCH_STACK_KAFKA_VERSION: bad }), bad).toThrow(/WARPWATCH_STACK_KAFKA_VERSION.*3\.9\.x or 4\.x\.y/);
+    }
   });
 
   it('runs local addresses given by env on their ports, deriving the companion ports', () => {

@@ -7,14 +7,26 @@ import { DeployError } from '../errors.ts';
 
 /** Versions the local stack installs; changing one installs the new version beside the old. */
 export const LOCAL_STACK_VERSIONS = Object.freeze({
-  kafka: '3.9.2',
+  /** The default Kafka (WARPWATCH_STACK_KAFKA_VERSION chooses another). */
+  kafka: LOCAL_STACK_FIELDS.kafkaVersion.default,
+  /** The older line the compatibility subset of the suite runs on (`npm run test:kafka-compat`). */
+  kafkaCompatibility: '3.9.2',
   scala: '2.13',
-  /** Kafka 3.9 is built against SLF4J 1.7; its binary distribution ships this binding. */
+  /** Kafka 3.x logs through SLF4J 1.7 and reload4j; its binary distribution ships this binding. */
   slf4jReload4j: '1.7.36',
+  /** Kafka 4.x logs through SLF4J 1.7 and log4j2; its binary distribution ships this binding (the log4j-core Kafka 4.4 depends on). */
+  log4jSlf4jImpl: '2.25.5',
   /** maven-dependency-plugin used for `copy-dependencies`. */
   mavenDependencyPlugin: '3.8.1',
   influxdb: '1.8.10',
 });
+
+/** The SLF4J binding of a Kafka version: reload4j for 3.x, log4j2 for 4.x (Kafka 4.0 moved to log4j2). */
+export function kafkaLoggingBinding(version: string): { readonly groupId: string; readonly artifactId: string; readonly version: string; readonly log4j2: boolean } {
+  return version.startsWith('3.')
+    ? { groupId: 'org.slf4j', artifactId: 'slf4j-reload4j', version: LOCAL_STACK_VERSIONS.slf4jReload4j, log4j2: false }
+    : { groupId: 'org.apache.logging.log4j', artifactId: 'log4j-slf4j-impl', version: LOCAL_STACK_VERSIONS.log4jSlf4jImpl, log4j2: true };
+}
 
 /** Defaults of the local stack, in one place. Ports are TCP ports on 127.0.0.1. */
 export const LOCAL_STACK_DEFAULTS = Object.freeze({
@@ -25,6 +37,8 @@ export const LOCAL_STACK_DEFAULTS = Object.freeze({
   kafkaSaslPort: 19094,
   /** SCRAM user created on the local node (its password is generated per data directory). */
   kafkaSaslUsername: 'warpwatch',
+  /** SCRAM users of the least-privilege set-up (docs/security.md § Kafka ACLs): ACLs decide what they may do when the authorizer is on. */
+  kafkaServiceUsernames: Object.freeze({ collector: 'warpwatch-collector', estimator: 'warpwatch-estimator' }),
   /** JVM heap of the Kafka node (-Xmx), in MiB: enough for tests, modest on small machines. */
   kafkaHeapMebibytes: LOCAL_STACK_FIELDS.kafkaHeapMb.default,
   influxPort: 18086,
@@ -61,10 +75,13 @@ export interface LocalKafkaConfig {
    */
   readonly relay: { readonly port: number; readonly advertisedPort: number } | undefined;
   readonly heapMebibytes: number;
+  /** Kafka version (WARPWATCH_STACK_KAFKA_VERSION), e.g. '4.4.0'. */
   readonly version: string;
+  /** True: the KRaft StandardAuthorizer is on (WARPWATCH_STACK_KAFKA_AUTHORIZER). */
+  readonly authorizer: boolean;
   /** `<cache>/kafka/<version>`: pom.xml and libs/ (the jars). */
   readonly installDirectory: string;
-  /** `<cache>/kafka/node-<port>`: server.properties, data/, logs, pid file. */
+  /** `<cache>/kafka/node-<port>`: server.properties, data-<version>/, logs, pid file. */
   readonly instanceDirectory: string;
 }
 
@@ -222,8 +239,9 @@ export function resolveLocalStackConfig(env: NodeJS.ProcessEnv = process.env): L
       tls: tls === undefined ? undefined : Object.freeze(tls),
       relay: relay === undefined ? undefined : Object.freeze(relay),
       heapMebibytes,
-      version: LOCAL_STACK_VERSIONS.kafka,
-      installDirectory: join(cacheDirectory, 'kafka', LOCAL_STACK_VERSIONS.kafka),
+      version: v.kafkaVersion,
+      authorizer: v.kafkaAuthorizer,
+      installDirectory: join(cacheDirectory, 'kafka', v.kafkaVersion),
       instanceDirectory: join(cacheDirectory, 'kafka', `node-${kafkaPort}`),
     },
     influx: {

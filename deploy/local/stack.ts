@@ -24,7 +24,7 @@ function envLines(): string[] {
 
 function createStackProgram(): Command {
   const program = new Command('stack')
-    .description('Local Kafka 3.9 (KRaft) and InfluxDB 1.8 for warpwatch, without containers. Settings: WARPWATCH_* variables (docs/stack.md).')
+    .description('Local Kafka 4.4 (KRaft; WARPWATCH_STACK_KAFKA_VERSION for another) and InfluxDB 1.8 for warpwatch, without containers. Settings: WARPWATCH_* variables (docs/stack.md).')
     .exitOverride();
 
   program
