@@ -37,7 +37,7 @@ export interface ModelResultRow {
   workloadLoss: number;
   quantiles: Record<string, number>;
   method: LossMethod;
-  quantileMethod: 'exact' | 'monte-carlo' | null;
+  quantileMethod: 'exact' | 'conditional' | 'monte-carlo' | null;
   /** Set when `--method exact` was refused for this n and the fast method stood in. */
   note?: string;
 }
@@ -122,7 +122,7 @@ function renderTable(output: ModelOutput, probabilities: readonly number[]): str
     formatNumber(row.expectedLoss),
     formatNumber(row.workloadLoss),
     ...probabilities.map((p) => formatNumber(row.quantiles[String(p)]!, 4)),
-    row.quantileMethod === 'monte-carlo' ? `${row.method} (quantiles: monte-carlo)` : row.method,
+    row.quantileMethod !== null && row.quantileMethod !== 'exact' ? `${row.method} (quantiles: ${row.quantileMethod})` : row.method,
     truncation,
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
