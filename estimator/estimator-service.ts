@@ -1,7 +1,21 @@
 import { performance } from 'node:perf_hooks';
 import { metrics, SpanKind, trace } from '@opentelemetry/api';
 import { fitParametric } from '../model/index.ts';
-import { createOutageLog, influxHealthReasons, isUnreachableError, startHeapTarget, unreachableServerHint, type InfluxWriter, type InfluxWriterStats, type LogLineSink, type OutageLog } from '../service/index.ts';
+import {
+  createOutageLog,
+  influxHealthReasons,
+  isUnreachableError,
+  kafkaPrincipalOf,
+  missingAclText,
+  startHeapTarget,
+  stoppedConsumerDenial,
+  unreachableServerHint,
+  type InfluxWriter,
+  type InfluxWriterStats,
+  type KafkaAclNeed,
+  type LogLineSink,
+  type OutageLog,
+} from '../service/index.ts';
 import type { EstimatorConfig } from './config.ts';
 import { readPartitionMarker } from './engine/checkpoint-codec.ts';
 import { checkpointTickMillis, createCheckpointProtocol, createCheckpointTurns } from './engine/checkpoint-protocol.ts';
@@ -78,6 +92,8 @@ export function estimatorStatus(input: {
   membership?: MembershipLeaseStatus;
   /** Why the service cannot work any more (it is exiting), if so. */
   failure?: string;
+  /** The broker's refusal of the checkpoint round's writes (WW_ERR_KAFKA_AUTHORIZATION: …) while it lasts. */
+  refusal?: string;
 }): { status: EstimatorHealth['status']; reasons: string[] } {
   if (input.failure !== undefined) return { status: 'failed', reasons: [input.failure] };
   if (input.stopping) return { status: 'stopping', reasons: [] };
@@ -88,7 +104,8 @@ export function estimatorStatus(input: {
       ? [`membership: not confirmed by the group coordinator ${input.membership.confirmedAgoMillis === null ? 'since it ended' : `for ${input.membership.confirmedAgoMillis} ms`} (lease ${input.membership.leaseMillis} ms): nothing is closed or checkpointed meanwhile`]
       : [];
   if (input.assigned.size === 0 || [...input.assigned].some((p) => !input.restored.has(p))) return { status: kafka.length > 0 ? 'degraded' : 'starting', reasons: [...kafka, ...topics] };
-  const reasons = [...kafka, ...fence, ...influxHealthReasons(input.influx), ...topics];
+  const refusal = input.refusal === undefined ? [] : [`kafka: ${input.refusal}`];
+  const reasons = [...kafka, ...refusal, ...fence, ...influxHealthReasons(input.influx), ...topics];
   return { status: reasons.length > 0 ? 'degraded' : 'ok', reasons };
 }
 
@@ -180,6 +197,8 @@ interface EstimatorOutages {
   readonly checkpoint: OutageLog;
   /** This member acting without a membership confirmed within its lease (docs/estimator.md § Fencing): said once per lapse. */
   readonly fence: OutageLog;
+  /** The broker's refusal of the last checkpoint round (an ACL missing: `<code>: <line>`), cleared by a round that succeeds. */
+  readonly refusal: { text: string | undefined };
   /** The brokers as the lines name them (`host:port,...`). */
   readonly brokers: string;
   /** A connection to Kafka failed because nothing answers (kafkajs' message as `reason`). */
@@ -198,6 +217,7 @@ function createOutages(config: EstimatorConfig, log: (line: string) => void): Es
     influx: createOutageLog(log),
     checkpoint: createOutageLog(log),
     fence: createOutageLog(log),
+    refusal: { text: undefined },
     brokers,
     kafkaUnreachable: (reason) =>
       kafka.failed(`WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
@@ -292,6 +312,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
         kafkaReachable: !kafkaDown(),
         membership,
         failure: failure.reason,
+        refusal: outages.refusal.text,
       }),
       instance: config.instanceId,
       // null while unknown (a partition without a fresh measurement from a broker that answered), never a stale 0.
@@ -338,17 +359,28 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry, backpressure }));
   const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure, fail: failure.fail, partitionCount };
 
-  await kafka.ensureTopics();
-  outages.kafka.recovered(`Kafka at ${outages.brokers} answers`);
-  // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
-  kafkaTopicProblems = () => kafka.topicProblems();
-  for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
-  // The count the partitions of the frames topic are compared with from now on (§ Adding partitions).
-  partitionCount.observe(await kafka.framesPartitionCount());
-  const reader = await kafka.startCheckpointReader(checkpointGroupPrefix(config));
-  const restorer = createPartitionRestorer(parts, reader);
-  const checkpointer = createCheckpointer(parts);
-  await kafka.runFramesConsumer(framesHandlers(parts, restorer, checkpointer));
+  // A start that fails (a refused ACL, a broker that never answered) closes what it opened, so
+  // that the process exits with its line instead of idling on open connections and timers.
+  let checkpointer: ReturnType<typeof createCheckpointer>;
+  try {
+    await kafka.ensureTopics();
+    outages.kafka.recovered(`Kafka at ${outages.brokers} answers`);
+    // A topic that cannot take what the estimator reads or writes (contracts/topics.ts): said once here, and on /healthz.
+    kafkaTopicProblems = () => kafka.topicProblems();
+    for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
+    // The count the partitions of the frames topic are compared with from now on (§ Adding partitions).
+    partitionCount.observe(await kafka.framesPartitionCount());
+    const reader = await kafka.startCheckpointReader(checkpointGroupPrefix(config), (error) => failure.fail(error));
+    const restorer = createPartitionRestorer(parts, reader);
+    checkpointer = createCheckpointer(parts);
+    await kafka.runFramesConsumer(framesHandlers(parts, restorer, checkpointer));
+  } catch (error) {
+    await kafka.stop().catch(() => undefined);
+    await influx?.close(1_000).catch(() => undefined);
+    await metricsServer?.close();
+    await metricsExport?.shutdown();
+    throw error;
+  }
   const timers = startTimers(parts, checkpointer);
   // A soft bound on the heap instead of V8's growth to a few times the live heap (docs/estimator.md, The heap target).
   const heapTarget = config.heapTargetBytes === undefined ? undefined : startHeapTarget(config.heapTargetBytes, (millis) => telemetry.heapCollected(millis));
@@ -709,11 +741,16 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
   const round = (partitions: readonly number[] | undefined): Promise<void> => {
     const running = protocol
       .run(partitions)
-      .then(() => outages.checkpoint.recovered('checkpoints are written again'))
+      .then(() => {
+        outages.refusal.text = undefined;
+        outages.checkpoint.recovered('checkpoints are written again');
+      })
       .catch((error: unknown) => {
         telemetry.sinkError('checkpoint');
+        const code = (error as { code?: unknown }).code;
+        if (code === 'WW_ERR_KAFKA_AUTHORIZATION') outages.refusal.text = `${code}: ${(error as Error).message}`;
         outages.checkpoint.failed(
-          `checkpoint postponed (offsets are not committed; tried again within ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${error instanceof Error ? error.message : String(error)}`,
+          `checkpoint postponed (offsets are not committed; tried again within ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`,
         );
       })
       .finally(() => {
@@ -797,11 +834,30 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
       else {
         // kafkajs will not restart it (a non-retriable error: an unsupported codec, an authorization
         // error, a deleted topic): a process without a consumer must not look alive (docs/errors.md, Kafka failures).
+        // A refusal names the ACL: Read on the group (joins, commits) or on the frames topic (fetches).
+        // kafkajs drops the broker's answer when it cannot find the group coordinator for good:
+        // with an authorizer, that is the answer to a principal that may not use the group.
+        const coordinatorRefused = error.name === 'KafkaJSGroupCoordinatorNotFound';
+        const denial = stoppedConsumerDenial(error);
+        const needs: KafkaAclNeed[] | undefined =
+          denial === 'Group'
+            ? [{ operation: 'Read', resourceType: 'Group', name: config.kafka.groupId, pattern: 'PREFIXED' }]
+            : denial === 'Topic'
+              ? [{ operation: 'Read', resourceType: 'Topic', name: config.kafka.framesTopic }]
+              : undefined;
+        const acl = needs === undefined ? '' : missingAclText(kafkaPrincipalOf(config.kafka.security ?? { sasl: undefined, tls: undefined }), needs);
+        const why =
+          needs === undefined
+            ? error.message
+            : coordinatorRefused
+              ? `Kafka would not name the coordinator of group ${config.kafka.groupId} (kafkajs: ${error.message}), the answer an authorizer gives a principal that may not use the group: ${acl}`
+              : `Kafka refused: ${acl}`;
         parts.fail(
-          new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `the consumer of ${config.kafka.framesTopic} stopped for good (kafkajs does not restart it): ${error.message}; exiting 1 so that the supervisor restarts the estimator (docs/errors.md, Kafka failures)`, {
-            retriable: false,
-            cause: error,
-          }),
+          new EstimatorError(
+            needs === undefined ? 'WW_ERR_ESTIMATOR_KAFKA' : 'WW_ERR_KAFKA_AUTHORIZATION',
+            `the consumer of ${config.kafka.framesTopic} stopped for good (kafkajs does not restart it): ${why}; exiting 1 so that the supervisor restarts the estimator (docs/errors.md, Kafka failures)`,
+            { retriable: false, cause: error },
+          ),
         );
       }
     },

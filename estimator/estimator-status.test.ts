@@ -30,6 +30,12 @@ describe('estimatorStatus (/healthz)', () => {
     expect(estimatorStatus({ ...running, assigned: new Set(), influx: undefined, failure }).status).toBe('failed');
   });
 
+  it('is degraded with the refusal as a kafka reason while the broker refuses its checkpoint writes (a missing ACL)', () => {
+    const refusal = 'WW_ERR_KAFKA_AUTHORIZATION: writing 2 checkpoint records of f[0] to c: Kafka refused: User:e lacks ALLOW Write on Topic c (docs/security.md § Kafka ACLs); grant: …';
+    expect(estimatorStatus({ ...running, influx: undefined, refusal })).toEqual({ status: 'degraded', reasons: [`kafka: ${refusal}`] });
+    expect(estimatorStatus({ ...running, influx: undefined, refusal: undefined })).toEqual({ status: 'ok', reasons: [] });
+  });
+
   it('is degraded with a kafka reason while the brokers do not answer, also before its partitions are restored', () => {
     const reason = 'kafka: the brokers do not answer (retrying; the consumer lag is unknown meanwhile)';
     expect(estimatorStatus({ ...running, influx: undefined, kafkaReachable: false })).toEqual({ status: 'degraded', reasons: [reason] });

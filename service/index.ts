@@ -32,7 +32,7 @@ export { createInfluxWriter, INFLUX_DROP_REASONS, influxHealthReasons, InfluxWri
 export type { InfluxWriter, InfluxWriterStats } from './influx-writer.ts';
 export { ensureServiceTopics, retryTransientKafka } from './kafka-topics.ts';
 export type { ServiceTopicsReport } from './kafka-topics.ts';
-export { KafkaAccessDenied, kafkaAuthorizationDenial, kafkaPrincipalOf, missingAclText } from './kafka-authorization.ts';
+export { KafkaAccessDenied, kafkaAuthorizationDenial, kafkaPrincipalOf, missingAclText, stoppedConsumerDenial } from './kafka-authorization.ts';
 export type { KafkaAclNeed } from './kafka-authorization.ts';
 export { startHeapTarget } from './heap-target.ts';
 export type { HeapTarget } from './heap-target.ts';

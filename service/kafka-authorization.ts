@@ -95,3 +95,17 @@ export class KafkaAccessDenied extends Error {
     this.needs = needs;
   }
 }
+
+/**
+ * The refusal behind a consumer that kafkajs stopped for good (its crash with `restart: false`):
+ * {@link kafkaAuthorizationDenial}, or 'Group' for kafkajs' KafkaJSGroupCoordinatorNotFound, which
+ * kafkajs raises without the broker's answer when FindCoordinator is refused for good — what an
+ * authorizer answers a principal that may not use the group. Only for consumers stopped for good:
+ * during an outage kafkajs retries that error instead.
+ *
+ * @example stoppedConsumerDenial(Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' })); // 'Group'
+ */
+export function stoppedConsumerDenial(error: unknown): ReturnType<typeof kafkaAuthorizationDenial> {
+  if (typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'KafkaJSGroupCoordinatorNotFound') return 'Group';
+  return kafkaAuthorizationDenial(error);
+}

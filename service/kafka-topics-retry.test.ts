@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Admin } from 'kafkajs';
-import { KafkaAccessDenied, kafkaAuthorizationDenial, missingAclText } from './kafka-authorization.ts';
+import { KafkaAccessDenied, kafkaAuthorizationDenial, missingAclText, stoppedConsumerDenial } from './kafka-authorization.ts';
 import { ensureServiceTopics, isTransientKafkaError, retryTransientKafka } from './kafka-topics.ts';
 
 function kafkaError(type: string): Error {
@@ -142,6 +142,12 @@ describe('kafkaAuthorizationDenial and missingAclText', () => {
     expect(kafkaAuthorizationDenial(Object.assign(new Error('agg'), { errors: [new Error('a'), kafkaError('TOPIC_AUTHORIZATION_FAILED')] }))).toBe('Topic');
     expect(kafkaAuthorizationDenial(kafkaError('NOT_LEADER_FOR_PARTITION'))).toBeUndefined();
     expect(kafkaAuthorizationDenial('TOPIC_AUTHORIZATION_FAILED')).toBeUndefined();
+  });
+
+  it('reads a consumer stopped for good on "Failed to find group coordinator" as a refused group (kafkajs drops the broker answer)', () => {
+    expect(stoppedConsumerDenial(Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' }))).toBe('Group');
+    expect(stoppedConsumerDenial(kafkaError('TOPIC_AUTHORIZATION_FAILED'))).toBe('Topic');
+    expect(stoppedConsumerDenial(new Error('ZSTD compression not implemented'))).toBeUndefined();
   });
 
   it('writes a prefixed group ACL with its pattern type, for each need', () => {

@@ -2,7 +2,22 @@ import { randomBytes } from 'node:crypto';
 import { CompressionTypes, type Admin, type Consumer, type EachBatchPayload, type IHeaders, type Kafka, type KafkaMessage, type Message, type Producer } from 'kafkajs';
 import { EstimatorError } from '../errors.ts';
 import { encodeWireRecord, TOPIC_SPECS, type AlertRecord, type DistributionRecord } from '../../contracts/index.ts';
-import { cachingDefaultPartitioner, createKafkaClient, ensureServiceTopics, kafkaCompressionType, isUnreachableError, kafkaTlsFailure, retryTransientKafka, type ServiceTopicsReport } from '../../service/index.ts';
+import {
+  cachingDefaultPartitioner,
+  createKafkaClient,
+  ensureServiceTopics,
+  KafkaAccessDenied,
+  kafkaAuthorizationDenial,
+  kafkaCompressionType,
+  kafkaPrincipalOf,
+  isUnreachableError,
+  kafkaTlsFailure,
+  missingAclText,
+  retryTransientKafka,
+  stoppedConsumerDenial,
+  type KafkaAclNeed,
+  type ServiceTopicsReport,
+} from '../../service/index.ts';
 import type { EstimatorConfig } from '../config.ts';
 
 /**
@@ -163,9 +178,12 @@ export interface EstimatorKafka {
    * groups or frames topics sharing the checkpoint topic take no memory here.
    *
    * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer.
-   * @example const reader = await kafka.startCheckpointReader('warpwatch-estimator|warpwatch.frames|');
+   * @param onStoppedForGood called once if the reader's consumer stops and kafkajs does not
+   *   restart it (a refused ACL: WW_ERR_KAFKA_AUTHORIZATION naming it); its reads are rejected
+   *   with the same error. The service cannot restore partitions without it.
+   * @example const reader = await kafka.startCheckpointReader('warpwatch-estimator|warpwatch.frames|', (error) => fail(error));
    */
-  startCheckpointReader(keyPrefix: string): Promise<CheckpointReader>;
+  startCheckpointReader(keyPrefix: string, onStoppedForGood?: (error: EstimatorError) => void): Promise<CheckpointReader>;
   /**
    * Writes frames partition `framesPartition`'s checkpoint records, in order, to checkpoint
    * partition `framesPartition` mod the checkpoint topic's partition count (read once, at
@@ -252,9 +270,18 @@ function headersToStrings(headers: IHeaders | undefined): Record<string, string>
   return result;
 }
 
-function kafkaError(action: string, error: unknown): EstimatorError {
+/**
+ * The estimator's error for a failed Kafka call: WW_ERR_KAFKA_TLS (a handshake), WW_ERR_KAFKA_AUTHORIZATION
+ * (a refusal: the ACLs the call needs, named with their grant command; not retriable, as only an
+ * operator can end it), else WW_ERR_ESTIMATOR_KAFKA with kafkajs' own retriability.
+ */
+function kafkaError(action: string, error: unknown, access?: { readonly principal: string; readonly needs: readonly KafkaAclNeed[] }): EstimatorError {
   const tls = kafkaTlsFailure(error);
   if (tls !== undefined) return new EstimatorError('WW_ERR_KAFKA_TLS', `${action}: TLS handshake failed: ${tls}`, { retriable: false, cause: error });
+  if (access !== undefined && (error instanceof KafkaAccessDenied || kafkaAuthorizationDenial(error) !== undefined)) {
+    const needs = error instanceof KafkaAccessDenied ? error.needs : access.needs;
+    return new EstimatorError('WW_ERR_KAFKA_AUTHORIZATION', `${action}: Kafka refused: ${missingAclText(access.principal, needs)}`, { retriable: false, cause: error });
+  }
   const retriable = typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
   return new EstimatorError('WW_ERR_ESTIMATOR_KAFKA', `${action}: ${error instanceof Error ? error.message : String(error)}`, { retriable, cause: error });
 }
@@ -298,6 +325,11 @@ export function createEstimatorKafka(
   let producer: Producer | undefined;
   let consumer: Consumer | undefined;
   const readers: CheckpointReader[] = [];
+  // What each call needs when the broker refuses it (docs/security.md § Kafka ACLs).
+  const principal = kafkaPrincipalOf(options.security ?? { sasl: undefined, tls: undefined });
+  const topicAcl = (operation: KafkaAclNeed['operation'], name: string): KafkaAclNeed => ({ operation, resourceType: 'Topic', name });
+  const groupAcl: KafkaAclNeed = { operation: 'Read', resourceType: 'Group', name: options.groupId, pattern: 'PREFIXED' };
+  const needing = (...needs: KafkaAclNeed[]): { principal: string; needs: KafkaAclNeed[] } => ({ principal, needs });
   let problems: readonly string[] = [];
   // The checkpoint topic's partition count, read once: writes and reads place frames partition p
   // at p mod this, so it must not change while the process runs (docs/estimator.md, Fault tolerance: Restore).
@@ -339,19 +371,29 @@ export function createEstimatorKafka(
         if (count > 0) checkpointPartitions ??= count;
         framesMaxMessageBytes = Math.max(TOPIC_SPECS.frames.maxMessageBytes, report.maxMessageBytes.get(options.framesTopic) ?? 0);
       } catch (error) {
-        throw kafkaError(`creating or checking topics on ${options.brokers.join(',')}`, error);
+        throw kafkaError(`creating or checking topics on ${options.brokers.join(',')}`, error, needing());
       }
     },
 
     topicProblems: () => problems,
 
-    async startCheckpointReader(keyPrefix) {
+    async startCheckpointReader(keyPrefix, onStoppedForGood) {
       try {
-        const reader = await startCheckpointReader(kafka, getAdmin, options, keyPrefix, checkpointPartitionOf);
+        const stoppedForGood = (error: unknown): EstimatorError => {
+          const action = `the reader of ${options.checkpointTopic} stopped for good (kafkajs does not restart it)`;
+          const denial = stoppedConsumerDenial(error);
+          const failure =
+            denial === 'Group'
+              ? new EstimatorError('WW_ERR_KAFKA_AUTHORIZATION', `${action}: Kafka refused its group (${error instanceof Error ? error.message : String(error)}): ${missingAclText(principal, [groupAcl])}`, { retriable: false, cause: error })
+              : kafkaError(action, error, needing(topicAcl('Read', options.checkpointTopic)));
+          onStoppedForGood?.(failure);
+          return failure;
+        };
+        const reader = await startCheckpointReader(kafka, getAdmin, options, keyPrefix, checkpointPartitionOf, stoppedForGood);
         readers.push(reader);
         return reader;
       } catch (error) {
-        throw kafkaError(`starting the reader of ${options.checkpointTopic}`, error);
+        throw kafkaError(`starting the reader of ${options.checkpointTopic}`, error, needing(groupAcl, topicAcl('Read', options.checkpointTopic)));
       }
     },
 
@@ -364,7 +406,7 @@ export function createEstimatorKafka(
         // decompresses transparently, so a topic may hold both.
         await send(getProducer, options.checkpointTopic, records, { partition: await checkpointPartitionOf(framesPartition), compression: kafkaCompressionType(options.checkpointCompression) });
       } catch (error) {
-        throw kafkaError(`writing ${records.length} checkpoint records of ${options.framesTopic}[${framesPartition}] to ${options.checkpointTopic}`, error);
+        throw kafkaError(`writing ${records.length} checkpoint records of ${options.framesTopic}[${framesPartition}] to ${options.checkpointTopic}`, error, needing(topicAcl('Write', options.checkpointTopic)));
       }
     },
 
@@ -390,7 +432,7 @@ export function createEstimatorKafka(
       try {
         await consumer.commitOffsets([{ topic: options.framesTopic, partition, offset: nextOffset }]);
       } catch (error) {
-        throw kafkaError(`committing offset ${nextOffset} of ${options.framesTopic}[${partition}]`, error);
+        throw kafkaError(`committing offset ${nextOffset} of ${options.framesTopic}[${partition}]`, error, needing(groupAcl));
       }
     },
 
@@ -400,7 +442,7 @@ export function createEstimatorKafka(
         const offset = topics.find((t) => t.topic === options.framesTopic)?.partitions.find((p) => p.partition === partition)?.offset;
         return offset === undefined || !/^\d+$/.test(offset) ? undefined : BigInt(offset);
       } catch (error) {
-        throw kafkaError(`reading the committed offset of ${options.framesTopic}[${partition}]`, error);
+        throw kafkaError(`reading the committed offset of ${options.framesTopic}[${partition}]`, error, needing(groupAcl));
       }
     },
 
@@ -413,7 +455,7 @@ export function createEstimatorKafka(
         const metadata = await (await getAdmin()).fetchTopicMetadata({ topics: [options.framesTopic] });
         return metadata.topics.find((t) => t.name === options.framesTopic)?.partitions.length ?? 0;
       } catch (error) {
-        throw kafkaError(`reading the partitions of ${options.framesTopic}`, error);
+        throw kafkaError(`reading the partitions of ${options.framesTopic}`, error, needing(topicAcl('Read', options.framesTopic)));
       }
     },
 
@@ -435,7 +477,7 @@ export function createEstimatorKafka(
         const stale = probeAdmin;
         probeAdmin = undefined;
         await stale?.disconnect().catch(() => {});
-        throw kafkaError(`reading the offsets of ${options.framesTopic}`, error);
+        throw kafkaError(`reading the offsets of ${options.framesTopic}`, error, needing(topicAcl('Read', options.framesTopic)));
       }
     },
 
@@ -444,7 +486,7 @@ export function createEstimatorKafka(
       try {
         await send(getProducer, topic, records, { compression: kafkaCompressionType(options.resultsCompression) });
       } catch (error) {
-        throw kafkaError(`producing ${records.length} records to ${topic}`, error);
+        throw kafkaError(`producing ${records.length} records to ${topic}`, error, needing(topicAcl('Write', topic)));
       }
     },
 
@@ -467,11 +509,11 @@ async function createMissingTopics(client: Admin, options: EstimatorKafkaOptions
   const report = await ensureServiceTopics(
     client,
     [
-      { role: 'frames', name: options.framesTopic },
+      { role: 'frames', name: options.framesTopic, access: 'Read' },
       { role: 'distributions', name: options.distributionsTopic },
       { role: 'alerts', name: options.alertsTopic },
       { role: 'dlq', name: options.dlqTopic },
-      { role: 'estimatorCheckpoints', name: options.checkpointTopic },
+      { role: 'estimatorCheckpoints', name: options.checkpointTopic, access: 'ReadWrite' },
     ],
     { partitions: options.partitions, replicationFactor: options.replicationFactor },
   );
@@ -514,6 +556,7 @@ async function startCheckpointReader(
   options: EstimatorKafkaOptions,
   keyPrefix: string,
   checkpointPartitionOf: (framesPartition: number) => Promise<number>,
+  stoppedForGood: (error: unknown) => Error,
 ): Promise<CheckpointReader> {
   const topic = options.checkpointTopic;
   interface Request {
@@ -582,6 +625,20 @@ async function startCheckpointReader(
     request.reject(error);
   };
 
+  // A reader kafkajs will not restart reads nothing more: its reads fail at once with why, not at their timeout.
+  consumer.on(consumer.events.CRASH, (event) => {
+    if (event.payload.restart || stopped) return;
+    stopped = true;
+    const error = stoppedForGood(event.payload.error);
+    // Rejected directly: the stopped consumer cannot pause or seek any more.
+    const pending = [...[...waiting.values()].flat(), ...[...passes.values()].flatMap((pass) => pass.requests)];
+    waiting.clear();
+    passes.clear();
+    for (const request of pending) {
+      clearTimeout(request.timer);
+      request.reject(error);
+    }
+  });
   consumer.on(consumer.events.GROUP_JOIN, (event) => {
     // Every partition starts paused; one with a pass in progress goes on (from the first offset:
     // nothing is committed, and the pass checks that it continues without a gap).

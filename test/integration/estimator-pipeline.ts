@@ -48,8 +48,8 @@ export interface Agent {
   stderr(): string;
 }
 
-/** Starts `warpwatch collect` on `socket`, producing to `topic` of `brokers` (quick retries, a 3 s shutdown), and waits for its metrics port. */
-export async function startAgent(socket: string, spoolDir: string, brokers: string, topic: string, extraArgs: readonly string[] = []): Promise<Agent> {
+/** Starts `warpwatch collect` on `socket`, producing to `topic` of `brokers` (quick retries, a 3 s shutdown; `env` added last, e.g. SASL settings), and waits for its metrics port. */
+export async function startAgent(socket: string, spoolDir: string, brokers: string, topic: string, extraArgs: readonly string[] = [], env: Record<string, string> = {}): Promise<Agent> {
   const child = spawn(process.execPath, ['bin/warpwatch.mjs', 'collect', '--metrics-port', '0', '--socket', socket, '--brokers', brokers, '--spool-dir', spoolDir, '--partitions', String(PARTITIONS), ...extraArgs], {
     env: {
       ...process.env,
@@ -57,6 +57,7 @@ export async function startAgent(socket: string, spoolDir: string, brokers: stri
       WARPWATCH_FRAMES_TOPIC: topic,
       WARPWATCH_DLQ_TOPIC: `${topic}.dlq`,
       ...FAST_ENV,
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -191,12 +192,16 @@ export interface Load {
  * Writes one launch of every job every `everyMillis` (each job on its own connection to `socket`,
  * frames built by launchFrame with a seeded generator) and counts them per window of `windowMillis`.
  */
-export async function startLoad(socket: string, jobs: readonly string[], options: { readonly everyMillis: number; readonly windowMillis: number; readonly seed: number }): Promise<Load> {
+export async function startLoad(
+  socket: string,
+  jobs: readonly string[],
+  options: { readonly everyMillis: number; readonly windowMillis: number; readonly seed: number; /** First launch sequence (launch ids follow it): loads of one test must not repeat one, or the estimator drops them as duplicates. */ readonly firstSequence?: number },
+): Promise<Load> {
   const connections = await Promise.all(jobs.map(() => connect(socket)));
   const random = createSeededRandom(options.seed);
   const sent: WindowTable = new Map();
   let total = 0;
-  let sequence = 0;
+  let sequence = options.firstSequence ?? 0;
   let paused = false;
   const timer = setInterval(() => {
     if (paused) return;
