@@ -24,7 +24,11 @@ describe.each([
   { mode: 'in the validation worker', useWorker: true },
 ])('createFrameIntake ($mode)', ({ useWorker }) => {
   let intake: FrameIntake | undefined;
+  let clock = 1234;
+  const lines: string[] = [];
   const setup = (labels: Record<string, string> = {}) => {
+    clock = 1234;
+    lines.length = 0;
     const submitted: ProduceRecord[] = [];
     const metrics = new CollectorMetrics(otelMetrics.getMeter('test'), { spoolBytes: () => 0, queueBytes: () => 0 });
     intake = createFrameIntake({
@@ -35,7 +39,8 @@ describe.each([
       hostName: 'gpu-host-7',
       labels,
       useWorker,
-      wallClockMillis: () => 1234,
+      wallClockMillis: () => clock,
+      log: (level, line) => lines.push(`${level} ${line}`),
     });
     return { submitted, metrics, intake };
   };
@@ -102,6 +107,22 @@ describe.each([
       expect(Buffer.from(dlq[1]?.value ?? []).equals(Buffer.from(corrupt))).toBe(true);
       expect(dlq.every((r) => r.headers['ww-source'] === 'stdin' && r.headers['ww-host'] === 'gpu-host-7' && r.key === null)).toBe(true);
       expect(metrics.totals()).toMatchObject({ framesIn: 3, framesRejected: 3 });
+    });
+
+    it('says rejected input in one line per source and code a minute, with how many more were left out', async () => {
+      const { intake, submitted } = setup();
+      const garbage = new TextEncoder().encode('not a frame at all');
+      const good = fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: 0 });
+      const stream = intake.openStream('socket', Number.POSITIVE_INFINITY);
+      for (let i = 0; i < 3; i++) stream.push(concat([garbage, fixtureFrameBytes({ job: 'j', kernel: 'k', sequence: i })]));
+      await intake.drain(5_000);
+      expect(lines).toEqual(['warn WW_ERR_FRAME_BAD_MAGIC: rejected 18 invalid byte(s) from the socket input: ' + (submitted.find((r) => r.topic === 'warpwatch.dlq')?.headers['ww-error-message'] ?? '') + '; sent to the DLQ warpwatch.dlq (header ww-error-code)']);
+      clock += 60_000;
+      stream.push(concat([garbage, good]));
+      await stream.end();
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toMatch(/^warn WW_ERR_FRAME_BAD_MAGIC: .*\(2 more like it in the last minute\)$/);
+      expect(submitted.filter((r) => r.topic === 'warpwatch.dlq')).toHaveLength(4);
     });
 
     it('sends a frame whose identity breaks the rules (a newline in the kernel, a trailing backslash) to the DLQ as WW_ERR_FRAME_INVALID', async () => {

@@ -67,6 +67,9 @@ export interface FrameIntake {
 const MAX_ERROR_MESSAGE_CHARS = 300;
 
 /** The intake's state of one input byte stream (a socket connection, stdin or a file); not the estimator's per-stream StreamState. */
+/** Least time between two log lines of rejected input of one source and code (ms). */
+const REJECT_LINE_MILLIS = 60_000;
+
 interface InputStreamState {
   readonly source: FrameSourceKind;
   readonly maxErrors: number;
@@ -113,9 +116,25 @@ export function createFrameIntake(options: FrameIntakeOptions): FrameIntake {
   const drainWaiters = new Set<() => void>();
   const relievedWaiters = new Set<() => void>();
 
+  // One line per source and code a minute (the counter and the DLQ have every one).
+  const rejectLines = new Map<string, { atMillis: number; leftOut: number }>();
+  const sayRejected = (source: FrameSourceKind, code: string, message: string, discardedLength: number): void => {
+    const key = `${source}|${code}`;
+    const now = wallClockMillis();
+    const last = rejectLines.get(key);
+    if (last !== undefined && now - last.atMillis < REJECT_LINE_MILLIS) {
+      last.leftOut += 1;
+      return;
+    }
+    const more = last === undefined || last.leftOut === 0 ? '' : ` (${last.leftOut} more like it in the last minute)`;
+    rejectLines.set(key, { atMillis: now, leftOut: 0 });
+    log('warn', `${code}: rejected ${discardedLength} invalid byte(s) from the ${source} input: ${message.slice(0, MAX_ERROR_MESSAGE_CHARS)}; sent to the DLQ ${options.dlqTopic} (header ${DLQ_HEADERS.errorCode})${more}`);
+  };
+
   const reject = (state: InputStreamState, code: string, message: string, bytes: Uint8Array, discardedLength: number): void => {
     state.errorCount += 1;
     options.metrics.frameRejected(state.source, code);
+    sayRejected(state.source, code, message, discardedLength);
     options.pipeline.submit({
       topic: options.dlqTopic,
       key: null,

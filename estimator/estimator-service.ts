@@ -30,6 +30,7 @@ import { createEstimatorKafka, outgoingResultRecord, type CheckpointReader, type
 import { createMetricsExport, type MetricsExport } from './adapters/metrics-export.ts';
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './adapters/metrics-server.ts';
 import { createOutgoingQueue, type OutgoingQueue } from './adapters/outgoing-queue.ts';
+import { createAlertLog } from './adapters/alert-log.ts';
 import { createOncePerStreamLog, dlqRecordOf } from './adapters/quarantine.ts';
 import { createBackpressure, type Backpressure } from './backpressure.ts';
 import { pipelinePoint } from './engine/series-points.ts';
@@ -533,6 +534,8 @@ function createServiceEngine(
     backpressure.noteOutput();
   };
   const quarantineLog = createOncePerStreamLog(log);
+  // Every alert also gets a line (rate-limited), so that the log says what InfluxDB and /metrics hold.
+  const logAlert = createAlertLog(log, { alertsTopic: config.kafka.alertsTopic });
   const overflowLog = createOncePerStreamLog(log);
   return createEstimatorEngine(
     // The config's slices are the engine's options as they are; the fitter and the clock are passed in.
@@ -546,7 +549,10 @@ function createServiceEngine(
       publishDistribution: (key, record) => queue(config.kafka.distributionsTopic, outgoingResultRecord(key, record)),
       publishAlert: (key, record) => queue(config.kafka.alertsTopic, outgoingResultRecord(key, record)),
       recordWindow: metricsExport === undefined ? undefined : (result) => metricsExport.results.recordWindow(result),
-      recordAlert: metricsExport === undefined ? undefined : (alert) => metricsExport.results.recordAlert(alert),
+      recordAlert: (alert) => {
+        logAlert(alert);
+        metricsExport?.results.recordAlert(alert);
+      },
       // Queued with the result records: the checkpoint flushes them before it commits the offsets.
       quarantine: (record) => queue(config.kafka.dlqTopic, dlqRecordOf(record, config.kafka.framesTopic)),
     },
