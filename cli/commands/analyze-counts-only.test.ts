@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeFrame, type GroupSamplesFrame, type LaunchSummaryFrame } from '../../protocol/index.ts';
-import { CLOCKED_GROUPS, CLOCKED_SUMS, COUNTS_ONLY_GROUPS, groupSamplesFromLanes, launchSummaryFromLanes } from '../../protocol/testing/launch-summaries.ts';
+import { CLOCKED_GROUPS, CLOCKED_SUMS, COUNTS_ONLY_GROUPS, groupSamplesFromLanes, launchSummaryFromLanes, syntheticDevice } from '../../protocol/testing/launch-summaries.ts';
 import { compareRuns } from '../compare/compare-runs.ts';
 import { runCli } from '../testing/run-cli.ts';
 import { analyzeFrames } from '../../analysis/index.ts';
@@ -58,6 +58,15 @@ describe('analyze on counts-only frames', () => {
     expect(a!.lossCounts).toBeCloseTo(6.5 / 4, 12);
     expect(a!.lossMeasured).toBeCloseTo(1.4, 12);
     expect(a!.workloadLossMeasured).toBeCloseTo(1.25, 12);
+  });
+
+  it('names a GPU simulator as one (Numba\'s names itself numba-cuda-simulator), and the CPU backend as the lockstep backend', async () => {
+    const withDevice = (name: string) => countsOnlyFrames.map((frame) => ({ ...frame, device: syntheticDevice(name) }));
+    const simulated = await runCli('analyze', write('simulator.wwf', withDevice('numba-cuda-simulator')));
+    expect(simulated.stdout).toContain('device=numba-cuda-simulator  (a GPU simulator on the CPU: counts only, neither a GPU nor a lockstep measurement)');
+    expect(simulated.stdout).not.toContain('lockstep backend');
+    const backend = await runCli('analyze', write('backend.wwf', withDevice('AMD EPYC 9654')));
+    expect(backend.stdout).toContain('(CPU lockstep backend: CPU SIMD lanes, not a GPU measurement)');
   });
 
   it('the text says "not measured", the JSON leaves the fields out; --divergence fit says the samples have no clocks', async () => {

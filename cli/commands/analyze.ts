@@ -12,7 +12,13 @@ const NOT_MEASURED = 'not measured';
 function formatAnalysis(a: StreamAnalysis): string {
   const pct = (x: number | undefined): string => (x === undefined ? NOT_MEASURED : `${(100 * x).toFixed(2)}%`);
   const fixed4 = (x: number | undefined): string => (x === undefined ? `${NOT_MEASURED} (no clocks: counts-only frames)` : x.toFixed(4));
-  const cpuNote = a.source === 'cpu' ? '  (CPU lockstep backend: CPU SIMD lanes, not a GPU measurement)' : '';
+  // A simulator (Numba's CUDA simulator names itself so) runs lanes one by one on the CPU: not the lockstep backend.
+  const cpuNote =
+    a.source !== 'cpu'
+      ? ''
+      : /simulator/i.test(a.device)
+        ? `  (a GPU simulator on the CPU: counts only, neither a GPU nor a lockstep measurement)`
+        : '  (CPU lockstep backend: CPU SIMD lanes, not a GPU measurement)';
   return [
     `${a.stream}  source=${a.source} n=${a.n} device=${a.device}${cpuNote}`,
     `  launches ${a.launches}, groups ${a.groups}, mean count ${a.meanCount.toFixed(3)}, sampled groups ${a.sampledGroups}${a.droppedSamples ? ` (+${a.droppedSamples} dropped)` : ''}${a.countIcc === null ? '' : `, ICC(counts) ${a.countIcc.toFixed(3)}`}`,

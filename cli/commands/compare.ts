@@ -110,7 +110,14 @@ export function registerCompareCommand(program: Command): void {
         // Nothing compared is a failure of the comparison asked for, not a result (exit 2).
         const a = comparison.onlyInA[0];
         const b = comparison.onlyInB[0];
-        const hint = a !== undefined && b !== undefined ? `pair them, e.g. --pair ${streamOfKey(a)}=${streamOfKey(b)}` : `pair streams of different names with --pair A_STREAM=B_STREAM`;
+        const nOf = (key: string): string | undefined => /\bn=(\d+)\b/.exec(key)?.[1];
+        const paired = (flags.pair ?? []).length > 0;
+        const hint =
+          a !== undefined && b !== undefined && nOf(a) !== nOf(b)
+            ? `the streams differ in n (${streamOfKey(a)} at n = ${nOf(a) ?? '?'} in ${fileA}, ${streamOfKey(b)} at n = ${nOf(b) ?? '?'} in ${fileB}) and runs are compared at the same n only${paired ? ' (--pair matches names, not n)' : ''}: record both runs at one n`
+            : a !== undefined && b !== undefined
+              ? `pair them, e.g. --pair ${streamOfKey(a)}=${streamOfKey(b)}`
+              : `pair streams of different names with --pair A_STREAM=B_STREAM`;
         throw new UsageError(`nothing was compared: no stream of ${fileA} matches one of ${fileB} by stream id and n; ${hint}`, { code: 'WW_ERR_COMPARE_NOTHING' });
       }
     });

@@ -218,6 +218,20 @@ describe('warpwatch compare (one launch: sampled groups as units)', () => {
     expect(text.stdout).toMatch(/only in B: job\/extra n=4/);
   });
 
+  it('compares nothing when the runs are at different n, and says so, also to a user who paired them', async () => {
+    const random = mulberry32(37);
+    const a = write('n4.wwf', Array.from({ length: 3 }, (_, i) => ({ ...summaryOf(BigInt(i + 1), groupsOf(random, 32, 1, 10)), kernel: 'escape' })));
+    const b = write('n8.wwf', Array.from({ length: 3 }, (_, i) => ({ ...summaryOf(BigInt(i + 1), groupsOf(random, 32, 1, 10)), kernel: 'escape', groupSize: 8, groupCount: 16, groupsCounted: 16 })));
+    for (const args of [[], ['--pair', 'job/escape=job/escape']]) {
+      const nothing = await runCli('compare', a, b, ...args);
+      expect(nothing.status).toBe(2);
+      expect(nothing.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(nothing.stderr).toMatch(/WW_ERR_COMPARE_NOTHING: .*the streams differ in n \(job\/escape at n = 4 in .*n4\.wwf, job\/escape at n = 8 in .*n8\.wwf\) and runs are compared at the same n only/);
+      expect(nothing.stderr).not.toMatch(/pair them/);
+      if (args.length > 0) expect(nothing.stderr).toMatch(/--pair matches names, not n/);
+    }
+  });
+
   it('compares nothing when the stream ids differ: exit 2 with WW_ERR_COMPARE_NOTHING and the --pair to try', async () => {
     const random = mulberry32(31);
     const plain = Array.from({ length: 4 }, () => groupsOf(random, 32, 1, 10));
