@@ -198,7 +198,7 @@ describe('least privilege (StandardAuthorizer, one SCRAM user per service, the A
     }
   }, 400_000);
 
-  it('each estimator ACL taken away: one line naming it and a /healthz reason (or exit 1 for the supervisor), nothing committed; granted again, every launch of every phase is in InfluxDB exactly once', async () => {
+  it('each estimator ACL taken away, at its start and (the frames topic) while it runs: one line naming it and a /healthz reason or exit 1 for the supervisor, nothing committed; granted again, every launch of every phase is in InfluxDB exactly once', async () => {
     for (const row of rows.filter((r) => r.service === 'estimator')) {
       const what = `${row.operation} on ${row.resourceType} ${nameOf(row)}${row.pattern === 'PREFIXED' ? '* (prefixed)' : ''}`;
       await admin.deleteAcls({ filters: [aclOf(row)] });
@@ -219,6 +219,18 @@ describe('least privilege (StandardAuthorizer, one SCRAM user per service, the A
       }
       await admin.createAcls({ acl: [aclOf(row)] });
     }
+    // Taken away while it runs: the frames consumer is refused and kafkajs stops it for good; the
+    // estimator must not stay up without it (exit 1 with the line, /healthz failed until then).
+    const frameRead = rows.find((r) => r.service === 'estimator' && r.resourceType === 'Topic' && r.name === 'warpwatch.frames' && r.operation === 'Read')!;
+    const runningPort = await freePort();
+    const running = startEstimator('acl-running', runningPort);
+    await running.waitForLog(/assigned partitions \[\d/, 90_000);
+    await admin.deleteAcls({ filters: [aclOf(frameRead)] });
+    await running.waitForLog(/WW_ERR_KAFKA_AUTHORIZATION/, 90_000);
+    expect(running.log.find((l) => l.includes('WW_ERR_KAFKA_AUTHORIZATION'))).toContain(`User:${logins.estimator.username} lacks ALLOW Read on Topic ${id}.frames`);
+    expect(await running.exited).toBe('1');
+    await admin.createAcls({ acl: [aclOf(frameRead)] });
+
     // Everything granted again: the frames the collector phases sent, and a last load, all exact.
     const estimator = startEstimator('acl-last');
     await estimator.waitForLog(/assigned partitions \[\d/, 90_000);
