@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CategoricalDistribution } from '../model/index.ts';
-import { formatCountsCsv, parseStrictInteger, parseWeightsText, readWeightsFile, writeCountsFile } from './counts-file.ts';
+import { formatCountsCsv, parseStrictInteger, parseWeightsText, readTraceFile, readWeightsFile, writeCountsFile } from './counts-file.ts';
 import { parseNumberOption } from './commands/numeric-options.ts';
 import { UsageError } from './usage-error.ts';
 
@@ -109,8 +109,19 @@ describe('counts-file', () => {
       } catch (error) {
         message = (error as Error).message;
       }
-      expect(message).toMatch(/got '/);
-      expect(message).toMatch(/^[\x20-\x7e…'’]*$/u);
+      expect(message).toMatch(/is not a text file \(its bytes are not UTF-8\): it takes JSON \{"value": count, \.\.\.\}, a JSON array of per-unit counts, or CSV lines value,count$/);
+      expect(message).toMatch(/^[\x20-\x7e…'’{}":]*$/u);
+    });
+
+    it('says a file of NULs or other binary is not text (not "distribution is empty"), for --counts, --pmf and --trace alike, and echoes none of it', () => {
+      const nuls = join(dir, 'zeros.bin');
+      writeFileSync(nuls, Buffer.alloc(4096));
+      expect(() => readWeightsFile(nuls, 'counts')).toThrow(/--counts file '.*zeros\.bin' is not a text file \(a NUL byte at offset 0\)/);
+      expect(() => readWeightsFile(nuls, 'pmf')).toThrow(/--pmf file '.*' is not a text file \(a NUL byte at offset 0\): it takes JSON \{"value": weight, \.\.\.\} or CSV lines value,weight/);
+      expect(() => readTraceFile(nuls)).toThrow(/--trace file '.*' is not a text file \(a NUL byte at offset 0\): it takes a JSON array of per-unit counts or one count per line/);
+      const mixed = join(dir, 'mixed.bin');
+      writeFileSync(mixed, Buffer.concat([Buffer.from('value,count\n1,3\n'), Buffer.from([0x00, 0x1b, 0x5b, 0x32, 0x4a])]));
+      expect(() => readWeightsFile(mixed, 'counts')).toThrow(/a NUL byte at offset 16/);
     });
   });
 });

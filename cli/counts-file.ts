@@ -67,6 +67,20 @@ function jsonWeight(raw: unknown, kind: WeightKind, where: string): number {
   return raw;
 }
 
+/**
+ * The text of a file given as counts, pmf or trace, or a UsageError when it is not text: a NUL
+ * byte (a binary file) or bytes that are not UTF-8. Nothing of such a file is echoed.
+ */
+function textOf(bytes: Buffer, label: string, expected: string): string {
+  const nul = bytes.indexOf(0);
+  if (nul >= 0) throw new UsageError(`${label} is not a text file (a NUL byte at offset ${nul}): it takes ${expected}`);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${label} is not a text file (its bytes are not UTF-8): it takes ${expected}`);
+  }
+}
+
 /** A line as it may be quoted in a one-line message: control and non-ASCII bytes as '?', at most 40 characters. */
 function printable(line: string): string {
   const clean = line.replace(/[^\x20-\x7e]/g, '?');
@@ -146,7 +160,7 @@ export function readWeightsFile(file: string, kind: WeightKind): CategoricalDist
   if (FRAME_MAGIC.every((byte, i) => bytes[i] === byte)) {
     throw new UsageError(`${label} is a warpwatch frame file (it starts with the frame magic 'WWFR'), not a text file of counts: give it with --frames (warpwatch advise --frames ${file}, or warpwatch analyze ${file})`);
   }
-  const text = bytes.toString('utf8');
+  const text = textOf(bytes, label, kind === 'counts' ? 'JSON {"value": count, ...}, a JSON array of per-unit counts, or CSV lines value,count' : 'JSON {"value": weight, ...} or CSV lines value,weight');
   const weights = parseWeightsText(text, kind, label);
   try {
     return kind === 'counts' ? CategoricalDistribution.fromCounts(weights) : CategoricalDistribution.fromPmf(weights);
@@ -237,11 +251,12 @@ export function parseTraceText(text: string, label: string): number[] {
  * @example readTraceFile('trace.csv').length
  */
 export function readTraceFile(file: string): number[] {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    bytes = readFileSync(file);
   } catch (error) {
     throw new UsageError(`cannot read --trace file '${file}': ${(error as Error).message}`);
   }
-  return parseTraceText(text, `--trace file '${file}'`);
+  const label = `--trace file '${file}'`;
+  return parseTraceText(textOf(bytes, label, 'a JSON array of per-unit counts or one count per line'), label);
 }

@@ -60,6 +60,15 @@ describe('analyze on counts-only frames', () => {
     expect(a!.workloadLossMeasured).toBeCloseTo(1.25, 12);
   });
 
+  it('an empty frame file is nothing to analyse: exit 2 with the same sentence from analyze and advise --frames', async () => {
+    const empty = write('empty.wwf', []);
+    const analyzed = await runCli('analyze', empty);
+    const advised = await runCli('advise', '--frames', empty);
+    expect([analyzed.status, advised.status]).toEqual([2, 2]);
+    for (const run of [analyzed, advised]) expect(run.stderr).toMatch(/holds no LaunchSummary frame \(0 frames in all\)/);
+    expect(analyzed.stdout).toContain('0 frame(s), no launch summaries');
+  });
+
   it('names a GPU simulator as one (Numba\'s names itself numba-cuda-simulator), and the CPU backend as the lockstep backend', async () => {
     const withDevice = (name: string) => countsOnlyFrames.map((frame) => ({ ...frame, device: syntheticDevice(name) }));
     const simulated = await runCli('analyze', write('simulator.wwf', withDevice('numba-cuda-simulator')));

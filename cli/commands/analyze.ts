@@ -151,5 +151,7 @@ export function registerAnalyzeCommand(program: Command): void {
         process.stdout.write(`${file}: ${frames.length} frame(s)${damageNote(read)}, ${streams.length} stream(s)\n${streams.map(formatAnalysis).join('\n')}\n`);
       }
       failOnFrameFileDamage([read], flags.acceptDamage === true);
+      // Nothing to analyse is a failed request, as in advise --frames and compare (exit 2), after the report.
+      if (all.length === 0) throw new UsageError(`'${file}' holds no LaunchSummary frame (${frames.length} frames in all): nothing to analyse`);
     });
 }
