@@ -47,3 +47,17 @@ def test_the_example_command_runs_the_example_module_with_the_rest_of_the_argume
 def test_python_dash_m_warpwatch_is_the_same_command() -> None:
     done = subprocess.run([sys.executable, "-m", "warpwatch", "--version"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stdout == f"warpwatch-py {__version__}\n"
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_help_says_whole_sentences_and_every_flag(example: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # The description is the docstring's first paragraph, whole (not its first line cut mid-sentence).
+    with pytest.raises(SystemExit) as exited:
+        main(["example", example, "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    description = out.split("\n\n")[1]
+    assert description.rstrip().endswith((".", ":")), description
+    for flag in ("--out", "--width", "--height", "--max-iter", "--launches", "--job", "--kernel", "--sampling-stride"):
+        assert flag in out
+    assert "(default 64)" in out and "(default 100)" in out

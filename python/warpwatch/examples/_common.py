@@ -31,17 +31,32 @@ def escape_parser(prog: str, doc: str | None, job: str, group_flag: str = "--n",
                   group_default: int = 8) -> argparse.ArgumentParser:
     """The examples' common arguments: --out, the grid, --max-iter, the group size flag, --launches, --job,
     --kernel, --sampling-stride (the group size lands in ``args.group`` whatever its flag's name)."""
-    parser = argparse.ArgumentParser(prog=prog, description=(doc or "").splitlines()[0] if doc else None)
+    description, epilog = help_texts(doc)
+    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="where the frames go: a file, unix:PATH (collector socket) or - (stdout)")
-    parser.add_argument("--width", type=int, default=64)
-    parser.add_argument("--height", type=int, default=64)
-    parser.add_argument("--max-iter", type=int, default=100)
-    parser.add_argument(group_flag, dest="group", type=int, default=group_default, help=group_help)
-    parser.add_argument("--launches", type=int, default=1)
-    parser.add_argument("--job", default=job)
-    parser.add_argument("--kernel", default="escape")
-    parser.add_argument("--sampling-stride", type=int, default=4)
+    parser.add_argument("--width", type=int, default=64, help="grid width in pixels (default 64)")
+    parser.add_argument("--height", type=int, default=64, help="grid height in pixels (default 64)")
+    parser.add_argument("--max-iter", type=int, default=100, help="iteration cap per pixel (default 100)")
+    parser.add_argument(group_flag, dest="group", type=int, default=group_default, help=f"{group_help} (default {group_default})")
+    parser.add_argument("--launches", type=int, default=1, help="kernel launches to record (default 1)")
+    parser.add_argument("--job", default=job, help=f"job name in the frames (default {job})")
+    parser.add_argument("--kernel", default="escape", help="kernel name in the frames (default escape)")
+    parser.add_argument("--sampling-stride", type=int, default=4, help="about one group in k is sampled: its lanes go into a GroupSamples frame (default 4; selection hash, thinned to fit the sample capacity)")
     return parser
+
+
+def help_texts(doc: str | None) -> tuple[str | None, str | None]:
+    r"""``--help``'s description (the docstring's first paragraph, as one sentence) and epilog (the rest, as written).
+
+    >>> help_texts("Counts per lane and the\ngroup reduction.\n\n    python -m x --out f\n")
+    ('Counts per lane and the group reduction.', '    python -m x --out f')
+    """
+    if not doc:
+        return None, None
+    paragraphs = doc.strip("\n").split("\n\n")
+    description = " ".join(paragraphs[0].split())
+    epilog = "\n\n".join(paragraphs[1:]).rstrip() or None
+    return description, epilog
 
 
 def grid_error(width: int, height: int, multiple: int, what: str) -> str | None:
