@@ -31,6 +31,7 @@ import { createMetricsExport, type MetricsExport } from './adapters/metrics-expo
 import { startMetricsServer, type EstimatorHealth, type MetricsServer } from './adapters/metrics-server.ts';
 import { createOutgoingQueue, type OutgoingQueue } from './adapters/outgoing-queue.ts';
 import { createAlertLog } from './adapters/alert-log.ts';
+import { createPartitionMoves, type PartitionMoves } from './adapters/partition-moves.ts';
 import { createOncePerStreamLog, dlqRecordOf } from './adapters/quarantine.ts';
 import { createBackpressure, type Backpressure } from './backpressure.ts';
 import { pipelinePoint } from './engine/series-points.ts';
@@ -244,6 +245,8 @@ interface EstimatorParts {
   readonly fail: (error: EstimatorError) => void;
   /** The frames topic's partition count as first read, and whether it changed (the lag probe reads it). */
   readonly partitionCount: ReturnType<typeof createPartitionCountWatch>;
+  /** Streams seen on another partition than their key had at the start count (docs/estimator.md § Adding partitions). */
+  readonly moves: PartitionMoves;
 }
 
 /** The service's one failure: the first one given wins; see {@link RunningEstimator.failed}. */
@@ -320,6 +323,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
       consumerLag: consumerLagOf(state, now, lagFreshnessMillis(probeEveryMillis(config))) ?? null,
       membership,
       partitions: [...state.assigned].sort((a, b) => a - b),
+      streamsMoved: moves.streamsMoved,
       streams: created.engine?.liveStreams() ?? 0,
       influx: influx?.stats(),
       kafkaRecordsDropped: created.outgoing?.dropped ?? 0,
@@ -331,6 +335,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
   let kafkaTopicProblems = (): readonly string[] => [];
   const failure = createFailure();
   const partitionCount = createPartitionCountWatch(config.kafka.framesTopic);
+  const moves = createPartitionMoves(config.kafka.framesTopic, log);
   const outages = createOutages(config, log);
   const kafkaDown = (): boolean => outages.kafka.down;
   const { metricsExport, metricsServer } = await startMetricsEndpoints(config, log, health);
@@ -358,7 +363,7 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
     });
   const backpressure = (created.backpressure = createServiceBackpressure(config, log, influx, outgoing));
   const engine = (created.engine = createServiceEngine(config, log, { fitter: options.fitter, influx, outgoing, metricsExport, telemetry, backpressure }));
-  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure, fail: failure.fail, partitionCount };
+  const parts: EstimatorParts = { config, log, outages, state, engine, telemetry, kafka, influx, sendOutgoing, backpressure, fail: failure.fail, partitionCount, moves };
 
   // A start that fails (a refused ACL, a broker that never answered) closes what it opened, so
   // that the process exits with its line instead of idling on open connections and timers.
@@ -370,7 +375,9 @@ export async function startEstimator(config: EstimatorConfig, write: LogLineSink
     kafkaTopicProblems = () => kafka.topicProblems();
     for (const problem of kafka.topicProblems()) log(`WW_ERR_KAFKA_TOPIC_CONFIG: ${problem}`);
     // The count the partitions of the frames topic are compared with from now on (§ Adding partitions).
-    partitionCount.observe(await kafka.framesPartitionCount());
+    const startCount = await kafka.framesPartitionCount();
+    partitionCount.observe(startCount);
+    moves.start(startCount);
     const reader = await kafka.startCheckpointReader(checkpointGroupPrefix(config), (error) => failure.fail(error));
     const restorer = createPartitionRestorer(parts, reader);
     checkpointer = createCheckpointer(parts);
@@ -947,6 +954,7 @@ async function processBatch(
       ? telemetry.tracer.startSpan('warpwatch.estimator.frame', { kind: SpanKind.CONSUMER }, contextFromTraceparent(message.headers.traceparent))
       : undefined;
     const outcome = engine.handleMessage(batch.partition, message.offset, message.value, Date.now(), message.headers, message.timestampMillis);
+    parts.moves.observe(batch.partition, message.key);
     if (outcome === 'future') reportFuture(batch.partition, message.offset, message.key);
     if (span !== undefined) {
       span.setAttributes(frameSpanAttributes(batch.partition, message.offset, message.key, outcome));

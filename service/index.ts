@@ -21,7 +21,7 @@ export { defaultTextOf } from './config-docs.ts';
 export { kafkaClientSecurity, kafkaTlsFailure, readKafkaSecurity } from './kafka-security.ts';
 export type { KafkaSecurityConfig } from './kafka-security.ts';
 export { Secret } from './secret.ts';
-export { cachingDefaultPartitioner, createKafkaClient, isRetriedKafkaAnswer } from './kafka-client.ts';
+export { cachingDefaultPartitioner, createKafkaClient, isRetriedKafkaAnswer, keyPartition } from './kafka-client.ts';
 export { kafkaCompressionType } from './kafka-compression.ts';
 export type { KafkaCompression } from './kafka-compression.ts';
 export { createServiceLogger, formatLogLine, stderrLineSink } from './service-logger.ts';

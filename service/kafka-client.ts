@@ -123,6 +123,21 @@ export const cachingDefaultPartitioner: ICustomPartitioner = () => {
 };
 
 /**
+ * The partition a producer with {@link cachingDefaultPartitioner} (and kafkajs' default, the
+ * Java client's murmur2) gives a record with this string key when the topic has
+ * `partitionCount` partitions. The estimator uses it to see streams move after partitions are
+ * added (docs/estimator.md § Adding partitions).
+ *
+ * @example keyPartition('train/matpow|n=32|cuda|GPU-…|node7', 6) // 0..5
+ */
+export function keyPartition(key: string, partitionCount: number): number {
+  keyPartitioner ??= Partitioners.DefaultPartitioner();
+  const partitionMetadata = Array.from({ length: partitionCount }, (_, partitionId) => ({ partitionId, partitionErrorCode: 0, leader: 0, replicas: [0], isr: [0] }));
+  return keyPartitioner({ topic: '', partitionMetadata, message: { key, value: null } });
+}
+let keyPartitioner: ReturnType<typeof Partitioners.DefaultPartitioner> | undefined;
+
+/**
  * The answers kafkajs logs as errors and then retries by itself: a broker that was restarted
  * answers for a while that its coordinators are loading or that it is not (yet) the leader
  * (kafkajs' retriable protocol errors). A line per answer reads as a failure to an operator

@@ -423,6 +423,10 @@ export function createEstimatorKafka(
         maxBytesPerPartition: framesMaxMessageBytes,
         maxBytes: Math.max(10 * 1024 * 1024, 2 * framesMaxMessageBytes),
         allowAutoTopicCreation: false,
+        // Partitions added to the frames topic are assigned at the next metadata refresh (kafkajs
+        // rejoins on a stale assignment): 30 s instead of kafkajs' 5 min, so that the streams that
+        // move there are not left unread for minutes (docs/estimator.md § Adding partitions).
+        metadataMaxAge: FRAMES_METADATA_MAX_AGE_MILLIS,
       });
       await runFramesConsumer(consumer, options, handlers);
     },
@@ -703,6 +707,9 @@ async function startCheckpointReader(
     },
   };
 }
+
+/** How old the frames consumer's topic metadata may get before it is read again (ms). */
+const FRAMES_METADATA_MAX_AGE_MILLIS = 30_000;
 
 /** kafkajs' request timeout, which the estimator leaves at its default (ms). */
 const KAFKAJS_REQUEST_TIMEOUT_MILLIS = 30_000;

@@ -3,12 +3,14 @@
 // line and keeps it on /healthz, rather than letting streams move partitions silently.
 import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { brokers, cleanedUpAfterAll, createDatabase, createFramesTopic, estimatorEnv, healthOf, spawnEstimator, uniqueId } from './estimator-support.ts';
+import { encodeFrame } from '../../protocol/index.ts';
+import { createSeededRandom } from '../../model/index.ts';
+import { brokers, cleanedUpAfterAll, createDatabase, createFramesTopic, estimatorEnv, healthOf, kafkaClient, launchFrame, spawnEstimator, uniqueId, waitUntil } from './estimator-support.ts';
 
 const { children, databases } = cleanedUpAfterAll();
 
 describe('frames topic partitions added at run time', () => {
-  it('logs WW_ERR_ESTIMATOR_PARTITIONS_CHANGED once with both counts and shows it on /healthz (degraded)', async () => {
+  it('logs WW_ERR_ESTIMATOR_PARTITIONS_CHANGED once with both counts, shows it on /healthz (degraded), then counts each stream that moves once (/healthz streamsMoved) with one line', async () => {
     const id = uniqueId('wwparts');
     databases.push(id);
     await createDatabase(id);
@@ -16,6 +18,26 @@ describe('frames topic partitions added at run time', () => {
     const estimator = spawnEstimator(estimatorEnv(id, id, `${id}-group`), `${id}-0`);
     children.push(estimator);
     await estimator.waitForLog(/partition 2 restored/, 90_000);
+    // Streams placed by producers that know 3 partitions (as the collectors did until the change).
+    const random = createSeededRandom(11);
+    const jobs = Array.from({ length: 40 }, (_, i) => `${id}-s${i}`);
+    const placed = async (round: number): Promise<Map<string, number>> => {
+      const producer = kafkaClient().producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      try {
+        const where = new Map<string, number>();
+        for (const [i, job] of jobs.entries()) {
+          const frame = launchFrame(job, round * 1_000 + i, Date.now(), random);
+          const [meta] = await producer.send({ topic: `${id}.frames`, acks: -1, messages: [{ key: `${job}/k`, value: Buffer.from(encodeFrame(frame)) }] });
+          where.set(job, meta!.partition);
+        }
+        return where;
+      } finally {
+        await producer.disconnect();
+      }
+    };
+    const before = await placed(1);
+    expect(Math.max(...before.values())).toBeLessThan(3);
     const admin = new Kafka({ clientId: 'partitions-it', brokers: brokers().split(','), logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
@@ -29,5 +51,15 @@ describe('frames topic partitions added at run time', () => {
     expect(health.reasons.some((reason) => reason.includes('WW_ERR_ESTIMATOR_PARTITIONS_CHANGED'))).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(estimator.log.filter((line) => line.includes('WW_ERR_ESTIMATOR_PARTITIONS_CHANGED'))).toHaveLength(1);
+
+    // Producers that read the new count move most streams: each moved stream is counted once
+    // (its window open at the move may be split), said in a line and on /healthz.
+    const after = await placed(2);
+    const movers = jobs.filter((job) => after.get(job) !== before.get(job));
+    expect(movers.length).toBeGreaterThan(5);
+    // The new partitions are assigned at the consumer's next metadata refresh (30 s), then read.
+    await waitUntil(async () => ((await healthOf(estimator)) as unknown as { streamsMoved: number }).streamsMoved === movers.length, 90_000, `streamsMoved = ${movers.length}`);
+    const moved = estimator.log.filter((line) => /WW_ERR_ESTIMATOR_PARTITIONS_CHANGED: \d+ stream\(s\) of \S+ moved to another partition since this instance started with 3/.test(line));
+    expect(moved).toHaveLength(1);
   }, 180_000);
 });
