@@ -199,6 +199,8 @@ interface EstimatorOutages {
   readonly checkpoint: OutageLog;
   /** This member acting without a membership confirmed within its lease (docs/estimator.md § Fencing): said once per lapse. */
   readonly fence: OutageLog;
+  /** The frames consumer crashing and kafkajs restarting it: said once per streak, ended by a batch. */
+  readonly consumerCrash: OutageLog;
   /** The broker's refusal of the last checkpoint round (an ACL missing: `<code>: <line>`), cleared by a round that succeeds. */
   readonly refusal: { text: string | undefined };
   /** The brokers as the lines name them (`host:port,...`). */
@@ -220,6 +222,7 @@ function createOutages(config: EstimatorConfig, log: (line: string) => void): Es
     checkpoint: createOutageLog(log),
     fence: createOutageLog(log),
     refusal: { text: undefined },
+    consumerCrash: createOutageLog(log),
     brokers,
     kafkaUnreachable: (reason) =>
       kafka.failed(`WW_ERR_ESTIMATOR_KAFKA: Kafka at ${brokers} does not answer (${reason}); retrying, not logged again until it answers; ${kafkaHint}`),
@@ -793,7 +796,7 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
  * broker does not answer is part of the Kafka outage, said once).
  */
 function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, checkpointer: Checkpointer): FramesHandlers {
-  const { config, state, engine, log, outages } = parts;
+  const { config, state, engine, log, outages, kafka } = parts;
   const reportFuture = createFutureFrameReporter(config, log);
   /** Forgets a partition this member no longer holds: its state lives on in the checkpoint topic. */
   const release = (partition: number): void => {
@@ -830,6 +833,7 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
     },
     onBatch: (batch) => {
       outages.kafka.recovered(`Kafka at ${outages.brokers} answers again`);
+      outages.consumerCrash.recovered('the consumer reads again');
       return processBatch(parts, restorer, reportFuture, batch);
     },
     onMembershipConfirmed(sentAtMillis) {
@@ -843,7 +847,28 @@ function framesHandlers(parts: EstimatorParts, restorer: PartitionRestorer, chec
       for (const partition of [...state.assigned]) release(partition);
       // A broker that went away is one outage (said once), not a line per crash and restart.
       if (restart && isUnreachableError(error)) outages.kafkaUnreachable(`consumer: ${error.message}`);
-      else if (restart) log(`consumer crashed (restarting): ${error.message}`);
+      else if (restart) {
+        // kafkajs restarts it at once, again and again while the cause lasts: one line per streak.
+        outages.consumerCrash.failed(`consumer crashed (restarting; not logged again until a batch arrives): ${error.message}`);
+        // A frames topic that is gone (deleted) answers "does not host this topic-partition" to
+        // every restart: nothing will ever come, so the process ends for its supervisor.
+        if ((error as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION' || /does not host this topic-partition/i.test(error.message)) {
+          void kafka.framesTopicExists().then(
+            (exists) => {
+              if (!exists) {
+                parts.fail(
+                  new EstimatorError(
+                    'WW_ERR_ESTIMATOR_KAFKA',
+                    `the frames topic ${config.kafka.framesTopic} does not exist any more (deleted?): there is nothing to consume; exiting 1 so that the supervisor restarts the estimator once it is created again (docs/errors.md, Kafka failures)`,
+                    { retriable: false, cause: error },
+                  ),
+                );
+              }
+            },
+            () => undefined,
+          );
+        }
+      }
       else {
         // kafkajs will not restart it (a non-retriable error: an unsupported codec, an authorization
         // error, a deleted topic): a process without a consumer must not look alive (docs/errors.md, Kafka failures).

@@ -230,6 +230,14 @@ export interface EstimatorKafka {
    * @example await kafka.framesPartitionCount() // 6
    */
   framesPartitionCount(): Promise<number>;
+  /**
+   * Whether the frames topic exists now (the broker's topic list: asking for the topic's own
+   * metadata could create it again where the broker auto-creates topics).
+   *
+   * @throws EstimatorError WW_ERR_ESTIMATOR_KAFKA when the broker does not answer
+   * @example await kafka.framesTopicExists() // true
+   */
+  framesTopicExists(): Promise<boolean>;
   produce(topic: string, records: readonly OutgoingRecord[]): Promise<void>;
   stop(): Promise<void>;
 }
@@ -460,6 +468,14 @@ export function createEstimatorKafka(
         return metadata.topics.find((t) => t.name === options.framesTopic)?.partitions.length ?? 0;
       } catch (error) {
         throw kafkaError(`reading the partitions of ${options.framesTopic}`, error, needing(topicAcl('Read', options.framesTopic)));
+      }
+    },
+
+    async framesTopicExists() {
+      try {
+        return (await (await getAdmin()).listTopics()).includes(options.framesTopic);
+      } catch (error) {
+        throw kafkaError(`listing the topics to find ${options.framesTopic}`, error);
       }
     },
 

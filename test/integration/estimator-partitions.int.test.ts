@@ -5,11 +5,12 @@ import { Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { encodeFrame } from '../../protocol/index.ts';
 import { createSeededRandom } from '../../model/index.ts';
+import { freePort } from '../../deploy/local/index.ts';
 import { brokers, cleanedUpAfterAll, createDatabase, createFramesTopic, estimatorEnv, healthOf, kafkaClient, launchFrame, spawnEstimator, uniqueId, waitUntil } from './estimator-support.ts';
 
 const { children, databases } = cleanedUpAfterAll();
 
-describe('frames topic partitions added at run time', () => {
+describe('the frames topic changed at run time (partitions added, topic deleted)', () => {
   it('logs WW_ERR_ESTIMATOR_PARTITIONS_CHANGED once with both counts, shows it on /healthz (degraded), then counts each stream that moves once (/healthz streamsMoved) with one line', async () => {
     const id = uniqueId('wwparts');
     databases.push(id);
@@ -61,5 +62,26 @@ describe('frames topic partitions added at run time', () => {
     await waitUntil(async () => ((await healthOf(estimator)) as unknown as { streamsMoved: number }).streamsMoved === movers.length, 90_000, `streamsMoved = ${movers.length}`);
     const moved = estimator.log.filter((line) => /WW_ERR_ESTIMATOR_PARTITIONS_CHANGED: \d+ stream\(s\) of \S+ moved to another partition since this instance started with 3/.test(line));
     expect(moved).toHaveLength(1);
+  }, 180_000);
+
+  it('the frames topic deleted while it runs: one crash line, not one per restart, then exit 1 with WW_ERR_ESTIMATOR_KAFKA saying the topic is gone', async () => {
+    const id = uniqueId('wwdeleted');
+    databases.push(id);
+    await createDatabase(id);
+    await createFramesTopic(`${id}.frames`, 2);
+    const port = await freePort();
+    const estimator = spawnEstimator(estimatorEnv(id, id, `${id}-group`, { WARPWATCH_METRICS_PORT: String(port) }), `${id}-0`);
+    children.push(estimator);
+    await estimator.waitForLog(/partition 1 restored/, 90_000);
+    const admin = new Kafka({ clientId: 'partitions-it', brokers: brokers().split(','), logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await admin.deleteTopics({ topics: [`${id}.frames`] });
+    } finally {
+      await admin.disconnect();
+    }
+    await estimator.waitForLog(/WW_ERR_ESTIMATOR_KAFKA: the frames topic \S+ does not exist any more/, 60_000);
+    expect(await estimator.exited).toBe('1');
+    expect(estimator.log.filter((line) => line.includes('consumer crashed (restarting')).length).toBeLessThanOrEqual(1);
   }, 180_000);
 });
