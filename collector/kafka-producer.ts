@@ -200,6 +200,8 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       await active.sendBatch({ acks: -1, compression, timeout: config.requestTimeoutMillis, topicMessages: groupByTopic(records) });
     } catch (error) {
       await discardProducer();
+      // A topic deleted under the collector: check (and create, where allowed) the topics again before the next send.
+      if (isUnknownTopic(error)) topicsReady = false;
       const known = classified(error, [...new Set(records.map((record) => record.topic))]);
       if (known !== undefined) throw known;
       throw new KafkaProduceError(`could not deliver ${records.length} record(s) to ${config.brokers.join(',')}: ${(error as Error).message}`, records.length, error);
@@ -224,6 +226,16 @@ export function createKafkaProducer(config: CollectorConfig['kafka'], log: LogFu
       if (timer !== undefined) clearTimeout(timer);
     },
   };
+}
+
+/** Whether kafkajs' error (or one it wraps) is the broker saying it has no such topic-partition. */
+function isUnknownTopic(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; typeof e === 'object' && e !== null && depth < 6; depth++) {
+    const { type, message } = e as { type?: unknown; message?: unknown };
+    if (type === 'UNKNOWN_TOPIC_OR_PARTITION' || (typeof message === 'string' && /does not host this topic-partition/i.test(message))) return true;
+    e = (e as { cause?: unknown }).cause ?? (e as { originalError?: unknown }).originalError;
+  }
+  return false;
 }
 
 /** Groups records per topic, keeping their order within each topic (kafkajs keeps it per partition). */

@@ -7,6 +7,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metrics } from '@opentelemetry/api';
+import { Kafka, logLevel } from 'kafkajs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createKafkaProducer, loadCollectorConfig, startCollector, type RunningCollector } from '../../collector/index.ts';
 import { fixtureFrameBytes } from '../../collector/testing/frame-fixtures.ts';
@@ -97,6 +98,27 @@ describe('collector with a real Kafka broker', () => {
     expect(headers['ww-label-cluster']).toBe('it');
     expect(headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     expect(collector?.metrics.totals()).toMatchObject({ framesIn: total, framesOut: total, framesRejected: 0, framesDropped: 0 });
+  });
+
+  it('a frames topic deleted under it: the frames wait in the spool, the topic is created again as the spec says, and every frame arrives', async () => {
+    const { socketPath } = await start(3);
+    const frames = (from: number) => Array.from({ length: 20 }, (_, i) => fixtureFrameBytes({ job: 'deleted', kernel: 'k', sequence: from + i }));
+    await writeAll(socketPath, frames(0));
+    expect(await collector?.flush(60_000)).toBe(true);
+    const admin = new Kafka({ clientId: 'collector-it', brokers: [brokers()], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      await admin.deleteTopics({ topics: [topic] });
+      await writeAll(socketPath, frames(20));
+      expect(await collector?.flush(90_000)).toBe(true);
+    } finally {
+      await admin.disconnect();
+    }
+    // Created again by the collector's check (3 partitions, the spec's settings), not by the broker's defaults.
+    expect(await topicPartitionCount(brokers(), topic)).toBe(3);
+    const messages = await consumeTopic(brokers(), topic, 20);
+    expect(messages.map((m) => decodeFrame(new Uint8Array(m.value)).frameSequence).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => 20 + i));
+    expect(collector?.metrics.totals()).toMatchObject({ framesIn: 40, framesOut: 40, framesDropped: 0 });
   });
 
   it('sends malformed frames to the DLQ with their error codes and keeps serving', async () => {
