@@ -766,7 +766,7 @@ function createCheckpointer(parts: EstimatorParts): Checkpointer {
         const code = (error as { code?: unknown }).code;
         if (code === 'WW_ERR_KAFKA_AUTHORIZATION') outages.refusal.text = `${code}: ${(error as Error).message}`;
         outages.checkpoint.failed(
-          `checkpoint postponed (offsets are not committed; tried again within ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${typeof code === 'string' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`,
+          `checkpoint postponed (offsets are not committed; tried again within ${config.checkpointIntervalMillis} ms, not logged again until one succeeds): ${code === 'WW_ERR_KAFKA_AUTHORIZATION' ? `${code}: ` : ''}${error instanceof Error ? error.message : String(error)}`,
         );
       })
       .finally(() => {
