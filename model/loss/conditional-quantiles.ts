@@ -7,6 +7,7 @@
 import type { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 import { logFactorial } from '../numerics/special-functions.ts';
 import { assertGroupSize } from './group-size.ts';
+import { gcd } from '../numerics/gcd.ts';
 
 /** Terms below this probability are left out (their total, reported as `omittedMass`, is at most ~1e-5). */
 const TERM_FLOOR = 1e-9;
@@ -32,17 +33,6 @@ export interface ConditionalLossTerms {
   readonly halfStep: Float64Array;
   /** Probability of the terms left out (each below 1e-9). */
   readonly omittedMass: number;
-}
-
-function gcd(a: number, b: number): number {
-  let x = a;
-  let y = b;
-  while (y !== 0) {
-    const r = x % y;
-    x = y;
-    y = r;
-  }
-  return x;
 }
 
 /**

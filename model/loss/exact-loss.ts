@@ -5,6 +5,7 @@
 import type { CategoricalDistribution } from '../distributions/categorical-distribution.ts';
 import { ModelError } from '../errors.ts';
 import { assertGroupSize } from './group-size.ts';
+import { gcd } from '../numerics/gcd.ts';
 
 /** One outcome of X_W(n): the reduced fraction numerator/denominator, its value and probability. */
 export interface LossOutcome {
@@ -33,17 +34,6 @@ export interface ExactCost {
   readonly cells: number;
   /** Whether both are within {@link EXACT_WORK_LIMIT} and {@link EXACT_CELL_LIMIT}. */
   readonly feasible: boolean;
-}
-
-function gcd(a: number, b: number): number {
-  let x = a;
-  let y = b;
-  while (y !== 0) {
-    const r = x % y;
-    x = y;
-    y = r;
-  }
-  return x;
 }
 
 function reducedSupport(dist: CategoricalDistribution): { scaled: number[]; divisor: number } {
