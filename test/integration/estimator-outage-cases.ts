@@ -28,7 +28,6 @@ import {
   type WindowTable,
 } from './estimator-support.ts';
 
-
 const WINDOW_MILLIS = 2_000;
 const IDLE_CLOSE_MILLIS = 5_000;
 const RUNS = Math.max(1, Number(process.env['WARPWATCH_IT_OUTAGE_RUNS'] ?? '1') || 1);
@@ -39,8 +38,7 @@ const writtenWindows = (database: string, prefix: string): Promise<WindowTable> 
 
 /** The broker-SIGKILL load shapes: `narrow`, and `wide`, the operator's run of docs/estimator.md § Fencing. */
 export const OUTAGE_SHAPES = {
-  narrow:
-{ streams: 10, everyMillis: 50, idleCloseMillis: IDLE_CLOSE_MILLIS, label: '10 streams × 20 launches/s' },
+  narrow: { streams: 10, everyMillis: 50, idleCloseMillis: IDLE_CLOSE_MILLIS, label: '10 streams × 20 launches/s' },
   wide: { streams: 100, everyMillis: 500, idleCloseMillis: WINDOW_MILLIS, label: '100 streams × 2 launches/s, idle close = the window' },
 } as const;
 
