@@ -173,7 +173,7 @@ async function phases(): Promise<void> {
     distribution: () => all.forEach((counts) => model.CategoricalDistribution.fromPmf(counts)),
     expectedLoss: () => dists.forEach((d) => model.expectedLoss(d, n)),
     workloadLoss: () => dists.forEach((d) => model.workloadLoss(d, n)),
-    linearised: () => all.forEach((counts, i) => counts.size < compute.bootstrapReplicates && tree.windowResult.linearisedStandardError(counts, n, model.expectedLoss(dists[i]!, n))),
+    linearised: () => all.forEach((counts) => tree.windowResult.linearisedStandardError(counts, n)),
     exactQuantiles: () =>
       dists.forEach((d) => model.exactCost(d, n).operations <= compute.quantileExactWorkLimit && model.lossQuantiles(d, n, [0.5, 0.9, 0.99], { method: 'exact' })),
     sweep: () => dists.forEach((d) => compute.sweepGroupSizes.forEach((size) => size !== n && (model.expectedLoss(d, size), model.workloadLoss(d, size)))),

@@ -28,6 +28,7 @@ export { MAX_GROUP_SIZE } from './loss/group-size.ts';
 export { idleLaneShare } from './loss/idle-lane-share.ts';
 export { localityLoss } from './loss/locality-loss.ts';
 export { DEFAULT_QUANTILE_SEED, lossQuantiles } from './loss/loss-quantiles.ts';
+export { conditionalLosses, lossStandardError } from './loss/loss-influence.ts';
 export { relativeError } from './loss/relative-error.ts';
 export { prepareWorkloadLoss, preparedWorkloadLoss, workloadLoss } from './loss/sample-maximum.ts';
 

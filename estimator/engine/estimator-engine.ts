@@ -7,7 +7,7 @@ import { createIdentityPool } from './identity-pool.ts';
 import { observationFromColumns, samplesObservationFromOffsets } from './frame-observation.ts';
 import { createLaunchBinColumns, createStreamKeyCache, isSamplesObservation, streamIdentityOf, type Observation } from './launch-observation.ts';
 import { alertRecord, distributionRecord } from './records.ts';
-import { alertPoint, sweepCadence, windowPoints, type SeriesPoint } from './series-points.ts';
+import { alertPoint, isSweepWindow, sweepCadence, windowPoints, type SeriesPoint } from './series-points.ts';
 import {
   closeIdleWindows,
   closeWindowsThrough,
@@ -425,7 +425,9 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
     const started = options.monotonicMillis();
     let result: WindowResult;
     try {
-      result = computeWindowResult(entry.state.identity, window, basis, compute, modelCache);
+      // Quantiles, sweep and fit only on the stream's sweep windows (docs/estimator.md, What is computed per window).
+      const sweepWindow = isSweepWindow(entry.state.identity, window.startMillis, sweep, options.tagLabels);
+      result = computeWindowResult(entry.state.identity, window, basis, compute, modelCache, sweepWindow);
     } catch (error) {
       telemetry.modelError(error, entry.state.key);
       try {

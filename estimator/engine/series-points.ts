@@ -110,6 +110,18 @@ export function sweepCadence(windowMillis: number, sweepIntervalMillis: number):
   return { everyWindows: Math.max(1, Math.ceil(sweepIntervalMillis / windowMillis)), windowMillis };
 }
 
+/**
+ * Whether the window of `identity` starting at startMillis is its stream's sweep window
+ * ({@link SweepCadence}): the window whose points carry the sweep, and the one whose close
+ * computes the sweep, the quantiles and the fit (window-result.ts computeWindowResult).
+ * `labelTags` as for {@link windowPoints} (the phase hashes the stream's tags).
+ *
+ * @example isSweepWindow(identity, 1_700_000_003_000, sweepCadence(1_000, 10_000), ['pod']) // true in one window of ten
+ */
+export function isSweepWindow(identity: StreamIdentity, startMillis: number, cadence: SweepCadence | undefined, labelTags?: readonly string[]): boolean {
+  return sweepDue(streamTagSet(identity, labelTags), startMillis, cadence);
+}
+
 /** Whether the window starting at startMillis carries its stream's sweep ({@link SweepCadence}). */
 function sweepDue(set: StreamTagSet, startMillis: number, cadence: SweepCadence | undefined): boolean {
   if (cadence === undefined || cadence.everyWindows <= 1) return true;

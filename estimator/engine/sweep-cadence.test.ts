@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CategoricalDistribution, createSeededRandom, parseDistributionSpec } from '../../model/index.ts';
+import { CategoricalDistribution, createSeededRandom, fitParametric, parseDistributionSpec } from '../../model/index.ts';
 import { MEASUREMENTS, TAGS } from '../../contracts/index.ts';
 import { loadEstimatorConfig } from '../config.ts';
 import { EstimatorConfigError } from '../errors.ts';
@@ -142,4 +142,51 @@ describe('sweep cadence (docs/estimator.md, Sizing: InfluxDB)', () => {
       for (const t of sweepWindows) expect(windows).toContain(t);
     }
   });
+
+  it('computes quantiles, fit and sweep on the sweep windows only, with the numbers of a close that computes them every window; the other fields of every window unchanged', () => {
+    const launches = generateLaunches({ streams: 6, launchesPerStream: 40, launchIntervalMillis: 300, startMillis: 1_700_000_000_000, groups: 32, groupSize: 8, seed: 9 });
+    const base = testEngineOptions();
+    const run = (sweepIntervalMillis: number): { points: SeriesPoint[]; results: WindowResult[] } => {
+      const points: SeriesPoint[] = [];
+      const results: WindowResult[] = [];
+      const engine = createEstimatorEngine(
+        testEngineOptions({ compute: { ...base.compute, sweepIntervalMillis, fit: true }, fitter: (d, sampleSize) => fitParametric(d, { sampleSize }) }),
+        { writePoints: (p) => points.push(...p), publishDistribution: () => {}, publishAlert: () => {}, recordWindow: (r) => results.push(r) },
+        { frame: () => {}, windowClosed: () => {}, modelError: () => {}, alertRaised: () => {} },
+      );
+      launches.forEach((l, i) => engine.handleMessage(0, String(i), encodeFrame(l.frame), 1_800_000_000_000));
+      engine.closeAll();
+      return { points, results };
+    };
+    const every = run(0);
+    const cadenced = run(3_000);
+    expect(cadenced.results).toHaveLength(every.results.length);
+    const heavy = ['lossQ50', 'lossQ90', 'lossQ99', 'quantileMethod', 'sweep', 'fit'] as const;
+    let sweepWindows = 0;
+    cadenced.results.forEach((result, i) => {
+      const full = every.results[i]!;
+      expect(result.identity.stream).toBe(full.identity.stream);
+      expect(result.startMillis).toBe(full.startMillis);
+      const { lossQ50: _a, lossQ90: _b, lossQ99: _c, quantileMethod: _d, sweep: _e, fit: _f, ...rest } = result;
+      const { lossQ50: _g, lossQ90: _h, lossQ99: _i, quantileMethod: _j, sweep: _k, fit: _l, ...fullRest } = full;
+      expect(rest).toEqual(fullRest);
+      const isSweepWindow = cadenced.points.some((p) => isSweep(p) && p.tags[TAGS.stream] === result.identity.stream && p.timestampMillis === result.startMillis);
+      if (isSweepWindow) {
+        sweepWindows += 1;
+        for (const field of heavy) expect(result[field]).toEqual(full[field]);
+        expect(result.fit).toBeDefined();
+        expect(result.lossQ99).toBeDefined();
+      } else {
+        expect(result.lossQ50).toBeUndefined();
+        expect(result.lossQ99).toBeUndefined();
+        expect(result.fit).toBeUndefined();
+        expect(result.sweep).toEqual([]);
+        const fitPoints = cadenced.points.filter((p) => p.measurement === MEASUREMENTS.fit && p.tags[TAGS.stream] === result.identity.stream && p.timestampMillis === result.startMillis);
+        expect(fitPoints).toEqual([]);
+      }
+    });
+    // 6 streams × 12 windows, one in three a sweep window.
+    expect(sweepWindows).toBe(6 * 4);
+  });
 });
+

@@ -3,8 +3,8 @@ import {
   createSeededRandom,
   exactCost,
   expectedLoss,
-  type FastLossPreparation,
   lossQuantiles,
+  lossStandardError,
   normalQuantileTwoSided,
   prepareFastLoss,
   preparedExpectedLoss,
@@ -36,9 +36,10 @@ export type ParametricFitter = (distribution: CategoricalDistribution, sampleSiz
 
 /**
  * How the standard error of loss_predicted is computed: `bootstrap` simulates the Poisson
- * bootstrap (bootstrapReplicates replicates); `linearised` is its first-order (delta-method)
- * value, Σ_j c_j·(∂μ/∂c_j)², at |support| + 1 model evaluations; `auto` takes whichever needs
- * fewer evaluations (linearised when |support| < bootstrapReplicates).
+ * bootstrap (bootstrapReplicates replicates, each one evaluation of E[X]); `linearised` is its
+ * first-order (delta-method) value, Σ_j c_j·(∂μ/∂c_j)², from the conditional losses of every
+ * count value in one quadrature (model lossStandardError, docs/model.md §2f); `auto` (the
+ * default) is `linearised`.
  */
 export type StandardErrorMethod = 'auto' | 'bootstrap' | 'linearised';
 
@@ -170,86 +171,23 @@ function bootstrapStandardError(
   return Math.sqrt(variance);
 }
 
-/** Relative size of the weight perturbation of {@link linearisedStandardError} (share of the total weight). */
-const LINEARISATION_STEP = 1e-6;
-
 /**
- * First-order (delta-method) value of the Poisson-bootstrap standard error of E[X_W(n)]:
- * with μ(c) the expected loss of the normalised weights c and independent c*_j ~ Poisson(c_j),
- * Var μ(c*) ≈ Σ_j Var(c*_j)·(∂μ/∂c_j)² = Σ_j c_j·(∂μ/∂c_j)². The partial derivatives are
- * forward differences with a step of 1e-6 of the total weight (μ is a polynomial of degree n
- * in the probabilities, so the truncation error is ~1e-6·n² relative, far below the ~10 %
- * sampling error of a 32-replicate bootstrap). Deterministic: no seed, no Monte Carlo noise.
+ * First-order (delta-method) value of the Poisson-bootstrap standard error of E[X_W(n)]: with
+ * μ(c) the expected loss of the normalised weights c and independent c*_j ~ Poisson(c_j),
+ * Var μ(c*) ≈ Σ_j c_j·(∂μ/∂c_j)², the derivatives exact from the conditional losses
+ * h_j = E[X | W_1 = v_j] (model lossStandardError, docs/model.md §2f): one quadrature,
+ * O(nodes·|support|), no seed and no Monte Carlo noise.
+ *
+ * @param counts value → weight (lanes, possibly decayed), every weight positive.
+ * @param groupSize n.
+ * @throws ModelError for counts the model refuses (see CategoricalDistribution.fromPmf).
+ * @example linearisedStandardError(new Map([[1, 300], [10, 200], [30, 100]]), 32) // ≈ 0.03
  */
-export function linearisedStandardError(counts: ReadonlyMap<number, number>, groupSize: number, predicted: number): number {
+export function linearisedStandardError(counts: ReadonlyMap<number, number>, groupSize: number): number {
   let total = 0;
   for (const weight of counts.values()) total += weight;
   if (counts.size < 2 || !(total > 0)) return 0;
-  const step = LINEARISATION_STEP * total;
-  const support = supportOf(counts);
-  if (support === undefined) return linearisedByDistributions(counts, groupSize, predicted, step);
-  // The perturbed distribution as CategoricalDistribution.fromPmf builds it (values ascending,
-  // the weights added up in that order from 0, each divided by their sum): the same bits,
-  // without a Map copy, validation and a sort per entry (the model checked the counts already).
-  // Each perturbed distribution is prepared in the arrays of the one before (prepareFastLoss
-  // with `reuse`): the same bits as fastExpectedLoss of it, without allocating per entry.
-  const { values, weights, positionOf } = support;
-  const probabilities = new Float64Array(values.length);
-  const arrays = { values, probabilities };
-  let prepared: FastLossPreparation | undefined;
-  let variance = 0;
-  let entry = 0;
-  for (const weight of counts.values()) {
-    const at = positionOf[entry++]!;
-    weights[at] = weight + step;
-    let sum = 0;
-    for (let i = 0; i < weights.length; i++) sum += weights[i]!;
-    for (let i = 0; i < weights.length; i++) probabilities[i] = weights[i]! / sum;
-    weights[at] = weight;
-    prepared = prepareFastLoss(arrays, prepared);
-    const derivative = (preparedExpectedLoss(prepared, groupSize) - predicted) / step;
-    variance += weight * derivative * derivative;
-  }
-  return Math.sqrt(variance);
-}
-
-/**
- * The counts in ascending value order (values, weights) and each Map entry's place in it, or
- * undefined when fromPmf would not take them as they are (a weight not positive and finite, a
- * value not a non-negative safe integer): those go through the distributions.
- */
-function supportOf(counts: ReadonlyMap<number, number>): { values: Float64Array; weights: Float64Array; positionOf: Int32Array } | undefined {
-  const order: number[] = [];
-  const keys: number[] = [];
-  for (const [value, weight] of counts) {
-    if (!Number.isSafeInteger(value) || value < 0 || !(weight > 0) || !Number.isFinite(weight)) return undefined;
-    order.push(order.length);
-    keys.push(value);
-  }
-  order.sort((x, y) => keys[x]! - keys[y]!);
-  const weightList = [...counts.values()];
-  const values = new Float64Array(order.length);
-  const weights = new Float64Array(order.length);
-  const positionOf = new Int32Array(order.length);
-  order.forEach((entry, at) => {
-    values[at] = keys[entry]!;
-    weights[at] = weightList[entry]!;
-    positionOf[entry] = at;
-  });
-  return { values, weights, positionOf };
-}
-
-/** {@link linearisedStandardError} through a CategoricalDistribution per perturbed entry (any counts). */
-function linearisedByDistributions(counts: ReadonlyMap<number, number>, groupSize: number, predicted: number, step: number): number {
-  const perturbed = new Map(counts);
-  let variance = 0;
-  for (const [value, weight] of counts) {
-    perturbed.set(value, weight + step);
-    const derivative = (expectedLoss(distributionOf(perturbed), groupSize) - predicted) / step;
-    perturbed.set(value, weight);
-    variance += weight * derivative * derivative;
-  }
-  return Math.sqrt(variance);
+  return lossStandardError(distributionOf(counts), groupSize, total);
 }
 
 /**
@@ -258,6 +196,11 @@ function linearisedByDistributions(counts: ReadonlyMap<number, number>, groupSiz
  * @param window the closed window (its sums give loss_counts, loss_measured, workload_loss_measured).
  * @param basis the histogram the prediction is made from (the window's own, or the stream's
  *   current or cumulative distribution, per config).
+ * @param cache model answers of bases seen before (optional).
+ * @param sweepWindow whether this window is its stream's sweep window (series-points.ts
+ *   isSweepWindow; default true): only a sweep window gets the quantiles, the granularity sweep
+ *   and the parametric fit (docs/estimator.md, What is computed per window); the other windows
+ *   leave them out (undefined, []), the costliest parts of a close on wide histograms.
  * @throws ModelError/RangeError only on malformed input (the model validates it).
  * @example
  * const result = computeWindowResult(identity, window, window.histogram, options);
@@ -268,6 +211,7 @@ export function computeWindowResult(
   basis: CountHistogram,
   options: WindowComputeOptions,
   cache?: WindowModelCache,
+  sweepWindow = true,
 ): WindowResult {
   const n = identity.groupSize;
   // A sum that overflowed is never used: what derives from it is left out, the rest is written.
@@ -313,7 +257,7 @@ export function computeWindowResult(
       cache!.hits += 1;
     } else {
       distribution = distributionOf(counts);
-      model = basisModel(distribution, counts, basis.total, n, options);
+      model = basisModel(distribution, counts, n, options);
       if (key !== undefined) rememberModel(cache!, key, model, counts.size, options);
     }
     const predicted = model.predicted;
@@ -334,21 +278,25 @@ export function computeWindowResult(
     const halfWidth = normalQuantileTwoSided(options.confidenceLevel) * standardError + bound;
     lossPredictedLow = Math.max(1, predicted - halfWidth);
     lossPredictedHigh = Math.min(n, predicted + halfWidth);
-    if (options.quantiles) {
-      if (model.exactQuantiles !== undefined) {
-        quantileValues = model.exactQuantiles;
-      } else {
-        const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
-        const result = lossQuantiles(distribution ?? distributionOf(counts), n, [0.5, 0.9, 0.99], {
-          method: 'monte-carlo',
-          random: createSeededRandom(seed ^ 0x5bd1e995),
-          samples: options.quantileSamples,
-        });
-        quantileValues = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
+    if (sweepWindow) {
+      // The sweep window's parts: kept with the basis model once computed (a cached basis pays once).
+      const detail = (model.detail ??= sweepWindowDetail((distribution ??= distributionOf(counts)), basis.total, n, model, options));
+      if (options.quantiles) {
+        if (detail.exactQuantiles !== undefined) {
+          quantileValues = detail.exactQuantiles;
+        } else {
+          const seed = hashString(`${identity.stream}|${identity.device}|${n}|${identity.source}|${window.startMillis}`);
+          const result = lossQuantiles((distribution ??= distributionOf(counts)), n, [0.5, 0.9, 0.99], {
+            method: 'monte-carlo',
+            random: createSeededRandom(seed ^ 0x5bd1e995),
+            samples: options.quantileSamples,
+          });
+          quantileValues = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
+        }
       }
+      sweep = detail.sweep;
+      fit = detail.fit;
     }
-    sweep = model.sweep;
-    fit = model.fit;
   }
 
   const sampled = window.samples === undefined ? undefined : summarizeSampledGroups(window.samples, n);
@@ -399,17 +347,23 @@ export function computeWindowResult(
 
 /**
  * The model's answers for one basis that depend only on its representative counts, its total
- * and n (not on the window or the stream): μ_A, E[max]/E[W], the linearised standard error,
- * exact quantiles, the sweep and the parametric fit. Seeded quantities (bootstrap, Monte Carlo
- * quantiles) are left undefined and computed per window.
+ * and n (not on the window or the stream): μ_A, E[max]/E[W], the linearised standard error, and
+ * (computed the first time a sweep window needs them) exact quantiles, the sweep and the
+ * parametric fit. Seeded quantities (bootstrap, Monte Carlo quantiles) are computed per window.
  */
 interface BasisModel {
   readonly predicted: number;
   /** Entries of the basis (what the cache's size limit counts). */
   readonly support: number;
   readonly workloadLoss: number;
-  /** Set when the standard error is linearised (method `linearised`, or `auto` with fewer entries than replicates). */
+  /** Set when the standard error is linearised (method `linearised` or `auto`). */
   readonly linearisedStandardError: number | undefined;
+  /** The sweep window's parts, once a sweep window of this basis was closed. */
+  detail?: SweepWindowDetail;
+}
+
+/** What only a sweep window computes of a basis (see computeWindowResult's `sweepWindow`). */
+interface SweepWindowDetail {
   /** Set when the quantiles are exact (their work within quantileExactWorkLimit). */
   readonly exactQuantiles: { readonly q50: number; readonly q90: number; readonly q99: number; readonly method: string } | undefined;
   readonly sweep: WindowResult['sweep'];
@@ -473,40 +427,47 @@ function modelCacheKey(counts: ReadonlyMap<number, number>, total: number, n: nu
 }
 
 /**
- * Computes a {@link BasisModel} (what the cache holds): every part on a miss of the cache
- * (docs/estimator.md, Performance). The expected losses and workload losses at n and at the
- * sweep's sizes come from one preparation of the distribution each (prepareFastLoss,
- * prepareWorkloadLoss): the same bits as expectedLoss and workloadLoss per size.
+ * Computes a {@link BasisModel} (what the cache holds) but its sweep-window parts: μ_A and
+ * E[max]/E[W] from one preparation of the distribution each (prepareFastLoss,
+ * prepareWorkloadLoss: the same bits as expectedLoss and workloadLoss), and the linearised
+ * standard error.
  */
-function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<number, number>, total: number, n: number, options: WindowComputeOptions): BasisModel {
-  const prepared = prepareFastLoss(distribution);
-  const preparedWorkload = prepareWorkloadLoss(distribution);
-  const predicted = preparedExpectedLoss(prepared, n);
-  const workload = preparedWorkloadLoss(preparedWorkload, n);
+function basisModel(distribution: CategoricalDistribution, counts: ReadonlyMap<number, number>, n: number, options: WindowComputeOptions): BasisModel {
+  const predicted = preparedExpectedLoss(prepareFastLoss(distribution), n);
+  const workload = preparedWorkloadLoss(prepareWorkloadLoss(distribution), n);
   const method = options.standardErrorMethod ?? 'auto';
-  const linearised =
-    options.bootstrapReplicates > 0 && (method === 'linearised' || (method === 'auto' && counts.size < options.bootstrapReplicates))
-      ? linearisedStandardError(counts, n, predicted)
-      : undefined;
-  let exactQuantiles: BasisModel['exactQuantiles'];
+  const linearised = options.bootstrapReplicates > 0 && method !== 'bootstrap' ? linearisedStandardError(counts, n) : undefined;
+  return { predicted, support: counts.size, workloadLoss: workload, linearisedStandardError: linearised };
+}
+
+/**
+ * The sweep-window parts of a basis: exact quantiles when their work is within the limit, the
+ * granularity sweep (expectedLoss and workloadLoss per size, from one preparation each; the row
+ * of the stream's own n is μ_A and E[max]/E[W] of the basis model, the same calls on the same
+ * input) and the parametric fit (`total`: the lanes behind the basis).
+ */
+function sweepWindowDetail(distribution: CategoricalDistribution, total: number, n: number, model: BasisModel, options: WindowComputeOptions): SweepWindowDetail {
+  let exactQuantiles: SweepWindowDetail['exactQuantiles'];
   if (options.quantiles && exactCost(distribution, n).operations <= options.quantileExactWorkLimit) {
     const result = lossQuantiles(distribution, n, [0.5, 0.9, 0.99], { method: 'exact' });
     exactQuantiles = { q50: quantileOf(result.quantiles, 0.5), q90: quantileOf(result.quantiles, 0.9), q99: quantileOf(result.quantiles, 0.99), method: result.method };
   }
-  // The model's granularitySweep row by row (expectedLoss and workloadLoss of the same
-  // distribution per size); the row of the stream's own n is μ_A and E[max]/E[W] from above,
-  // the same calls on the same input, so not computed twice.
-  const sweep = options.sweepGroupSizes.map((size) =>
-    size === n
-      ? { groupSize: size, lossPredicted: predicted, workloadLossPredicted: workload }
-      : { groupSize: size, lossPredicted: preparedExpectedLoss(prepared, size), workloadLossPredicted: preparedWorkloadLoss(preparedWorkload, size) },
-  );
+  let sweep: WindowResult['sweep'] = [];
+  if (options.sweepGroupSizes.length > 0) {
+    const prepared = prepareFastLoss(distribution);
+    const preparedWorkload = prepareWorkloadLoss(distribution);
+    sweep = options.sweepGroupSizes.map((size) =>
+      size === n
+        ? { groupSize: size, lossPredicted: model.predicted, workloadLossPredicted: model.workloadLoss }
+        : { groupSize: size, lossPredicted: preparedExpectedLoss(prepared, size), workloadLossPredicted: preparedWorkloadLoss(preparedWorkload, size) },
+    );
+  }
   let fit: ParametricFit | undefined;
   if (options.fitter !== undefined) {
     const best = options.fitter(distribution, total)[0];
     if (best !== undefined) fit = { family: best.family, parameters: best.parameters, logLikelihood: best.logLikelihood, aic: best.aic };
   }
-  return { predicted, support: counts.size, workloadLoss: workload, linearisedStandardError: linearised, exactQuantiles, sweep, fit };
+  return { exactQuantiles, sweep, fit };
 }
 
 function quantileOf(quantiles: Readonly<Record<string, number>>, probability: number): number {
