@@ -148,7 +148,7 @@ export function goldenOutputs(): string {
       const outcome = engine.handleMessage(message.partition, String(i), message.bytes, WALL_MILLIS + WALL_STEP_MILLIS * i, message.headers);
       lines.push(stringify({ offset: i, outcome }));
       // Idle close: streams that recorded within the last ~20 messages are not idle, the one that stopped is.
-      if (tickEvery !== undefined && i % tickEvery === tickEvery - 1) lines.push(stringify({ tick: i, closed: engine.tick(WALL_MILLIS + WALL_STEP_MILLIS * i + 500, () => true) }));
+      if (tickEvery !== undefined && i % tickEvery === tickEvery - 1) lines.push(stringify({ tick: i, closed: engine.tick(WALL_MILLIS + WALL_STEP_MILLIS * i + 500, () => WALL_MILLIS + WALL_STEP_MILLIS * i + 500) }));
     });
     lines.push(stringify({ closeAll: engine.closeAll() }));
   }

@@ -139,15 +139,17 @@ export function lagFreshnessMillis(probeEveryMillis: number): number {
 }
 
 /**
- * Records one lag measurement of `partition` taken at `nowMillis` from a broker that answered
- * (a fetched batch, or the offsets probe). A measurement after a gap longer than
- * `freshnessMillis` (the broker or the partition did not answer meanwhile) starts a new
- * reachable period.
+ * Records one lag measurement of `partition` that holds as of `nowMillis` from a broker that
+ * answered (a fetched batch: as of when it came; the offsets probe: as of when it was asked). A
+ * measurement older than the one held is dropped (a batch that ends after a probe measured
+ * during it). A measurement after a gap longer than `freshnessMillis` (the broker or the
+ * partition did not answer meanwhile) starts a new reachable period.
  *
  * @example noteLag(state, 0, 0n, Date.now(), 2_000);
  */
 export function noteLag(state: Pick<PartitionState, 'lag' | 'lagMeasuredAt' | 'reachableSince'>, partition: number, lag: bigint, nowMillis: number, freshnessMillis: number): void {
   const previous = state.lagMeasuredAt.get(partition);
+  if (previous !== undefined && nowMillis < previous) return;
   if (previous === undefined || nowMillis - previous > freshnessMillis) state.reachableSince.set(partition, nowMillis);
   state.lagMeasuredAt.set(partition, nowMillis);
   state.lag.set(partition, lag > 0n ? lag : 0n);
@@ -175,6 +177,22 @@ export function idleCloseAllowed(
   const since = state.reachableSince.get(partition);
   if (measuredAt === undefined || since === undefined || nowMillis - measuredAt > limits.freshnessMillis) return false;
   return nowMillis - since >= limits.idleCloseMillis;
+}
+
+/**
+ * The time as of which `partition` is known caught up, for the engine's idle close
+ * (EstimatorEngine.tick): when {@link idleCloseAllowed}, the time its zero lag holds as of (a
+ * batch's arrival, a probe's request); else undefined.
+ *
+ * @example caughtUpAsOf(state, 0, Date.now(), { freshnessMillis: 2_000, idleCloseMillis: 10_000 }) // e.g. 250 ms ago, or undefined
+ */
+export function caughtUpAsOf(
+  state: Pick<PartitionState, 'restored' | 'lag' | 'lagMeasuredAt' | 'reachableSince' | 'lease'>,
+  partition: number,
+  nowMillis: number,
+  limits: { readonly freshnessMillis: number; readonly idleCloseMillis: number },
+): number | undefined {
+  return idleCloseAllowed(state, partition, nowMillis, limits) ? state.lagMeasuredAt.get(partition) : undefined;
 }
 
 /**
@@ -941,6 +959,16 @@ async function processBatch(
     if (fenced(parts)) throw fencedError(config, `a batch of partition ${batch.partition}`);
   };
   await ensureOwner();
+  // The batch's high watermark is what the broker had when the fetch was answered, no later than
+  // now: "caught up" from it holds as of now, never as of the batch's end (frames produced while
+  // the batch is processed are unknown). And while the batch is processed the partition is not
+  // caught up: its own frames still wait. So the partition reads `behind` (lag ≥ the batch) until
+  // the batch is done, then the batch's lag dated now; a long batch thus leaves a measurement too
+  // old to let windows close by idleness until the offsets probe measures again (docs/estimator.md,
+  // Late data: an overloaded estimator falls behind, it does not close windows early).
+  const fetchedBy = Date.now();
+  const firstOffset = batch.firstOffset;
+  if (firstOffset !== undefined) noteLag(state, batch.partition, BigInt(batch.highWatermark) - BigInt(firstOffset), fetchedBy, lagFreshnessMillis(probeEveryMillis(config)));
   const interrupted = (): boolean => batch.isStale() || state.stopping || !state.restored.has(batch.partition);
   let last: string | undefined;
   let sliceStart = performance.now();
@@ -988,8 +1016,8 @@ async function processBatch(
     last = message.offset;
   }
   if (last !== undefined) {
-    // The fetch that brought this batch is a fresh measurement from a broker that answered.
-    noteLag(state, batch.partition, BigInt(batch.highWatermark) - (BigInt(last) + 1n), Date.now(), lagFreshnessMillis(probeEveryMillis(config)));
+    // The fetch that brought this batch is a measurement from a broker that answered, dated when the batch came.
+    noteLag(state, batch.partition, BigInt(batch.highWatermark) - (BigInt(last) + 1n), fetchedBy, lagFreshnessMillis(probeEveryMillis(config)));
     reportLag(state, telemetry, config);
   }
   await batch.heartbeat();
@@ -1111,6 +1139,8 @@ function createLagProbe(parts: EstimatorParts): () => void {
   return () => {
     if (running || state.stopping || state.restored.size === 0) return;
     running = true;
+    // The offsets hold as of the request: a frame produced while it is answered is not in them.
+    const askedAt = Date.now();
     kafka
       .frameOffsets()
       .then((offsets) => {
@@ -1133,7 +1163,7 @@ function createLagProbe(parts: EstimatorParts): () => void {
             state.lagMeasuredAt.delete(partition);
             continue;
           }
-          noteLag(state, partition, offset.high - (position > offset.low ? position : offset.low), now, freshness);
+          noteLag(state, partition, offset.high - (position > offset.low ? position : offset.low), askedAt, freshness);
         }
         reportLag(state, telemetry, config);
         // A broker answered: the Kafka outage is over even when no partition has frames to fetch.
@@ -1176,7 +1206,7 @@ function startTimers(parts: EstimatorParts, checkpointer: Checkpointer): NodeJS.
       const now = Date.now();
       // A fenced member's timers close nothing (docs/estimator.md § Fencing).
       if (state.assigned.size > 0 && fenced(parts, now)) return;
-      engine.tick(now, (partition) => idleCloseAllowed(state, partition, now, limits));
+      engine.tick(now, (partition) => caughtUpAsOf(state, partition, now, limits));
     }, tickEveryMillis),
     setInterval(() => {
       parts.sendOutgoing().catch((error: unknown) => log(`${error instanceof Error ? error.message : String(error)}`));

@@ -68,4 +68,26 @@ describe('idle close of a partition (docs/estimator.md, late data)', () => {
     expect(lagFreshnessMillis(250)).toBe(2_000);
     expect(lagFreshnessMillis(1_000)).toBe(3_000);
   });
+
+  it('keeps the newer of two measurements: a batch that ends after the probe measured during it does not write its older "caught up" over the probe', () => {
+    const state = partitions([0]);
+    for (let t = 0; t <= 20_000; t += 250) noteLag(state, 0, 0n, t, limits.freshnessMillis);
+    // A batch came at 20,100 (lag ≥ its 500 frames while processed); the probe at 21,000 sees 900 behind.
+    noteLag(state, 0, 500n, 20_100, limits.freshnessMillis);
+    noteLag(state, 0, 900n, 21_000, limits.freshnessMillis);
+    // The batch ends at 22,500 with its high watermark reached: caught up as of 20,100 only.
+    noteLag(state, 0, 0n, 20_100, limits.freshnessMillis);
+    expect(state.lag.get(0)).toBe(900n);
+    expect(idleCloseAllowed(state, 0, 22_500, limits)).toBe(false);
+    // A probe dated later (within the freshness of the last: no gap) measures zero: caught up.
+    noteLag(state, 0, 0n, 22_900, limits.freshnessMillis);
+    expect(idleCloseAllowed(state, 0, 23_000, limits)).toBe(true);
+  });
+
+  it('does not let a "caught up" dated at a long batch’s start count once it is older than the freshness', () => {
+    const state = partitions([0]);
+    for (let t = 0; t <= 20_000; t += 250) noteLag(state, 0, 0n, t, limits.freshnessMillis);
+    noteLag(state, 0, 0n, 20_100, limits.freshnessMillis); // a batch fetched by 20,100, processed until 25,000
+    expect(idleCloseAllowed(state, 0, 25_000, limits)).toBe(false);
+  });
 });

@@ -64,6 +64,8 @@ export interface FramesHandlers {
   onBatch(batch: {
     partition: number;
     messages: Iterable<ConsumedMessage>;
+    /** The offset of the batch's first message (undefined for an empty batch). */
+    firstOffset: string | undefined;
     highWatermark: string;
     heartbeat: () => Promise<void>;
     isStale: () => boolean;
@@ -764,6 +766,7 @@ async function runFramesConsumer(consumer: Consumer, options: EstimatorKafkaOpti
     eachBatch: async ({ batch, heartbeat, isStale }: EachBatchPayload) => {
       await handlers.onBatch({
         partition: batch.partition,
+        firstOffset: batch.messages[0]?.offset,
         highWatermark: batch.highWatermark,
         heartbeat,
         isStale,

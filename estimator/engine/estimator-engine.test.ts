@@ -325,13 +325,13 @@ describe('estimator-engine', () => {
       // The stream goes quiet: idle close writes its last window but holds the outlier's (it lies
       // ahead of the stream and of the clock) ...
       const quietFrom = sentOf(199) + 10;
-      engine.tick(quietFrom + 1_000, () => true);
+      engine.tick(quietFrom + 1_000, () => quietFrom + 1_000);
       expect(writtenLaunches(out.points)).toEqual(expectedLaunches(steadyIndices));
       // ... until processing time passes its end: then it is written with its one launch.
       const outlierStart = Math.floor(endMillisOf(frames[OUTLIER]!) / 1000) * 1000;
-      engine.tick(outlierStart + 999, () => true);
+      engine.tick(outlierStart + 999, () => outlierStart + 999);
       expect(writtenLaunches(out.points).has(outlierStart)).toBe(false);
-      engine.tick(outlierStart + 1_000, () => true);
+      engine.tick(outlierStart + 1_000, () => outlierStart + 1_000);
       expect(writtenLaunches(out.points)).toEqual(expectedLaunches(frames.map((_, i) => i)));
     });
 
@@ -342,7 +342,7 @@ describe('estimator-engine', () => {
       const pause = 5_000;
       frames.forEach((f, i) => {
         const shift = i > OUTLIER ? pause : 0;
-        if (i === OUTLIER + 1) engine.tick(sentOf(OUTLIER) + 10 + 2_000, () => true);
+        if (i === OUTLIER + 1) engine.tick(sentOf(OUTLIER) + 10 + 2_000, () => sentOf(OUTLIER) + 10 + 2_000);
         const moved = shift === 0 ? f : { ...f, startUnixNanos: f.startUnixNanos + BigInt(shift) * 1_000_000n, endUnixNanos: f.endUnixNanos + BigInt(shift) * 1_000_000n };
         engine.handleMessage(0, String(i), encodeFrame(moved), sentOf(i) + shift + 10, undefined, sentOf(i) + shift);
       });
@@ -357,6 +357,33 @@ describe('estimator-engine', () => {
       // window is recorded (and its window closed at once); the others are late.
       const windowsAfter = expectedLaunches(frames.map((_, i) => i).filter((i) => i > OUTLIER)).size;
       expect(outcomes.filter((o) => o === 'late')).toHaveLength(99 - windowsAfter);
+    });
+  });
+
+  describe('idle close while the estimator is behind (docs/estimator.md, Late data)', () => {
+    it('closes a stream by idleness only when it recorded nothing in the idle time before the partition was known caught up, so no frame of a busy stream is late', () => {
+      // One stream, a launch every 100 ms, each handled 3 s after it was produced (an estimator behind by 3 s).
+      const launches = generateLaunches({ streams: 1, launchesPerStream: 30, launchIntervalMillis: 100, startMillis: 1_700_000_000_000, groups: 4, groupSize: 8, seed: 11 });
+      const outcomes: FrameOutcome[] = [];
+      const out = collector();
+      const engine = createEstimatorEngine(testEngineOptions(), out.outputs, { ...quietTelemetry, frame: (o) => outcomes.push(o) });
+      const endOf = (i: number): number => Number(launches[i]!.frame.endUnixNanos / 1_000_000n);
+      let closedEarly = 0;
+      launches.forEach((launch, i) => {
+        const handledAt = endOf(i) + 3_000;
+        engine.handleMessage(0, String(i), encodeFrame(launch.frame), handledAt, undefined, endOf(i));
+        // 1.5 s of processing time later the stream has recorded nothing (the estimator was busy
+        // elsewhere), and the partition was last known caught up as of just after this launch was
+        // produced: the stream was not idle then, so nothing closes.
+        closedEarly += engine.tick(handledAt + 1_500, () => endOf(i) + 50);
+      });
+      expect(closedEarly).toBe(0);
+      // Caught up as of a time the idle-close time after its last record: the stream is idle, its windows close.
+      const last = endOf(29) + 3_000;
+      expect(engine.tick(last + 1_000, () => last + 1_000)).toBeGreaterThan(0);
+      expect(outcomes.filter((o) => o !== 'recorded')).toEqual([]);
+      const written = out.points.filter((p) => p.measurement === MEASUREMENTS.window).reduce((sum, p) => sum + Number(p.fields['launches']), 0);
+      expect(written).toBe(30);
     });
   });
 

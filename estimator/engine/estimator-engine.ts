@@ -259,10 +259,15 @@ export interface EstimatorEngine {
   /** Handles an already decoded observation, a launch summary's or GroupSamples' (tests, benchmarks, the in-process demo path). */
   handleObservation(partition: number, offset: string, observation: Observation, wallMillis: number): FrameOutcome;
   /**
-   * Closes windows of streams idle for idleCloseMillis in partitions that are caught up, and
-   * forgets streams idle beyond the retention. Returns the number of windows closed.
+   * Closes the windows of streams that were idle for idleCloseMillis in partitions that are
+   * caught up, and forgets streams idle beyond the retention. `caughtUpAsOf(partition)` is the
+   * time (ms, the clock of wallMillis) as of which the partition is known to hold nothing
+   * unconsumed (everything produced before it was handled), or undefined when that is not known:
+   * a stream is idle when it recorded nothing in the idleCloseMillis before that time, so a frame
+   * produced while the estimator was behind never finds its window closed (docs/estimator.md,
+   * Late data). Returns the number of windows closed.
    */
-  tick(wallMillis: number, isCaughtUp: (partition: number) => boolean): number;
+  tick(wallMillis: number, caughtUpAsOf: (partition: number) => number | undefined): number;
   /** Closes every open window of every stream (end of input). */
   closeAll(): number;
   /** Records to write so that `partition` can be restored at its current position; clears dirty marks. */
@@ -574,12 +579,13 @@ export function createEstimatorEngine(options: EngineOptions, outputs: EngineOut
       telemetry.frame(outcome, type);
       return outcome;
     },
-    tick(wallMillis, isCaughtUp) {
+    tick(wallMillis, caughtUpAsOf) {
       let closedCount = 0;
       for (const [partition, part] of partitions) {
-        if (!isCaughtUp(partition)) continue;
+        const asOf = caughtUpAsOf(partition);
+        if (asOf === undefined) continue;
         for (const [key, entry] of part.streams) {
-          const closed = closeIdleWindows(entry.state, wallMillis, options.window.idleCloseMillis);
+          const closed = closeIdleWindows(entry.state, Math.min(asOf, wallMillis), options.window.idleCloseMillis);
           if (closed.length > 0) {
             part.dirty.add(key);
             emitClosed(entry, closed, wallMillis);

@@ -245,6 +245,8 @@ export interface EstimatorHealthz {
   readonly status: string;
   readonly partitions: readonly number[];
   readonly streams: number;
+  /** Frames behind the end of the frames topic, null while unknown. */
+  readonly consumerLag?: number | null;
   readonly counters: { readonly framesIn: number; readonly windowsClosed: number };
 }
 
