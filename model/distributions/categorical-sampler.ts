@@ -7,14 +7,21 @@ import type { RandomSource } from './random.ts';
 /** Draws one value of W per call from the given random source. */
 export type CategoricalSampler = (random: RandomSource) => number;
 
+/** The alias tables of Vose's method: column i holds values[i] below threshold[i], else values[alias[i]]. */
+export interface AliasTable {
+  readonly size: number;
+  readonly values: Float64Array;
+  readonly threshold: Float64Array;
+  readonly alias: Int32Array;
+}
+
 /**
- * Builds an O(1)-per-draw sampler (Vose's alias method, O(size) setup).
+ * Builds the alias tables of `dist` (Vose's alias method, O(size)): a uniform u in [0, size)
+ * draws values[⌊u⌋] when u − ⌊u⌋ < threshold[⌊u⌋], else values[alias[⌊u⌋]].
  *
- * @example
- * const draw = createCategoricalSampler(CategoricalDistribution.fromCounts({ 1: 3, 9: 1 }));
- * draw(createSeededRandom(7)); // 1 or 9
+ * @example aliasTable(CategoricalDistribution.fromCounts({ 1: 3, 9: 1 })).size // 2
  */
-export function createCategoricalSampler(dist: CategoricalDistribution): CategoricalSampler {
+export function aliasTable(dist: CategoricalDistribution): AliasTable {
   const size = dist.size;
   const values = Float64Array.from(dist.values);
   const threshold = new Float64Array(size);
@@ -35,6 +42,19 @@ export function createCategoricalSampler(dist: CategoricalDistribution): Categor
     threshold[i] = 1;
     alias[i] = i;
   }
+  return { size, values, threshold, alias };
+}
+
+/**
+ * Builds an O(1)-per-draw sampler (Vose's alias method, O(size) setup; {@link aliasTable}),
+ * one nextFloat (53 random bits) per draw.
+ *
+ * @example
+ * const draw = createCategoricalSampler(CategoricalDistribution.fromCounts({ 1: 3, 9: 1 }));
+ * draw(createSeededRandom(7)); // 1 or 9
+ */
+export function createCategoricalSampler(dist: CategoricalDistribution): CategoricalSampler {
+  const { size, values, threshold, alias } = aliasTable(dist);
   return (random) => {
     const u = random.nextFloat() * size;
     const column = Math.floor(u);
