@@ -36,24 +36,25 @@ describe('warpwatch demo --kafka --influx', () => {
     const database = process.env.WARPWATCH_INFLUX_DATABASE ?? '';
     expect(url).not.toBe('');
     const out = join(scratch, 'demo');
-    const run = await runCli(['demo', '--quick', '--sizes', '8', '--kafka', '--influx', '--no-progress', '--out', out]);
+    // Two group sizes: every kernel is two streams, so a query that groups by kernel alone would mix them.
+    const run = await runCli(['demo', '--quick', '--sizes', '8,16', '--kafka', '--influx', '--no-progress', '--out', out]);
     expect(run.code, run.stderr).toBe(0);
     const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as DemoResults;
     expect(results.transport).toBe('kafka');
     expect(results.influx).toBe(true);
-    expect(results.runs).toHaveLength(7);
+    expect(results.runs).toHaveLength(14);
     expect(run.stdout).toContain(`InfluxDB: points of job '${results.settings.job}'`);
 
     const answer = (await influxQuery(
       url,
-      `SELECT "loss_predicted", "loss_counts", "groups" FROM "warpwatch_window" WHERE "job" = '${results.settings.job}' GROUP BY "kernel"`,
+      `SELECT "loss_predicted", "loss_counts", "groups" FROM "warpwatch_window" WHERE "job" = '${results.settings.job}' GROUP BY "kernel", "n"`,
       database,
     )) as InfluxSeriesResult;
     const series = answer.results[0]?.series ?? [];
-    expect(series).toHaveLength(7);
+    expect(series).toHaveLength(14);
     for (const s of series) {
-      const kernel = (s as unknown as { tags: { kernel: string } }).tags.kernel;
-      const demoRun = results.runs.find((r) => r.stream === `${results.settings.job}/${kernel}`);
+      const { kernel, n } = (s as unknown as { tags: { kernel: string; n: string } }).tags;
+      const demoRun = results.runs.find((r) => r.stream === `${results.settings.job}/${kernel}` && r.n === Number(n));
       expect(demoRun, kernel).toBeDefined();
       const [row] = s.values;
       expect(Number(row?.[1])).toBeCloseTo(demoRun?.lossPredicted ?? Number.NaN, 9);
@@ -62,25 +63,33 @@ describe('warpwatch demo --kafka --influx', () => {
     }
 
     // Every InfluxQL query of docs/querying.md, with $JOB the demo's job, runs and returns a
-    // series per kernel (7 kernels); the natural unquoted one the page warns about fails.
+    // series per kernel and n (7 kernels × 2 sizes); the natural unquoted one the page warns about fails.
     const page = readFileSync(join(root, 'docs', 'querying.md'), 'utf8');
     const queries = [...page.matchAll(/```influxql\n([\s\S]*?)\n```/g)].map((m) => (m[1] ?? '').replaceAll('$JOB', results.settings.job));
     expect(queries.length).toBeGreaterThanOrEqual(3);
     for (const query of queries) {
       const answer = (await influxQuery(url, query, database)) as InfluxSeriesResult;
-      expect(answer.results[0]?.series?.length, query).toBe(7);
+      expect(answer.results[0]?.series?.length, query).toBe(14);
     }
-    const byKernel = new Map(
-      ((await influxQuery(url, queries[0] ?? '', database)) as InfluxSeriesResult).results[0]?.series?.map((s) => [
-        (s as unknown as { tags: { kernel: string } }).tags.kernel,
-        s,
-      ]) ?? [],
-    );
-    const escapeRun = results.runs.find((r) => r.workload === 'escape' && r.variant === 'plain');
-    const escapeRow = byKernel.get('escape')?.values[0];
-    expect(Number(escapeRow?.[1])).toBeCloseTo(escapeRun?.lossMeasured ?? Number.NaN, 9);
-    expect(Number(escapeRow?.[2])).toBeCloseTo(escapeRun?.lossLocality?.value ?? Number.NaN, 9);
-    expect(Number(escapeRow?.[4])).toBe(escapeRun?.groups);
+    const seriesOf = async (query: string): Promise<Map<string, (string | number)[] | undefined>> =>
+      new Map(
+        ((await influxQuery(url, query, database)) as InfluxSeriesResult).results[0]?.series?.map((s) => {
+          const { kernel, n } = (s as unknown as { tags: { kernel: string; n: string } }).tags;
+          return [`${kernel}/${n}`, s.values[0]];
+        }) ?? [],
+      );
+    const latest = await seriesOf(queries[0] ?? '');
+    const idle = await seriesOf(queries[1] ?? '');
+    for (const size of [8, 16]) {
+      // Each n answers with its own run's numbers (the demo computed them without InfluxDB).
+      const escapeRun = results.runs.find((r) => r.workload === 'escape' && r.variant === 'plain' && r.n === size);
+      const escapeRow = latest.get(`escape/${size}`);
+      expect(Number(escapeRow?.[1])).toBeCloseTo(escapeRun?.lossMeasured ?? Number.NaN, 9);
+      expect(Number(escapeRow?.[2])).toBeCloseTo(escapeRun?.lossLocality?.value ?? Number.NaN, 9);
+      expect(Number(escapeRow?.[4])).toBe(escapeRun?.groups);
+      expect(Number(idle.get(`escape/${size}`)?.[1])).toBeCloseTo(1 - 1 / (escapeRun?.workloadLossMeasured ?? Number.NaN), 9);
+    }
+    expect(Number(idle.get('escape/8')?.[1])).not.toBeCloseTo(Number(idle.get('escape/16')?.[1]), 3);
     await expect(influxQuery(url, `SELECT loss_measured, groups FROM warpwatch_window WHERE "job" = '${results.settings.job}'`, database)).rejects.toThrow(/found GROUPS, expected identifier/);
 
     // advise reads the same stream back from warpwatch.distributions.
