@@ -1,7 +1,7 @@
 // Overload is never data loss (docs/estimator.md, Late data: lateness is event time): a real
 // `warpwatch estimate` on the shared Kafka and InfluxDB is offered about three times what it can
 // close — 20 streams × 10 launches/s, 1 s windows, every close made slow on purpose (Monte Carlo
-// quantiles of 280,000 groups, no exact method, every window a sweep window) — for
+// quantiles of 400,000 groups, no exact method, every window a sweep window) — for
 // WARPWATCH_IT_OVERLOAD_SECONDS (default 30), then nothing. It falls behind (its lag grows, the
 // backlog outlives the load) and catches up, and then every window in InfluxDB is exact
 // (launches and groups as sent) and no frame was counted late: the frames of each stream came in
@@ -58,7 +58,7 @@ describe('estimator offered three times its capacity (shared Kafka and InfluxDB,
         WARPWATCH_WINDOW_MILLIS: String(WINDOW_MILLIS),
         // Idle close as by default (the window length): the setting under which a stale "caught up" closed windows early.
         WARPWATCH_IDLE_CLOSE_MILLIS: String(WINDOW_MILLIS),
-        WARPWATCH_QUANTILE_SAMPLES: '280000',
+        WARPWATCH_QUANTILE_SAMPLES: '400000',
         WARPWATCH_QUANTILE_EXACT_WORK_LIMIT: '0',
         WARPWATCH_SWEEP_INTERVAL_MILLIS: '0',
         WARPWATCH_HISTOGRAM_POINTS: 'false',
@@ -109,9 +109,11 @@ describe('estimator offered three times its capacity (shared Kafka and InfluxDB,
       `[estimator overload] ${total} launches in ${SECONDS} s; largest lag ${largestLag} frames; caught up ${caughtUpAfter} ms after the load ` +
         `(offered ≈ ${((SECONDS * 1_000 + caughtUpAfter) / (SECONDS * 1_000)).toFixed(1)}× its capacity); outcomes ${JSON.stringify(outcomes)}\n`,
     );
-    // It was overloaded: the backlog outlived the load by at least its length (offered ≥ 2× what it closes).
-    expect(caughtUpAfter).toBeGreaterThanOrEqual(SECONDS * 1_000);
-    expect(largestLag).toBeGreaterThan(0);
+    // It was overloaded (how much depends on the machine: 1.8–2.6× at 280,000 groups on the
+    // development machine, alone and under CI): the backlog outlived the load by at least half its
+    // length (offered ≥ 1.5× what it closes), and the lag reached 5 s of load.
+    expect(caughtUpAfter).toBeGreaterThanOrEqual((SECONDS * 1_000) / 2);
+    expect(largestLag).toBeGreaterThanOrEqual(STREAMS * (1_000 / EVERY_MILLIS) * 5);
     expect(outcomes['late'] ?? 0).toBe(0);
     expect(outcomes['recorded']).toBe(total);
     for (const job of jobs) expect(windowsOf(written, job), `windows of ${job}`).toEqual(windowsOf(sent, job));
