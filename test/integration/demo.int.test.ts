@@ -92,9 +92,14 @@ describe('warpwatch demo --kafka --influx', () => {
     expect(Number(idle.get('escape/8')?.[1])).not.toBeCloseTo(Number(idle.get('escape/16')?.[1]), 3);
     await expect(influxQuery(url, `SELECT loss_measured, groups FROM warpwatch_window WHERE "job" = '${results.settings.job}'`, database)).rejects.toThrow(/found GROUPS, expected identifier/);
 
-    // advise reads the same stream back from warpwatch.distributions.
-    const pois = results.runs.find((r) => r.variant === 'pois(30)');
-    const advise = await runCli(['advise', '--stream', pois?.stream ?? '', '--json']);
+    // advise reads the same stream back from warpwatch.distributions: the job's kernel at two
+    // group sizes is two streams, so without --n it says so with its code, and --n picks one.
+    const pois = results.runs.find((r) => r.variant === 'pois(30)' && r.n === 8);
+    const ambiguous = await runCli(['advise', '--stream', pois?.stream ?? '', '--json']);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain('WW_ERR_ADVISE_STREAM_AMBIGUOUS');
+    expect(ambiguous.stderr).toContain('--n 16');
+    const advise = await runCli(['advise', '--stream', pois?.stream ?? '', '--n', '8', '--json']);
     expect(advise.code, advise.stderr).toBe(0);
     const advice = JSON.parse(advise.stdout) as { groupSize: number; distribution: { totalWeight: number }; current: { expectedLoss: number } };
     expect(advice.groupSize).toBe(8);
