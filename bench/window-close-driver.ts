@@ -149,19 +149,8 @@ const SUPPORT_RANGES: readonly [number, number][] = [
   [1_024, 4_096],
 ];
 
-/** µs per call of `fn` (wall time, the median of 5 runs over the histograms). */
-function timeMicros(histograms: readonly CategoricalDistribution[], fn: (distribution: CategoricalDistribution) => unknown): number {
-  const runs: number[] = [];
-  for (let round = 0; round < 5; round += 1) {
-    const started = performance.now();
-    for (const distribution of histograms) fn(distribution);
-    runs.push(((performance.now() - started) * 1_000) / histograms.length);
-  }
-  return +median(runs).toFixed(1);
-}
-
-/** µs per call of `fn` on each item (as {@link timeMicros}). */
-function timeMicrosOf<T>(items: readonly T[], fn: (item: T) => unknown): number {
+/** µs per call of `fn` on each item (wall time, the median of 5 passes over the items). */
+function timeMicros<T>(items: readonly T[], fn: (item: T) => unknown): number {
   const runs: number[] = [];
   for (let round = 0; round < 5; round += 1) {
     const started = performance.now();
@@ -190,7 +179,7 @@ function phases(source: Source, lanes: number): Record<string, number | string> 
   return {
     source: source.name,
     support: Math.round(histograms.reduce((sum, h) => sum + h.values.length, 0) / histograms.length),
-    distribution: timeMicrosOf(counted, (counts) => CategoricalDistribution.fromPmf(counts)),
+    distribution: timeMicros(counted, (counts) => CategoricalDistribution.fromPmf(counts)),
     lossPredicted: timeMicros(histograms, (d) => preparedExpectedLoss(prepareFastLoss(d), n)),
     workloadLoss: timeMicros(histograms, (d) => preparedWorkloadLoss(prepareWorkloadLoss(d), n)),
     // The linearised standard error (one quadrature); a tree without it (a baseline) reports its 32-replicate bootstrap's cost: 32 evaluations of E[X].
